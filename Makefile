@@ -1,0 +1,49 @@
+# Obversa — one target per habit; `make help` lists them.
+GO      ?= go
+BIN     := bin
+PKGS    := ./...
+FUZZTIME ?= 20s
+
+.PHONY: help build test test-short demo bench fuzz generate generate-check lint clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+build: ## Build obversa and the bundled plugins into bin/
+	$(GO) build -o $(BIN)/obversa ./cmd/obversa
+	$(GO) build -o $(BIN)/mock-engine ./plugins/mock-engine
+	$(GO) build -o $(BIN)/cmd-engine ./plugins/cmd-engine
+
+test: ## Run every test (crash matrices included)
+	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+test-short: ## Run the tests, skipping the slowest crash matrices
+	$(GO) test -short -count=1 $(PKGS)
+
+demo: build ## Build, pin and run the quickstart graph on the mock engine
+	$(BIN)/obversa plugin lock examples/quickstart/run.hcl
+	$(BIN)/obversa run --progress examples/quickstart/run.hcl
+
+bench: ## Run the benchmarks and print one table
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./store/ ./host/... ./cmd/obversa/ > bench.out 2>&1 || (cat bench.out; exit 1)
+	$(GO) run ./internal/benchtable < bench.out
+
+fuzz: ## Run every fuzz test for FUZZTIME each
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+generate: ## Regenerate the protocol code (pinned generator versions)
+	./scripts/generate.sh
+
+generate-check: ## Fail if the committed generated code differs from a fresh generation
+	./scripts/generate-check.sh
+
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet $(PKGS)
+
+clean: ## Remove build output
+	rm -rf $(BIN) bench.out

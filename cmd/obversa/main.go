@@ -1,0 +1,8 @@
+// Command obversa runs graphs of agent work durably. See README.md.
+package main
+
+import "os"
+
+func main() {
+	os.Exit(execute(os.Args[1:]))
+}

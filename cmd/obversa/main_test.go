@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// binDir holds obversa, mock-engine and cmd-engine, built once per test
+// run by TestMain.
+var binDir string
+
+// repoRoot is the module root (two levels up from this package).
+var repoRoot string
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("OBVERSA_TEST_HELPER"); mode != "" {
+		os.Exit(helperPlugin(mode))
+	}
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	repoRoot = filepath.Dir(filepath.Dir(wd))
+	dir, err := os.MkdirTemp("", "obversa-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binDir = dir
+	for name, pkg := range map[string]string{"obversa": "./cmd/obversa", "mock-engine": "./plugins/mock-engine", "cmd-engine": "./plugins/cmd-engine"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
+		cmd.Dir = repoRoot
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", name, err, out)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+// helperPlugin makes the test binary a misbehaving plugin.
+func helperPlugin(mode string) int {
+	switch mode {
+	case "stdout-noise":
+		fmt.Println("hello from a plugin that forgot its handshake")
+		time.Sleep(30 * time.Second)
+	}
+	return 1
+}
+
+// result of one CLI invocation.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// obversa runs the built CLI in dir.
+func obversa(t testing.TB, dir string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "obversa"), args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("obversa %v: %v", args, err)
+	}
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// example copies an example's run file into a temporary directory with the
+// plugin paths pointing at the test's binaries and the given replacements
+// applied, and returns the run file's path.
+func example(t *testing.T, name string, replace ...string) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(repoRoot, "examples", name, "run.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(src), `"../../bin/`, `"`+binDir+`/`)
+	for i := 0; i+1 < len(replace); i += 2 {
+		if !strings.Contains(text, replace[i]) {
+			t.Fatalf("example %s has no %q to replace", name, replace[i])
+		}
+		text = strings.ReplaceAll(text, replace[i], replace[i+1])
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.hcl")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// writeRunFile writes a run file into a temporary directory.
+func writeRunFile(t *testing.T, text string) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.hcl")
+	text = strings.ReplaceAll(text, "BIN/", binDir+"/")
+	text = strings.ReplaceAll(text, "SELF", testBinary(t))
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func testBinary(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}

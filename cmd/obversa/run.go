@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/obversa/obversa/hcl"
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/store"
+)
+
+func newRunCmd(g *globals) *cobra.Command {
+	var runID string
+	var asJSON, tofu, progress bool
+	cmd := &cobra.Command{
+		Use:   "run [--run-id ID] [--json] FILE",
+		Short: "Validate a run file, pin its plugins, and run its graph under a watchdog",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := stopContext()
+			defer stop()
+			pr, err := watchdog.Prepare(ctx, args[0], watchdog.PrepareOptions{RunID: runID, TrustOnFirstUse: tofu})
+			if err != nil {
+				return refusal(err)
+			}
+			run, err := watchdog.Create(ctx, pr)
+			if err != nil {
+				if errors.Is(err, store.ErrRunExists) {
+					return usageErr(fmt.Errorf("%w; choose another --run-id or resume it", err))
+				}
+				return failedErr(err)
+			}
+			defer run.Close()
+			fmt.Fprintf(os.Stderr, "run %s: record in %s\n", pr.Plan.RunID, run.Dir())
+			opts := watchdog.SuperviseOptions{}
+			if progress || (!asJSON && isTerminal(os.Stderr)) {
+				opts.Progress = progressPrinter(os.Stderr)
+			}
+			res, err := watchdog.Supervise(ctx, run, opts)
+			if err != nil {
+				return failedErr(err)
+			}
+			return report(cmd.OutOrStdout(), res, run.Dir(), asJSON)
+		},
+	}
+	cmd.Flags().StringVar(&runID, "run-id", "", "run id (default: time-based)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result object {run_id, kind, code, output}")
+	cmd.Flags().BoolVar(&tofu, "lock", false, "pin unpinned plugins to their current digest and write obversa.lock.hcl")
+	cmd.Flags().BoolVar(&progress, "progress", false, "print progress lines even when stderr is not a terminal")
+	return cmd
+}
+
+// stopContext is cancelled by the first SIGINT or SIGTERM (a clean stop);
+// a second one exits at once, and the worker follows through its
+// parent-death signal.
+func stopContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		<-sig
+		fmt.Fprintln(os.Stderr, "stopping: the run is being stopped cleanly (press Ctrl-C again to force)")
+		cancel()
+		<-sig
+		os.Exit(130)
+	}()
+	return ctx, func() { signal.Stop(sig); cancel() }
+}
+
+// refusal turns a Prepare error into a usage error; run file diagnostics
+// are printed with their source snippets.
+func refusal(err error) error {
+	var de *watchdog.DiagnosticsError
+	if errors.As(err, &de) {
+		_ = hcl.WriteDiagnostics(os.Stderr, de.Diags, nil, 100)
+		return &exitError{code: exitUsage}
+	}
+	return usageErr(fmt.Errorf("the run was not started: %w", err))
+}
+
+// report prints a run result and returns the exit status for it.
+func report(w io.Writer, res *graph.RunResult, dir string, asJSON bool) error {
+	if asJSON {
+		b, _ := json.Marshal(res)
+		fmt.Fprintln(w, string(b))
+	} else {
+		fmt.Fprintln(w, summary(res))
+		fmt.Fprintf(w, "record: %s\n", dir)
+		fmt.Fprintf(w, "inspect: obversa status %s   obversa events %s\n", dir, dir)
+	}
+	switch res.Kind {
+	case "complete":
+		return nil
+	case "pause":
+		return &exitError{code: exitPaused}
+	default:
+		return &exitError{code: exitFailed}
+	}
+}
+
+// summary is the one-line human form of a result.
+func summary(res *graph.RunResult) string {
+	var out struct {
+		Nodes   json.RawMessage `json:"nodes"`
+		Failed  []string        `json:"failed"`
+		Message string          `json:"message"`
+		Waiting []graph.PauseRequest
+	}
+	_ = json.Unmarshal(res.Output, &out)
+	switch res.Kind {
+	case "complete":
+		var nodes map[string]json.RawMessage
+		_ = json.Unmarshal(out.Nodes, &nodes)
+		return fmt.Sprintf("complete: %d nodes passed", len(nodes))
+	case "pause":
+		var w []string
+		for _, p := range out.Waiting {
+			w = append(w, p.Position+" ("+p.Kind+")")
+		}
+		return "paused: waiting on " + strings.Join(w, ", ")
+	default:
+		msg := "failed " + res.Code
+		if len(out.Failed) > 0 {
+			msg += ": " + strings.Join(out.Failed, ", ")
+		}
+		if out.Message != "" {
+			msg += ": " + out.Message
+		}
+		return msg
+	}
+}

@@ -1,0 +1,526 @@
+package hcl
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	hclv2 "github.com/hashicorp/hcl/v2"
+)
+
+// ignoreRanges leaves source positions out of RunFile comparisons; they
+// are checked by TestDecodeRanges.
+var ignoreRanges = cmpopts.IgnoreFields(Node{}, "Range")
+var ignorePluginRanges = cmpopts.IgnoreFields(Plugin{}, "Range")
+
+// defaults returns the RunFile a run file in dir decodes to before its
+// own settings apply.
+func defaults(filename, dir string) *RunFile {
+	return &RunFile{
+		Filename:  filename,
+		Dir:       dir,
+		Workspace: Workspace{Root: dir, Provider: "none"},
+		Storage: Storage{
+			Directory:                   filepath.Join(dir, ".obversa"),
+			Namespace:                   "default",
+			MaxEventPayloadBytes:        65536,
+			MaxBatchBytes:               4194304,
+			MaxArtifactBytes:            1048576,
+			MaxTotalArtifactBytesPerRun: 16777216,
+		},
+		Limits:        Limits{Timeout: 30 * time.Minute, MaxDispatches: 200},
+		Restart:       Restart{MaxRestarts: 3, InitialBackoff: time.Second, MaxBackoff: 30 * time.Second},
+		TeardownGrace: 5 * time.Second,
+		Plugins:       []Plugin{},
+		Lanes:         []Lane{},
+		Graph:         Graph{Name: "dag", GlobalConcurrency: 4, RetryCapPerNode: 1},
+	}
+}
+
+// prelude declares one engine, one node plugin and one lane.
+const prelude = `
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+`
+
+// minimalGraph is a graph of one engine node on lane "writer".
+const minimalGraph = `
+graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+}
+`
+
+// preludeDecoded is what prelude decodes to in /proj.
+func preludeDecoded(rf *RunFile) {
+	rf.Plugins = []Plugin{
+		{Name: "mock", Type: "engine", Path: "/proj/bin/mock-engine"},
+		{Name: "shell", Type: "node", Path: "/proj/bin/cmd-engine"},
+	}
+	rf.Lanes = []Lane{{Name: "writer", Requested: Target{Adapter: "mock", Provider: "local", ModelFamily: "scripted", Model: "m1", Tools: []string{}}}}
+}
+
+func TestDecodeGood(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		src  string
+		want func(rf *RunFile)
+	}{
+		{
+			name: "minimal file gets every default",
+			src: prelude + `graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = "hi"
+  }
+}`,
+			want: func(rf *RunFile) {
+				preludeDecoded(rf)
+				rf.Graph.Nodes = []Node{{ID: "a", Kind: "required", Lane: "writer", Prompt: "hi"}}
+			},
+		},
+		{
+			name: "example from the design",
+			src: `
+workspace {
+  root     = "."
+  provider = "none"
+}
+storage {
+  directory = ".obversa"
+  namespace = "default"
+}
+limits {
+  timeout        = "30m"
+  max_dispatches = 200
+}
+` + prelude + `
+graph "dag" {
+  global_concurrency = 4
+  node "draft" {
+    lane   = "writer"
+    prompt = "Write a haiku about durable logs."
+  }
+  node "count" {
+    binding    = "shell"
+    depends_on = ["draft"]
+    input      = { command = ["wc", "-c"] }
+    retry_safe = true
+  }
+  node "report" {
+    kind   = "finalizer"
+    lane   = "writer"
+    prompt = "Summarise: ${input.results.draft} and ${input.results.count.stdout}"
+  }
+}`,
+			want: func(rf *RunFile) {
+				preludeDecoded(rf)
+				rf.Graph.Nodes = []Node{
+					{ID: "draft", Kind: "required", Lane: "writer", Prompt: "Write a haiku about durable logs."},
+					{ID: "count", Kind: "required", Binding: "shell", DependsOn: []string{"draft"},
+						Input: json.RawMessage(`{"command":["wc","-c"]}`), RetrySafe: true},
+					{ID: "report", Kind: "finalizer", Lane: "writer",
+						Prompt: "Summarise: ${input.results.draft} and ${input.results.count.stdout}"},
+				}
+			},
+		},
+		{
+			name: "templates are stored as template-mode source",
+			src: prelude + `
+graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = "literal $${x} and %%{y}\n"
+  }
+  node "b" {
+    lane       = "writer"
+    depends_on = ["a"]
+    prompt     = <<-EOT
+      Result:
+        ${input.results.a}
+      EOT
+  }
+  node "c" {
+    binding    = "shell"
+    depends_on = ["b"]
+    input = {
+      raw  = input.results.b
+      text = "got ${input.results["b"]}\t!"
+      lit  = ["$${HOME}", 1, true, null]
+      nested = { deep = "${upper(input.results.a)}" }
+    }
+  }
+}`,
+			want: func(rf *RunFile) {
+				preludeDecoded(rf)
+				rf.Graph.Nodes = []Node{
+					{ID: "a", Kind: "required", Lane: "writer", Prompt: "literal $${x} and %%{y}\n"},
+					{ID: "b", Kind: "required", Lane: "writer", DependsOn: []string{"a"}, Prompt: "Result:\n  ${input.results.a}\n"},
+					{ID: "c", Kind: "required", Binding: "shell", DependsOn: []string{"b"},
+						Input: json.RawMessage(`{"lit":["$${HOME}",1,true,null],"nested":{"deep":"${upper(input.results.a)}"},"raw":"${input.results.b}","text":"got ${input.results[\"b\"]}\t!"}`)},
+				}
+			},
+		},
+		{
+			name: "approval from the graph list and from nodes, in node order",
+			src: prelude + `
+graph "dag" {
+  approval = ["c"]
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+  node "b" {
+    lane     = "writer"
+    prompt   = "b"
+    approval = true
+  }
+  node "c" {
+    lane   = "writer"
+    prompt = "c"
+  }
+}`,
+			want: func(rf *RunFile) {
+				preludeDecoded(rf)
+				rf.Graph.Approval = []string{"b", "c"}
+				rf.Graph.Nodes = []Node{
+					{ID: "a", Kind: "required", Lane: "writer", Prompt: "a"},
+					{ID: "b", Kind: "required", Lane: "writer", Prompt: "b", Approval: true},
+					{ID: "c", Kind: "required", Lane: "writer", Prompt: "c", Approval: true},
+				}
+			},
+		},
+		{
+			name: "keyed concurrency keeps declaration order",
+			src: prelude + `
+graph "dag" {
+  keyed_concurrency = { zeta = 2, "alpha.v1" = 1 }
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+    key    = "alpha.v1"
+  }
+}`,
+			want: func(rf *RunFile) {
+				preludeDecoded(rf)
+				rf.Graph.KeyedConcurrency = []KeyLimit{{Key: "zeta", Limit: 2}, {Key: "alpha.v1", Limit: 1}}
+				rf.Graph.Nodes = []Node{{ID: "a", Kind: "required", Lane: "writer", Prompt: "a", Key: "alpha.v1"}}
+			},
+		},
+		{
+			name: "null means not set",
+			src: prelude + `
+limits { timeout = null }
+graph "dag" {
+  node "a" {
+    lane    = "writer"
+    prompt  = "a"
+    kind    = null
+    timeout = null
+  }
+}`,
+			want: func(rf *RunFile) {
+				preludeDecoded(rf)
+				rf.Graph.Nodes = []Node{{ID: "a", Kind: "required", Lane: "writer", Prompt: "a"}}
+			},
+		},
+		{
+			name: "a lane preflight block implies the default top-level preflight",
+			src: `
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock" }
+  preflight { live = "required" }
+}
+graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+}`,
+			want: func(rf *RunFile) {
+				rf.Plugins = []Plugin{{Name: "mock", Type: "engine", Path: "/proj/bin/mock-engine"}}
+				rf.Lanes = []Lane{{Name: "writer", Requested: Target{Adapter: "mock", Tools: []string{}},
+					Preflight: &LanePreflight{Live: "required", UnsupportedStatic: "block"}}}
+				rf.Preflight = &Preflight{Timeout: 20 * time.Second}
+				rf.Graph.Nodes = []Node{{ID: "a", Kind: "required", Lane: "writer", Prompt: "a"}}
+			},
+		},
+		{
+			name: "constant expressions may call template functions",
+			src: prelude + `
+plugin "other" {
+  type   = "node"
+  path   = "../other"
+  args   = split(" ", "--a --b")
+  config = { n = length([1, 2, 3]) }
+}
+graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = upper("hi")
+  }
+}`,
+			want: func(rf *RunFile) {
+				preludeDecoded(rf)
+				rf.Plugins = append(rf.Plugins, Plugin{Name: "other", Type: "node", Path: "/other", Args: []string{"--a", "--b"}, Config: json.RawMessage(`{"n":3}`)})
+				rf.Graph.Nodes = []Node{{ID: "a", Kind: "required", Lane: "writer", Prompt: "HI"}}
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, diags := Decode([]byte(tc.src), "/proj/run.hcl")
+			if diags.HasErrors() {
+				t.Fatalf("Decode: %s", diagsString(t, diags, "/proj/run.hcl", tc.src))
+			}
+			want := defaults("/proj/run.hcl", "/proj")
+			tc.want(want)
+			if diff := cmp.Diff(want, got, ignoreRanges, ignorePluginRanges); diff != "" {
+				t.Errorf("Decode mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeFileFull(t *testing.T) {
+	t.Parallel()
+	const path = "testdata/good/full.hcl"
+	got, diags := DecodeFile(path)
+	if diags.HasErrors() {
+		t.Fatalf("DecodeFile: %s", diagsString(t, diags, "", ""))
+	}
+	dir, err := filepath.Abs("testdata/good")
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := os.ReadFile("testdata/good/prompts/report.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &RunFile{
+		Filename:  path,
+		Dir:       dir,
+		Workspace: Workspace{Root: filepath.Join(dir, "work"), Provider: "git"},
+		Storage: Storage{
+			Directory:                   "/var/lib/obversa",
+			Namespace:                   "team-a",
+			MaxEventPayloadBytes:        1000,
+			MaxBatchBytes:               2000,
+			MaxArtifactBytes:            3000,
+			MaxTotalArtifactBytesPerRun: 4000,
+			KnownSecretsFromEnv:         []string{"ANTHROPIC_API_KEY", "GH_TOKEN"},
+		},
+		Limits:        Limits{Timeout: 90 * time.Minute, MaxDispatches: 50},
+		Restart:       Restart{MaxRestarts: 0, InitialBackoff: 250 * time.Millisecond, MaxBackoff: 2 * time.Second},
+		TeardownGrace: 0,
+		Preflight:     &Preflight{Timeout: 45 * time.Second},
+		TrustedKeys:   []string{"keys/release.pub"},
+		Plugins: []Plugin{
+			{
+				Name: "claude", Type: "engine", Path: filepath.Join(dir, "bin/cmd-engine"),
+				SHA256:      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+				Args:        []string{"--verbose"},
+				Env:         map[string]string{"LOG_LEVEL": "debug"},
+				Config:      json.RawMessage(`{"command":["claude","-p","--output-format","json"],"retries":2}`),
+				TrustedKeys: []string{"RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3"},
+				Range:       Range{Filename: path, Line: 36, Column: 1},
+			},
+			{Name: "mock", Type: "engine", Path: "/opt/obversa/mock-engine", Range: Range{Filename: path, Line: 46, Column: 1}},
+			{Name: "shell", Type: "node", Path: filepath.Join(dir, "bin/cmd-engine"), Range: Range{Filename: path, Line: 51, Column: 1}},
+		},
+		Lanes: []Lane{{
+			Name:               "writer",
+			Requested:          Target{Adapter: "claude", Provider: "anthropic", ModelFamily: "claude", Model: "sonnet", Tools: []string{"bash"}},
+			KnownSubstitutions: []Target{{Adapter: "claude", Provider: "anthropic", ModelFamily: "claude", Model: "sonnet-4", Tools: []string{}}},
+			Fallbacks:          []Target{{Adapter: "mock", Provider: "local", ModelFamily: "scripted", Model: "m1", Tools: []string{}}},
+			Preflight:          &LanePreflight{Live: "required", UnsupportedStatic: "allow"},
+		}},
+		Graph: Graph{
+			Name:              "dag",
+			GlobalConcurrency: 8,
+			KeyedConcurrency:  []KeyLimit{{Key: "repo", Limit: 1}, {Key: "api", Limit: 3}},
+			StopOnError:       true,
+			RetryCapPerNode:   2,
+			Approval:          []string{"vet", "publish"},
+			Nodes: []Node{
+				{ID: "draft", Kind: "required", Lane: "writer", Prompt: "Write a haiku about durable logs.",
+					Timeout: 10 * time.Minute, Key: "api", Range: Range{Filename: path, Line: 73, Column: 3}},
+				{ID: "vet", Kind: "optional", Binding: "shell", DependsOn: []string{"draft"},
+					Input:     json.RawMessage(`{"command":["go","vet","./..."],"stdin":"${input.results.draft}"}`),
+					RetrySafe: true, Key: "repo", Approval: true, Range: Range{Filename: path, Line: 80, Column: 3}},
+				{ID: "publish", Kind: "required", Binding: "shell", DependsOn: []string{"vet"},
+					Input: json.RawMessage(`"${input.results.vet}"`), Approval: true, Range: Range{Filename: path, Line: 88, Column: 3}},
+				{ID: "report", Kind: "finalizer", Lane: "writer", Prompt: string(report),
+					PromptFile: filepath.Join(dir, "prompts/report.md"), Range: Range{Filename: path, Line: 94, Column: 3}},
+			},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("DecodeFile mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestDecodeWarnings(t *testing.T) {
+	t.Parallel()
+	src := prelude + `
+limits { max_dispatches = 1 }
+graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+  node "b" {
+    lane   = "writer"
+    prompt = "b"
+  }
+}`
+	rf, diags := Decode([]byte(src), "/proj/run.hcl")
+	if rf == nil || diags.HasErrors() {
+		t.Fatalf("Decode failed: %s", diagsString(t, diags, "/proj/run.hcl", src))
+	}
+	if len(diags) != 1 || diags[0].Severity != hclv2.DiagWarning || !strings.Contains(diags[0].Summary, "max_dispatches") {
+		t.Fatalf("want one max_dispatches warning, got: %s", diagsString(t, diags, "/proj/run.hcl", src))
+	}
+	if diags[0].Subject == nil || diags[0].Subject.Start.Line != 14 {
+		t.Errorf("warning subject = %v, want line 14", diags[0].Subject)
+	}
+}
+
+func TestDecodeRelativeFilename(t *testing.T) {
+	t.Parallel()
+	rf, diags := Decode([]byte(prelude+`graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+}`), "sub/run.hcl")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	wantDir, err := filepath.Abs("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{"dir": rf.Dir, "root": rf.Workspace.Root, "storage": rf.Storage.Directory, "plugin": rf.Plugins[0].Path, "filename": rf.Filename}
+	want := map[string]string{"dir": wantDir, "root": wantDir, "storage": filepath.Join(wantDir, ".obversa"),
+		"plugin": filepath.Join(wantDir, "bin/mock-engine"), "filename": "sub/run.hcl"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
+	}
+}
+
+func TestDecodeFileMissing(t *testing.T) {
+	t.Parallel()
+	rf, diags := DecodeFile(filepath.Join(t.TempDir(), "nope.hcl"))
+	if rf != nil || !diags.HasErrors() || !strings.Contains(diags[0].Summary, "Cannot read run file") {
+		t.Fatalf("DecodeFile(missing) = %v, %v; want an error diagnostic", rf, diags)
+	}
+}
+
+// diagsString renders diagnostics for a test failure message.
+func diagsString(t *testing.T, diags hclv2.Diagnostics, name, src string) string {
+	t.Helper()
+	var b strings.Builder
+	sources := map[string][]byte{}
+	if name != "" {
+		sources[name] = []byte(src)
+	}
+	if err := WriteDiagnostics(&b, diags, sources, 0); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestDecodeReportsEveryProblem checks that independent mistakes are all
+// reported in one pass, in source order.
+func TestDecodeReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	src := `
+workspace {
+  provider = "svn"
+}
+` + prelude + `
+graph "dag" {
+  node "a" {
+    lane       = "writr"
+    prompt     = "a"
+    depends_on = ["b"]
+  }
+  node "b" {
+    lane       = "writer"
+    prompt     = "b"
+    depends_on = ["a"]
+  }
+}`
+	_, diags := Decode([]byte(src), "/proj/run.hcl")
+	var got []string
+	for _, dg := range diags {
+		got = append(got, dg.Summary)
+	}
+	want := []string{`Invalid provider "svn"`, `Unknown lane "writr"`, "Dependency cycle: a → b → a"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("summaries (-want +got):\n%s", diff)
+	}
+}
+
+// TestDecodeNoCascade checks that a broken declaration is reported once,
+// not again by everything that refers to it.
+func TestDecodeNoCascade(t *testing.T) {
+	t.Parallel()
+	src := `
+plugin "mock" {
+  type   = "engine"
+  path   = "bin/mock-engine"
+  sha256 = "short"
+}
+plugin "shell" {
+  type = "nod"
+  path = "bin/cmd-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock", model = 1 }
+  preflight {
+    live = "yes"
+  }
+}
+graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+  node "b" {
+    binding = "shell"
+  }
+}`
+	_, diags := Decode([]byte(src), "/proj/run.hcl")
+	var got []string
+	for _, dg := range diags {
+		got = append(got, dg.Summary)
+	}
+	want := []string{"Invalid sha256 digest", `Invalid type "nod"`, `Invalid live "yes"`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("summaries (-want +got):\n%s", diff)
+	}
+}

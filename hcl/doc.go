@@ -1,0 +1,114 @@
+// Package hcl decodes Obversa's configuration files — the run file
+// (run.hcl, DESIGN §2) and the plugin lock file (obversa.lock.hcl, DESIGN
+// §7) — into validated Go values, and renders the templates a run file
+// leaves for dispatch time.
+//
+// The package is named hcl; it imports the upstream library as hclv2 so
+// that a reader never has to guess which "hcl" a name belongs to. It
+// imports nothing else of Obversa's.
+//
+// # Decoding and diagnostics
+//
+// Decode and DecodeFile validate the whole file before returning: every
+// user mistake found is an hclv2.Diagnostic whose Subject is the source
+// range (file:line:col), whose Summary says what is wrong and whose Detail
+// says how to fix it, with a "Did you mean …?" suggestion where a name is
+// close to a declared one. Diagnostics are data, never Go errors; the
+// returned value is nil exactly when they contain an error. Checks that
+// need another declaration (a node's lane, a lane's adapter) are skipped
+// when that declaration is itself broken, so one mistake is reported once.
+// WriteDiagnostics prints them with source snippets.
+//
+// Relative paths in a run file (workspace.root, storage.directory, plugin
+// path, prompt_file) are resolved against the run file's directory made
+// absolute. Defaults are the Default… constants. The only syntax note worth
+// repeating: HCL allows several attributes on one line only in an object
+// value ({ a = 1, b = 2 }), never in a block, so blocks are written one
+// attribute per line.
+//
+// The run file, in brief (see DESIGN §2 for a full example):
+//
+//	workspace { root, provider }                  # provider: git | files | none
+//	storage { directory, namespace, max_event_payload_bytes, max_batch_bytes,
+//	          max_artifact_bytes, max_total_artifact_bytes_per_run,
+//	          known_secrets_from_env }
+//	limits { timeout, max_dispatches }
+//	restart { max_restarts, initial_backoff, max_backoff }
+//	teardown_grace = "5s"
+//	preflight { timeout }
+//	trusted_keys = [...]
+//	plugin "<name>" { type, path, sha256, args, env, config, trusted_keys }
+//	lane "<name>" { requested, known_substitutions, fallbacks,
+//	                preflight { live, unsupported_static } }
+//	graph "dag" { global_concurrency, keyed_concurrency, stop_on_error,
+//	              retry_cap_per_node, approval,
+//	              node "<id>" { kind, lane | binding, prompt | prompt_file,
+//	                            input, depends_on, retry_safe, timeout, key,
+//	                            approval } }
+//
+// Durations are Go duration strings ("30m", "1h30m"). Names of plugins,
+// lanes, nodes, concurrency keys and the namespace follow the id grammar
+// [A-Za-z0-9][A-Za-z0-9._-]{0,127}. Attributes other than prompt and input
+// must be constants; they may call the template functions listed below. A
+// null value means "not set".
+//
+// # Templates
+//
+// A node's prompt and the strings of its input may refer to the results of
+// other nodes, which exist only at dispatch time:
+//
+//	prompt = "Summarise: ${input.results.draft} (${input.results.count.stdout})"
+//
+// A reference is input.results.<node> (or input.results["<node>"], needed
+// when the id contains '-') followed by any attributes and indexes. A node
+// may refer only to its transitive dependencies; a finalizer, which has no
+// edges, may refer to any node that is not a finalizer. Templates may use
+// directives (%{ if }, %{ for }) and call only these functions: can, chomp,
+// format, indent, join, jsondecode, jsonencode, length, lower, replace,
+// split, trimspace, try and upper (TemplateFunctions). A reference inside
+// try() or can() may fail without failing the render, which is how a
+// finalizer handles a node that did not pass.
+//
+// Templates are not evaluated when the file is decoded (beyond a check with
+// unknown results that catches wrong argument counts and types); they are
+// stored as template-mode source text, the form hclsyntax.ParseTemplate
+// reads, so the stored run definition carries them verbatim:
+//
+//   - a quoted string or heredoc is rewritten so that it renders exactly as
+//     HCL would have: backslash escapes, "~" strip markers and "<<-"
+//     indentation are applied to its literal text, which is then re-escaped
+//     ("${" as "$${", "%{" as "%%{"); interpolations and directives are
+//     copied as written;
+//   - a prompt_file's content is template source already and is kept as is
+//     (regular files of at most MaxPromptFileBytes);
+//   - a constant prompt or input string is stored escaped, so it renders to
+//     itself;
+//   - any other expression over results, such as input = input.results.fetch,
+//     is stored as "${…}", a single interpolation.
+//
+// RenderPrompt and RenderInput evaluate the stored source with
+// input = { results = { <node> = <result> } }, each result decoded from the
+// JSON the caller recorded. As in HCL, a template that is exactly one
+// interpolation yields the value itself rather than a string, so an input
+// field "${input.results.fetch}" passes a whole object through. Render
+// failures are *RenderError values wrapping ErrMissingResult,
+// ErrMissingAttribute, ErrInvalidResult, ErrInvalidInput or ErrTemplate.
+//
+// # Lock file
+//
+// obversa.lock.hcl sits beside the run file (LockFilePath) and pins each
+// plugin binary:
+//
+//	# This file is maintained by "obversa plugin lock". Manual edits may be lost.
+//
+//	plugin "claude" {
+//	  path      = "bin/cmd-engine"
+//	  sha256    = "<64 lower-case hex>"
+//	  key_id    = "<16 hex digits>"          # only when signed
+//	  signature = "sha256:<64 lower-case hex>" # only when signed
+//	}
+//
+// DecodeLockFile treats a missing file as an empty LockFile. EncodeLockFile
+// writes the blocks sorted by name, so the same content always produces the
+// same bytes.
+package hcl

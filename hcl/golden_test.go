@@ -1,0 +1,106 @@
+package hcl
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	hclv2 "github.com/hashicorp/hcl/v2"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// wantLine reads the "# want: <summary>" first line of a bad test file.
+func wantLine(t *testing.T, src []byte) string {
+	t.Helper()
+	first, _, _ := bytes.Cut(src, []byte("\n"))
+	want, ok := bytes.CutPrefix(first, []byte("# want: "))
+	if !ok {
+		t.Fatal(`first line must be "# want: <expected diagnostic summary>"`)
+	}
+	return string(want)
+}
+
+// checkDiagnosticQuality asserts what every configuration error must carry:
+// a source range, a summary saying what is wrong and a detail saying how to
+// fix it.
+func checkDiagnosticQuality(t *testing.T, diags hclv2.Diagnostics) {
+	t.Helper()
+	for _, dg := range diags {
+		if dg.Severity != hclv2.DiagError {
+			continue
+		}
+		if dg.Subject == nil || dg.Subject.Filename == "" || dg.Subject.Start.Line == 0 {
+			t.Errorf("diagnostic %q has no source range", dg.Summary)
+		}
+		if dg.Summary == "" || dg.Detail == "" {
+			t.Errorf("diagnostic %q lacks a summary or a detail: %q", dg.Summary, dg.Detail)
+		}
+	}
+}
+
+// compareGolden compares got with the golden file, or rewrites it under
+// -update.
+func compareGolden(t *testing.T, golden string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", golden, diff)
+	}
+}
+
+// TestDecodeBad decodes each testdata/bad/*.hcl (one per validation rule),
+// checks the diagnostic its first line announces is reported, and compares
+// the rendered diagnostics with the .golden file beside it.
+func TestDecodeBad(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("testdata/bad/*.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 60 {
+		t.Fatalf("found %d bad files, want one per rule", len(files))
+	}
+	for _, path := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".hcl"), func(t *testing.T) {
+			t.Parallel()
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := wantLine(t, src)
+			rf, diags := Decode(src, path)
+			if rf != nil || !diags.HasErrors() {
+				t.Fatalf("Decode succeeded; want an error %q", want)
+			}
+			found := false
+			for _, dg := range diags {
+				if dg.Severity == hclv2.DiagError && strings.Contains(dg.Summary, want) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no error with summary %q in:\n%s", want, diagsString(t, diags, path, string(src)))
+			}
+			checkDiagnosticQuality(t, diags)
+			var out bytes.Buffer
+			if err := WriteDiagnostics(&out, diags, map[string][]byte{path: src}, 100); err != nil {
+				t.Fatal(err)
+			}
+			compareGolden(t, strings.TrimSuffix(path, ".hcl")+".golden", out.Bytes())
+		})
+	}
+}

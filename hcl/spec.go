@@ -1,0 +1,189 @@
+package hcl
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// RunFile is a decoded, validated run file (DESIGN §2). Relative paths are
+// already resolved against the directory of the run file. Durations are
+// time.Duration; sizes are bytes.
+type RunFile struct {
+	// Filename is the path the file was read from, as given.
+	Filename string `json:"filename"`
+	// Dir is the absolute directory of the run file.
+	Dir string `json:"dir"`
+
+	Workspace     Workspace     `json:"workspace"`
+	Storage       Storage       `json:"storage"`
+	Limits        Limits        `json:"limits"`
+	Restart       Restart       `json:"restart"`
+	TeardownGrace time.Duration `json:"teardown_grace"`
+	// Preflight is nil when the run file has no top-level preflight block and
+	// no lane has one.
+	Preflight *Preflight `json:"preflight,omitempty"`
+	// TrustedKeys are minisign public keys (base64 lines or file paths, as
+	// written); a non-empty list makes a valid signature mandatory.
+	TrustedKeys []string `json:"trusted_keys,omitempty"`
+
+	Plugins []Plugin `json:"plugins"`
+	Lanes   []Lane   `json:"lanes"`
+	Graph   Graph    `json:"graph"`
+}
+
+// Workspace is the `workspace` block.
+type Workspace struct {
+	// Root is absolute. Default: the run file's directory.
+	Root string `json:"root"`
+	// Provider is "git", "files" or "none". Default "none".
+	Provider string `json:"provider"`
+}
+
+// Storage is the `storage` block.
+type Storage struct {
+	// Directory is absolute. Default: ".obversa" beside the run file.
+	Directory string `json:"directory"`
+	// Namespace defaults to "default"; it matches the id grammar.
+	Namespace                   string   `json:"namespace"`
+	MaxEventPayloadBytes        int64    `json:"max_event_payload_bytes"`          // default 65536
+	MaxBatchBytes               int64    `json:"max_batch_bytes"`                  // default 4194304
+	MaxArtifactBytes            int64    `json:"max_artifact_bytes"`               // default 1048576
+	MaxTotalArtifactBytesPerRun int64    `json:"max_total_artifact_bytes_per_run"` // default 16777216
+	KnownSecretsFromEnv         []string `json:"known_secrets_from_env,omitempty"`
+}
+
+// Limits is the `limits` block.
+type Limits struct {
+	Timeout       time.Duration `json:"timeout"`        // default 30m
+	MaxDispatches int           `json:"max_dispatches"` // default 200
+}
+
+// Restart is the `restart` block.
+type Restart struct {
+	MaxRestarts    int           `json:"max_restarts"`    // default 3
+	InitialBackoff time.Duration `json:"initial_backoff"` // default 1s
+	MaxBackoff     time.Duration `json:"max_backoff"`     // default 30s
+}
+
+// Preflight is the top-level `preflight` block.
+type Preflight struct {
+	Timeout time.Duration `json:"timeout"` // default 20s
+}
+
+// Plugin is a `plugin "<name>"` block.
+type Plugin struct {
+	Name string `json:"name"`
+	// Type is "engine" or "node".
+	Type string `json:"type"`
+	// Path is absolute.
+	Path string `json:"path"`
+	// SHA256 is lower-case hex, empty when the run file does not pin it.
+	SHA256 string   `json:"sha256,omitempty"`
+	Args   []string `json:"args,omitempty"`
+	// Env is passed to the plugin process on top of the allow-listed
+	// environment.
+	Env map[string]string `json:"env,omitempty"`
+	// Config is the `config` attribute as JSON; nil when absent.
+	Config      json.RawMessage `json:"config,omitempty"`
+	TrustedKeys []string        `json:"trusted_keys,omitempty"`
+	Range       Range           `json:"-"`
+}
+
+// Target is an engine identity as written in a lane. Adapter is required;
+// the other fields default to "" and Tools to an empty list.
+type Target struct {
+	Adapter     string   `json:"adapter"`
+	Provider    string   `json:"provider"`
+	ModelFamily string   `json:"model_family"`
+	Model       string   `json:"model"`
+	Tools       []string `json:"tools"`
+}
+
+// Lane is a `lane "<name>"` block. The adapters of Requested and Fallbacks
+// name engine plugins; KnownSubstitutions are identities an engine may
+// report instead of the requested one, not launch targets, so their
+// adapters are not checked against the plugins.
+type Lane struct {
+	Name               string   `json:"name"`
+	Requested          Target   `json:"requested"`
+	KnownSubstitutions []Target `json:"known_substitutions,omitempty"`
+	Fallbacks          []Target `json:"fallbacks,omitempty"`
+	// Preflight is nil when the lane has no preflight block.
+	Preflight *LanePreflight `json:"preflight,omitempty"`
+}
+
+// LanePreflight is a lane's `preflight` block.
+type LanePreflight struct {
+	Live              string `json:"live"`               // "required" | "skip"; default "skip"
+	UnsupportedStatic string `json:"unsupported_static"` // "block" | "allow"; default "block"
+}
+
+// KeyLimit is one entry of keyed_concurrency, in declaration order.
+type KeyLimit struct {
+	Key   string `json:"key"`
+	Limit int    `json:"limit"`
+}
+
+// Graph is the `graph "dag"` block.
+type Graph struct {
+	Name              string     `json:"name"`
+	GlobalConcurrency int        `json:"global_concurrency"` // default 4
+	KeyedConcurrency  []KeyLimit `json:"keyed_concurrency,omitempty"`
+	StopOnError       bool       `json:"stop_on_error"`
+	RetryCapPerNode   int        `json:"retry_cap_per_node"` // default 1 (attempts per node)
+	// Approval lists every node with Node.Approval set, in declaration
+	// order: those named by the graph's approval attribute and those that
+	// set approval = true themselves.
+	Approval []string `json:"approval,omitempty"`
+	// Nodes are in declaration order.
+	Nodes []Node `json:"nodes"`
+}
+
+// Node kinds.
+const (
+	KindRequired  = "required"
+	KindOptional  = "optional"
+	KindFinalizer = "finalizer"
+)
+
+// Node is a `node "<id>"` block. Exactly one of Lane and Binding is set.
+type Node struct {
+	ID      string `json:"id"`
+	Kind    string `json:"kind"` // default "required"
+	Lane    string `json:"lane,omitempty"`
+	Binding string `json:"binding,omitempty"`
+	// Prompt is the template source, evaluated at dispatch time by
+	// RenderPrompt against the recorded results. It is template-mode text
+	// (as hclsyntax.ParseTemplate reads it), whether the run file wrote a
+	// quoted string, a heredoc or prompt_file; a constant prompt is stored
+	// with "${" and "%{" escaped as "$${" and "%%{".
+	Prompt string `json:"prompt,omitempty"`
+	// PromptFile is the absolute path of the prompt_file the prompt was
+	// read from, "" when the prompt was written inline. Informational: the
+	// text is in Prompt.
+	PromptFile string `json:"prompt_file,omitempty"`
+	// Input is the node's input as JSON (binding nodes only; nil when
+	// absent). Every string in it is template-mode source, rendered at
+	// dispatch time by RenderInput: constant strings are stored with "${"
+	// and "%{" escaped, and a value computed from results (input.results.x
+	// written bare) is stored as the single interpolation "${input.results.x}".
+	Input     json.RawMessage `json:"input,omitempty"`
+	DependsOn []string        `json:"depends_on,omitempty"`
+	RetrySafe bool            `json:"retry_safe"`
+	// Timeout bounds one attempt; 0 when the node sets none.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// Key names an entry of Graph.KeyedConcurrency, or is "".
+	Key string `json:"key,omitempty"`
+	// Approval is true when the node sets approval = true or the graph's
+	// approval list names it: the node waits for `obversa approve`.
+	Approval bool  `json:"approval,omitempty"`
+	Range    Range `json:"-"`
+}
+
+// Range is a source position for messages after decoding: the file as
+// named to Decode, and the 1-based line and column where the block starts.
+type Range struct {
+	Filename string
+	Line     int
+	Column   int
+}

@@ -1,0 +1,19 @@
+# want: Unknown node "draf" in approval
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+graph "dag" {
+  approval = ["draf"]
+  node "draft" {
+    lane   = "writer"
+    prompt = "a"
+  }
+}

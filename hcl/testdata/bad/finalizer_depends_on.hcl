@@ -1,0 +1,24 @@
+# want: Finalizer "report" has depends_on
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+  node "report" {
+    kind       = "finalizer"
+    lane       = "writer"
+    prompt     = "done"
+    depends_on = ["a"]
+  }
+}

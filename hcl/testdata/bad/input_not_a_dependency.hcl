@@ -1,0 +1,22 @@
+# want: Node "b" does not depend on "a"
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+  node "b" {
+    binding = "shell"
+    input   = { command = ["echo", "${input.results.a}"] }
+  }
+}

@@ -1,0 +1,21 @@
+# want: Invalid lane name "writer/1"
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+lane "writer/1" {
+  requested = { adapter = "mock" }
+}
+graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+}

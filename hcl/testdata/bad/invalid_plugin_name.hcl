@@ -1,0 +1,22 @@
+# want: Invalid plugin name "my engine"
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+plugin "my engine" {
+  type = "engine"
+  path = "bin/x"
+}
+graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+}

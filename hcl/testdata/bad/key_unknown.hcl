@@ -1,0 +1,20 @@
+# want: Unknown concurrency key "rep"
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+graph "dag" {
+  keyed_concurrency = { repo = 1 }
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+    key    = "rep"
+  }
+}

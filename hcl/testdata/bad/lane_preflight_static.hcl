@@ -1,0 +1,21 @@
+# want: Invalid unsupported_static "warn"
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+  preflight {
+    unsupported_static = "warn"
+  }
+}
+graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+}

@@ -1,0 +1,23 @@
+# want: Invalid sha256 digest
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+plugin "extra" {
+  type   = "node"
+  path   = "bin/x"
+  sha256 = "abc123"
+}
+graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+}

@@ -1,0 +1,19 @@
+# want: Node "a" sets both prompt and prompt_file
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+graph "dag" {
+  node "a" {
+    lane        = "writer"
+    prompt      = "a"
+    prompt_file = "prompt.md"
+  }
+}

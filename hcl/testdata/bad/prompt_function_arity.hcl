@@ -1,0 +1,23 @@
+# want: Too many function arguments
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+  node "b" {
+    lane       = "writer"
+    depends_on = ["a"]
+    prompt     = "${upper(input.results.a, "x")}"
+  }
+}

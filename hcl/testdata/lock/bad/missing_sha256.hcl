@@ -1,0 +1,4 @@
+# want: Missing sha256 in plugin "a"
+plugin "a" {
+  path = "bin/a"
+}

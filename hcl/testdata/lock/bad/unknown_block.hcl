@@ -1,0 +1,3 @@
+# want: Unsupported block type
+plugins "a" {
+}

@@ -1,0 +1,157 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/obversa/obversa/hcl"
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/store"
+)
+
+// attempt runs one position and hands its settle to the loop. When the
+// run's context is cancelled it returns without settling: the position
+// stays started in the record.
+func (x *Executor) attempt(runCtx context.Context, s start) {
+	ctx := runCtx
+	if s.node.TimeoutMS > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(runCtx, time.Duration(s.node.TimeoutMS)*time.Millisecond)
+		defer cancel()
+	}
+	results, err := x.loadResults(ctx, s)
+	var events []store.NewEvent
+	switch {
+	case err != nil:
+		events = x.failed(s, CodeInput, "", err.Error())
+	case s.node.Binding != "":
+		events = x.invoke(ctx, s, results)
+	default:
+		events = x.engine(ctx, s, results)
+	}
+	if runCtx.Err() != nil {
+		return
+	}
+	if err := x.send(runCtx, events, true); err != nil {
+		x.log.Debug("settle not recorded", "position", s.position, "error", err)
+	}
+}
+
+// send hands events to the loop and waits until they are durable.
+func (x *Executor) send(ctx context.Context, events []store.NewEvent, settle bool) error {
+	m := message{events: events, settle: settle, ack: make(chan error, 1)}
+	select {
+	case x.msgs <- m:
+	case <-x.loopEnd:
+		return context.Canceled
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-m.ack:
+		return err
+	case <-x.loopEnd:
+		return context.Canceled
+	}
+}
+
+// loadResults adds the dependency results kept as artifacts.
+func (x *Executor) loadResults(ctx context.Context, s start) (map[string]json.RawMessage, error) {
+	if len(s.artifacts) == 0 {
+		return s.results, nil
+	}
+	out := make(map[string]json.RawMessage, len(s.results)+len(s.artifacts))
+	for id, r := range s.results {
+		out[id] = r
+	}
+	for id, ref := range s.artifacts {
+		data, err := x.o.Run.ReadArtifact(ctx, store.ArtifactRef(ref))
+		if err != nil {
+			return nil, fmt.Errorf("result of %q: %w", id, err)
+		}
+		out[id] = data
+	}
+	return out, nil
+}
+
+// failed builds a node-failed settle.
+func (x *Executor) failed(s start, code, kind, msg string) []store.NewEvent {
+	e, _ := newEvent(graph.EventNodeFailed, graph.FailedData{Node: s.node.ID, Position: s.position, Code: code, Message: msg, FailureKind: kind})
+	return []store.NewEvent{e}
+}
+
+// completed builds a node-completed settle, moving a result too large for
+// an event into an artifact; one too large for an artifact fails the node
+// RESULT_TOO_LARGE.
+func (x *Executor) completed(ctx context.Context, s start, result json.RawMessage) []store.NewEvent {
+	data := graph.CompletedData{Node: s.node.ID, Position: s.position, Result: result}
+	if limit := x.plan.Storage.MaxEventPayloadBytes; limit > 0 && int64(len(result))+512 > limit {
+		ref, err := x.o.Run.PutArtifact(ctx, result, "application/json", "node-result")
+		if err != nil {
+			code := store.Code(err)
+			if errors.Is(err, store.ErrStorageLimitExceeded) {
+				code = CodeResultTooLarge
+			}
+			return x.failed(s, code, "", fmt.Sprintf("result of %d bytes: %v", len(result), err))
+		}
+		r := graph.ArtifactRef(ref)
+		data.Result, data.ResultArtifact = nil, &r
+	}
+	e, _ := newEvent(graph.EventNodeCompleted, data)
+	return []store.NewEvent{e}
+}
+
+// invoke runs a binding node.
+func (x *Executor) invoke(ctx context.Context, s start, results map[string]json.RawMessage) []store.NewEvent {
+	b, ok := x.o.Bindings[s.node.Binding]
+	if !ok {
+		return x.failed(s, CodeNodeFailed, "", fmt.Sprintf("%v: binding %q", ErrPluginMissing, s.node.Binding))
+	}
+	input, err := hcl.RenderInput(s.node.Input, results)
+	if err != nil {
+		return x.failed(s, CodeInput, "", err.Error())
+	}
+	out, err := b.Invoke(ctx, plugin.InvokeRequest{
+		RunID: x.plan.RunID, NodeID: s.node.ID, Position: s.position, AttemptID: s.attempt,
+		Input: input, WorkspaceDir: x.plan.Workspace.Root, Timeout: remaining(ctx),
+	})
+	if err != nil {
+		code, kind := classify(ctx, err)
+		return x.failed(s, code, kind, err.Error())
+	}
+	if len(out) == 0 {
+		out = json.RawMessage("null")
+	}
+	return x.completed(ctx, s, out)
+}
+
+// classify turns a plugin error into a failure code and kind. A deadline
+// that passed is the node's timeout whatever the plugin said.
+func classify(ctx context.Context, err error) (code, kind string) {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return CodeTimeout, string(plugin.FailureTimeout)
+	}
+	var f *plugin.Failure
+	if errors.As(err, &f) {
+		k := f.Kind
+		if k == "" {
+			k = plugin.FailureUnknown
+		}
+		if k == plugin.FailureTimeout {
+			return CodeTimeout, string(k)
+		}
+		return CodeNodeFailed, string(k)
+	}
+	return CodeNodeFailed, string(plugin.FailureUnknown)
+}
+
+func remaining(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		return time.Until(d)
+	}
+	return 0
+}

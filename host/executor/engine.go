@@ -1,0 +1,146 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/obversa/obversa/hcl"
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/store"
+)
+
+// Retire returns what a lane-dead failure of target t proves dead (DESIGN
+// §5): auth → adapter+provider; model_unavailable, billing, quota →
+// provider+model, plus the reported provider+model when it differs;
+// missing_cli, invalid_config → adapter. Other kinds (rate_limit,
+// transient, timeout, aborted, unknown) retire nothing and return nil.
+func Retire(t plugin.Identity, f *plugin.Failure) []graph.RetiredTarget {
+	switch f.Kind {
+	case plugin.FailureAuth:
+		return []graph.RetiredTarget{{Adapter: t.Adapter, Provider: t.Provider}}
+	case plugin.FailureModelUnavailable, plugin.FailureBilling, plugin.FailureQuota:
+		out := []graph.RetiredTarget{{Provider: t.Provider, Model: t.Model}}
+		if (f.Provider != "" || f.Model != "") && (f.Provider != t.Provider || f.Model != t.Model) {
+			out = append(out, graph.RetiredTarget{Provider: f.Provider, Model: f.Model})
+		}
+		return out
+	case plugin.FailureMissingCLI, plugin.FailureInvalidConfig:
+		return []graph.RetiredTarget{{Adapter: t.Adapter}}
+	}
+	return nil
+}
+
+// retiredMatch reports whether r covers target t: every non-empty field
+// of r equals t's.
+func retiredMatch(r graph.RetiredTarget, t plugin.Identity) bool {
+	return (r.Adapter == "" || r.Adapter == t.Adapter) &&
+		(r.Provider == "" || r.Provider == t.Provider) &&
+		(r.Model == "" || r.Model == t.Model)
+}
+
+// live returns the lane targets no retirement covers, in order.
+func live(targets []plugin.Identity, retired []graph.RetiredTarget) []plugin.Identity {
+	var out []plugin.Identity
+	for _, t := range targets {
+		dead := false
+		for _, r := range retired {
+			if retiredMatch(r, t) {
+				dead = true
+				break
+			}
+		}
+		if !dead {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// engine runs an engine node: the lane's first live target, then at most
+// one live fallback sharing the attempt's deadline. Each call is recorded
+// (graph:engine-attempt-recorded) and, when it proves a target dead, the
+// retirement (graph:model-unavailable) is durable before the fallback.
+func (x *Executor) engine(ctx context.Context, s start, results map[string]json.RawMessage) []store.NewEvent {
+	lane, ok := x.plan.Lane(s.node.Lane)
+	if !ok {
+		return x.failed(s, CodeNodeFailed, "", fmt.Sprintf("lane %q is not in the plan", s.node.Lane))
+	}
+	prompt, err := hcl.RenderPrompt(s.node.Prompt, results)
+	if err != nil {
+		return x.failed(s, CodeInput, "", err.Error())
+	}
+	targets := live(lane.Targets(), x.retiredSnapshot())
+	if len(targets) > 2 {
+		targets = targets[:2]
+	}
+	if len(targets) == 0 {
+		return x.failed(s, CodeEngineUnavailable, "", fmt.Sprintf("every target of lane %q is retired", lane.Name))
+	}
+	seq := s.seq
+	for _, t := range targets {
+		if t.Provider == "" {
+			return x.failed(s, CodeIdentity, "", fmt.Sprintf("lane %q target adapter %q has no provider: name one in the lane", lane.Name, t.Adapter))
+		}
+		eng, ok := x.o.Engines[t.Adapter]
+		if !ok {
+			return x.failed(s, CodeNodeFailed, "", fmt.Sprintf("%v: engine %q", ErrPluginMissing, t.Adapter))
+		}
+		seq++
+		res, err := eng.Run(ctx, plugin.RunRequest{
+			Purpose: plugin.PurposeOrdinary, RunID: x.plan.RunID, NodeID: s.node.ID, Position: s.position,
+			AttemptID: s.attempt, Target: t, Prompt: prompt, Tools: t.Tools,
+			WorkspaceDir: x.plan.Workspace.Root, Timeout: remaining(ctx),
+		}, func(plugin.RunEvent) error { return nil })
+		rec := graph.EngineAttemptData{Node: s.node.ID, Position: s.position, Sequence: seq,
+			Requested: mustJSON(t), Effective: json.RawMessage("null"), Usage: mustJSON(plugin.Usage{})}
+		if err == nil {
+			rec.Outcome, rec.Effective, rec.Usage, rec.Parts = "completed", mustJSON(res.Effective), mustJSON(res.Usage), mustJSON(res.Parts)
+			e, _ := newEvent(graph.EventEngineAttempt, rec)
+			final, ok := res.Final()
+			if !ok {
+				return append([]store.NewEvent{e}, x.failed(s, CodeNodeFailed, string(plugin.FailureUnknown), "engine result has no final part")...)
+			}
+			value := final.JSON
+			if final.Kind != plugin.PartStructured {
+				value = mustJSON(final.Text)
+			}
+			return append([]store.NewEvent{e}, x.completed(ctx, s, value)...)
+		}
+		code, kind := classify(ctx, err)
+		rec.Outcome, rec.FailureKind, rec.Message = "failed", kind, err.Error()
+		e, _ := newEvent(graph.EventEngineAttempt, rec)
+		var f *plugin.Failure
+		var retire []graph.RetiredTarget
+		if errors.As(err, &f) && ctx.Err() == nil {
+			retire = Retire(t, f)
+		}
+		if len(retire) == 0 {
+			return append([]store.NewEvent{e}, x.failed(s, code, kind, err.Error())...)
+		}
+		mu, _ := newEvent(graph.EventModelUnavailable, graph.ModelUnavailableData{Node: s.node.ID, Position: s.position, FailureKind: kind, Retired: retire})
+		// Durable before any fallback is tried.
+		if err := x.send(ctx, []store.NewEvent{e, mu}, false); err != nil {
+			return x.failed(s, CodeNodeFailed, kind, "recording the engine attempt: "+err.Error())
+		}
+	}
+	return x.failed(s, CodeEngineUnavailable, "", fmt.Sprintf("every target of lane %q failed lane-dead", lane.Name))
+}
+
+// retiredSnapshot copies the retired list under the loop's ownership: the
+// attempt goroutine reads it only at start, before handing events over.
+func (x *Executor) retiredSnapshot() []graph.RetiredTarget {
+	x.retiredMu.Lock()
+	defer x.retiredMu.Unlock()
+	return append([]graph.RetiredTarget(nil), x.retired...)
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -1,0 +1,352 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/store"
+)
+
+// start is an attempt the loop decided to run once its batch is durable.
+type start struct {
+	node     *graph.NodeDef
+	position string
+	attempt  string
+	seq      int
+	// results and artifacts hold the recorded results the node's templates
+	// may read: its transitive dependencies (every other node for a
+	// finalizer).
+	results   map[string]json.RawMessage
+	artifacts map[string]graph.ArtifactRef
+}
+
+// Execute carries the run on until the graph is complete, failed or
+// waiting, records graph:run-finished or graph:run-waiting, and returns
+// that result. A run that already finished is returned as recorded, with
+// nothing appended. When ctx is cancelled the in-flight attempts are
+// cancelled, nothing more is recorded for them, and ctx.Err() is returned:
+// the record then shows them started, and the next worker recovers them by
+// the crash table.
+func (x *Executor) Execute(ctx context.Context) (*graph.RunResult, error) {
+	if x.finished != nil {
+		return x.finished, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		close(x.loopEnd)
+		x.wg.Wait()
+	}()
+
+	var b batch
+	starts, err := x.recover(&b)
+	if err != nil {
+		return nil, err
+	}
+	more, err := x.decide(&b)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.commit(ctx, b); err != nil {
+		return nil, err
+	}
+	x.launch(ctx, append(starts, more...))
+
+	for {
+		if x.active == 0 {
+			return x.finish(ctx)
+		}
+		var m message
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case m = <-x.msgs:
+		}
+		res, err := x.handle(ctx, m)
+		if m.ack != nil {
+			m.ack <- err
+		}
+		if err != nil && !errors.Is(err, errRefused) {
+			return nil, err
+		}
+		x.launch(ctx, res)
+	}
+}
+
+// handle appends what an attempt handed over; a settle also takes the next
+// dispatch decision into the same append.
+func (x *Executor) handle(ctx context.Context, m message) ([]start, error) {
+	var b batch
+	for _, e := range m.events {
+		if err := x.add(&b, e.Type, e.Data); err != nil {
+			return nil, err
+		}
+	}
+	var starts []start
+	if m.settle {
+		x.active--
+		var err error
+		if starts, err = x.decide(&b); err != nil {
+			return nil, err
+		}
+	}
+	err := x.commit(ctx, b)
+	if err != nil && (errors.Is(err, store.ErrKnownSecret) || errors.Is(err, store.ErrStorageLimitExceeded)) {
+		// The record's policy refused these events. Nothing was written:
+		// refold, and for a settle record the refusal as the node's failure;
+		// an intermediate record returns the refusal to the attempt.
+		if m.settle {
+			return x.refuseResult(ctx, m, err)
+		}
+		return nil, errors.Join(errRefused, err, x.refold(ctx))
+	}
+	return starts, err
+}
+
+// refuseResult replaces a settle the record refused with a node failure.
+func (x *Executor) refuseResult(ctx context.Context, m message, cause error) ([]start, error) {
+	if err := x.refold(ctx); err != nil {
+		return nil, err
+	}
+	var node, position string
+	for _, e := range m.events {
+		var id struct{ Node, Position string }
+		raw, _ := json.Marshal(e.Data)
+		_ = json.Unmarshal(raw, &id)
+		if id.Node != "" {
+			node, position = id.Node, id.Position
+		}
+	}
+	code := store.Code(cause)
+	if code == "STORAGE_LIMIT_EXCEEDED" {
+		code = CodeResultTooLarge
+	}
+	var b batch
+	if err := x.add(&b, graph.EventNodeFailed, graph.FailedData{Node: node, Position: position, Code: code,
+		Message: "the record refused the result: " + cause.Error()}); err != nil {
+		return nil, err
+	}
+	starts, err := x.decide(&b)
+	if err != nil {
+		return nil, err
+	}
+	return starts, x.commit(ctx, b)
+}
+
+// refold rebuilds the state from the record after a refused append.
+func (x *Executor) refold(ctx context.Context) error {
+	fresh, err := New(ctx, x.o)
+	if err != nil {
+		return err
+	}
+	x.retiredMu.Lock()
+	x.retired = fresh.retired
+	x.retiredMu.Unlock()
+	x.state, x.rev, x.seq, x.dispatches, x.waiting = fresh.state, fresh.rev, fresh.seq, fresh.dispatches, fresh.waiting
+	return nil
+}
+
+// recover applies the crash table (DESIGN §5) to every occurrence the
+// record shows in flight: not started → run it; started and saved
+// retry_safe → node-resumed, run again; started and not retry-safe → pause
+// with a reconcile-attempt request, node code is not called.
+func (x *Executor) recover(b *batch) ([]start, error) {
+	var starts []start
+	for _, n := range x.state.InFlight() {
+		if n.Status == graph.StatusStarted {
+			if n.Def.Lane != "" {
+				// The engine call the crash cut off: no identity is known.
+				x.seq[n.Position]++
+				if err := x.add(b, graph.EventEngineAttempt, graph.EngineAttemptData{
+					Node: n.Def.ID, Position: n.Position, Sequence: x.seq[n.Position],
+					Requested: json.RawMessage("null"), Effective: json.RawMessage("null"),
+					Usage: json.RawMessage(`{"known":false}`), Outcome: "interrupted",
+				}); err != nil {
+					return nil, err
+				}
+			}
+			if !n.RetrySafe {
+				if err := x.add(b, graph.EventNodePaused, graph.PausedData{Node: n.Def.ID, Position: n.Position,
+					Request: graph.PauseRequest{Kind: "reconcile-attempt", Position: n.Position, AttemptID: x.attemptID(n)}}); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if err := x.add(b, graph.EventNodeResumed, graph.ResumedData{Node: n.Def.ID, Position: n.Position, Reason: "retry-safe"}); err != nil {
+				return nil, err
+			}
+		}
+		s, err := x.gate(b, n)
+		if err != nil {
+			return nil, err
+		}
+		starts = append(starts, s...)
+	}
+	return starts, nil
+}
+
+func (x *Executor) attemptID(n *graph.NodeState) string {
+	return plan.AttemptID(x.plan.Namespace, x.plan.RunID, n.Def.ID, n.Position)
+}
+
+// gate applies the action policy to a dispatched position before its
+// effects: approval pending → pause; denied → DENIED; otherwise record
+// attempt-started and return the attempt to launch.
+func (x *Executor) gate(b *batch, n *graph.NodeState) ([]start, error) {
+	if n.Def.Approval {
+		switch n.Approved {
+		case "":
+			return nil, x.add(b, graph.EventNodePaused, graph.PausedData{Node: n.Def.ID, Position: n.Position,
+				Request: graph.PauseRequest{Kind: "approval", Position: n.Position}})
+		case "deny":
+			return nil, x.add(b, graph.EventNodeFailed, graph.FailedData{Node: n.Def.ID, Position: n.Position,
+				Code: CodeDenied, Message: "denied by operator"})
+		}
+	}
+	id := x.attemptID(n)
+	if err := x.add(b, graph.EventAttemptStarted, graph.AttemptStartedData{Node: n.Def.ID, Position: n.Position,
+		AttemptID: id, RetrySafe: n.Def.RetrySafe}); err != nil {
+		return nil, err
+	}
+	st := start{node: n.Def, position: n.Position, attempt: id, seq: x.seq[n.Position],
+		results: map[string]json.RawMessage{}, artifacts: map[string]graph.ArtifactRef{}}
+	for _, dep := range x.visible(n.Def) {
+		d := x.state.Node(dep)
+		switch {
+		case d.Status != graph.StatusPassed:
+		case d.ResultArtifact != nil:
+			st.artifacts[dep] = *d.ResultArtifact
+		default:
+			st.results[dep] = d.Result
+		}
+	}
+	return []start{st}, nil
+}
+
+// visible returns the nodes whose results a node's templates may read: its
+// transitive dependencies, or every non-finalizer for a finalizer.
+func (x *Executor) visible(n *graph.NodeDef) []string {
+	var out []string
+	if n.Kind == graph.KindFinalizer {
+		for _, o := range x.def.Nodes {
+			if o.Kind != graph.KindFinalizer {
+				out = append(out, o.ID)
+			}
+		}
+		return out
+	}
+	seen := map[string]bool{}
+	var walk func(ids []string)
+	walk = func(ids []string) {
+		for _, id := range ids {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+				walk(x.state.Node(id).Def.DependsOn)
+			}
+		}
+	}
+	walk(n.DependsOn)
+	return out
+}
+
+// decide asks the graph for its next decision and records it, with the
+// attempt-started of every dispatched position, into b.
+func (x *Executor) decide(b *batch) ([]start, error) {
+	ds, _ := x.state.Next()
+	if len(ds) == 0 {
+		return nil, nil
+	}
+	if max := x.plan.Limits.MaxDispatches; max > 0 && x.dispatches+len(ds) > max {
+		x.budgetStop = true
+		return nil, nil
+	}
+	if x.budgetStop {
+		return nil, nil
+	}
+	if err := x.add(b, graph.EventNodeDispatched, graph.DispatchedData{Dispatches: ds}); err != nil {
+		return nil, err
+	}
+	var starts []start
+	for _, d := range ds {
+		s, err := x.gate(b, x.state.Node(d.Node))
+		if err != nil {
+			return nil, err
+		}
+		starts = append(starts, s...)
+	}
+	return starts, nil
+}
+
+// launch starts an attempt goroutine per start.
+func (x *Executor) launch(ctx context.Context, starts []start) {
+	for _, s := range starts {
+		x.active++
+		x.wg.Add(1)
+		go func() {
+			defer x.wg.Done()
+			x.attempt(ctx, s)
+		}()
+	}
+}
+
+// finish records the graph's outcome.
+func (x *Executor) finish(ctx context.Context) (*graph.RunResult, error) {
+	_, out := x.state.Next()
+	if out == nil {
+		// Nothing in flight and nothing dispatchable only happens under the
+		// dispatch budget.
+		out = &graph.Outcome{Kind: graph.OutcomeFail, Code: CodeBudget}
+	}
+	res := &graph.RunResult{RunID: x.plan.RunID}
+	typ := graph.EventRunFinished
+	switch {
+	case x.budgetStop && out.Kind != graph.OutcomeWaiting:
+		res.Kind, res.Code = "fail", CodeBudget
+		res.Output, _ = json.Marshal(map[string]any{"max_dispatches": x.plan.Limits.MaxDispatches, "dispatched": x.dispatches})
+	case out.Kind == graph.OutcomeComplete:
+		res.Kind = "complete"
+		nodes := map[string]json.RawMessage{}
+		for _, id := range out.Nodes {
+			n := x.state.Node(id)
+			switch {
+			case n.Result != nil:
+				nodes[id] = n.Result
+			case n.ResultArtifact != nil:
+				nodes[id], _ = json.Marshal(map[string]any{"result_artifact": n.ResultArtifact})
+			}
+		}
+		res.Output, _ = json.Marshal(map[string]any{"nodes": nodes})
+	case out.Kind == graph.OutcomeFail:
+		res.Kind, res.Code = "fail", out.Code
+		failures := map[string]any{}
+		for _, id := range out.Failed {
+			n := x.state.Node(id)
+			if n.Failure != nil {
+				failures[id] = map[string]string{"code": n.Failure.Code, "message": n.Failure.Message, "position": n.Failure.Position}
+			} else {
+				failures[id] = map[string]string{"code": "BLOCKED", "message": "a dependency failed"}
+			}
+		}
+		res.Output, _ = json.Marshal(map[string]any{"failed": out.Failed, "errors": failures, "nodes": out.Nodes})
+	default:
+		if x.waiting != nil {
+			// Already recorded; nothing changed since.
+			return x.waiting, nil
+		}
+		res.Kind = "pause"
+		typ = graph.EventRunWaiting
+		res.Output, _ = json.Marshal(map[string]any{"waiting": out.Waiting})
+	}
+	var b batch
+	if err := x.add(&b, typ, res); err != nil {
+		return nil, err
+	}
+	if err := x.commit(ctx, b); err != nil {
+		return nil, err
+	}
+	return res, nil
+}

@@ -1,0 +1,171 @@
+package graph
+
+import "encoding/json"
+
+// Event types recorded by the executor (DESIGN §5). The graph folds the
+// ones that change node state; the others are carried for status and audit.
+const (
+	EventRunStarted       = "graph:run-started"
+	EventNodeDispatched   = "graph:node-dispatched"
+	EventAttemptStarted   = "graph:node-attempt-started"
+	EventEngineAttempt    = "graph:engine-attempt-recorded"
+	EventModelUnavailable = "graph:model-unavailable"
+	EventNodeCompleted    = "graph:node-completed"
+	EventNodeFailed       = "graph:node-failed"
+	EventNodePaused       = "graph:node-paused"
+	EventNodeResumed      = "graph:node-resumed"
+	EventApproval         = "graph:approval-decided"
+	EventRunFinished      = "graph:run-finished"
+	EventRunWaiting       = "graph:run-waiting"
+	EventRunResumed       = "graph:run-resumed"
+)
+
+// EngineAttemptData is the data of graph:engine-attempt-recorded: one engine
+// call of a position, durable before fallback routing or the result is
+// used. Requested and Effective are null for a call a crash left
+// unfinished. Usage is the call's usage; unknown stays unknown.
+type EngineAttemptData struct {
+	Node        string          `json:"node"`
+	Position    string          `json:"position"`
+	Sequence    int             `json:"sequence"`
+	Requested   json.RawMessage `json:"requested"`
+	Effective   json.RawMessage `json:"effective"`
+	Usage       json.RawMessage `json:"usage"`
+	Outcome     string          `json:"outcome"`
+	FailureKind string          `json:"failure_kind,omitempty"`
+	Message     string          `json:"message,omitempty"`
+	Parts       json.RawMessage `json:"parts,omitempty"`
+	// PartsArtifact references the parts when they were too large to keep
+	// in the event.
+	PartsArtifact *ArtifactRef `json:"parts_artifact,omitempty"`
+}
+
+// RetiredTarget names what a lane-dead failure proved dead. Empty fields
+// match anything: {adapter, provider} for auth, {provider, model} for
+// model_unavailable, billing and quota, {adapter} for missing_cli and
+// invalid_config (DESIGN §5).
+type RetiredTarget struct {
+	Adapter  string `json:"adapter,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+}
+
+// ModelUnavailableData is the data of graph:model-unavailable.
+type ModelUnavailableData struct {
+	Node        string          `json:"node,omitempty"`
+	Position    string          `json:"position,omitempty"`
+	FailureKind string          `json:"failure_kind"`
+	Retired     []RetiredTarget `json:"retired"`
+}
+
+// RunResult is the data of graph:run-finished and graph:run-waiting, and
+// the result object the CLI prints: kind "complete", "fail" or "pause".
+type RunResult struct {
+	RunID  string          `json:"run_id"`
+	Kind   string          `json:"kind"`
+	Code   string          `json:"code,omitempty"`
+	Output json.RawMessage `json:"output,omitempty"`
+}
+
+// Dispatch is one node occurrence the graph decided to start.
+type Dispatch struct {
+	Node     string `json:"node"`
+	Position string `json:"position"`
+}
+
+// DispatchedData is the data of graph:node-dispatched: the whole decision
+// taken at one prefix of the record.
+type DispatchedData struct {
+	Dispatches []Dispatch `json:"dispatches"`
+}
+
+// AttemptStartedData is the data of graph:node-attempt-started. It is
+// durable before node code runs; RetrySafe is the saved value that governs
+// recovery.
+type AttemptStartedData struct {
+	Node      string `json:"node"`
+	Position  string `json:"position"`
+	AttemptID string `json:"attempt_id"`
+	RetrySafe bool   `json:"retry_safe"`
+}
+
+// CompletedData is the data of graph:node-completed. Result holds the
+// node's value (engine: the final text as a JSON string or the structured
+// value; binding: its output object) unless it was too large for an event,
+// in which case ResultArtifact references it.
+type CompletedData struct {
+	Node           string          `json:"node"`
+	Position       string          `json:"position"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	ResultArtifact *ArtifactRef    `json:"result_artifact,omitempty"`
+}
+
+// ArtifactRef mirrors the record's artifact reference.
+type ArtifactRef struct {
+	Digest    string `json:"digest"`
+	Size      int64  `json:"size"`
+	MediaType string `json:"media_type"`
+	Purpose   string `json:"purpose"`
+}
+
+// FailedData is the data of graph:node-failed.
+type FailedData struct {
+	Node        string `json:"node"`
+	Position    string `json:"position"`
+	Code        string `json:"code"`
+	Message     string `json:"message"`
+	FailureKind string `json:"failure_kind,omitempty"`
+}
+
+// PauseRequest says what a paused position waits for.
+type PauseRequest struct {
+	// Kind is "approval" or "reconcile-attempt".
+	Kind      string `json:"kind"`
+	Position  string `json:"position"`
+	AttemptID string `json:"attempt_id,omitempty"`
+}
+
+// PausedData is the data of graph:node-paused.
+type PausedData struct {
+	Node     string       `json:"node"`
+	Position string       `json:"position"`
+	Request  PauseRequest `json:"request"`
+}
+
+// ResumedData is the data of graph:node-resumed: the position is offered
+// again (run again, or asked again).
+type ResumedData struct {
+	Node     string `json:"node"`
+	Position string `json:"position"`
+	// Reason is "retry-safe", "operator" or "approval".
+	Reason string `json:"reason"`
+}
+
+// ApprovalData is the data of graph:approval-decided.
+type ApprovalData struct {
+	Position string `json:"position"`
+	// Decision is "allow" or "deny".
+	Decision string `json:"decision"`
+}
+
+// Outcome kinds.
+const (
+	OutcomeComplete = "complete"
+	OutcomeFail     = "fail"
+	OutcomeWaiting  = "waiting"
+)
+
+// Outcome is the graph's verdict when nothing more can be dispatched.
+type Outcome struct {
+	// Kind is OutcomeComplete, OutcomeFail or OutcomeWaiting.
+	Kind string `json:"kind"`
+	// Code is "DAG_NODE_FAILED" for a failed graph, "" otherwise.
+	Code string `json:"code,omitempty"`
+	// Failed names the failed or blocked required nodes and failed
+	// finalizers, in declaration order.
+	Failed []string `json:"failed,omitempty"`
+	// Nodes lists the nodes that passed, in declaration order.
+	Nodes []string `json:"nodes,omitempty"`
+	// Waiting lists the paused positions and their requests.
+	Waiting []PauseRequest `json:"waiting,omitempty"`
+}

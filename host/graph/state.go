@@ -1,0 +1,407 @@
+package graph
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// Status is a node's state in the fold.
+type Status int
+
+// Node statuses. Blocked is derived, never recorded: a node whose
+// dependency failed for good (or that stop_on_error stopped) can never run.
+const (
+	StatusIdle       Status = iota // waiting for its dependencies or capacity
+	StatusDispatched               // position recorded, attempt not started
+	StatusStarted                  // attempt started, no result recorded
+	StatusPaused                   // waiting for a person (approval, reconcile)
+	StatusPassed
+	StatusFailed // failed for good (no retry left)
+)
+
+var statusNames = [...]string{"idle", "dispatched", "started", "paused", "passed", "failed"}
+
+// String returns the lower-case status name.
+func (s Status) String() string { return statusNames[s] }
+
+// NodeState is the folded state of one node.
+type NodeState struct {
+	Def *NodeDef
+	// Status is the current status.
+	Status Status
+	// Attempts is how many positions the node has used.
+	Attempts int
+	// Position is the current (or last) position.
+	Position string
+	// RetrySafe is the value saved in the last attempt-started event.
+	RetrySafe bool
+	// AttemptStarted reports whether the current position has a recorded
+	// attempt-started.
+	AttemptStarted bool
+	// Result is the recorded result of a passed node.
+	Result json.RawMessage
+	// ResultArtifact references a result stored as an artifact.
+	ResultArtifact *ArtifactRef
+	// Failure is the last recorded failure.
+	Failure *FailedData
+	// Pause is the request of a paused node.
+	Pause *PauseRequest
+	// Approved is the recorded approval decision for the current position:
+	// "", "allow" or "deny".
+	Approved string
+}
+
+// State is the graph state folded from the record. It is incremental: the
+// executor keeps one State and applies each new event once.
+type State struct {
+	def      *Definition
+	nodes    []*NodeState
+	index    map[string]int
+	inflight int
+	keyed    map[string]int
+	keyLimit map[string]int
+	// stopped is set once a required node failed for good under
+	// stop_on_error.
+	stopped bool
+}
+
+// New returns the initial state of a validated definition.
+func New(def *Definition) (*State, error) {
+	if err := def.Validate(); err != nil {
+		return nil, err
+	}
+	s := &State{def: def, index: map[string]int{}, keyed: map[string]int{}, keyLimit: map[string]int{}}
+	for i := range def.Nodes {
+		s.nodes = append(s.nodes, &NodeState{Def: &def.Nodes[i]})
+		s.index[def.Nodes[i].ID] = i
+	}
+	for _, k := range def.KeyedConcurrency {
+		s.keyLimit[k.Key] = k.Limit
+	}
+	return s, nil
+}
+
+// Definition returns the definition the state folds.
+func (s *State) Definition() *Definition { return s.def }
+
+// Node returns the state of a node, or nil for an unknown id.
+func (s *State) Node(id string) *NodeState {
+	i, ok := s.index[id]
+	if !ok {
+		return nil
+	}
+	return s.nodes[i]
+}
+
+// Nodes returns every node state in declaration order.
+func (s *State) Nodes() []*NodeState { return s.nodes }
+
+// InFlight returns the nodes with a recorded position and no result:
+// dispatched or started.
+func (s *State) InFlight() []*NodeState {
+	var out []*NodeState
+	for _, n := range s.nodes {
+		if n.Status == StatusDispatched || n.Status == StatusStarted {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Results returns the recorded results of every passed node, by id. Nodes
+// whose result is an artifact are left out; the executor loads those.
+func (s *State) Results() map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	for _, n := range s.nodes {
+		if n.Status == StatusPassed && n.Result != nil {
+			out[n.Def.ID] = n.Result
+		}
+	}
+	return out
+}
+
+// Apply folds one recorded event. Events the graph does not own are
+// ignored. A dispatch that differs from what Next decides at this prefix, or
+// an event about a position that is not in the expected state, returns an
+// error wrapping ErrInvalidEvent.
+func (s *State) Apply(typ string, data json.RawMessage) error {
+	switch typ {
+	case EventNodeDispatched:
+		var d DispatchedData
+		if err := strictUnmarshal(data, &d); err != nil {
+			return err
+		}
+		return s.applyDispatch(d.Dispatches)
+	case EventAttemptStarted:
+		var d AttemptStartedData
+		if err := strictUnmarshal(data, &d); err != nil {
+			return err
+		}
+		n, err := s.at(d.Node, d.Position, StatusDispatched)
+		if err != nil {
+			return err
+		}
+		n.Status, n.RetrySafe, n.AttemptStarted = StatusStarted, d.RetrySafe, true
+	case EventNodeCompleted:
+		var d CompletedData
+		if err := strictUnmarshal(data, &d); err != nil {
+			return err
+		}
+		n, err := s.at(d.Node, d.Position, StatusStarted, StatusPaused)
+		if err != nil {
+			return err
+		}
+		s.leave(n)
+		n.Status, n.Result, n.ResultArtifact, n.Pause = StatusPassed, d.Result, d.ResultArtifact, nil
+	case EventNodeFailed:
+		var d FailedData
+		if err := strictUnmarshal(data, &d); err != nil {
+			return err
+		}
+		n, err := s.at(d.Node, d.Position, StatusDispatched, StatusStarted, StatusPaused)
+		if err != nil {
+			return err
+		}
+		s.leave(n)
+		n.Failure, n.Pause = &d, nil
+		s.settleFailure(n)
+	case EventNodePaused:
+		var d PausedData
+		if err := strictUnmarshal(data, &d); err != nil {
+			return err
+		}
+		n, err := s.at(d.Node, d.Position, StatusDispatched, StatusStarted)
+		if err != nil {
+			return err
+		}
+		s.leave(n)
+		req := d.Request
+		n.Status, n.Pause = StatusPaused, &req
+	case EventNodeResumed:
+		var d ResumedData
+		if err := strictUnmarshal(data, &d); err != nil {
+			return err
+		}
+		n, err := s.at(d.Node, d.Position, StatusPaused, StatusStarted)
+		if err != nil {
+			return err
+		}
+		if n.Status == StatusPaused {
+			s.enter(n)
+		}
+		n.Status, n.Pause, n.AttemptStarted = StatusDispatched, nil, false
+	case EventApproval:
+		var d ApprovalData
+		if err := strictUnmarshal(data, &d); err != nil {
+			return err
+		}
+		for _, n := range s.nodes {
+			if n.Position == d.Position {
+				n.Approved = d.Decision
+				return nil
+			}
+		}
+		return fmt.Errorf("%w: approval for unknown position %q", ErrInvalidEvent, d.Position)
+	}
+	return nil
+}
+
+func strictUnmarshal(data json.RawMessage, v any) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidEvent, err)
+	}
+	return nil
+}
+
+// at finds the node named by an event and checks its position and status.
+func (s *State) at(id, position string, want ...Status) (*NodeState, error) {
+	n := s.Node(id)
+	if n == nil {
+		return nil, fmt.Errorf("%w: unknown node %q", ErrInvalidEvent, id)
+	}
+	if n.Position != position {
+		return nil, fmt.Errorf("%w: node %q is at position %q, event names %q", ErrInvalidEvent, id, n.Position, position)
+	}
+	if !slices.Contains(want, n.Status) {
+		return nil, fmt.Errorf("%w: position %q is %s", ErrInvalidEvent, position, n.Status)
+	}
+	return n, nil
+}
+
+func (s *State) enter(n *NodeState) {
+	s.inflight++
+	if n.Def.Key != "" {
+		s.keyed[n.Def.Key]++
+	}
+}
+
+func (s *State) leave(n *NodeState) {
+	if n.Status != StatusDispatched && n.Status != StatusStarted {
+		return
+	}
+	s.inflight--
+	if n.Def.Key != "" {
+		s.keyed[n.Def.Key]--
+	}
+}
+
+// settleFailure decides whether a failed position is offered again: only a
+// required node, only while attempts ≤ retry_cap_per_node and stop_on_error
+// is false, and never after a denial.
+func (s *State) settleFailure(n *NodeState) {
+	denied := n.Failure != nil && n.Failure.Code == "DENIED"
+	if n.Def.Kind == KindRequired && !denied && !s.def.StopOnError && n.Attempts <= s.def.RetryCapPerNode {
+		n.Status = StatusIdle
+		return
+	}
+	n.Status = StatusFailed
+	if n.Def.Kind == KindRequired && s.def.StopOnError {
+		s.stopped = true
+	}
+}
+
+func (s *State) applyDispatch(recorded []Dispatch) error {
+	want, _ := s.Next()
+	if len(recorded) == 0 || !slices.Equal(want, recorded) {
+		return fmt.Errorf("%w: recorded dispatch %v differs from the graph's decision %v", ErrInvalidEvent, recorded, want)
+	}
+	for _, d := range recorded {
+		n := s.Node(d.Node)
+		n.Attempts++
+		n.Position, n.Status, n.AttemptStarted, n.Approved = d.Position, StatusDispatched, false, ""
+		s.enter(n)
+	}
+	return nil
+}
+
+// green reports whether a node no longer holds its dependents back: passed,
+// or failed for good while optional.
+func green(n *NodeState) bool {
+	return n.Status == StatusPassed || (n.Status == StatusFailed && n.Def.Kind == KindOptional)
+}
+
+// blockedSet marks the nodes that can never run: idle non-finalizers whose
+// dependency failed for good (and is not optional) or is itself blocked, or
+// every idle non-finalizer once stop_on_error stopped new dispatches. It is
+// memoised per call so deep or diamond-shaped graphs stay linear.
+func (s *State) blockedSet() []bool {
+	const unknown, no, yes = 0, 1, 2
+	memo := make([]int8, len(s.nodes))
+	var visit func(i int) bool
+	visit = func(i int) bool {
+		if memo[i] != unknown {
+			return memo[i] == yes
+		}
+		memo[i] = no
+		n := s.nodes[i]
+		b := false
+		if n.Status == StatusIdle && n.Def.Kind != KindFinalizer {
+			b = s.stopped
+			for _, dep := range n.Def.DependsOn {
+				if b {
+					break
+				}
+				j := s.index[dep]
+				d := s.nodes[j]
+				b = (d.Status == StatusFailed && d.Def.Kind != KindOptional) || visit(j)
+			}
+		}
+		if b {
+			memo[i] = yes
+		}
+		return b
+	}
+	out := make([]bool, len(s.nodes))
+	for i := range s.nodes {
+		out[i] = visit(i)
+	}
+	return out
+}
+
+// Blocked reports whether a node can never run (see Next).
+func (s *State) Blocked(id string) bool {
+	i, ok := s.index[id]
+	return ok && s.blockedSet()[i]
+}
+
+// Next returns the dispatch decision at the current prefix: the idle nodes
+// whose dependencies are green, in declaration order, within global and
+// keyed concurrency. Finalizers are offered once every other node has
+// settled and nothing waits for a person. When nothing is in flight and
+// nothing can be dispatched, the outcome is returned instead.
+func (s *State) Next() ([]Dispatch, *Outcome) {
+	var out []Dispatch
+	blocked := s.blockedSet()
+	inflight := s.inflight
+	keyed := map[string]int{}
+	settled := true // every non-finalizer is passed, failed or blocked
+	paused := false
+	for i, n := range s.nodes {
+		if n.Status == StatusPaused {
+			paused = true
+		}
+		if n.Def.Kind != KindFinalizer && n.Status != StatusPassed && n.Status != StatusFailed && !blocked[i] {
+			settled = false
+		}
+	}
+	for i, n := range s.nodes {
+		if n.Status != StatusIdle || inflight >= s.def.GlobalConcurrency {
+			continue
+		}
+		if n.Def.Kind == KindFinalizer {
+			if !settled || paused {
+				continue
+			}
+		} else if blocked[i] || !s.depsGreen(n) {
+			continue
+		}
+		if k := n.Def.Key; k != "" {
+			if s.keyed[k]+keyed[k] >= s.keyLimit[k] {
+				continue
+			}
+			keyed[k]++
+		}
+		inflight++
+		out = append(out, Dispatch{Node: n.Def.ID, Position: Position(n.Def.ID, n.Attempts+1)})
+	}
+	if len(out) > 0 || s.inflight > 0 {
+		return out, nil
+	}
+	return nil, s.outcome(paused, blocked)
+}
+
+func (s *State) depsGreen(n *NodeState) bool {
+	for _, dep := range n.Def.DependsOn {
+		if !green(s.Node(dep)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *State) outcome(paused bool, blocked []bool) *Outcome {
+	if paused {
+		o := &Outcome{Kind: OutcomeWaiting}
+		for _, n := range s.nodes {
+			if n.Status == StatusPaused && n.Pause != nil {
+				o.Waiting = append(o.Waiting, *n.Pause)
+			}
+		}
+		return o
+	}
+	o := &Outcome{Kind: OutcomeComplete}
+	for i, n := range s.nodes {
+		switch {
+		case n.Status == StatusPassed:
+			o.Nodes = append(o.Nodes, n.Def.ID)
+		case n.Def.Kind == KindOptional:
+		case n.Status == StatusFailed || blocked[i]:
+			o.Failed = append(o.Failed, n.Def.ID)
+		}
+	}
+	if len(o.Failed) > 0 {
+		o.Kind, o.Code = OutcomeFail, "DAG_NODE_FAILED"
+	}
+	return o
+}

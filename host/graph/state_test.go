@@ -1,0 +1,307 @@
+package graph
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func node(id, kind string, deps ...string) NodeDef {
+	return NodeDef{ID: id, Kind: kind, Binding: "b", DependsOn: deps}
+}
+
+// simulate drives a state the way the executor does: take the decision,
+// record it, start every dispatched position, then settle the oldest
+// in-flight position with the scripted outcome ("pass" or "fail"; a node's
+// script is consumed one entry per attempt, default "pass"). It returns the
+// dispatch decisions in order and the outcome.
+func simulate(t *testing.T, def *Definition, script map[string][]string) ([][]string, *Outcome) {
+	t.Helper()
+	s, err := New(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decisions [][]string
+	var queue []Dispatch
+	for step := 0; step < 1000; step++ {
+		ds, out := s.Next()
+		if out != nil {
+			return decisions, out
+		}
+		if len(ds) > 0 {
+			var names []string
+			for _, d := range ds {
+				names = append(names, d.Position)
+			}
+			decisions = append(decisions, names)
+			if err := s.Apply(EventNodeDispatched, mustJSON(t, DispatchedData{Dispatches: ds})); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range ds {
+				if err := s.Apply(EventAttemptStarted, mustJSON(t, AttemptStartedData{Node: d.Node, Position: d.Position})); err != nil {
+					t.Fatal(err)
+				}
+			}
+			queue = append(queue, ds...)
+		}
+		if len(queue) == 0 {
+			t.Fatal("nothing in flight and no outcome")
+		}
+		d := queue[0]
+		queue = queue[1:]
+		res := "pass"
+		if sc := script[d.Node]; len(sc) > 0 {
+			res, script[d.Node] = sc[0], sc[1:]
+		}
+		if res == "pass" {
+			err = s.Apply(EventNodeCompleted, mustJSON(t, CompletedData{Node: d.Node, Position: d.Position, Result: json.RawMessage(`"ok"`)}))
+		} else {
+			err = s.Apply(EventNodeFailed, mustJSON(t, FailedData{Node: d.Node, Position: d.Position, Code: "NODE_FAILED"}))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("no outcome after 1000 steps")
+	return nil, nil
+}
+
+func TestDAGRules(t *testing.T) {
+	tests := []struct {
+		name      string
+		def       Definition
+		script    map[string][]string
+		decisions [][]string
+		outcome   Outcome
+	}{
+		{
+			name:      "chain runs in order",
+			def:       Definition{GlobalConcurrency: 4, Nodes: []NodeDef{node("a", KindRequired), node("b", KindRequired, "a"), node("c", KindRequired, "b")}},
+			decisions: [][]string{{"dag/a/1"}, {"dag/b/1"}, {"dag/c/1"}},
+			outcome:   Outcome{Kind: OutcomeComplete, Nodes: []string{"a", "b", "c"}},
+		},
+		{
+			name:      "global concurrency in declaration order",
+			def:       Definition{GlobalConcurrency: 2, Nodes: []NodeDef{node("a", KindRequired), node("b", KindRequired), node("c", KindRequired)}},
+			decisions: [][]string{{"dag/a/1", "dag/b/1"}, {"dag/c/1"}},
+			outcome:   Outcome{Kind: OutcomeComplete, Nodes: []string{"a", "b", "c"}},
+		},
+		{
+			name: "keyed concurrency",
+			def: Definition{GlobalConcurrency: 4, KeyedConcurrency: []KeyLimit{{Key: "repo", Limit: 1}}, Nodes: []NodeDef{
+				{ID: "a", Kind: KindRequired, Binding: "b", Key: "repo"}, {ID: "b", Kind: KindRequired, Binding: "b", Key: "repo"}, node("c", KindRequired)}},
+			decisions: [][]string{{"dag/a/1", "dag/c/1"}, {"dag/b/1"}},
+			outcome:   Outcome{Kind: OutcomeComplete, Nodes: []string{"a", "b", "c"}},
+		},
+		{
+			name:      "retry at a new position within the cap",
+			def:       Definition{GlobalConcurrency: 1, RetryCapPerNode: 1, Nodes: []NodeDef{node("a", KindRequired), node("b", KindRequired, "a")}},
+			script:    map[string][]string{"a": {"fail", "pass"}},
+			decisions: [][]string{{"dag/a/1"}, {"dag/a/2"}, {"dag/b/1"}},
+			outcome:   Outcome{Kind: OutcomeComplete, Nodes: []string{"a", "b"}},
+		},
+		{
+			name:      "retry cap exhausted fails and blocks dependents",
+			def:       Definition{GlobalConcurrency: 1, RetryCapPerNode: 1, Nodes: []NodeDef{node("a", KindRequired), node("b", KindRequired, "a")}},
+			script:    map[string][]string{"a": {"fail", "fail"}},
+			decisions: [][]string{{"dag/a/1"}, {"dag/a/2"}},
+			outcome:   Outcome{Kind: OutcomeFail, Code: "DAG_NODE_FAILED", Failed: []string{"a", "b"}},
+		},
+		{
+			name:      "optional failure is green",
+			def:       Definition{GlobalConcurrency: 1, Nodes: []NodeDef{node("a", KindOptional), node("b", KindRequired, "a")}},
+			script:    map[string][]string{"a": {"fail"}},
+			decisions: [][]string{{"dag/a/1"}, {"dag/b/1"}},
+			outcome:   Outcome{Kind: OutcomeComplete, Nodes: []string{"b"}},
+		},
+		{
+			name: "stop_on_error stops new dispatches, in-flight and finalizers still run",
+			def: Definition{GlobalConcurrency: 2, StopOnError: true, RetryCapPerNode: 3, Nodes: []NodeDef{
+				node("a", KindRequired), node("b", KindRequired), node("c", KindRequired), node("fin", KindFinalizer)}},
+			script:    map[string][]string{"a": {"fail"}},
+			decisions: [][]string{{"dag/a/1", "dag/b/1"}, {"dag/fin/1"}},
+			outcome:   Outcome{Kind: OutcomeFail, Code: "DAG_NODE_FAILED", Failed: []string{"a", "c"}, Nodes: []string{"b", "fin"}},
+		},
+		{
+			name:      "finalizer runs last on success",
+			def:       Definition{GlobalConcurrency: 4, Nodes: []NodeDef{node("fin", KindFinalizer), node("a", KindRequired), node("b", KindRequired, "a")}},
+			decisions: [][]string{{"dag/a/1"}, {"dag/b/1"}, {"dag/fin/1"}},
+			outcome:   Outcome{Kind: OutcomeComplete, Nodes: []string{"fin", "a", "b"}},
+		},
+		{
+			name:      "finalizer cannot turn a failed run green",
+			def:       Definition{GlobalConcurrency: 4, Nodes: []NodeDef{node("a", KindRequired), node("fin", KindFinalizer)}},
+			script:    map[string][]string{"a": {"fail"}},
+			decisions: [][]string{{"dag/a/1"}, {"dag/fin/1"}},
+			outcome:   Outcome{Kind: OutcomeFail, Code: "DAG_NODE_FAILED", Failed: []string{"a"}, Nodes: []string{"fin"}},
+		},
+		{
+			name:      "failed finalizer fails the run",
+			def:       Definition{GlobalConcurrency: 4, Nodes: []NodeDef{node("a", KindRequired), node("fin", KindFinalizer)}},
+			script:    map[string][]string{"fin": {"fail"}},
+			decisions: [][]string{{"dag/a/1"}, {"dag/fin/1"}},
+			outcome:   Outcome{Kind: OutcomeFail, Code: "DAG_NODE_FAILED", Failed: []string{"fin"}, Nodes: []string{"a"}},
+		},
+		{
+			name:      "event-driven: a freed node goes before its sibling settles",
+			def:       Definition{GlobalConcurrency: 4, Nodes: []NodeDef{node("a", KindRequired), node("slow", KindRequired), node("b", KindRequired, "a")}},
+			decisions: [][]string{{"dag/a/1", "dag/slow/1"}, {"dag/b/1"}},
+			outcome:   Outcome{Kind: OutcomeComplete, Nodes: []string{"a", "slow", "b"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.script == nil {
+				tt.script = map[string][]string{}
+			}
+			got, out := simulate(t, &tt.def, tt.script)
+			if diff := cmp.Diff(tt.decisions, got); diff != "" {
+				t.Errorf("decisions (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.outcome, *out); diff != "" {
+				t.Errorf("outcome (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEventDrivenDispatchBeforeSiblingSettles(t *testing.T) {
+	def := &Definition{GlobalConcurrency: 4, Nodes: []NodeDef{node("a", KindRequired), node("slow", KindRequired), node("b", KindRequired, "a")}}
+	s, err := New(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := s.Next()
+	apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
+	apply(t, s, EventAttemptStarted, AttemptStartedData{Node: "a", Position: "dag/a/1"})
+	apply(t, s, EventAttemptStarted, AttemptStartedData{Node: "slow", Position: "dag/slow/1"})
+	apply(t, s, EventNodeCompleted, CompletedData{Node: "a", Position: "dag/a/1", Result: json.RawMessage(`1`)})
+	got, out := s.Next()
+	if out != nil {
+		t.Fatalf("outcome %+v while slow is in flight", out)
+	}
+	if diff := cmp.Diff([]Dispatch{{Node: "b", Position: "dag/b/1"}}, got); diff != "" {
+		t.Fatalf("dispatch (-want +got):\n%s", diff)
+	}
+}
+
+func apply(t *testing.T, s *State, typ string, v any) {
+	t.Helper()
+	if err := s.Apply(typ, mustJSON(t, v)); err != nil {
+		t.Fatalf("%s: %v", typ, err)
+	}
+}
+
+func TestReplayCheck(t *testing.T) {
+	def := &Definition{GlobalConcurrency: 1, Nodes: []NodeDef{node("a", KindRequired), node("b", KindRequired)}}
+	tests := []struct {
+		name string
+		typ  string
+		data any
+	}{
+		{"dispatch differs", EventNodeDispatched, DispatchedData{Dispatches: []Dispatch{{Node: "b", Position: "dag/b/1"}}}},
+		{"dispatch beyond concurrency", EventNodeDispatched, DispatchedData{Dispatches: []Dispatch{{Node: "a", Position: "dag/a/1"}, {Node: "b", Position: "dag/b/1"}}}},
+		{"wrong position", EventNodeDispatched, DispatchedData{Dispatches: []Dispatch{{Node: "a", Position: "dag/a/2"}}}},
+		{"result for idle node", EventNodeCompleted, CompletedData{Node: "a", Position: "dag/a/1"}},
+		{"unknown node", EventAttemptStarted, AttemptStartedData{Node: "zz", Position: "dag/zz/1"}},
+		{"empty dispatch", EventNodeDispatched, DispatchedData{}},
+		{"malformed", EventNodeDispatched, json.RawMessage(`{"dispatches": 3}`)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := New(def)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var raw json.RawMessage
+			if r, ok := tt.data.(json.RawMessage); ok {
+				raw = r
+			} else {
+				raw = mustJSON(t, tt.data)
+			}
+			if err := s.Apply(tt.typ, raw); !errors.Is(err, ErrInvalidEvent) {
+				t.Fatalf("Apply = %v, want ErrInvalidEvent", err)
+			}
+		})
+	}
+}
+
+func TestPauseAndResume(t *testing.T) {
+	def := &Definition{GlobalConcurrency: 2, Nodes: []NodeDef{node("a", KindRequired), node("b", KindRequired)}}
+	s, err := New(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := s.Next()
+	apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
+	apply(t, s, EventNodePaused, PausedData{Node: "a", Position: "dag/a/1", Request: PauseRequest{Kind: "approval", Position: "dag/a/1"}})
+	apply(t, s, EventNodePaused, PausedData{Node: "b", Position: "dag/b/1", Request: PauseRequest{Kind: "approval", Position: "dag/b/1"}})
+	_, out := s.Next()
+	want := &Outcome{Kind: OutcomeWaiting, Waiting: []PauseRequest{{Kind: "approval", Position: "dag/a/1"}, {Kind: "approval", Position: "dag/b/1"}}}
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Fatalf("outcome (-want +got):\n%s", diff)
+	}
+	apply(t, s, EventNodeResumed, ResumedData{Node: "a", Position: "dag/a/1", Reason: "operator"})
+	if n := s.Node("a"); n.Status != StatusDispatched || n.AttemptStarted {
+		t.Fatalf("after resume a is %s (started %v), want dispatched", n.Status, n.AttemptStarted)
+	}
+	if ds, out := s.Next(); len(ds) != 0 || out != nil {
+		t.Fatalf("Next after resume = %v, %v; want nothing new while a is in flight", ds, out)
+	}
+}
+
+func TestDefinitionValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		def  Definition
+	}{
+		{"cycle", Definition{GlobalConcurrency: 1, Nodes: []NodeDef{node("a", KindRequired, "b"), node("b", KindRequired, "a")}}},
+		{"self edge", Definition{GlobalConcurrency: 1, Nodes: []NodeDef{node("a", KindRequired, "a")}}},
+		{"unknown dependency", Definition{GlobalConcurrency: 1, Nodes: []NodeDef{node("a", KindRequired, "x")}}},
+		{"finalizer with edges", Definition{GlobalConcurrency: 1, Nodes: []NodeDef{node("a", KindRequired), node("f", KindFinalizer, "a")}}},
+		{"depends on finalizer", Definition{GlobalConcurrency: 1, Nodes: []NodeDef{node("f", KindFinalizer), node("a", KindRequired, "f")}}},
+		{"duplicate", Definition{GlobalConcurrency: 1, Nodes: []NodeDef{node("a", KindRequired), node("a", KindRequired)}}},
+		{"key without limit", Definition{GlobalConcurrency: 1, Nodes: []NodeDef{{ID: "a", Kind: KindRequired, Binding: "b", Key: "k"}}}},
+		{"zero concurrency", Definition{Nodes: []NodeDef{node("a", KindRequired)}}},
+		{"lane and binding", Definition{GlobalConcurrency: 1, Nodes: []NodeDef{{ID: "a", Kind: KindRequired, Binding: "b", Lane: "l"}}}},
+		{"bad kind", Definition{GlobalConcurrency: 1, Nodes: []NodeDef{node("a", "sometimes")}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.def.Validate(); !errors.Is(err, ErrInvalidDefinition) {
+				t.Fatalf("Validate = %v, want ErrInvalidDefinition", err)
+			}
+		})
+	}
+}
+
+// FuzzApply feeds arbitrary event sequences to the fold: it must never
+// panic and must keep its in-flight count consistent with node statuses.
+func FuzzApply(f *testing.F) {
+	f.Add(EventNodeDispatched, []byte(`{"dispatches":[{"node":"a","position":"dag/a/1"}]}`), EventNodeCompleted, []byte(`{"node":"a","position":"dag/a/1"}`))
+	f.Add(EventNodePaused, []byte(`{"node":"a"}`), EventNodeResumed, []byte(`{}`))
+	f.Fuzz(func(t *testing.T, t1 string, d1 []byte, t2 string, d2 []byte) {
+		def := &Definition{GlobalConcurrency: 2, Nodes: []NodeDef{node("a", KindRequired), node("b", KindOptional, "a"), node("f", KindFinalizer)}}
+		s, err := New(def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = s.Apply(t1, d1)
+		_ = s.Apply(t2, d2)
+		if got := len(s.InFlight()); got != s.inflight {
+			t.Fatalf("inflight counter %d, statuses say %d", s.inflight, got)
+		}
+		s.Next()
+	})
+}

@@ -1,0 +1,152 @@
+package launch
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/plugin"
+)
+
+// Options configures Start.
+type Options struct {
+	// StorageDir holds the plugin cache.
+	StorageDir string
+	// FromSource launches the pinned source binaries instead of the cache
+	// (the pre-run check, before the cache is filled).
+	FromSource bool
+	// Logger receives the plugins' stderr logs; nil discards.
+	Logger hclog.Logger
+	// HealthTimeout bounds each health check; default 5 s.
+	HealthTimeout time.Duration
+}
+
+// Set is the launched plugins of one process, by plugin name.
+type Set struct {
+	clients  map[string]*plugin.Client
+	engines  map[string]plugin.Engine
+	bindings map[string]plugin.NodeBinding
+	descs    map[string]*plugin.Description
+}
+
+// Start launches, health-checks, describes and configures every plugin of
+// the plan. On any failure the plugins already started are closed and the
+// error names the plugin: a digest mismatch (plugin.DigestMismatchError), a
+// changed cache entry (ErrPluginChanged), a failed handshake or health
+// check, a missing type (ErrType) or refused configuration (ErrConfig).
+func Start(ctx context.Context, plugins []plan.PluginPlan, o Options) (*Set, error) {
+	s := &Set{clients: map[string]*plugin.Client{}, engines: map[string]plugin.Engine{},
+		bindings: map[string]plugin.NodeBinding{}, descs: map[string]*plugin.Description{}}
+	for _, p := range plugins {
+		if err := s.start(ctx, p, o); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *Set) start(ctx context.Context, p plan.PluginPlan, o Options) error {
+	path := p.Source
+	if !o.FromSource {
+		path = CachePath(o.StorageDir, p.SHA256)
+		if err := VerifyCached(p.Name, path, p.SHA256); err != nil {
+			return err
+		}
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	c, err := plugin.Launch(ctx, plugin.LaunchConfig{
+		Name: p.Name, Type: plugin.Type(p.Type), Path: path, SHA256: p.SHA256,
+		Args: p.Args, Env: Env(p.Env), Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	s.clients[p.Name] = c
+	ht := o.HealthTimeout
+	if ht == 0 {
+		ht = 5 * time.Second
+	}
+	hctx, cancel := context.WithTimeout(ctx, ht)
+	err = c.Health(hctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("plugin %q health check: %w", p.Name, err)
+	}
+	var desc *plugin.Description
+	var diags []plugin.Diagnostic
+	switch plugin.Type(p.Type) {
+	case plugin.TypeEngine:
+		e, err := c.Engine()
+		if err != nil {
+			return fmt.Errorf("plugin %q: %w", p.Name, err)
+		}
+		if desc, err = e.Describe(ctx); err != nil {
+			return fmt.Errorf("plugin %q describe: %w", p.Name, err)
+		}
+		if diags, err = e.Configure(ctx, p.Config); err != nil {
+			return fmt.Errorf("plugin %q configure: %w", p.Name, err)
+		}
+		s.engines[p.Name] = e
+	default:
+		n, err := c.Node()
+		if err != nil {
+			return fmt.Errorf("plugin %q: %w", p.Name, err)
+		}
+		if desc, err = n.Describe(ctx); err != nil {
+			return fmt.Errorf("plugin %q describe: %w", p.Name, err)
+		}
+		if diags, err = n.Configure(ctx, p.Config); err != nil {
+			return fmt.Errorf("plugin %q configure: %w", p.Name, err)
+		}
+		s.bindings[p.Name] = n
+	}
+	if len(desc.Types) > 0 && !slices.Contains(desc.Types, plugin.Type(p.Type)) {
+		return fmt.Errorf("%w: plugin %q (%s) serves %v, the run file declares type %q", ErrType, p.Name, p.Source, desc.Types, p.Type)
+	}
+	s.descs[p.Name] = desc
+	var problems []string
+	for _, d := range diags {
+		if d.Severity == plugin.SeverityError {
+			msg := d.Summary
+			if d.Attribute != "" {
+				msg = "config." + d.Attribute + ": " + msg
+			}
+			if d.Detail != "" {
+				msg += " (" + d.Detail + ")"
+			}
+			problems = append(problems, msg)
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: plugin %q: %s", ErrConfig, p.Name, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Engines returns the engine plugins by name.
+func (s *Set) Engines() map[string]plugin.Engine { return s.engines }
+
+// Bindings returns the node plugins by name.
+func (s *Set) Bindings() map[string]plugin.NodeBinding { return s.bindings }
+
+// Descriptions returns each plugin's Describe answer by name.
+func (s *Set) Descriptions() map[string]*plugin.Description { return s.descs }
+
+// Clients returns the launched clients by name.
+func (s *Set) Clients() map[string]*plugin.Client { return s.clients }
+
+// Close stops every plugin process.
+func (s *Set) Close() {
+	for _, c := range s.clients {
+		c.Close()
+	}
+}

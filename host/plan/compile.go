@@ -1,0 +1,191 @@
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gowebpki/jcs"
+
+	"github.com/obversa/obversa/hcl"
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/plugin"
+)
+
+// Compile turns a decoded run file into the graph definition and the plan
+// of run runID. digests maps each plugin name to the SHA-256 (hex) it is
+// pinned to; a plugin without one is an error wrapping ErrUnpinned.
+func Compile(rf *hcl.RunFile, runID string, digests map[string]string) (*graph.Definition, *Plan, error) {
+	def := &graph.Definition{
+		Name:              rf.Graph.Name,
+		GlobalConcurrency: rf.Graph.GlobalConcurrency,
+		StopOnError:       rf.Graph.StopOnError,
+		RetryCapPerNode:   rf.Graph.RetryCapPerNode,
+		KeyedConcurrency:  []graph.KeyLimit{},
+		Nodes:             []graph.NodeDef{},
+	}
+	for _, k := range rf.Graph.KeyedConcurrency {
+		def.KeyedConcurrency = append(def.KeyedConcurrency, graph.KeyLimit{Key: k.Key, Limit: k.Limit})
+	}
+	approval := map[string]bool{}
+	for _, id := range rf.Graph.Approval {
+		approval[id] = true
+	}
+	for _, n := range rf.Graph.Nodes {
+		deps := n.DependsOn
+		if deps == nil {
+			deps = []string{}
+		}
+		def.Nodes = append(def.Nodes, graph.NodeDef{
+			ID: n.ID, Kind: n.Kind, Lane: n.Lane, Binding: n.Binding, Prompt: n.Prompt,
+			Input: n.Input, DependsOn: deps, RetrySafe: n.RetrySafe,
+			TimeoutMS: n.Timeout.Milliseconds(), Key: n.Key, Approval: n.Approval || approval[n.ID],
+		})
+	}
+	if err := def.Validate(); err != nil {
+		return nil, nil, err
+	}
+	p := &Plan{
+		RunID:     runID,
+		Namespace: rf.Storage.Namespace,
+		Workspace: Workspace{Root: rf.Workspace.Root, Provider: rf.Workspace.Provider},
+		Storage: Storage{
+			Directory:                   rf.Storage.Directory,
+			MaxEventPayloadBytes:        rf.Storage.MaxEventPayloadBytes,
+			MaxBatchBytes:               rf.Storage.MaxBatchBytes,
+			MaxArtifactBytes:            rf.Storage.MaxArtifactBytes,
+			MaxTotalArtifactBytesPerRun: rf.Storage.MaxTotalArtifactBytesPerRun,
+			KnownSecretsFromEnv:         rf.Storage.KnownSecretsFromEnv,
+		},
+		Limits:          Limits{TimeoutMS: rf.Limits.Timeout.Milliseconds(), MaxDispatches: rf.Limits.MaxDispatches},
+		Restart:         Restart{MaxRestarts: rf.Restart.MaxRestarts, InitialBackoffMS: rf.Restart.InitialBackoff.Milliseconds(), MaxBackoffMS: rf.Restart.MaxBackoff.Milliseconds()},
+		TeardownGraceMS: rf.TeardownGrace.Milliseconds(),
+		Plugins:         []PluginPlan{},
+		Lanes:           []LanePlan{},
+	}
+	for _, pl := range rf.Plugins {
+		sum, ok := digests[pl.Name]
+		if !ok || sum == "" {
+			return nil, nil, fmt.Errorf("%w: plugin %q (%s)", ErrUnpinned, pl.Name, pl.Path)
+		}
+		cd, err := Digest(rawOrNull(pl.Config))
+		if err != nil {
+			return nil, nil, fmt.Errorf("plugin %q config: %w", pl.Name, err)
+		}
+		p.Plugins = append(p.Plugins, PluginPlan{
+			Name: pl.Name, Type: pl.Type, SHA256: sum, Source: pl.Path, Args: pl.Args,
+			Env: pl.Env, Config: pl.Config, ConfigDigest: cd,
+		})
+	}
+	for _, l := range rf.Lanes {
+		lp := LanePlan{
+			Name:               l.Name,
+			Requested:          identity(l.Requested),
+			Effective:          identity(l.Requested),
+			KnownSubstitutions: []plugin.Identity{},
+			Fallbacks:          []plugin.Identity{},
+		}
+		for _, t := range l.KnownSubstitutions {
+			lp.KnownSubstitutions = append(lp.KnownSubstitutions, identity(t))
+		}
+		for _, t := range l.Fallbacks {
+			lp.Fallbacks = append(lp.Fallbacks, identity(t))
+		}
+		p.Lanes = append(p.Lanes, lp)
+	}
+	if rf.Preflight != nil {
+		pf := &Preflight{TimeoutMS: rf.Preflight.Timeout.Milliseconds(), Lanes: []LanePreflight{}}
+		for _, l := range rf.Lanes {
+			lp := LanePreflight{Lane: l.Name, Live: "skip", UnsupportedStatic: "block"}
+			if l.Preflight != nil {
+				lp.Live, lp.UnsupportedStatic = l.Preflight.Live, l.Preflight.UnsupportedStatic
+			}
+			pf.Lanes = append(pf.Lanes, lp)
+		}
+		p.Preflight = pf
+	}
+	return def, p, nil
+}
+
+func identity(t hcl.Target) plugin.Identity {
+	tools := t.Tools
+	if tools == nil {
+		tools = []string{}
+	}
+	return plugin.Identity{Adapter: t.Adapter, Provider: t.Provider, ModelFamily: t.ModelFamily, Model: t.Model, Tools: tools}
+}
+
+func rawOrNull(r json.RawMessage) any {
+	if len(r) == 0 {
+		return nil
+	}
+	return r
+}
+
+// Canonical returns the RFC 8785 canonical JSON of v.
+func Canonical(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return jcs.Transform(b)
+}
+
+// Digest returns "sha256:<hex>" of the canonical JSON of v.
+func Digest(v any) (string, error) {
+	b, err := Canonical(v)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// AttemptID is the id of the attempt at one position: the digest of
+// {namespace, run, node, position} (DESIGN §5). It is the same for every
+// try at that position, so a plugin can recognise a repeated attempt.
+func AttemptID(namespace, run, node, position string) string {
+	d, err := Digest(map[string]string{"namespace": namespace, "run": run, "node": node, "position": position})
+	if err != nil {
+		// Marshalling a map of strings cannot fail.
+		panic(err)
+	}
+	return d
+}
+
+// NewRunStarted builds the data of graph:run-started with both digests.
+func NewRunStarted(runFile string, def *graph.Definition, p *Plan, now time.Time) (*RunStarted, error) {
+	dd, err := Digest(def)
+	if err != nil {
+		return nil, err
+	}
+	pd, err := Digest(p)
+	if err != nil {
+		return nil, err
+	}
+	return &RunStarted{RunID: p.RunID, Namespace: p.Namespace, RunFile: runFile, Definition: def,
+		DefinitionDigest: dd, Plan: p, PlanDigest: pd, StartedAt: now.UTC()}, nil
+}
+
+// Check re-computes both digests of a recorded run-started and returns an
+// error wrapping ErrDigest when either differs: the stored definition or
+// plan was edited.
+func (rs *RunStarted) Check() error {
+	dd, err := Digest(rs.Definition)
+	if err != nil {
+		return err
+	}
+	pd, err := Digest(rs.Plan)
+	if err != nil {
+		return err
+	}
+	if dd != rs.DefinitionDigest {
+		return fmt.Errorf("%w: definition digest %s, recorded %s", ErrDigest, dd, rs.DefinitionDigest)
+	}
+	if pd != rs.PlanDigest {
+		return fmt.Errorf("%w: plan digest %s, recorded %s", ErrDigest, pd, rs.PlanDigest)
+	}
+	return rs.Definition.Validate()
+}

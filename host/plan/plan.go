@@ -1,0 +1,132 @@
+package plan
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/plugin"
+)
+
+// Plan is the resolved plan of a run. Durations are milliseconds.
+type Plan struct {
+	RunID     string    `json:"run_id"`
+	Namespace string    `json:"namespace"`
+	Workspace Workspace `json:"workspace"`
+	Storage   Storage   `json:"storage"`
+	Limits    Limits    `json:"limits"`
+	Restart   Restart   `json:"restart"`
+	// TeardownGraceMS is the grace between SIGTERM and SIGKILL.
+	TeardownGraceMS int64        `json:"teardown_grace_ms"`
+	Preflight       *Preflight   `json:"preflight,omitempty"`
+	Plugins         []PluginPlan `json:"plugins"`
+	Lanes           []LanePlan   `json:"lanes"`
+}
+
+// Workspace is the run's workspace.
+type Workspace struct {
+	Root     string `json:"root"`
+	Provider string `json:"provider"`
+}
+
+// Storage is the record policy of the run (bytes).
+type Storage struct {
+	Directory                   string   `json:"directory"`
+	MaxEventPayloadBytes        int64    `json:"max_event_payload_bytes"`
+	MaxBatchBytes               int64    `json:"max_batch_bytes"`
+	MaxArtifactBytes            int64    `json:"max_artifact_bytes"`
+	MaxTotalArtifactBytesPerRun int64    `json:"max_total_artifact_bytes_per_run"`
+	KnownSecretsFromEnv         []string `json:"known_secrets_from_env,omitempty"`
+}
+
+// Limits bound the run as a whole.
+type Limits struct {
+	TimeoutMS     int64 `json:"timeout_ms"`
+	MaxDispatches int   `json:"max_dispatches"`
+}
+
+// Restart bounds worker restarts.
+type Restart struct {
+	MaxRestarts      int   `json:"max_restarts"`
+	InitialBackoffMS int64 `json:"initial_backoff_ms"`
+	MaxBackoffMS     int64 `json:"max_backoff_ms"`
+}
+
+// Preflight is the stored preflight policy: one entry per lane.
+type Preflight struct {
+	TimeoutMS int64           `json:"timeout_ms"`
+	Lanes     []LanePreflight `json:"lanes"`
+}
+
+// LanePreflight is one lane's preflight policy.
+type LanePreflight struct {
+	Lane              string `json:"lane"`
+	Live              string `json:"live"`
+	UnsupportedStatic string `json:"unsupported_static"`
+}
+
+// PluginPlan pins one plugin of the run.
+type PluginPlan struct {
+	Name   string `json:"name"`
+	Type   string `json:"type"`
+	SHA256 string `json:"sha256"`
+	// Source is the path the binary was pinned from; workers execute the
+	// content-addressed copy in the storage directory's plugin cache.
+	Source string            `json:"source"`
+	Args   []string          `json:"args,omitempty"`
+	Env    map[string]string `json:"env,omitempty"`
+	Config json.RawMessage   `json:"config,omitempty"`
+	// ConfigDigest is "sha256:<hex>" of the canonical config JSON.
+	ConfigDigest string `json:"config_digest"`
+}
+
+// LanePlan is one lane: what was requested, what may stand in, what will
+// be used first and what follows it.
+type LanePlan struct {
+	Name               string            `json:"name"`
+	Requested          plugin.Identity   `json:"requested"`
+	KnownSubstitutions []plugin.Identity `json:"known_substitutions"`
+	Effective          plugin.Identity   `json:"effective"`
+	Fallbacks          []plugin.Identity `json:"fallbacks"`
+}
+
+// Targets returns the lane's targets in the order they are tried: the
+// effective target, then the fallbacks.
+func (l *LanePlan) Targets() []plugin.Identity {
+	return append([]plugin.Identity{l.Effective}, l.Fallbacks...)
+}
+
+// Lane returns the lane plan with the given name.
+func (p *Plan) Lane(name string) (*LanePlan, bool) {
+	for i := range p.Lanes {
+		if p.Lanes[i].Name == name {
+			return &p.Lanes[i], true
+		}
+	}
+	return nil, false
+}
+
+// Plugin returns the plugin plan with the given name.
+func (p *Plan) Plugin(name string) (*PluginPlan, bool) {
+	for i := range p.Plugins {
+		if p.Plugins[i].Name == name {
+			return &p.Plugins[i], true
+		}
+	}
+	return nil, false
+}
+
+// Timeout returns Limits.TimeoutMS as a duration.
+func (p *Plan) Timeout() time.Duration { return time.Duration(p.Limits.TimeoutMS) * time.Millisecond }
+
+// RunStarted is the data of the run's first event, graph:run-started.
+type RunStarted struct {
+	RunID            string            `json:"run_id"`
+	Namespace        string            `json:"namespace"`
+	RunFile          string            `json:"run_file"`
+	Definition       *graph.Definition `json:"definition"`
+	DefinitionDigest string            `json:"definition_digest"`
+	Plan             *Plan             `json:"plan"`
+	PlanDigest       string            `json:"plan_digest"`
+	StartedAt        time.Time         `json:"started_at"`
+}

@@ -1,0 +1,55 @@
+package watchdog
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	hclv2 "github.com/hashicorp/hcl/v2"
+)
+
+// Run outcome codes of DESIGN §8 that the watchdog records.
+const (
+	CodeStopped            = "STOPPED"
+	CodeTimeout            = "TIMEOUT"
+	CodeOutputLimit        = "OUTPUT_LIMIT"
+	CodeTeardownIncomplete = "TEARDOWN_INCOMPLETE"
+	CodeRestartExhausted   = "RESTART_EXHAUSTED"
+	CodeRunStorage         = "RUN_STORAGE"
+)
+
+var (
+	// ErrUnpinned is returned by Prepare when a plugin has neither a
+	// `sha256` in the run file nor an entry in obversa.lock.hcl.
+	ErrUnpinned = errors.New("plugin is not pinned")
+	// ErrPinConflict is returned by Prepare when the run file's sha256 and
+	// the lock file disagree.
+	ErrPinConflict = errors.New("plugin pins disagree")
+	// ErrPluginMissing is returned by Prepare when a plugin binary does not
+	// exist.
+	ErrPluginMissing = errors.New("plugin binary not found")
+)
+
+// DiagnosticsError carries the run file's diagnostics; the CLI prints them
+// with source snippets.
+type DiagnosticsError struct {
+	Diags hclv2.Diagnostics
+}
+
+// Error lists the diagnostics one per line.
+func (e *DiagnosticsError) Error() string {
+	var b strings.Builder
+	for i, d := range e.Diags {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		if d.Subject != nil {
+			fmt.Fprintf(&b, "%s:%d,%d: ", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column)
+		}
+		b.WriteString(d.Summary)
+		if d.Detail != "" {
+			b.WriteString("; " + d.Detail)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,182 @@
+package watchdog
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/obversa/obversa/hcl"
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/store"
+)
+
+// PrepareOptions configures Prepare.
+type PrepareOptions struct {
+	// RunID names the run; empty generates "<UTC time>-<6 hex>".
+	RunID string
+	// TrustOnFirstUse pins unpinned plugins to their current digest and
+	// writes them to the lock file (`obversa run --lock`).
+	TrustOnFirstUse bool
+	// SkipPluginCheck skips launching each plugin before the run is created.
+	SkipPluginCheck bool
+	// Logger receives plugin logs of the check; nil discards.
+	Logger hclog.Logger
+}
+
+// Prepared is a run that passed every check and has not been written yet.
+type Prepared struct {
+	RunFile    *hcl.RunFile
+	Definition *graph.Definition
+	Plan       *plan.Plan
+}
+
+// Prepare decodes and validates the run file, resolves every plugin's pin
+// (run file `sha256`, else obversa.lock.hcl), checks each binary's digest,
+// launches each plugin once (handshake, health, Describe, Configure) and
+// compiles the definition and plan. Nothing is written except, with
+// TrustOnFirstUse, the lock file. Errors: *DiagnosticsError for the run
+// file, ErrUnpinned, ErrPinConflict, ErrPluginMissing,
+// *plugin.DigestMismatchError, launch errors naming the plugin.
+func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, error) {
+	rf, diags := hcl.DecodeFile(path)
+	if diags.HasErrors() {
+		return nil, &DiagnosticsError{Diags: diags}
+	}
+	digests, err := Pins(rf, path, o.TrustOnFirstUse)
+	if err != nil {
+		return nil, err
+	}
+	id := o.RunID
+	if id == "" {
+		id = NewRunID(time.Now())
+	}
+	if err := store.ValidID(id); err != nil {
+		return nil, err
+	}
+	def, p, err := plan.Compile(rf, id, digests)
+	if err != nil {
+		return nil, err
+	}
+	if !o.SkipPluginCheck {
+		set, err := launch.Start(ctx, p.Plugins, launch.Options{FromSource: true, Logger: o.Logger})
+		if err != nil {
+			return nil, err
+		}
+		set.Close()
+	}
+	return &Prepared{RunFile: rf, Definition: def, Plan: p}, nil
+}
+
+// Pins resolves each plugin's expected digest and checks the binary on
+// disk against it. A plugin pinned nowhere is refused unless tofu is set,
+// in which case its current digest is written to the lock file.
+func Pins(rf *hcl.RunFile, runFile string, tofu bool) (map[string]string, error) {
+	lockPath := hcl.LockFilePath(runFile)
+	lf, diags := hcl.DecodeLockFile(lockPath)
+	if diags.HasErrors() {
+		return nil, &DiagnosticsError{Diags: diags}
+	}
+	out := map[string]string{}
+	changed := false
+	for _, pl := range rf.Plugins {
+		actual, err := plugin.FileSHA256(pl.Path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: plugin %q: %s does not exist; build it (make build) or fix `path` in %s", ErrPluginMissing, pl.Name, pl.Path, rf.Filename)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("plugin %q: %w", pl.Name, err)
+		}
+		locked, inLock := lf.Lookup(pl.Name)
+		expected := pl.SHA256
+		switch {
+		case expected != "" && inLock && locked.SHA256 != expected:
+			return nil, fmt.Errorf("%w: plugin %q: run file pins sha256 %s, %s pins %s; remove one or run `obversa plugin lock --upgrade %s`",
+				ErrPinConflict, pl.Name, expected, lockPath, locked.SHA256, runFile)
+		case expected == "" && inLock:
+			expected = locked.SHA256
+		case expected == "" && tofu:
+			expected = actual
+			lf.Set(hcl.LockedPlugin{Name: pl.Name, Path: pl.Path, SHA256: actual})
+			changed = true
+		case expected == "":
+			return nil, fmt.Errorf("%w: plugin %q (%s) has no sha256 in the run file and no entry in %s; run `obversa plugin lock %s` to pin it",
+				ErrUnpinned, pl.Name, pl.Path, lockPath, runFile)
+		}
+		if actual != expected {
+			return nil, fmt.Errorf("%w; if the new binary is trusted, re-pin it with `obversa plugin lock --upgrade %s`",
+				&plugin.DigestMismatchError{Name: pl.Name, Path: pl.Path, Expected: expected, Actual: actual}, runFile)
+		}
+		out[pl.Name] = expected
+	}
+	if changed {
+		if err := os.WriteFile(lockPath, hcl.EncodeLockFile(lf), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// NewRunID returns a sortable run id: "<UTC yyyymmddThhmmss>-<6 hex>".
+func NewRunID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// Policy returns the record policy of a plan, with the known secrets read
+// from the environment variables the plan names (values are never stored).
+func Policy(p *plan.Plan) store.Policy {
+	pol := store.Policy{
+		MaxEventPayloadBytes:        p.Storage.MaxEventPayloadBytes,
+		MaxBatchBytes:               p.Storage.MaxBatchBytes,
+		MaxArtifactBytes:            p.Storage.MaxArtifactBytes,
+		MaxTotalArtifactBytesPerRun: p.Storage.MaxTotalArtifactBytesPerRun,
+	}
+	for _, name := range p.Storage.KnownSecretsFromEnv {
+		if v := os.Getenv(name); v != "" {
+			pol.KnownSecrets = append(pol.KnownSecrets, v)
+		}
+	}
+	return pol
+}
+
+// Create writes the prepared run: the run directory, the pinned copies of
+// its plugins in the cache, and graph:run-started carrying the definition
+// and plan with their digests. graph:run-started is exempt from
+// max_event_payload_bytes: it must hold the whole definition.
+func Create(ctx context.Context, pr *Prepared) (*store.Run, error) {
+	st, err := store.Open(pr.Plan.Storage.Directory, pr.Plan.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	for _, pl := range pr.Plan.Plugins {
+		if _, err := launch.Cache(pr.Plan.Storage.Directory, pl.Name, pl.Source, pl.SHA256); err != nil {
+			return nil, err
+		}
+	}
+	pol := Policy(pr.Plan)
+	pol.MaxEventPayloadBytes = 0
+	run, err := st.CreateRun(ctx, pr.Plan.RunID, pol)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := plan.NewRunStarted(pr.RunFile.Filename, pr.Definition, pr.Plan, time.Now())
+	if err != nil {
+		run.Close()
+		return nil, err
+	}
+	if _, err := run.Events().Append(ctx, 0, store.NewEvent{Type: graph.EventRunStarted, Data: rs}); err != nil {
+		run.Close()
+		return nil, err
+	}
+	return run, nil
+}

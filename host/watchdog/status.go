@@ -1,0 +1,183 @@
+package watchdog
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/internal/proc"
+	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/store"
+)
+
+// Phases of a run as status reports them.
+const (
+	PhaseStarting   = "starting"
+	PhaseRunning    = "running"
+	PhaseRecovering = "recovering"
+	PhasePaused     = "paused"
+	PhaseCompleted  = "completed"
+	PhaseFailed     = "failed"
+	PhaseStopped    = "stopped"
+)
+
+// Report is `obversa status`: what the record and the process table say
+// about a run, read-only. Durations are milliseconds; usage totals stay
+// "unknown" when any call of the node did not report usage.
+type Report struct {
+	RunID              string               `json:"run_id"`
+	Phase              string               `json:"phase"`
+	Worker             *WorkerReport        `json:"worker"`
+	RestartCount       int                  `json:"restart_count"`
+	ElapsedMS          int64                `json:"elapsed_ms"`
+	RemainingTimeoutMS *int64               `json:"remaining_timeout_ms"`
+	PauseReasons       []graph.PauseRequest `json:"pause_reasons"`
+	Active             []Active             `json:"active"`
+	Usage              []NodeUsage          `json:"usage"`
+	Events             int64                `json:"events"`
+	CleanupVerified    *bool                `json:"cleanup_verified"`
+	Result             *graph.RunResult     `json:"result,omitempty"`
+}
+
+// WorkerReport is the last worker and whether it still runs (by pid and
+// start time).
+type WorkerReport struct {
+	PID       int    `json:"pid"`
+	StartTime uint64 `json:"start_time"`
+	Alive     bool   `json:"alive"`
+}
+
+// Active is an occurrence in flight.
+type Active struct {
+	Node      string    `json:"node"`
+	Position  string    `json:"position"`
+	StartedAt time.Time `json:"started_at"`
+	ElapsedMS int64     `json:"elapsed_ms"`
+	Usage     string    `json:"usage"`
+}
+
+// NodeUsage is one node's usage total: "unknown" or the summed counters.
+type NodeUsage struct {
+	Node  string `json:"node"`
+	Usage any    `json:"usage"`
+}
+
+// Status folds the record of the run at runDir into a Report. It streams
+// the record and keeps only per-node totals.
+func Status(ctx context.Context, runDir string) (*Report, error) {
+	run, err := store.OpenRunDir(ctx, runDir, store.Policy{})
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
+	r := &Report{PauseReasons: []graph.PauseRequest{}, Active: []Active{}, Usage: []NodeUsage{}}
+	var rs plan.RunStarted
+	started := map[string]time.Time{}
+	nodeOf := map[string]string{}
+	usage := map[string]*plugin.Usage{}
+	var order []string
+	var worker *WorkerReport
+	err = run.Events().Read(ctx, 1, func(e store.Event) error {
+		r.Events = e.Rev
+		var d struct {
+			Node     string          `json:"node"`
+			Position string          `json:"position"`
+			Usage    json.RawMessage `json:"usage"`
+		}
+		_ = json.Unmarshal(e.Data, &d)
+		switch e.Type {
+		case graph.EventRunStarted:
+			if err := json.Unmarshal(e.Data, &rs); err != nil {
+				return err
+			}
+			r.RunID = rs.RunID
+			r.Phase = PhaseStarting
+		case EventWorkerStarted:
+			var w WorkerStartedData
+			_ = json.Unmarshal(e.Data, &w)
+			worker = &WorkerReport{PID: w.PID, StartTime: w.StartTime}
+			r.Phase, r.RestartCount = PhaseRunning, w.Restart
+			r.Result, r.CleanupVerified = nil, nil
+		case EventWorkerExited:
+			r.Phase = PhaseRecovering
+		case EventCleanup:
+			var c CleanupData
+			_ = json.Unmarshal(e.Data, &c)
+			v := c.Verified
+			r.CleanupVerified = &v
+		case graph.EventAttemptStarted:
+			started[d.Position], nodeOf[d.Position] = e.TS, d.Node
+		case graph.EventNodeCompleted, graph.EventNodeFailed, graph.EventNodePaused:
+			delete(started, d.Position)
+		case graph.EventEngineAttempt:
+			var u plugin.Usage
+			_ = json.Unmarshal(d.Usage, &u)
+			cur, seen := usage[d.Node]
+			if !seen {
+				order = append(order, d.Node)
+				cp := u
+				usage[d.Node] = &cp
+			} else if cur.Known && u.Known {
+				cur.Input, cur.Output = cur.Input+u.Input, cur.Output+u.Output
+				cur.CacheRead, cur.CacheCreation = cur.CacheRead+u.CacheRead, cur.CacheCreation+u.CacheCreation
+			} else {
+				cur.Known = false
+			}
+		case graph.EventRunFinished, graph.EventRunWaiting:
+			var res graph.RunResult
+			_ = json.Unmarshal(e.Data, &res)
+			r.Result = &res
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	r.ElapsedMS = now.Sub(rs.StartedAt).Milliseconds()
+	if rs.Plan != nil && rs.Plan.Limits.TimeoutMS > 0 {
+		left := max(rs.Plan.Limits.TimeoutMS-r.ElapsedMS, 0)
+		r.RemainingTimeoutMS = &left
+	}
+	if worker != nil {
+		worker.Alive = proc.Alive(proc.Proc{PID: worker.PID, StartTime: worker.StartTime})
+		r.Worker = worker
+	}
+	switch {
+	case r.Result == nil:
+		if r.Phase == PhaseRunning && (worker == nil || !worker.Alive) {
+			r.Phase = PhaseRecovering
+		}
+	case r.Result.Kind == "complete":
+		r.Phase = PhaseCompleted
+	case r.Result.Kind == "pause":
+		r.Phase = PhasePaused
+		var out struct {
+			Waiting []graph.PauseRequest `json:"waiting"`
+		}
+		_ = json.Unmarshal(r.Result.Output, &out)
+		r.PauseReasons = append(r.PauseReasons, out.Waiting...)
+	case r.Result.Code == CodeStopped:
+		r.Phase = PhaseStopped
+	default:
+		r.Phase = PhaseFailed
+	}
+	for pos, ts := range started {
+		u := "unknown"
+		if x, ok := usage[nodeOf[pos]]; ok && x.Known {
+			u = "reported"
+		}
+		r.Active = append(r.Active, Active{Node: nodeOf[pos], Position: pos, StartedAt: ts, ElapsedMS: now.Sub(ts).Milliseconds(), Usage: u})
+	}
+	for _, n := range order {
+		u := usage[n]
+		if !u.Known {
+			r.Usage = append(r.Usage, NodeUsage{Node: n, Usage: "unknown"})
+			continue
+		}
+		r.Usage = append(r.Usage, NodeUsage{Node: n, Usage: map[string]int64{"input": u.Input, "output": u.Output, "cache_read": u.CacheRead, "cache_creation": u.CacheCreation}})
+	}
+	return r, nil
+}

@@ -1,0 +1,366 @@
+package watchdog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/obversa/obversa/host/executor"
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/internal/proc"
+	"github.com/obversa/obversa/store"
+)
+
+// Watchdog events.
+const (
+	EventWorkerStarted = "run:worker-started"
+	EventWorkerExited  = "run:worker-exited"
+	EventCleanup       = "run:cleanup"
+)
+
+// MaxWorkerOutput is the worker console budget in bytes (DESIGN §6).
+const MaxWorkerOutput = 1_000_000
+
+// WorkerStartedData is the data of run:worker-started.
+type WorkerStartedData struct {
+	PID       int    `json:"pid"`
+	StartTime uint64 `json:"start_time"`
+	Restart   int    `json:"restart"`
+}
+
+// WorkerExitedData is the data of run:worker-exited: a worker ended
+// without recording a result.
+type WorkerExitedData struct {
+	PID      int    `json:"pid"`
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal,omitempty"`
+	Restart  int    `json:"restart"`
+	Reason   string `json:"reason"`
+}
+
+// CleanupData is the data of run:cleanup: what was stopped after a worker
+// and whether nothing of the run survived.
+type CleanupData struct {
+	Stopped   []proc.Proc `json:"stopped"`
+	Survivors []proc.Proc `json:"survivors"`
+	Verified  bool        `json:"verified"`
+}
+
+// SuperviseOptions configures Supervise.
+type SuperviseOptions struct {
+	// Exe is the obversa binary that runs `obversa worker`; default
+	// os.Executable().
+	Exe string
+	// Progress is called for each event appended while the run is
+	// supervised; nil ignores them.
+	Progress func(store.Event)
+	// Logger receives the watchdog's own log; nil discards.
+	Logger hclog.Logger
+}
+
+// OwnerMarker returns the run's owner marker value, "sha256:<hex>", derived
+// from the run directory so that any later watchdog finds the same one.
+func OwnerMarker(runDir string) string {
+	abs, err := filepath.Abs(runDir)
+	if err != nil {
+		abs = runDir
+	}
+	d, _ := plan.Digest(map[string]string{"run_dir": abs})
+	return d
+}
+
+// Supervise takes the run's process lock and runs workers until the run
+// records a result, restarting a crashed worker with backoff
+// min(max_backoff, initial_backoff·2^n) up to max_restarts. It enforces the
+// run's timeout (from its start, including backoff) and the worker console
+// budget, stops every process carrying the run's owner marker after each
+// worker, and records the outcome it decides itself (STOPPED when ctx is
+// cancelled, TIMEOUT, OUTPUT_LIMIT, RESTART_EXHAUSTED,
+// TEARDOWN_INCOMPLETE). It returns store.ErrProcessLocked (as
+// *store.LockedError) when another process holds the run.
+func Supervise(ctx context.Context, run *store.Run, o SuperviseOptions) (*graph.RunResult, error) {
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.Exe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		o.Exe = exe
+	}
+	lock, err := run.Lock()
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	_ = proc.SetChildSubreaper()
+
+	rs, err := executor.LoadRunStarted(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	s := &supervisor{run: run, o: o, lock: lock, plan: rs.Plan, marker: OwnerMarker(run.Dir())}
+	if rs.Plan.Limits.TimeoutMS > 0 {
+		s.deadline = rs.StartedAt.Add(rs.Plan.Timeout())
+	}
+	stopFollow := s.follow()
+	defer stopFollow()
+	return s.loop(ctx)
+}
+
+type supervisor struct {
+	run      *store.Run
+	o        SuperviseOptions
+	lock     *store.Lock
+	plan     *plan.Plan
+	marker   string
+	deadline time.Time
+}
+
+// follow reports new events to o.Progress until the returned func is called.
+func (s *supervisor) follow() func() {
+	if s.o.Progress == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	from := s.run.Events().Rev() + 1
+	go func() {
+		defer close(done)
+		_ = s.run.Events().Follow(ctx, from, func(e store.Event) error {
+			s.o.Progress(e)
+			return nil
+		})
+	}()
+	return func() {
+		// Let the follower catch up with the last appends, then stop it.
+		time.Sleep(150 * time.Millisecond)
+		cancel()
+		<-done
+	}
+}
+
+func (s *supervisor) loop(ctx context.Context) (*graph.RunResult, error) {
+	grace := time.Duration(s.plan.TeardownGraceMS) * time.Millisecond
+	for restart := 0; ; restart++ {
+		if !s.deadline.IsZero() && time.Now().After(s.deadline) {
+			return s.finish(ctx, CodeTimeout, "the run's timeout passed before a worker could start")
+		}
+		from := s.run.Events().Rev()
+		ex, err := s.runWorker(ctx, restart)
+		if err != nil {
+			return nil, err
+		}
+		survivors := s.cleanup(ctx, grace)
+		if len(survivors) > 0 {
+			return s.finish(ctx, CodeTeardownIncomplete, fmt.Sprintf("%d processes of the run survived SIGKILL", len(survivors)))
+		}
+		if res, err := s.recorded(ctx, from); err != nil || res != nil {
+			return res, err
+		}
+		switch ex.reason {
+		case CodeStopped, CodeTimeout, CodeOutputLimit:
+			return s.finish(ctx, ex.reason, ex.detail)
+		}
+		if err := s.record(ctx, EventWorkerExited, WorkerExitedData{PID: ex.pid, ExitCode: ex.code, Signal: ex.signal, Restart: restart, Reason: "crash"}); err != nil {
+			return nil, err
+		}
+		if restart >= s.plan.Restart.MaxRestarts {
+			return s.finish(ctx, CodeRestartExhausted, fmt.Sprintf("the worker crashed %d times (max_restarts = %d)", restart+1, s.plan.Restart.MaxRestarts))
+		}
+		wait := Backoff(restart, time.Duration(s.plan.Restart.InitialBackoffMS)*time.Millisecond, time.Duration(s.plan.Restart.MaxBackoffMS)*time.Millisecond)
+		s.o.Logger.Info("worker crashed; restarting", "restart", restart+1, "backoff", wait)
+		if !s.sleep(ctx, wait) {
+			if ctx.Err() != nil {
+				return s.finish(context.Background(), CodeStopped, "stopped during backoff")
+			}
+			return s.finish(ctx, CodeTimeout, "the run's timeout passed during backoff")
+		}
+	}
+}
+
+// Backoff returns min(max, initial·2^n).
+func Backoff(n int, initial, max time.Duration) time.Duration {
+	d := initial
+	for i := 0; i < n && d < max; i++ {
+		d *= 2
+	}
+	if max > 0 && d > max {
+		d = max
+	}
+	return d
+}
+
+// sleep waits d, or less when the deadline or ctx ends first (false).
+func (s *supervisor) sleep(ctx context.Context, d time.Duration) bool {
+	if !s.deadline.IsZero() {
+		if left := time.Until(s.deadline); left < d {
+			t := time.NewTimer(max(left, 0))
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			return false
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// exit describes how a worker ended.
+type exit struct {
+	pid    int
+	code   int
+	signal string
+	reason string // "", CodeStopped, CodeTimeout, CodeOutputLimit
+	detail string
+}
+
+// runWorker starts one worker and waits for it, enforcing the deadline,
+// the console budget and ctx (stop).
+func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) {
+	logf, err := os.OpenFile(filepath.Join(s.run.Dir(), "worker.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	out := &limitWriter{w: logf, limit: MaxWorkerOutput, over: make(chan struct{})}
+	cmd := exec.Command(s.o.Exe, "worker", "--run-dir", s.run.Dir())
+	cmd.Env = append(withoutOwner(os.Environ()), launch.OwnerEnv+"="+s.marker, "OBVERSA_LOCK_FD=3")
+	cmd.ExtraFiles = []*os.File{s.lock.File()}
+	cmd.Stdout, cmd.Stderr = out, out
+	// The worker watches its stdin: EOF means the watchdog is gone.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	defer stdin.Close()
+	cmd.SysProcAttr = workerSysProcAttr()
+	if err := startLocked(cmd); err != nil {
+		return nil, fmt.Errorf("starting worker: %w", err)
+	}
+	pid := cmd.Process.Pid
+	st, _ := proc.Stat(pid)
+	if err := s.record(ctx, EventWorkerStarted, WorkerStartedData{PID: pid, StartTime: st.StartTime, Restart: restart}); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, err
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	var deadline <-chan time.Time
+	if !s.deadline.IsZero() {
+		t := time.NewTimer(max(time.Until(s.deadline), 0))
+		defer t.Stop()
+		deadline = t.C
+	}
+	ex := &exit{pid: pid}
+	grace := time.Duration(s.plan.TeardownGraceMS) * time.Millisecond
+	select {
+	case err := <-waited:
+		fillExit(ex, err)
+		return ex, nil
+	case <-ctx.Done():
+		ex.reason, ex.detail = CodeStopped, "stopped by request"
+	case <-deadline:
+		ex.reason, ex.detail = CodeTimeout, fmt.Sprintf("the run's timeout of %s passed", s.plan.Timeout())
+	case <-out.over:
+		ex.reason, ex.detail = CodeOutputLimit, fmt.Sprintf("the worker wrote more than %d bytes to its console", MaxWorkerOutput)
+	}
+	// Stop the worker's group: TERM, grace, KILL.
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	select {
+	case err := <-waited:
+		fillExit(ex, err)
+	case <-time.After(grace):
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		fillExit(ex, <-waited)
+	}
+	return ex, nil
+}
+
+func fillExit(ex *exit, err error) {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		ex.code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			ex.signal = ws.Signal().String()
+		}
+	}
+}
+
+func withoutOwner(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, launch.OwnerEnv+"=") && !strings.HasPrefix(kv, "OBVERSA_LOCK_FD=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// cleanup stops every process carrying the run's marker (the worker's
+// plugins and their commands, whatever group they moved to) and returns
+// the survivors.
+func (s *supervisor) cleanup(ctx context.Context, grace time.Duration) []proc.Proc {
+	reapOrphans()
+	marked, err := proc.Marked(launch.OwnerEnv+"="+s.marker, map[int]bool{os.Getpid(): true})
+	if err != nil || len(marked) == 0 {
+		return nil
+	}
+	left := proc.Stop(ctx, marked, grace)
+	reapOrphans()
+	_ = s.record(context.Background(), EventCleanup, CleanupData{Stopped: marked, Survivors: left, Verified: len(left) == 0})
+	return left
+}
+
+// recorded returns the result a worker recorded after rev from, if any.
+func (s *supervisor) recorded(ctx context.Context, from int64) (*graph.RunResult, error) {
+	var res *graph.RunResult
+	err := s.run.Events().Read(ctx, from+1, func(e store.Event) error {
+		switch e.Type {
+		case graph.EventRunFinished, graph.EventRunWaiting:
+			res = &graph.RunResult{}
+			return json.Unmarshal(e.Data, res)
+		}
+		return nil
+	})
+	return res, err
+}
+
+// record appends one watchdog event at the current end of the record.
+func (s *supervisor) record(ctx context.Context, typ string, data any) error {
+	st := s.run.Events()
+	_, err := st.Append(ctx, st.Rev(), store.NewEvent{Type: typ, Data: data})
+	return err
+}
+
+// finish records a result the watchdog decided.
+func (s *supervisor) finish(ctx context.Context, code, detail string) (*graph.RunResult, error) {
+	out, _ := json.Marshal(map[string]string{"message": detail})
+	res := &graph.RunResult{RunID: s.plan.RunID, Kind: "fail", Code: code, Output: out}
+	if err := s.record(ctx, graph.EventRunFinished, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseLine(t *testing.T) {
+	tests := []struct {
+		name string
+		line string
+		want row
+		ok   bool
+	}{
+		{"metrics", "BenchmarkChain/nodes=200-2   1   123456 ns/op   0.41 ms/node", row{name: "Chain/nodes=200", metrics: []metric{{"123456", "ns/op"}, {"0.41", "ms/node"}}}, true},
+		{"no suffix", "BenchmarkRaw 10 5.0 ns/op", row{name: "Raw", metrics: []metric{{"5.0", "ns/op"}}}, true},
+		{"not a result", "goos: linux", row{}, false},
+		{"odd fields", "BenchmarkX-2 1 5 ns/op extra", row{}, false},
+		{"bad count", "BenchmarkX-2 many 5 ns/op", row{}, false},
+		{"bad value", "BenchmarkX-2 1 fast ns/op", row{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := parseLine(tt.line)
+			if ok != tt.ok {
+				t.Fatalf("ok = %v, want %v", ok, tt.ok)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(row{}, metric{})); diff != "" {
+				t.Fatalf("row (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	rows, err := parse(strings.NewReader("goos: linux\nBenchmarkA-2 1 10 ns/op\nBenchmarkLonger-2 3 2 ms/node 4 x\nPASS\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	write(&b, rows)
+	want := "benchmark  metrics\nA          10 ns/op\nLonger     2 ms/node  4 x\n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Fatalf("table (-want +got):\n%s", diff)
+	}
+}
+
+func FuzzParseLine(f *testing.F) {
+	f.Add("BenchmarkChain-2 1 123 ns/op 0.4 ms/node")
+	f.Add("Benchmark")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, line string) {
+		r, ok := parseLine(line)
+		if ok && len(r.metrics) == 0 {
+			t.Fatalf("accepted %q with no metrics", line)
+		}
+	})
+}

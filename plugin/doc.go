@@ -1,0 +1,34 @@
+// Package plugin is Obversa's plugin protocol (DESIGN §3): the Go types and
+// interfaces engines and node bindings implement (Engine, NodeBinding and
+// the types in types.go), the gRPC shims that carry them across a process
+// boundary in both directions, the go-plugin handshake, and launching a
+// verified plugin binary.
+//
+// It is the only package of Obversa that imports hashicorp/go-plugin. The
+// wire format is proto/obversa/plugin/v1/plugin.proto; its generated code
+// lives in internal/pluginv1 and never appears in this package's API.
+//
+// Host side: Launch hashes the binary, refuses any digest but the pinned one
+// (DESIGN §7), starts it through go-plugin (gRPC only, automatic mTLS, a
+// complete environment chosen by the host, no shell) and returns a Client;
+// Client.Engine or Client.Node return the typed interface, Client.Health
+// performs the grpc.health.v1 check. Every call takes a context first and
+// honours it; cancelling a Run's context cancels its stream.
+//
+// Plugin side: Serve serves an Engine and/or a NodeBinding. Plugin authors
+// normally use package sdk, which wraps it.
+//
+// Errors: a plugin reports a typed *Failure (kind, message, retry-after,
+// provider, model). It travels as a Failure message in a gRPC status detail
+// (unary calls) or as the terminal message of a Run stream, and comes back
+// to the host as a *Failure with the same Kind; message text is never
+// parsed. Everything else the host sees wraps one of the sentinel errors in
+// errors.go: ErrPluginExited when the process died, ErrPluginTransport for
+// other connection failures, ErrProtocol when the plugin broke the protocol
+// (for example a result without exactly one final part), ErrMessageTooLarge
+// beyond MaxMessageBytes, or the caller's context error when the caller
+// cancelled.
+//
+// Panics in a plugin's handlers are recovered and reported as unknown
+// failures; the plugin keeps serving.
+package plugin

@@ -1,0 +1,129 @@
+package plugin
+
+import (
+	"encoding/json"
+	"testing"
+
+	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
+)
+
+func runMessageSeeds(f *testing.F) {
+	valid := &RunResult{
+		Parts: []Part{{Kind: PartThinking, Text: "t"}, {Kind: PartStructured, JSON: json.RawMessage(`{"a":[1,2]}`), Final: true}},
+		Usage: Usage{Known: true, Input: 1, Output: 2, CacheRead: 3, CacheCreation: 4},
+	}
+	msgs := []*pb.RunMessage{
+		{},
+		{Message: &pb.RunMessage_Result{Result: resultToProto(valid)}},
+		{Message: &pb.RunMessage_Result{Result: &pb.RunResult{Parts: []*pb.Part{
+			{Kind: pb.PartKind_PART_KIND_TEXT, Final: true}, {Kind: pb.PartKind_PART_KIND_TEXT, Final: true}}}}},
+		{Message: &pb.RunMessage_Failure{Failure: failureToProto(&Failure{Kind: FailureRateLimit, RetryAfter: 1e9})}},
+		{Message: &pb.RunMessage_ToolUse{ToolUse: &pb.ToolEvent{Id: "1", Name: "n", Json: []byte(`{}`)}}},
+		{Message: &pb.RunMessage_Usage{Usage: usageToProto(Usage{})}},
+		{Message: &pb.RunMessage_Text{Text: &pb.Delta{Text: "hello"}}},
+	}
+	for _, m := range msgs {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+}
+
+// FuzzDecodeRunMessage checks that any bytes decoded as a Run stream
+// message either fail to decode or give exactly one valid value.
+func FuzzDecodeRunMessage(f *testing.F) {
+	runMessageSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m pb.RunMessage
+		if proto.Unmarshal(data, &m) != nil {
+			return
+		}
+		d, err := decodeRunMessage(&m)
+		if err != nil {
+			return
+		}
+		set := 0
+		if d.event != nil {
+			set++
+			if err := d.event.Validate(); err != nil {
+				t.Fatalf("decoded an invalid event: %v", err)
+			}
+		}
+		if d.result != nil {
+			set++
+			if err := d.result.Validate(); err != nil {
+				t.Fatalf("decoded an invalid result: %v", err)
+			}
+		}
+		if d.failure != nil {
+			set++
+			if !d.failure.Kind.Valid() || d.failure.RetryAfter < 0 {
+				t.Fatalf("decoded an invalid failure: %+v", d.failure)
+			}
+		}
+		if set > 1 {
+			t.Fatalf("decoded %d values from one message", set)
+		}
+		if set == 0 && m.GetMessage() != nil {
+			t.Fatalf("message %v decoded to nothing", &m)
+		}
+	})
+}
+
+// FuzzDecodeResult decodes arbitrary bytes as a RunResult.
+func FuzzDecodeResult(f *testing.F) {
+	b, _ := proto.Marshal(resultToProto(&RunResult{Parts: []Part{{Kind: PartText, Text: "x", Final: true}}}))
+	f.Add(b)
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m pb.RunResult
+		if proto.Unmarshal(data, &m) != nil {
+			return
+		}
+		r, err := resultFromProto(&m)
+		if err != nil {
+			return
+		}
+		if err := r.Validate(); err != nil {
+			t.Fatalf("accepted an invalid result: %v", err)
+		}
+		if _, ok := r.Final(); !ok {
+			t.Fatal("accepted a result without a final part")
+		}
+	})
+}
+
+// FuzzDecodeFailureStatus decodes arbitrary bytes as the google.rpc.Status
+// of a unary error and looks for a Failure detail, as the host does.
+func FuzzDecodeFailureStatus(f *testing.F) {
+	for _, kind := range FailureKinds {
+		st, _ := status.FromError(failureStatus(&Failure{Kind: kind, Message: "m", RetryAfter: 1500e6, Provider: "p"}))
+		b, err := proto.Marshal(st.Proto())
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	fb, _ := proto.Marshal(&pb.Failure{Kind: 77, RetryAfterMs: -1})
+	f.Add(fb)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var sp spb.Status
+		if proto.Unmarshal(data, &sp) == nil {
+			if fl, ok := failureFromStatus(status.FromProto(&sp)); ok && (!fl.Kind.Valid() || fl.RetryAfter < 0) {
+				t.Fatalf("invalid failure from status: %+v", fl)
+			}
+		}
+		var m pb.Failure
+		if proto.Unmarshal(data, &m) == nil {
+			if fl := failureFromProto(&m); !fl.Kind.Valid() || fl.RetryAfter < 0 {
+				t.Fatalf("invalid failure: %+v", fl)
+			}
+		}
+	})
+}

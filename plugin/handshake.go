@@ -1,0 +1,38 @@
+package plugin
+
+import (
+	goplugin "github.com/hashicorp/go-plugin"
+)
+
+// ProtocolVersion is the major version of the plugin protocol, negotiated in
+// the go-plugin handshake. It equals the "protocol version" in the header of
+// proto/obversa/plugin/v1/plugin.proto (a test keeps them equal); any
+// incompatible wire change needs a new version and a new proto package.
+const ProtocolVersion = 1
+
+// MaxMessageBytes is the largest gRPC message either side sends or accepts:
+// 64 MiB (DESIGN §3). Larger messages fail with ErrMessageTooLarge.
+const MaxMessageBytes = 64 << 20
+
+// Handshake is the go-plugin handshake shared by the host and every plugin.
+// The magic cookie only tells a binary that it was started as an Obversa
+// plugin (so that running it by hand prints a friendly message); it is not a
+// security measure — the pinned SHA-256 is.
+var Handshake = goplugin.HandshakeConfig{
+	ProtocolVersion:  ProtocolVersion,
+	MagicCookieKey:   "OBVERSA_PLUGIN_MAGIC_COOKIE",
+	MagicCookieValue: "9b21c5bb0baf13972267b38f0da838c1fac3c57abfc5960e414c94d616c5fa9f",
+}
+
+// VersionedPlugins returns the host-side go-plugin plugin sets keyed by
+// protocol major, each with the keys "engine" (TypeEngine) and "node"
+// (TypeNode). Launch uses it; it is exported for hosts that build their own
+// go-plugin client. Each call returns a fresh map.
+func VersionedPlugins() map[int]goplugin.PluginSet {
+	return map[int]goplugin.PluginSet{
+		ProtocolVersion: {
+			string(TypeEngine): &enginePlugin{},
+			string(TypeNode):   &nodePlugin{},
+		},
+	}
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package plugin
+
+import "os/exec"
+
+// setProcAttr has no portable equivalent of Linux's parent-death signal;
+// the watchdog's process cleanup covers other systems.
+func setProcAttr(*exec.Cmd) {}

@@ -1,0 +1,250 @@
+package plugin_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/obversa/obversa/plugin"
+)
+
+// markerScript writes an executable shell script that records that it ran
+// by creating "<script>.ran"; it never performs a handshake.
+func markerScript(t *testing.T) (path, digest string) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "not-a-plugin.sh")
+	body := []byte("#!/bin/sh\necho ran > \"$0.ran\"\n")
+	if err := os.WriteFile(path, body, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path, sha256Hex(body)
+}
+
+func TestLaunchWrongDigestNeverExecutes(t *testing.T) {
+	t.Parallel()
+	path, digest := markerScript(t)
+	wrong := strings.Repeat("0", 64)
+	_, err := plugin.Launch(context.Background(), plugin.LaunchConfig{Name: "p", Type: plugin.TypeEngine, Path: path, SHA256: wrong})
+	var mismatch *plugin.DigestMismatchError
+	if !errors.As(err, &mismatch) || !errors.Is(err, plugin.ErrDigestMismatch) {
+		t.Fatalf("error = %v, want *DigestMismatchError", err)
+	}
+	for _, s := range []string{path, wrong, digest} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not mention %q", err, s)
+		}
+	}
+	if mismatch.Expected != wrong || mismatch.Actual != digest || mismatch.Path != path || mismatch.Name != "p" {
+		t.Errorf("mismatch = %+v", mismatch)
+	}
+	if _, err := os.Stat(path + ".ran"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the binary ran despite the wrong digest (stat: %v)", err)
+	}
+
+	// Control: with the right digest the script does run (and fails the
+	// handshake), so the check above can see an execution.
+	_, err = plugin.Launch(context.Background(), plugin.LaunchConfig{Name: "p", Type: plugin.TypeEngine, Path: path, SHA256: digest})
+	if !errors.Is(err, plugin.ErrHandshake) || !strings.Contains(err.Error(), "exited before its handshake") {
+		t.Errorf("right digest, no handshake: %v, want ErrHandshake (exited before handshake)", err)
+	}
+	if _, err := os.Stat(path + ".ran"); err != nil {
+		t.Errorf("control run did not execute the script: %v", err)
+	}
+}
+
+func TestLaunchConfigErrors(t *testing.T) {
+	t.Parallel()
+	missing := filepath.Join(t.TempDir(), "nope")
+	tests := []struct {
+		name    string
+		cfg     plugin.LaunchConfig
+		want    error
+		mention string
+	}{
+		{"missing binary", plugin.LaunchConfig{Name: "p", Type: plugin.TypeEngine, Path: missing, SHA256: testBinSHA}, plugin.ErrPluginMissing, missing},
+		{"relative path", plugin.LaunchConfig{Name: "p", Type: plugin.TypeEngine, Path: "bin/p", SHA256: testBinSHA}, plugin.ErrLaunchConfig, "bin/p"},
+		{"no digest", plugin.LaunchConfig{Name: "p", Type: plugin.TypeEngine, Path: testBin}, plugin.ErrLaunchConfig, "sha256"},
+		{"upper-case digest", plugin.LaunchConfig{Name: "p", Type: plugin.TypeEngine, Path: testBin, SHA256: strings.ToUpper(testBinSHA)}, plugin.ErrLaunchConfig, "sha256"},
+		{"unknown type", plugin.LaunchConfig{Name: "p", Type: "tool", Path: testBin, SHA256: testBinSHA}, plugin.ErrLaunchConfig, "tool"},
+		{"no name", plugin.LaunchConfig{Type: plugin.TypeEngine, Path: testBin, SHA256: testBinSHA}, plugin.ErrLaunchConfig, "name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := plugin.Launch(context.Background(), tt.cfg)
+			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.mention) {
+				t.Errorf("error = %v, want %v mentioning %q", err, tt.want, tt.mention)
+			}
+		})
+	}
+}
+
+func TestLaunchHandshakeFailures(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		mode    string
+		timeout time.Duration
+		mention string
+	}{
+		{"noise", 0, `plugin "fake" printed to stdout before its handshake: "hello from a noisy plugin"`},
+		{"exit", 0, "exited before its handshake"},
+		{"slow-start", 300 * time.Millisecond, "did not complete its handshake within 300ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			_, err := plugin.Launch(context.Background(), plugin.LaunchConfig{
+				Name: "fake", Type: plugin.TypeEngine, Path: testBin, SHA256: testBinSHA,
+				Env: []string{modeEnv + "=" + tt.mode}, StartTimeout: tt.timeout,
+			})
+			if !errors.Is(err, plugin.ErrHandshake) || !strings.Contains(err.Error(), tt.mention) {
+				t.Errorf("error = %v, want ErrHandshake mentioning %q", err, tt.mention)
+			}
+		})
+	}
+}
+
+func TestLaunchHonoursContext(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := plugin.Launch(ctx, plugin.LaunchConfig{
+		Name: "fake", Type: plugin.TypeEngine, Path: testBin, SHA256: testBinSHA,
+		Env: []string{modeEnv + "=slow-start"},
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error = %v, want context.DeadlineExceeded", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Launch took %s after its context ended", took)
+	}
+}
+
+func TestLaunchWrongType(t *testing.T) {
+	t.Parallel()
+	c := launch(t, "both", plugin.TypeNode)
+	if _, err := c.Engine(); !errors.Is(err, plugin.ErrWrongType) {
+		t.Errorf("Engine() on a node client: %v, want ErrWrongType", err)
+	}
+	if _, err := c.Node(); err != nil {
+		t.Errorf("Node(): %v", err)
+	}
+
+	// A binary that does not serve the Engine service.
+	e, err := launch(t, "node-only", plugin.TypeEngine).Engine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Describe(context.Background()); !errors.Is(err, plugin.ErrWrongType) {
+		t.Errorf("Describe on a node-only binary: %v, want ErrWrongType", err)
+	}
+}
+
+func TestLaunchEnvironmentIsExactlyEnv(t *testing.T) {
+	t.Setenv("OBVERSA_TEST_SECRET", "leaked")
+	e, err := launch(t, "both", plugin.TypeEngine, func(cfg *plugin.LaunchConfig) {
+		cfg.Env = append(cfg.Env, "OBVERSA_TEST_ALLOWED=allowed")
+	}).Engine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "env"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := res.Final(); f.Text != "|allowed" {
+		t.Errorf("plugin saw SECRET|ALLOWED = %q, want %q", f.Text, "|allowed")
+	}
+}
+
+func TestCloseStopsProcess(t *testing.T) {
+	t.Parallel()
+	c := launch(t, "both", plugin.TypeEngine)
+	pid := c.Pid()
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("plugin pid %d not running before Close: %v", pid, err)
+	}
+	start := time.Now()
+	c.Close()
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Close took %s", took)
+	}
+	if !c.Exited() {
+		t.Error("Exited() = false after Close")
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("kill(%d, 0) after Close = %v, want ESRCH", pid, err)
+	}
+	c.Close() // idempotent
+	e, _ := c.Engine()
+	if _, err := e.Describe(context.Background()); err == nil {
+		t.Error("Describe after Close succeeded")
+	}
+}
+
+// syncBuffer is a goroutine-safe bytes.Buffer for log capture.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestPluginOutputIsLogged(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	logger := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Trace, JSONFormat: true})
+	e, err := launch(t, "both", plugin.TypeEngine, func(cfg *plugin.LaunchConfig) { cfg.Logger = logger }).Engine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "stdout"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "stray stdout line") {
+		if time.Now().After(deadline) {
+			t.Fatalf("stray stdout line not logged; logs:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), `"@module":"fake`) {
+		t.Errorf("plugin lines not logged under the plugin name; logs:\n%s", logs.String())
+	}
+}
+
+func TestFileSHA256(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("abc"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := plugin.FileSHA256(path)
+	const want = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+	if err != nil || got != want {
+		t.Errorf("FileSHA256 = %q, %v; want %q", got, err, want)
+	}
+	if _, err := plugin.FileSHA256(path + "x"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v, want ErrNotExist", err)
+	}
+}

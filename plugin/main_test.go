@@ -1,0 +1,143 @@
+package plugin_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/obversa/obversa/plugin"
+)
+
+// modeEnv selects a helper-process mode: the test binary re-executes
+// itself as a plugin with this variable set (the only variable in its
+// environment besides go-plugin's).
+const modeEnv = "OBVERSA_TEST_PLUGIN_MODE"
+
+// testBin and testBinSHA are the test binary and its digest, launched as
+// the plugin under test.
+var testBin, testBinSHA string
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(modeEnv); mode != "" {
+		os.Exit(runHelper(mode))
+	}
+	var err error
+	if testBin, err = os.Executable(); err == nil {
+		testBinSHA, err = plugin.FileSHA256(testBin)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "locating test binary:", err)
+		os.Exit(2)
+	}
+	os.Exit(m.Run())
+}
+
+// runHelper is the plugin side of the tests.
+func runHelper(mode string) int {
+	logger := hclog.New(&hclog.LoggerOptions{Output: os.Stderr, JSONFormat: true, Level: hclog.Trace})
+	cfg := plugin.ServeConfig{Engine: newFakeEngine(), Node: fakeNode{}, Logger: logger}
+	switch mode {
+	case "both":
+	case "node-only":
+		cfg.Engine = nil
+	case "noise":
+		fmt.Println("hello from a noisy plugin")
+	case "exit":
+		return 3
+	case "slow-start":
+		time.Sleep(time.Minute)
+	case "not-serving":
+		cfg.Health = func(context.Context) bool { return false }
+	case "launcher":
+		return runLauncher()
+	case "hang-health":
+		cfg.Health = func(ctx context.Context) bool {
+			<-ctx.Done()
+			return true
+		}
+	default:
+		fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
+		return 2
+	}
+	if err := plugin.Serve(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// launch starts the test binary as a plugin in mode and closes it when the
+// test ends.
+func launch(t *testing.T, mode string, typ plugin.Type, opts ...func(*plugin.LaunchConfig)) *plugin.Client {
+	t.Helper()
+	cfg := plugin.LaunchConfig{
+		Name:   "fake",
+		Type:   typ,
+		Path:   testBin,
+		SHA256: testBinSHA,
+		Env:    []string{modeEnv + "=" + mode},
+		Logger: hclog.New(&hclog.LoggerOptions{Output: io.Discard}),
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c, err := plugin.Launch(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Launch(%s): %v", mode, err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func launchEngine(t *testing.T) plugin.Engine {
+	t.Helper()
+	e, err := launch(t, "both", plugin.TypeEngine).Engine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func launchNode(t *testing.T) plugin.NodeBinding {
+	t.Helper()
+	n, err := launch(t, "both", plugin.TypeNode).Node()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// runLauncher launches the test binary as a plugin, prints the plugin's pid
+// and waits to be killed; it stands for a host that crashes.
+func runLauncher() int {
+	self, err := os.Executable()
+	if err != nil {
+		return 2
+	}
+	digest, err := plugin.FileSHA256(self)
+	if err != nil {
+		return 2
+	}
+	c, err := plugin.Launch(context.Background(), plugin.LaunchConfig{
+		Name: "orphan", Type: plugin.TypeEngine, Path: self, SHA256: digest,
+		Env: []string{modeEnv + "=both"},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(c.Pid())
+	select {}
+}

@@ -1,0 +1,102 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+)
+
+// stderr is the process's standard error as it was before go-plugin's Serve
+// redirected os.Stderr into the gRPC stdio stream; plugin logs must reach the
+// real stderr, where the host parses them.
+var stderr = os.Stderr
+
+// ServeConfig says what a plugin binary serves. At least one of Engine and
+// Node is set.
+type ServeConfig struct {
+	// Engine is served under the plugin-set key "engine"; nil = not served.
+	Engine Engine
+	// Node is served under the plugin-set key "node"; nil = not served.
+	Node NodeBinding
+	// Logger receives the plugin's own and go-plugin's log lines. It should
+	// write hclog JSON to standard error, which the host re-logs; nil = such
+	// a logger at trace level (the host filters by its own level).
+	Logger hclog.Logger
+	// Health answers the host's grpc.health.v1 Check for service "plugin":
+	// true = SERVING, false = NOT_SERVING. It receives the call's context and
+	// should return when it ends. nil = always SERVING.
+	Health func(ctx context.Context) bool
+}
+
+// Serve runs the plugin server: it performs the go-plugin handshake on
+// stdout (which must carry nothing else before it), serves gRPC with
+// MaxMessageBytes limits, recovers handler panics as unknown failures, and
+// returns when the host closes the plugin. It returns ErrServeConfig at once
+// when there is nothing to serve. Run by hand (without the host's magic
+// cookie) it prints an explanation and exits the process with status 1.
+func Serve(cfg ServeConfig) error {
+	if cfg.Engine == nil && cfg.Node == nil {
+		return fmt.Errorf("plugin: Serve needs an Engine or a NodeBinding: %w", ErrServeConfig)
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = hclog.New(&hclog.LoggerOptions{Output: stderr, JSONFormat: true, Level: hclog.Trace})
+	}
+	set := goplugin.PluginSet{}
+	if cfg.Engine != nil {
+		set[string(TypeEngine)] = &enginePlugin{impl: cfg.Engine, logger: logger}
+	}
+	if cfg.Node != nil {
+		set[string(TypeNode)] = &nodePlugin{impl: cfg.Node}
+	}
+	goplugin.Serve(&goplugin.ServeConfig{
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: map[int]goplugin.PluginSet{ProtocolVersion: set},
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			opts = append(opts,
+				grpc.MaxRecvMsgSize(MaxMessageBytes),
+				grpc.MaxSendMsgSize(MaxMessageBytes),
+				grpc.ChainUnaryInterceptor(recoverUnary(logger), healthUnary(cfg.Health)),
+				grpc.ChainStreamInterceptor(recoverStream(logger)),
+			)
+			return grpc.NewServer(opts...)
+		},
+		Logger: logger,
+	})
+	return nil
+}
+
+// recoverUnary turns a panic in a unary handler into an unknown Failure, so
+// that one bad request never takes the plugin down.
+func recoverUnary(logger hclog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				resp, err = nil, panicFailure(logger, info.FullMethod, v)
+			}
+		}()
+		return handler(ctx, req)
+	}
+}
+
+// recoverStream is recoverUnary for streaming handlers (Run).
+func recoverStream(logger hclog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				err = panicFailure(logger, info.FullMethod, v)
+			}
+		}()
+		return handler(srv, ss)
+	}
+}
+
+func panicFailure(logger hclog.Logger, method string, v any) error {
+	logger.Error("plugin handler panicked", "method", method, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	return failureStatus(&Failure{Kind: FailureUnknown, Message: fmt.Sprintf("plugin panicked in %s: %v", method, v)})
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/obversa/obversa/plugin"
+)
+
+// binary is the plugin built once for the whole test run.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mock-engine-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "mock-engine")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building the plugin: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// launch starts the built plugin as an engine over the real transport.
+func launch(t *testing.T) plugin.Engine {
+	t.Helper()
+	sum, err := plugin.FileSHA256(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := plugin.Launch(context.Background(), plugin.LaunchConfig{Name: "mock", Type: plugin.TypeEngine, Path: binary, SHA256: sum})
+	if err != nil {
+		t.Fatalf("Launch: %v", err)
+	}
+	t.Cleanup(c.Close)
+	e, err := c.Engine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+var target = plugin.Identity{Adapter: "mock", Provider: "local", ModelFamily: "scripted", Model: "m1", Tools: []string{}}
+
+func TestOverTransport(t *testing.T) {
+	t.Parallel()
+	e := launch(t)
+	ctx := context.Background()
+	desc, err := e.Describe(ctx)
+	if err != nil || desc.Name != "mock" || !desc.Capabilities.Admit {
+		t.Fatalf("Describe = %+v, %v", desc, err)
+	}
+	d, err := e.Configure(ctx, json.RawMessage(`{"responses": [
+		{"node": "x", "fail": {"kind": "rate_limit", "message": "slow down", "retry_after": "2s"}},
+		{"node": "slow", "delay": "1m"},
+		{"node": "s", "json": {"ok": true}}]}`))
+	if err != nil || len(d) > 0 {
+		t.Fatalf("Configure = %+v, %v", d, err)
+	}
+	if d, _ := e.Configure(ctx, json.RawMessage(`{"responses": [{"fail": {"kind": "nope"}}]}`)); len(d) != 1 || d[0].Attribute != "responses[0].fail.kind" {
+		t.Errorf("bad config diagnostics = %+v", d)
+	}
+
+	var events []plugin.RunEvent
+	res, err := e.Run(ctx, plugin.RunRequest{NodeID: "a", Prompt: "hello there", Target: target}, func(ev plugin.RunEvent) error {
+		events = append(events, ev)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, _ := res.Final()
+	var text strings.Builder
+	for _, ev := range events[:len(events)-1] {
+		text.WriteString(ev.Text)
+	}
+	if final.Text != `mock answer to: "hello there"` || text.String() != final.Text {
+		t.Errorf("final %q, streamed %q", final.Text, text.String())
+	}
+	if last := events[len(events)-1]; last.Kind != plugin.EventUsage || last.Usage != res.Usage || !res.Usage.Known {
+		t.Errorf("last event %+v, usage %+v", last, res.Usage)
+	}
+
+	res, err = e.Run(ctx, plugin.RunRequest{NodeID: "s", Target: target}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]plugin.Part{{Kind: plugin.PartStructured, JSON: json.RawMessage(`{"ok":true}`), Final: true}}, res.Parts); diff != "" {
+		t.Errorf("structured parts (-want +got):\n%s", diff)
+	}
+
+	_, err = e.Run(ctx, plugin.RunRequest{NodeID: "x", Target: target}, nil)
+	var f *plugin.Failure
+	if !errors.As(err, &f) || f.Kind != plugin.FailureRateLimit || f.RetryAfter != 2*time.Second {
+		t.Errorf("Run(x) = %v, want rate_limit with retry after 2s", err)
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(100*time.Millisecond, cancel)
+	begin := time.Now()
+	_, err = e.Run(cctx, plugin.RunRequest{NodeID: "slow", Target: target}, nil)
+	// The host side reports its own cancellation as context.Canceled;
+	// what matters is that the plugin stops promptly.
+	if !errors.Is(err, context.Canceled) && (!errors.As(err, &f) || f.Kind != plugin.FailureAborted) {
+		t.Errorf("cancelled Run = %v, want cancelled or aborted", err)
+	}
+	if el := time.Since(begin); el > 3*time.Second {
+		t.Errorf("cancelled Run took %v", el)
+	}
+}

@@ -1,0 +1,130 @@
+package command
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// helperEnv switches the re-executed test binary into a misbehaving child.
+const helperEnv = "COMMAND_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		os.Exit(helper(mode, os.Args[1:]))
+	}
+	// Tests choose their own owner markers; one inherited from whoever runs
+	// the tests would win over them.
+	os.Unsetenv(EnvRunOwner)
+	os.Setenv("COMMAND_TEST_INHERITED", "inherited-value")
+	os.Setenv("COMMAND_TEST_NOT_ALLOWED", "leaked")
+	os.Exit(m.Run())
+}
+
+// helperArgv returns argv and env entries that run the test binary as the
+// helper in mode with args.
+func helperArgv(mode string, args ...string) ([]string, []string) {
+	return append([]string{os.Args[0]}, args...), []string{helperEnv + "=" + mode}
+}
+
+// helper is the body of a re-executed child. Modes:
+//
+//	echo          copy stdin to stdout, then print "done" to stderr
+//	exit N        print "out"/"err", exit with status N
+//	env           print the environment, one entry per line
+//	sleep         sleep forever (dies on SIGTERM)
+//	ignore-term   ignore SIGTERM, print "ready", sleep forever
+//	spew          write to stdout forever
+//	spew-err      write to stderr forever
+//	alloc N [exit] allocate and touch N MiB, print "allocated", sleep (or exit)
+//	orphan        start a setsid grandchild that ignores SIGTERM and holds
+//	              stdout, print its pid, exit 0
+//	orphan-wait   like orphan, but keep running
+func helper(mode string, args []string) int {
+	switch mode {
+	case "echo":
+		_, _ = io.Copy(os.Stdout, os.Stdin)
+		fmt.Fprint(os.Stderr, "done")
+		return 0
+	case "exit":
+		code, _ := strconv.Atoi(args[0])
+		fmt.Fprint(os.Stdout, "out")
+		fmt.Fprint(os.Stderr, "err")
+		return code
+	case "env":
+		for _, e := range os.Environ() {
+			fmt.Println(e)
+		}
+		return 0
+	case "sleep":
+		time.Sleep(time.Hour)
+		return 0
+	case "ignore-term":
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("ready")
+		if os.Getenv("COMMAND_TEST_READY_FD") == "3" {
+			ready := os.NewFile(3, "ready")
+			fmt.Fprintln(ready, "ready")
+			ready.Close()
+		}
+		time.Sleep(time.Hour)
+		return 0
+	case "spew", "spew-err":
+		w := os.Stdout
+		if mode == "spew-err" {
+			w = os.Stderr
+		}
+		buf := make([]byte, 4096)
+		for i := range buf {
+			buf[i] = 'x'
+		}
+		for {
+			if _, err := w.Write(buf); err != nil {
+				return 1
+			}
+		}
+	case "alloc":
+		mib, _ := strconv.Atoi(args[0])
+		mem := make([]byte, mib<<20)
+		for i := 0; i < len(mem); i += 4096 {
+			mem[i] = 1
+		}
+		fmt.Println("allocated")
+		if len(args) > 1 && args[1] == "exit" {
+			return int(mem[len(mem)/2]) - 1
+		}
+		time.Sleep(time.Hour)
+		return int(mem[0])
+	case "orphan", "orphan-wait":
+		// The grandchild reports on fd 3 once SIGTERM is ignored, so the
+		// test exercises the SIGKILL path rather than a lucky SIGTERM.
+		r, w, err := os.Pipe()
+		if err != nil {
+			return 2
+		}
+		gc := exec.Command(os.Args[0])
+		gc.Env = append(os.Environ(), helperEnv+"=ignore-term", "COMMAND_TEST_READY_FD=3")
+		gc.Stdout, gc.Stderr = os.Stdout, os.Stderr
+		gc.ExtraFiles = []*os.File{w}
+		gc.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := gc.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		w.Close()
+		_, _ = io.ReadAll(r)
+		fmt.Printf("grandchild %d\n", gc.Process.Pid)
+		if mode == "orphan-wait" {
+			time.Sleep(time.Hour)
+		}
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "unknown helper mode %q\n", mode)
+	return 99
+}

@@ -1,0 +1,76 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/obversa/obversa/plugin"
+)
+
+// ServeOpt configures Serve.
+type ServeOpt func(*serveConfig)
+
+type serveConfig struct {
+	engine Engine
+	node   NodeBinding
+	logger hclog.Logger
+	health func(context.Context) bool
+}
+
+// WithEngine serves e as the plugin's engine.
+func WithEngine(e Engine) ServeOpt {
+	return func(c *serveConfig) { c.engine = e }
+}
+
+// WithNode serves n as the plugin's node binding.
+func WithNode(n NodeBinding) ServeOpt {
+	return func(c *serveConfig) { c.node = n }
+}
+
+// WithLogger sets the logger for the plugin's serving machinery (handler
+// panics, invalid results, go-plugin's messages). It should write hclog
+// JSON to standard error, as Logger does; the default is Logger("").
+func WithLogger(l hclog.Logger) ServeOpt {
+	return func(c *serveConfig) { c.logger = l }
+}
+
+// WithHealth sets the answer to the host's health check (grpc.health.v1
+// Check for service "plugin"): fn returns true for SERVING, false for
+// NOT_SERVING, which makes the host's preflight fail for this plugin. fn gets
+// the check's context and should return before it ends. Without it the
+// plugin is SERVING while it runs.
+func WithHealth(fn func(ctx context.Context) bool) ServeOpt {
+	return func(c *serveConfig) { c.health = fn }
+}
+
+// Serve serves the engine and/or node binding given by WithEngine and
+// WithNode until the host closes the plugin, then returns nil. It returns an
+// error wrapping plugin.ErrServeConfig at once if neither is given. Started
+// by hand rather than by the host, it prints an explanation and exits with
+// status 1.
+func Serve(opts ...ServeOpt) error {
+	var c serveConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.logger == nil {
+		c.logger = Logger("")
+	}
+	if err := plugin.Serve(plugin.ServeConfig{Engine: c.engine, Node: c.node, Logger: c.logger, Health: c.health}); err != nil {
+		return fmt.Errorf("sdk: %w", err)
+	}
+	return nil
+}
+
+// ServeEngine serves impl as an engine plugin; see Serve. opts may add a
+// node binding, a logger or a health check.
+func ServeEngine(impl Engine, opts ...ServeOpt) error {
+	return Serve(append([]ServeOpt{WithEngine(impl)}, opts...)...)
+}
+
+// ServeNode serves impl as a node binding plugin; see Serve.
+func ServeNode(impl NodeBinding, opts ...ServeOpt) error {
+	return Serve(append([]ServeOpt{WithNode(impl)}, opts...)...)
+}

@@ -1,0 +1,309 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+const (
+	artifactsDir  = "artifacts"
+	blobsDir      = "sha256" // under artifactsDir
+	tmpDir        = "tmp"    // under artifactsDir; temp files live only while their writer holds the flock
+	maxPurposeLen = 256
+)
+
+// ArtifactRef references a stored artifact from event data. Verify treats
+// any JSON object in event data with "digest": "sha256:…" and "size" members
+// as a reference.
+type ArtifactRef struct {
+	Digest    string `json:"digest"`     // "sha256:<64 lower-case hex>" of the stored bytes
+	Size      int64  `json:"size"`       // stored bytes
+	MediaType string `json:"media_type"` // RFC 6838 media type, e.g. "text/plain; charset=utf-8"
+	Purpose   string `json:"purpose"`    // free text, e.g. "engine-result"
+}
+
+// artifactStore writes and reads <run>/artifacts/sha256/<hex>.
+type artifactStore struct {
+	dir   string // <run>/artifacts
+	blobs string // <run>/artifacts/sha256
+	pol   *policy
+
+	mu    sync.Mutex       // serialises writers in this process
+	sizes map[string]int64 // hex → size of blobs seen on disk
+	total int64            // sum of sizes
+}
+
+func newArtifactStore(runDir string, pol *policy) *artifactStore {
+	dir := filepath.Join(runDir, artifactsDir)
+	return &artifactStore{dir: dir, blobs: filepath.Join(dir, blobsDir), pol: pol, sizes: map[string]int64{}}
+}
+
+// mediaKind classifies a media type for the secret rules.
+type mediaKind int
+
+const (
+	mediaBinary mediaKind = iota // refused when it holds a secret's bytes
+	mediaText                    // text/*: secrets are redacted
+	mediaJSON                    // JSON: refused, also when escaped
+)
+
+func classifyMedia(mediaType string) (mediaKind, error) {
+	mt, _, err := mime.ParseMediaType(mediaType)
+	if err != nil {
+		return 0, fmt.Errorf("%w: media type is not valid (RFC 6838): %v", ErrInvalidArtifact, err)
+	}
+	typ, sub, _ := strings.Cut(mt, "/")
+	switch {
+	case sub == "json" || strings.HasSuffix(sub, "+json") || sub == "x-ndjson" || sub == "jsonl" || sub == "x-jsonlines":
+		return mediaJSON, nil
+	case typ == "text":
+		return mediaText, nil
+	}
+	return mediaBinary, nil
+}
+
+// PutArtifact stores data as a content-addressed artifact and returns its
+// reference. Known secrets: in a text/* artifact they are replaced by
+// "[REDACTED]" before hashing (the reference describes the redacted bytes);
+// a JSON artifact (application/json, */*+json, JSON Lines) holding one —
+// raw, escaped, or split by an escape — is refused with ErrKnownSecret; any
+// other media type is refused when its bytes hold one. The blob is written
+// to a temporary file, fsynced, linked to artifacts/sha256/<hex> and the
+// directory fsynced. Storing bytes already stored writes nothing.
+//
+// Errors: ErrInvalidArtifact, ErrKnownSecret, ErrStorageLimitExceeded
+// (max_artifact_bytes, or max_total_artifact_bytes_per_run counting
+// distinct blobs), ErrClosed, I/O errors.
+func (r *Run) PutArtifact(ctx context.Context, data []byte, mediaType, purpose string) (ArtifactRef, error) {
+	if err := r.usable(); err != nil {
+		return ArtifactRef{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return ArtifactRef{}, err
+	}
+	return r.arts.put(data, mediaType, purpose)
+}
+
+func (a *artifactStore) put(data []byte, mediaType, purpose string) (ArtifactRef, error) {
+	kind, err := classifyMedia(mediaType)
+	if err != nil {
+		return ArtifactRef{}, err
+	}
+	if len(purpose) > maxPurposeLen || strings.ContainsFunc(purpose, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return ArtifactRef{}, fmt.Errorf("%w: purpose must be at most %d bytes without control characters", ErrInvalidArtifact, maxPurposeLen)
+	}
+	if a.pol.containsSecret([]byte(mediaType)) || a.pol.containsSecret([]byte(purpose)) {
+		return ArtifactRef{}, fmt.Errorf("%w: the artifact's media type or purpose contains a known secret (value withheld)", ErrKnownSecret)
+	}
+	switch kind {
+	case mediaText:
+		data, _ = a.pol.redact(data)
+		if a.pol.containsSecret(data) { // only if a secret contains the marker
+			return ArtifactRef{}, fmt.Errorf("%w: a %s artifact (purpose %q) still contains a known secret after redaction", ErrKnownSecret, mediaType, purpose)
+		}
+	case mediaJSON:
+		if found, path := a.pol.secretInJSON(data, "$"); found {
+			where := "its content"
+			if path != "" {
+				where = "field " + path
+			}
+			return ArtifactRef{}, fmt.Errorf("%w: %s artifact (purpose %q): %s contains a known secret (value withheld)", ErrKnownSecret, mediaType, purpose, where)
+		}
+	default:
+		if a.pol.containsSecret(data) {
+			return ArtifactRef{}, fmt.Errorf("%w: %s artifact (purpose %q) contains a known secret (value withheld)", ErrKnownSecret, mediaType, purpose)
+		}
+	}
+	size := int64(len(data))
+	if max := a.pol.MaxArtifactBytes; max > 0 && size > max {
+		return ArtifactRef{}, &LimitError{Limit: "max_artifact_bytes", Max: max, Size: size,
+			What: fmt.Sprintf("a %s artifact (purpose %q)", mediaType, purpose)}
+	}
+	sum := sha256.Sum256(data)
+	hexSum := hex.EncodeToString(sum[:])
+	ref := ArtifactRef{Digest: digestPrefix + hexSum, Size: size, MediaType: mediaType, Purpose: purpose}
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := mkdirAllSync(a.blobs); err != nil {
+		return ArtifactRef{}, fmt.Errorf("store: create %s: %w", a.blobs, err)
+	}
+	// The flock on the blob directory serialises writers across processes:
+	// the per-run total is checked and the blob linked under it.
+	d, err := os.Open(a.blobs)
+	if err != nil {
+		return ArtifactRef{}, fmt.Errorf("store: open %s: %w", a.blobs, err)
+	}
+	defer d.Close()
+	if err := flock(d, lockExclusive); err != nil {
+		return ArtifactRef{}, fmt.Errorf("store: lock %s: %w", a.blobs, err)
+	}
+	defer flock(d, lockUnlock)
+	if err := a.rescan(d); err != nil {
+		return ArtifactRef{}, err
+	}
+	final := filepath.Join(a.blobs, hexSum)
+	replace := false
+	if have, ok := a.sizes[hexSum]; ok {
+		if have == size && hashFile(final) == hexSum {
+			return ref, nil
+		}
+		replace = true // a damaged copy: put the right bytes in its place
+	}
+	if max := a.pol.MaxTotalArtifactBytesPerRun; max > 0 && !replace && a.total+size > max {
+		return ArtifactRef{}, &LimitError{Limit: "max_total_artifact_bytes_per_run", Max: max, Size: a.total + size,
+			What: fmt.Sprintf("the run's distinct artifacts with this %s artifact (purpose %q)", mediaType, purpose)}
+	}
+	if err := a.writeBlob(final, data, replace); err != nil {
+		return ArtifactRef{}, err
+	}
+	if replace {
+		a.total -= a.sizes[hexSum]
+	}
+	a.sizes[hexSum] = size
+	a.total += size
+	return ref, nil
+}
+
+// rescan adds blobs other processes stored to the size table, and removes
+// temporary files left by writers that died (a live writer holds the flock
+// while its temporary file exists, and the caller holds it now).
+func (a *artifactStore) rescan(d *os.File) error {
+	if _, err := d.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("store: read %s: %w", a.blobs, err)
+	}
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return fmt.Errorf("store: read %s: %w", a.blobs, err)
+	}
+	for _, name := range names {
+		if _, ok := a.sizes[name]; ok || !isHex64(name) {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(a.blobs, name))
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		a.sizes[name] = fi.Size()
+		a.total += fi.Size()
+	}
+	tmps, _ := os.ReadDir(filepath.Join(a.dir, tmpDir))
+	for _, t := range tmps {
+		os.Remove(filepath.Join(a.dir, tmpDir, t.Name()))
+	}
+	return nil
+}
+
+// writeBlob writes data to a temporary file, fsyncs it, links it to final
+// (renames over final when replacing a damaged copy) and fsyncs the
+// directory.
+func (a *artifactStore) writeBlob(final string, data []byte, replace bool) error {
+	td := filepath.Join(a.dir, tmpDir)
+	if err := os.MkdirAll(td, 0o755); err != nil {
+		return fmt.Errorf("store: create %s: %w", td, err)
+	}
+	tmp, err := os.CreateTemp(td, "blob-*")
+	if err != nil {
+		return fmt.Errorf("store: write artifact: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = fdatasync(tmp)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		if replace {
+			err = os.Rename(tmp.Name(), final)
+		} else {
+			err = os.Link(tmp.Name(), final)
+		}
+	}
+	if err == nil {
+		err = syncDir(a.blobs)
+	}
+	if err != nil {
+		return fmt.Errorf("store: write artifact: %w", err)
+	}
+	return nil
+}
+
+// ReadArtifact returns the bytes ref names after re-hashing them. Errors:
+// ErrArtifactIntegrity (malformed reference, size or digest mismatch),
+// ErrArtifactNotFound, ErrClosed, I/O errors.
+func (r *Run) ReadArtifact(ctx context.Context, ref ArtifactRef) ([]byte, error) {
+	if err := r.usable(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	hexSum, err := refHex(ref)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(r.arts.blobs, hexSum))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s", ErrArtifactNotFound, ref.Digest)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: read artifact %s: %w", ref.Digest, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, ref.Size+1))
+	if err != nil {
+		return nil, fmt.Errorf("store: read artifact %s: %w", ref.Digest, err)
+	}
+	if int64(len(data)) != ref.Size {
+		return nil, fmt.Errorf("%w: %s: stored size differs from the reference's %d bytes", ErrArtifactIntegrity, ref.Digest, ref.Size)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != hexSum {
+		return nil, fmt.Errorf("%w: %s: stored bytes do not hash to the digest", ErrArtifactIntegrity, ref.Digest)
+	}
+	return data, nil
+}
+
+// refHex checks a reference's digest and size and returns the hex digest.
+func refHex(ref ArtifactRef) (string, error) {
+	if _, ok := parseDigest([]byte(ref.Digest)); !ok {
+		return "", fmt.Errorf("%w: reference digest %s is not \"sha256:<64 lower-case hex>\"", ErrArtifactIntegrity, quoteShort(ref.Digest))
+	}
+	if ref.Size < 0 {
+		return "", fmt.Errorf("%w: %s: negative size %d", ErrArtifactIntegrity, ref.Digest, ref.Size)
+	}
+	return ref.Digest[len(digestPrefix):], nil
+}
+
+// hashFile returns the hex SHA-256 of a file, "" if it cannot be read.
+func hashFile(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func isHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
+}

@@ -1,0 +1,217 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// The validated-prefix cache, events.jsonl.idx, lets an open of a growing
+// stream fully validate only the events appended since the cache was
+// written. It is a cache: a missing, stale or damaged file only costs a full
+// validation. It never vouches for bytes it has not checked: the open still
+// reads the whole cached prefix and compares its CRC-32C, and fully
+// validates the last cached line, so any change to the prefix (a flipped
+// bit, an edit, a truncation) falls back to a full scan, which then names
+// the damaged line.
+//
+// Layout (little-endian):
+//
+//	magic     [8]byte  "OBVIDX01"
+//	size      uint64   bytes of events.jsonl covered (ends at a batch boundary)
+//	rev       uint64   last rev in the covered prefix
+//	lastLine  uint64   offset of the line of rev
+//	crc       uint32   CRC-32C (Castagnoli) of the covered bytes
+//	every     uint32   offset index spacing (indexEvery)
+//	last      [32]byte digest of rev
+//	nOffsets  uint64, then nOffsets × uint64 (offset of rev i*every+1)
+//	nIDs      uint64 (== rev), then nIDs × uint64 (FNV-1a 64 of each id, rev order)
+//	check     uint32   CRC-32C of everything before it
+const (
+	cacheSuffix = ".idx"
+	cacheMagic  = "OBVIDX01"
+	// cacheTail is how many events an open may validate past the cache
+	// before it rewrites the cache, and cacheEveryAppend how many events a
+	// writer appends between rewrites.
+	cacheTail        = 256
+	cacheEveryAppend = 4096
+)
+
+// encodeCache serialises the state for the cache file.
+func encodeCache(st *chainState) []byte {
+	n := 8 + 8*3 + 4*2 + 32 + 8 + 8*len(st.offsets) + 8 + 8*len(st.idHashes) + 4
+	b := make([]byte, 0, n)
+	b = append(b, cacheMagic...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(st.size))
+	b = binary.LittleEndian.AppendUint64(b, uint64(st.rev))
+	b = binary.LittleEndian.AppendUint64(b, uint64(st.lastLine))
+	b = binary.LittleEndian.AppendUint32(b, st.crc)
+	b = binary.LittleEndian.AppendUint32(b, indexEvery)
+	b = append(b, st.last[:]...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(st.offsets)))
+	for _, o := range st.offsets {
+		b = binary.LittleEndian.AppendUint64(b, uint64(o))
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(st.idHashes)))
+	for _, h := range st.idHashes {
+		b = binary.LittleEndian.AppendUint64(b, h)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// writeCache replaces the cache file atomically (temporary file, rename).
+// It does not fsync: losing the cache only costs a full validation.
+func writeCache(eventsPath string, data []byte) error {
+	dir, base := filepath.Split(eventsPath)
+	tmp, err := os.CreateTemp(dir, base+cacheSuffix+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), eventsPath+cacheSuffix)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+	}
+	return werr
+}
+
+// decodeCache parses a cache file; it checks only the file's own
+// consistency.
+func decodeCache(b []byte) (*chainState, bool) {
+	const head = 8 + 8*3 + 4*2 + 32
+	if len(b) < head+8+8+4 || string(b[:8]) != cacheMagic {
+		return nil, false
+	}
+	body, check := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, castagnoli) != check {
+		return nil, false
+	}
+	le := binary.LittleEndian
+	st := newChainState()
+	st.size = int64(le.Uint64(b[8:]))
+	st.rev = int64(le.Uint64(b[16:]))
+	st.lastLine = int64(le.Uint64(b[24:]))
+	st.crc = le.Uint32(b[32:])
+	every := le.Uint32(b[36:])
+	copy(st.last[:], b[40:72])
+	p := head
+	if every != indexEvery || st.rev < 1 || st.rev > maxSafeInt || st.size <= 0 || st.lastLine < 0 || st.lastLine >= st.size {
+		return nil, false
+	}
+	nOff := le.Uint64(b[p:])
+	p += 8
+	if nOff != uint64((st.rev+indexEvery-1)/indexEvery) || uint64(len(body)-p) < nOff*8+8 {
+		return nil, false
+	}
+	st.offsets = make([]int64, nOff)
+	for i := range st.offsets {
+		st.offsets[i] = int64(le.Uint64(b[p:]))
+		p += 8
+		if st.offsets[i] < 0 || st.offsets[i] > st.lastLine || (i > 0 && st.offsets[i] <= st.offsets[i-1]) || (i == 0 && st.offsets[i] != 0) {
+			return nil, false
+		}
+	}
+	nIDs := le.Uint64(b[p:])
+	p += 8
+	if nIDs != uint64(st.rev) || uint64(len(body)-p) != nIDs*8 {
+		return nil, false
+	}
+	st.idHashes = make([]uint64, nIDs)
+	for i := range st.idHashes {
+		st.idHashes[i] = le.Uint64(b[p:])
+		p += 8
+	}
+	return st, true
+}
+
+// loadCache returns the validated prefix recorded in the cache of the
+// stream f, after checking it against the stream: the CRC-32C of the whole
+// covered prefix, and a full validation of its last line. ok is false when
+// there is no usable cache; err is a read error of f.
+func loadCache(f *os.File, path string, fileSize int64) (st *chainState, ok bool, err error) {
+	b, rerr := os.ReadFile(path + cacheSuffix)
+	if rerr != nil {
+		return nil, false, nil
+	}
+	st, ok = decodeCache(b)
+	if !ok || st.size > fileSize {
+		return nil, false, nil
+	}
+	crc, last, err := crcPrefix(f, st.size, st.lastLine)
+	if err != nil {
+		return nil, false, err
+	}
+	if crc != st.crc || len(last) == 0 || bytes.IndexByte(last, '\n') != len(last)-1 {
+		return nil, false, nil
+	}
+	env, problem := decodeLine(last[:len(last)-1], true)
+	if problem != "" || env.rev != st.rev || env.batchEnd != st.rev || env.digest != st.last {
+		return nil, false, nil
+	}
+	// Rebuild the id index; a hash shared by two revs needs their ids.
+	st.ids = make(map[uint64]int64, len(st.idHashes))
+	var clash []int64
+	for i, h := range st.idHashes {
+		if _, taken := st.ids[h]; taken {
+			clash = append(clash, int64(i)+1)
+			continue
+		}
+		st.ids[h] = int64(i) + 1
+	}
+	for _, r := range clash {
+		h := st.idHashes[r-1]
+		r0 := st.ids[h]
+		id0, err0 := st.readID(f, r0)
+		id1, err1 := st.readID(f, r)
+		if err0 != nil || err1 != nil || id0 == id1 {
+			return nil, false, nil // unreadable, or a duplicate the cache should never hold
+		}
+		if st.exact == nil {
+			st.exact = map[string]int64{}
+		}
+		if _, ok := st.exact[id0]; !ok {
+			st.exact[id0] = r0
+		}
+		st.exact[id1] = r
+	}
+	return st, true, nil
+}
+
+// crcPrefix computes the CRC-32C of f[0:size) and returns the bytes from
+// lastLine to size (the last line, with its line feed).
+func crcPrefix(f *os.File, size, lastLine int64) (uint32, []byte, error) {
+	const chunk = 1 << 20
+	buf := make([]byte, chunk)
+	var crc uint32
+	var last bytes.Buffer
+	for off := int64(0); off < size; {
+		n := int64(chunk)
+		if size-off < n {
+			n = size - off
+		}
+		m, err := f.ReadAt(buf[:n], off)
+		if m < int(n) {
+			if err == nil || errors.Is(err, io.EOF) {
+				return 0, nil, nil // shorter than the cache says: not usable
+			}
+			return 0, nil, err
+		}
+		crc = crc32.Update(crc, castagnoli, buf[:n])
+		if end := off + n; end > lastLine {
+			from := max(lastLine-off, 0)
+			last.Write(buf[from:n])
+		}
+		off += n
+	}
+	return crc, last.Bytes(), nil
+}

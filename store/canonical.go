@@ -1,0 +1,217 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gowebpki/jcs"
+)
+
+// canonicalize returns the RFC 8785 canonical form of the JSON text raw,
+// using the maintained JCS implementation github.com/gowebpki/jcs.
+func canonicalize(raw []byte) ([]byte, error) {
+	out, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// errNotExact says a number cannot be stored without changing its value.
+var errNotExact = errors.New("a number cannot be represented exactly as an IEEE 754 double " +
+	"(RFC 8785 §3.2.2.3 would change its value); store it as a string")
+
+// canonicalData turns event data (any JSON text) into the bytes the record
+// stores: its RFC 8785 canonical form. It refuses data whose canonical form
+// would not mean the same thing — a number that is not exactly an IEEE 754
+// double's shortest form, such as an int64 above 2^53 (I-JSON, RFC 7493
+// §2.2) — so that canonicalisation never loses information and an edit of
+// any stored byte changes the digest. Errors never quote the data.
+func canonicalData(raw []byte) ([]byte, error) {
+	if !json.Valid(raw) {
+		return nil, errors.New("data is not valid JSON")
+	}
+	if err := checkNumbersExact(raw); err != nil {
+		return nil, err
+	}
+	out, err := canonicalize(raw)
+	if err != nil {
+		// The library's messages may quote a fragment of the input; the data
+		// may hold a secret, so the message is not passed on.
+		return nil, errors.New("data cannot be put in RFC 8785 canonical form (not I-JSON: RFC 7493)")
+	}
+	return out, nil
+}
+
+// checkNumbersExact walks the number literals of valid JSON text raw and
+// checks that each has the same decimal value as its canonical form.
+func checkNumbersExact(raw []byte) error {
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		switch {
+		case c == '"':
+			i = skipString(raw, i)
+		case c == '-' || c >= '0' && c <= '9':
+			j := i + 1
+			for j < len(raw) && isNumberByte(raw[j]) {
+				j++
+			}
+			if err := checkNumberExact(string(raw[i:j])); err != nil {
+				return err
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return nil
+}
+
+func isNumberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
+}
+
+// skipString returns the index just past the JSON string starting at raw[i]
+// (which is '"'), or len(raw) if it is unterminated.
+func skipString(raw []byte, i int) int {
+	for i++; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(raw)
+}
+
+// checkNumberExact reports whether the JSON number literal lit survives
+// RFC 8785 canonicalisation with its decimal value unchanged.
+func checkNumberExact(lit string) error {
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil {
+		return errNotExact // out of the double range
+	}
+	canon, err := jcs.NumberToJSON(f)
+	if err != nil {
+		return errNotExact
+	}
+	if !sameDecimal(lit, canon) {
+		return errNotExact
+	}
+	return nil
+}
+
+// decimal is a number literal reduced to sign × digits × 10^exp with no
+// leading or trailing zeros in digits; zero is digits == "".
+type decimal struct {
+	neg    bool
+	digits string
+	exp    int64
+}
+
+// parseDecimal reduces a JSON (or ECMAScript) number literal. ok is false
+// when the exponent is too large to matter (no double has it).
+func parseDecimal(s string) (d decimal, ok bool) {
+	if strings.HasPrefix(s, "-") {
+		d.neg = true
+		s = s[1:]
+	}
+	mant, expPart := s, ""
+	if k := strings.IndexAny(s, "eE"); k >= 0 {
+		mant, expPart = s[:k], s[k+1:]
+	}
+	intPart, frac := mant, ""
+	if k := strings.IndexByte(mant, '.'); k >= 0 {
+		intPart, frac = mant[:k], mant[k+1:]
+	}
+	digits := strings.TrimLeft(intPart+frac, "0")
+	if digits == "" {
+		return decimal{}, true // zero, whatever the sign and exponent
+	}
+	var exp int64
+	if expPart != "" {
+		e, err := strconv.ParseInt(strings.TrimPrefix(expPart, "+"), 10, 32)
+		if err != nil {
+			return decimal{}, false
+		}
+		exp = e
+	}
+	exp -= int64(len(frac))
+	trimmed := strings.TrimRight(digits, "0")
+	exp += int64(len(digits) - len(trimmed))
+	d.digits, d.exp = trimmed, exp
+	return d, true
+}
+
+// sameDecimal reports whether two number literals denote the same value.
+// Negative zero equals zero (RFC 8785 writes -0 as 0).
+func sameDecimal(a, b string) bool {
+	da, oka := parseDecimal(a)
+	db, okb := parseDecimal(b)
+	return oka && okb && da == db
+}
+
+// appendJCSString appends s as an RFC 8785 string body (without the quotes):
+// '"' and '\' are escaped, \b \f \n \r \t use their short forms, other
+// control characters are \u00xx with lower-case hex, everything else is
+// literal UTF-8 (RFC 8785 §3.2.2.2).
+func appendJCSString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			if c < 0x20 {
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			} else {
+				dst = append(dst, c)
+			}
+		}
+	}
+	return dst
+}
+
+// marshalData turns NewEvent.Data into JSON text. json.RawMessage and []byte
+// holding JSON pass through unchanged (a nil RawMessage is null).
+func marshalData(v any) ([]byte, error) {
+	switch d := v.(type) {
+	case nil:
+		return []byte("null"), nil
+	case json.RawMessage:
+		if d == nil {
+			return []byte("null"), nil
+		}
+		return bytes.Clone(d), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		var ue *json.UnsupportedValueError
+		var te *json.UnsupportedTypeError
+		switch {
+		case errors.As(err, &ue):
+			return nil, errors.New("data holds a value JSON cannot represent (NaN, ±Inf or a cycle)")
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("data holds a type JSON cannot represent (%s)", te.Type)
+		}
+		// A MarshalJSON error may quote content; say only where it came from.
+		return nil, fmt.Errorf("data could not be marshalled to JSON (%T)", v)
+	}
+	return b, nil
+}

@@ -1,0 +1,141 @@
+// Package store is Obversa's durable record (DESIGN §4): per-run event
+// streams, content-addressed artifacts and the run process lock. It is the
+// single source of truth a stopped run carries on from, so it never loses
+// an acknowledged event, never shows part of a batch, and detects any edit.
+// It imports only the standard library, golang.org/x/sys,
+// github.com/gowebpki/jcs (RFC 8785) and github.com/google/uuid.
+//
+// # Layout
+//
+//	<root>/<namespace>/runs/<run-id>/
+//	    events.jsonl                 the event stream
+//	    events.jsonl.idx             validated-prefix cache (optional, rebuildable)
+//	    events.jsonl.torn-<ts>       torn tails cut off by recovery, kept for inspection
+//	    artifacts/sha256/<hex>       artifact blobs, named by the SHA-256 of their bytes
+//	    artifacts/tmp/               temporary files of artifact writers
+//	    lock                         run lock (flock) and its holder record (JSON)
+//
+// Run ids and namespaces match [A-Za-z0-9][A-Za-z0-9._-]{0,127}.
+//
+// # Event lines
+//
+// events.jsonl holds one event per line (LF-terminated) and is only ever
+// appended to; recovery may cut a torn tail, nothing else changes it. A line
+// is the RFC 8785 canonical JSON of the envelope without its digest, with a
+// last member "digest" added:
+//
+//	{"batch_end":3,"data":{"node":"draft"},"id":"…","prev":"sha256:…","rev":2,"ts":"2026-01-02T15:04:05.000Z","type":"graph:node-completed","digest":"sha256:…"}
+//
+// The members:
+//
+//   - rev: 1-based, contiguous, equal to the line number.
+//   - id: unique in the stream; 1..256 bytes of printable ASCII other than
+//     '"' and '\' (a random UUID when the caller gives none).
+//   - type: [A-Za-z0-9][A-Za-z0-9._:/-]{0,127}.
+//   - ts: commit time, RFC 3339 with milliseconds, UTC (the same for every
+//     event of a batch).
+//   - data: the caller's JSON in RFC 8785 canonical form. Numbers must keep
+//     their value through canonicalisation (I-JSON, RFC 7493): an integer
+//     beyond ±2^53 is refused, not rounded, so that canonicalisation never
+//     loses information and the stored bytes are exactly what was hashed.
+//   - prev: the digest of rev-1; "" for rev 1.
+//   - batch_end: the rev of the last event written by the same Append call.
+//     A batch is complete when its line with rev == batch_end is present.
+//   - digest: "sha256:" + hex SHA-256 of the canonical envelope without
+//     digest, i.e. of the line's bytes up to the member "digest" with the
+//     closing '}' put back.
+//
+// Because each line is canonical, the writer hashes exactly the bytes it
+// writes, and a reader checks a line by checking that its data is canonical
+// (one JCS pass over data) and hashing its bytes. Decoding is strict: any
+// other member, order, whitespace or value form is damage; so are a gap or
+// repeat in rev, a broken prev link, a duplicate id, and a batch whose lines
+// disagree on batch_end.
+//
+// # Appends and the fsync policy
+//
+// Stream.Append is conditional (expectedRev, or AnyRev) and all-or-nothing.
+// Appends through one Stream queue up; one of them leads a round: it takes
+// the exclusive flock on events.jsonl, re-reads (and validates) whatever
+// other handles or processes appended, checks each queued batch in order,
+// writes every accepted batch with one write(2) (each batch a contiguous
+// region), calls fdatasync(2) once, releases the lock and acknowledges them
+// all. No Append returns success before the fdatasync that covers its batch
+// has returned. A file is created only with an fsync of its directory
+// (events.jsonl, a torn-tail file, artifact links); directories the package
+// creates are fsynced into their parents.
+//
+// If a write fails the partial batch is truncated away. If fdatasync fails,
+// or that truncation fails, the Stream is poisoned: the batch's outcome is
+// unknown, every later write through the handle returns ErrStoreFailed, and
+// the failure is never retried into a false success (after a failed fsync
+// the kernel may drop the dirty pages and report later fsyncs as
+// successful). Reopening the run tells what is on disk.
+//
+// A stale expectedRev fails with REVISION_CONFLICT, except that an identical
+// retry (same ids, types, data) of the batch committed right after
+// expectedRev returns that batch's last rev: a caller that lost an
+// acknowledgement can retry safely if it chose the ids.
+//
+// # Recovery on open
+//
+// Opening a run validates events.jsonl. The bytes after the last complete
+// batch are a torn write when they are: an unterminated last line, a last
+// line that is not JSON, or complete lines of one batch that has fewer lines
+// than its batch_end declares. A torn tail is copied to
+// events.jsonl.torn-<ts> (fsynced, directory fsynced), then events.jsonl is
+// truncated to the batch boundary and fsynced. Anything else wrong — a line
+// that is damaged but not last, a last line that is JSON but fails its
+// checks (an edit, not a tear), damage in an earlier batch — fails the open
+// with CORRUPT_EVENT_STREAM naming the line and revision, and nothing on
+// disk is changed. Recovery runs under the exclusive flock, so it never
+// races a live writer; a first validation pass runs without the lock and
+// only a torn or damaged result is re-examined under it.
+//
+// # Validated-prefix cache
+//
+// events.jsonl.idx records the end of a validated prefix (size, rev, digest
+// of its last event, CRC-32C of its bytes, an offset index and the hashes of
+// its ids). An open with a usable cache reads the prefix once to compare the
+// CRC (memory bandwidth, no JSON work), fully validates the prefix's last
+// line, and fully validates only the lines after it. A missing or
+// mismatching cache falls back to a full validation; the cache can make an
+// open faster, never make a damaged file pass. It is rewritten (temporary
+// file and rename, not fsynced) when an open validated 256 or more new
+// events, every 4096 events a writer appends, and when a handle that
+// appended closes.
+//
+// # Reading
+//
+// Stream.Read and Stream.Follow stream events from any revision without
+// loading the stream: an index of every 64th line's offset finds the start,
+// and each line's digest and chain link are checked again as it is read.
+// Only complete batches are shown. Verify re-checks a whole run, including
+// every artifact referenced from event data, without changing anything.
+//
+// # Artifacts
+//
+// Run.PutArtifact stores bytes at artifacts/sha256/<hex>: written to a
+// temporary file, fdatasync'd, hard-linked to its final name, directory
+// fsynced. Writers in different processes are serialised by a flock on the
+// blob directory, under which the per-run total is checked. References
+// ({digest, size, media_type, purpose}) are re-hashed on every read.
+//
+// # Policy and secrets
+//
+// Policy limits event data bytes, batch bytes, artifact bytes and the run's
+// total of distinct artifact bytes (STORAGE_LIMIT_EXCEEDED). Known secrets
+// are refused in events (type, id, data) and in JSON or binary artifacts
+// (KNOWN_SECRET): raw, JSON-escaped, or split by an escape (data is checked
+// after canonicalisation removes needless escapes, and JSON artifacts with
+// escapes are decoded). Text artifacts have them replaced by "[REDACTED]"
+// before hashing. Secret values are never written anywhere, error messages
+// included; errors name the event and field path instead.
+//
+// # Run lock
+//
+// Run.Lock takes flock(LOCK_EX|LOCK_NB) on <rundir>/lock and records the
+// holder (pid, process start time, boot id, host). The lock belongs to the
+// open file description, so a child given Lock.File keeps it held; the
+// kernel frees it when every descriptor is closed (DESIGN §6).
+package store

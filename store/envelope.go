@@ -1,0 +1,335 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// tsLayout is the on-disk timestamp: RFC 3339, milliseconds, UTC.
+const tsLayout = "2006-01-02T15:04:05.000Z"
+
+const (
+	digestPrefix = "sha256:"
+	digestLen    = len(digestPrefix) + 64 // "sha256:" + 64 lower-case hex
+	maxSafeInt   = 1<<53 - 1              // largest integer an I-JSON number holds exactly
+)
+
+// Event is one committed event as read back from the stream.
+//
+// On disk each event is one line: the RFC 8785 canonical JSON of the
+// envelope without digest (members batch_end, data, id, prev, rev, ts, type
+// in that order), with a last member "digest" appended. See doc.go.
+type Event struct {
+	Rev    int64           `json:"rev"`    // 1-based, contiguous
+	ID     string          `json:"id"`     // unique in the stream
+	Type   string          `json:"type"`   // e.g. "graph:node-completed"
+	TS     time.Time       `json:"ts"`     // commit time, UTC, millisecond precision
+	Data   json.RawMessage `json:"data"`   // RFC 8785 canonical JSON of NewEvent.Data
+	Prev   string          `json:"prev"`   // Digest of rev-1; "" for rev 1
+	Digest string          `json:"digest"` // "sha256:<hex>" over the canonical envelope without digest
+	// BatchEnd is the rev of the last event of the Append call that wrote
+	// this event. A batch is complete when its line with Rev == BatchEnd is
+	// present; recovery uses it to find torn batches.
+	BatchEnd int64 `json:"batch_end"`
+}
+
+// MarshalJSON returns the event exactly as it is stored on disk (without
+// the line feed), so a marshalled Event can be re-verified.
+func (e Event) MarshalJSON() ([]byte, error) {
+	if err := validEventType(e.Type); err != nil {
+		return nil, err
+	}
+	if err := validEventID(e.ID); err != nil {
+		return nil, err
+	}
+	data := e.Data
+	if data == nil {
+		data = json.RawMessage("null")
+	}
+	line, _ := encodeLine(nil, e.Rev, e.BatchEnd, e.ID, e.Type, e.TS, data, e.Prev)
+	return line[:len(line)-1], nil
+}
+
+// encodeLine appends one event line (with its line feed) to dst and returns
+// it with the event's digest. data must already be canonical; id and type
+// valid (they are written without escaping).
+func encodeLine(dst []byte, rev, batchEnd int64, id, typ string, ts time.Time, data []byte, prev string) ([]byte, [32]byte) {
+	start := len(dst)
+	dst = append(dst, `{"batch_end":`...)
+	dst = strconv.AppendInt(dst, batchEnd, 10)
+	dst = append(dst, `,"data":`...)
+	dst = append(dst, data...)
+	dst = append(dst, `,"id":"`...)
+	dst = append(dst, id...)
+	dst = append(dst, `","prev":"`...)
+	dst = append(dst, prev...)
+	dst = append(dst, `","rev":`...)
+	dst = strconv.AppendInt(dst, rev, 10)
+	dst = append(dst, `,"ts":"`...)
+	dst = ts.UTC().AppendFormat(dst, tsLayout)
+	dst = append(dst, `","type":"`...)
+	dst = append(dst, typ...)
+	dst = append(dst, '"', '}')
+	sum := sha256.Sum256(dst[start:])
+	dst = dst[:len(dst)-1]
+	dst = append(dst, `,"digest":"sha256:`...)
+	dst = hex.AppendEncode(dst, sum[:])
+	dst = append(dst, '"', '}', '\n')
+	return dst, sum
+}
+
+// envelope is a decoded line. Its byte slices alias the line.
+type envelope struct {
+	rev, batchEnd int64
+	id, typ, ts   []byte
+	data          []byte
+	prev          []byte
+	digest        [32]byte
+	time          time.Time // ts parsed
+}
+
+// event copies env into an Event (Data is copied, so the line buffer may be
+// reused).
+func (env *envelope) event() Event {
+	e := Event{
+		Rev:      env.rev,
+		ID:       string(env.id),
+		Type:     string(env.typ),
+		TS:       env.time,
+		Data:     bytes.Clone(env.data),
+		Prev:     string(env.prev),
+		BatchEnd: env.batchEnd,
+	}
+	e.Digest = digestString(env.digest)
+	return e
+}
+
+func digestString(sum [32]byte) string {
+	b := make([]byte, 0, digestLen)
+	b = append(b, digestPrefix...)
+	b = hex.AppendEncode(b, sum[:])
+	return string(b)
+}
+
+// parseDigest decodes "sha256:<64 lower-case hex>".
+func parseDigest(s []byte) ([32]byte, bool) {
+	var sum [32]byte
+	if len(s) != digestLen || string(s[:len(digestPrefix)]) != digestPrefix {
+		return sum, false
+	}
+	h := s[len(digestPrefix):]
+	for _, c := range h {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return sum, false
+		}
+	}
+	if _, err := hex.Decode(sum[:], h); err != nil {
+		return sum, false
+	}
+	return sum, true
+}
+
+// Literal pieces of the line, in order.
+const (
+	litBatchEnd = `{"batch_end":`
+	litData     = `,"data":`
+	litID       = `,"id":"`
+	litPrev     = `","prev":"`
+	litRev      = `","rev":`
+	litTS       = `,"ts":"`
+	litType     = `","type":"`
+	litDigest   = `","digest":"`
+	litEnd      = `"}`
+)
+
+// decodeLine decodes one line (without its line feed) strictly: the members
+// must be exactly those of the envelope, in canonical order, each value in
+// canonical form; the digest must match. With checkData, data must also be
+// its own RFC 8785 canonical form (one pass of isCanonicalJSON; without it
+// the digest alone protects bytes that were validated before). The line slice is
+// briefly modified and restored while hashing. problem is "" on success and
+// never quotes event content.
+func decodeLine(line []byte, checkData bool) (env envelope, problem string) {
+	n := len(line)
+	if !bytes.HasPrefix(line, []byte(litBatchEnd)) || n < len(litBatchEnd)+len(litEnd)+digestLen {
+		return env, describeEnvelopeProblem(line)
+	}
+	p := len(litBatchEnd)
+	q := p
+	for q < n && line[q] >= '0' && line[q] <= '9' {
+		q++
+	}
+	be, ok := parseCanonInt(line[p:q])
+	if !ok {
+		return env, "batch_end is not a canonical positive integer"
+	}
+	env.batchEnd = be
+	if !bytes.HasPrefix(line[q:], []byte(litData)) {
+		return env, describeEnvelopeProblem(line)
+	}
+	dataStart := q + len(litData)
+
+	// The members after data have no '"' or '\' in their values, so they are
+	// parsed from the end of the line backwards; data is what lies between.
+	e := n
+	cut := func(lit string) bool {
+		if e-len(lit) < dataStart || string(line[e-len(lit):e]) != lit {
+			return false
+		}
+		e -= len(lit)
+		return true
+	}
+	quoted := func() []byte { // value ending at e, opening quote before it
+		k := bytes.LastIndexByte(line[dataStart:e], '"')
+		if k < 0 {
+			return nil
+		}
+		k += dataStart
+		v := line[k+1 : e]
+		e = k + 1
+		return v
+	}
+	if !cut(litEnd) || e-digestLen < dataStart {
+		return env, describeEnvelopeProblem(line)
+	}
+	sum, ok := parseDigest(line[e-digestLen : e])
+	if !ok {
+		return env, `digest is not "sha256:" followed by 64 lower-case hex digits`
+	}
+	env.digest = sum
+	e -= digestLen
+	if !cut(litDigest) {
+		return env, describeEnvelopeProblem(line)
+	}
+	canonEnd := e + 1 // just past the closing quote of type
+	if env.typ = quoted(); env.typ == nil || !cut(litType) {
+		return env, describeEnvelopeProblem(line)
+	}
+	if e-len(tsLayout) < dataStart {
+		return env, describeEnvelopeProblem(line)
+	}
+	env.ts = line[e-len(tsLayout) : e]
+	e -= len(tsLayout)
+	if !cut(litTS) {
+		return env, describeEnvelopeProblem(line)
+	}
+	r := e
+	for r > dataStart && line[r-1] >= '0' && line[r-1] <= '9' {
+		r--
+	}
+	if env.rev, ok = parseCanonInt(line[r:e]); !ok {
+		return env, "rev is not a canonical positive integer"
+	}
+	e = r
+	if !cut(litRev) {
+		return env, describeEnvelopeProblem(line)
+	}
+	if env.prev = quoted(); env.prev == nil || !cut(litPrev) {
+		return env, describeEnvelopeProblem(line)
+	}
+	if env.id = quoted(); env.id == nil || !cut(litID) {
+		return env, describeEnvelopeProblem(line)
+	}
+	if e <= dataStart {
+		return env, "data is empty"
+	}
+	env.data = line[dataStart:e]
+
+	if err := validEventType(string(env.typ)); err != nil {
+		return env, err.Error()
+	}
+	if err := validEventID(string(env.id)); err != nil {
+		return env, err.Error()
+	}
+	if len(env.prev) != 0 {
+		if _, ok := parseDigest(env.prev); !ok {
+			return env, `prev is neither "" nor a "sha256:<hex>" digest`
+		}
+	}
+	ts, err := time.Parse(tsLayout, string(env.ts))
+	if err != nil || ts.Format(tsLayout) != string(env.ts) {
+		return env, "ts is not RFC 3339 UTC with milliseconds (2006-01-02T15:04:05.000Z)"
+	}
+	env.time = ts
+	if env.batchEnd < env.rev {
+		return env, fmt.Sprintf("batch_end %d is before rev %d", env.batchEnd, env.rev)
+	}
+	if checkData && !isCanonicalJSON(env.data) {
+		return env, "data is not JSON in RFC 8785 canonical form"
+	}
+	save := line[canonEnd]
+	line[canonEnd] = '}'
+	got := sha256.Sum256(line[:canonEnd+1])
+	line[canonEnd] = save
+	if got != env.digest {
+		return env, "digest does not match the event's content"
+	}
+	return env, ""
+}
+
+// parseCanonInt parses a canonical JSON integer in 1..2^53-1: digits, no
+// sign, no leading zero.
+func parseCanonInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 16 || b[0] == '0' {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	return v, v <= maxSafeInt
+}
+
+// envelopeFields are the members an envelope must have.
+var envelopeFields = map[string]bool{
+	"batch_end": true, "data": true, "id": true, "prev": true,
+	"rev": true, "ts": true, "type": true, "digest": true,
+}
+
+// describeEnvelopeProblem explains why a line is not an envelope in
+// canonical layout: not JSON, an unknown, duplicate or missing member, or
+// members out of order. Member names are quoted (cut short); values never.
+func describeEnvelopeProblem(line []byte) string {
+	if !json.Valid(line) {
+		return "line is not valid JSON"
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return "line is not a JSON object"
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "line is not a JSON object"
+		}
+		name, _ := tok.(string)
+		if !envelopeFields[name] {
+			return "unknown envelope member " + quoteShort(name)
+		}
+		if seen[name] {
+			return "duplicate envelope member " + quoteShort(name)
+		}
+		seen[name] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil && err != io.EOF {
+			return "line is not a JSON object"
+		}
+	}
+	for _, name := range []string{"batch_end", "data", "id", "prev", "rev", "ts", "type", "digest"} {
+		if !seen[name] {
+			return "missing envelope member " + strconv.Quote(name)
+		}
+	}
+	return "envelope is not in canonical layout (members batch_end, data, id, prev, rev, ts, type, digest in that order, no whitespace, values in canonical form)"
+}

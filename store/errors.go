@@ -1,0 +1,191 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors, one per stable code (DESIGN §4, §8). Every error the
+// package returns wraps at most one of them; match with errors.Is and turn
+// into a code with Code.
+var (
+	// ErrRevisionConflict is returned by Stream.Append when expectedRev is
+	// not the stream's last committed revision (and the batch is not an
+	// identical retry of the batch committed right after expectedRev). The
+	// concrete error is a *ConflictError carrying the current revision.
+	ErrRevisionConflict = errors.New("REVISION_CONFLICT")
+
+	// ErrCorruptEventStream is returned when events.jsonl is damaged
+	// anywhere but in its last batch: a malformed line, a broken hash chain,
+	// a gap or repeat in rev, a duplicate event id. The concrete error is a
+	// *CorruptError naming the line and revision. Nothing on disk is changed
+	// when it is returned.
+	ErrCorruptEventStream = errors.New("CORRUPT_EVENT_STREAM")
+
+	// ErrArtifactIntegrity is returned when a stored artifact does not hash
+	// to its reference's digest or size, or the reference is malformed.
+	ErrArtifactIntegrity = errors.New("ARTIFACT_INTEGRITY")
+
+	// ErrArtifactNotFound is returned when a reference names an artifact
+	// that is not stored in the run.
+	ErrArtifactNotFound = errors.New("ARTIFACT_NOT_FOUND")
+
+	// ErrStorageLimitExceeded is returned when an event, a batch, an
+	// artifact or the run's artifact total would exceed the Policy. The
+	// concrete error is a *LimitError.
+	ErrStorageLimitExceeded = errors.New("STORAGE_LIMIT_EXCEEDED")
+
+	// ErrKnownSecret is returned when an event or a structured artifact
+	// contains a value listed in Policy.KnownSecrets. The message names
+	// where, never the value.
+	ErrKnownSecret = errors.New("KNOWN_SECRET")
+
+	// ErrProcessLocked is returned by Run.Lock when another open file
+	// description holds the run lock. The concrete error is a *LockedError.
+	ErrProcessLocked = errors.New("PROCESS_LOCKED")
+
+	// ErrRunExists is returned by Store.CreateRun when the run directory
+	// already exists.
+	ErrRunExists = errors.New("RUN_EXISTS")
+
+	// ErrRunNotFound is returned when a run directory does not exist.
+	ErrRunNotFound = errors.New("RUN_NOT_FOUND")
+
+	// ErrInvalidID is returned by ValidID (and everything that takes a run
+	// id or namespace) for a name outside [A-Za-z0-9][A-Za-z0-9._-]{0,127}.
+	ErrInvalidID = errors.New("INVALID_ID")
+
+	// ErrInvalidEvent is returned by Stream.Append for an event the record
+	// cannot hold: a malformed id or type, data that is not JSON or not
+	// exactly representable in RFC 8785 canonical form, an id already used
+	// in the stream, an empty batch.
+	ErrInvalidEvent = errors.New("INVALID_EVENT")
+
+	// ErrInvalidArtifact is returned by Run.PutArtifact for a media type
+	// that is not RFC 6838 or a malformed purpose.
+	ErrInvalidArtifact = errors.New("INVALID_ARTIFACT")
+
+	// ErrInvalidPolicy is returned when a Policy has a negative limit.
+	ErrInvalidPolicy = errors.New("INVALID_POLICY")
+
+	// ErrStoreFailed is returned when fdatasync (or the truncation that
+	// undoes a failed write) failed. The handle is poisoned: every later
+	// write through it returns ErrStoreFailed, because after a failed fsync
+	// the kernel may report later ones as successful without the data being
+	// durable. Whether the batch that hit the failure is on disk is unknown;
+	// reopen the run to find out. Its code is RUN_STORAGE.
+	ErrStoreFailed = errors.New("store failed")
+
+	// ErrClosed is returned by any operation on a closed Run or Stream.
+	// Its code is RUN_STORAGE.
+	ErrClosed = errors.New("store closed")
+)
+
+// codes maps each sentinel to its stable code, in the order Code tests them.
+var codes = []struct {
+	err  error
+	code string
+}{
+	{ErrRevisionConflict, "REVISION_CONFLICT"},
+	{ErrCorruptEventStream, "CORRUPT_EVENT_STREAM"},
+	{ErrArtifactIntegrity, "ARTIFACT_INTEGRITY"},
+	{ErrArtifactNotFound, "ARTIFACT_NOT_FOUND"},
+	{ErrStorageLimitExceeded, "STORAGE_LIMIT_EXCEEDED"},
+	{ErrKnownSecret, "KNOWN_SECRET"},
+	{ErrProcessLocked, "PROCESS_LOCKED"},
+	{ErrRunExists, "RUN_EXISTS"},
+	{ErrRunNotFound, "RUN_NOT_FOUND"},
+	{ErrInvalidID, "INVALID_ID"},
+	{ErrInvalidEvent, "INVALID_EVENT"},
+	{ErrInvalidArtifact, "INVALID_ARTIFACT"},
+	{ErrInvalidPolicy, "INVALID_POLICY"},
+}
+
+// Code returns the stable code of err (DESIGN §8): "" for nil, the code of
+// the first sentinel err wraps, and "RUN_STORAGE" for anything else — an
+// I/O failure, ErrStoreFailed, ErrClosed. Context errors also come out as
+// RUN_STORAGE; callers that care test errors.Is(err, context.Canceled) first.
+func Code(err error) string {
+	if err == nil {
+		return ""
+	}
+	for _, c := range codes {
+		if errors.Is(err, c.err) {
+			return c.code
+		}
+	}
+	return "RUN_STORAGE"
+}
+
+// ConflictError is the error of a conditional Append whose expectedRev is
+// stale. It matches ErrRevisionConflict.
+type ConflictError struct {
+	Expected int64 // the caller's expectedRev
+	Current  int64 // the stream's last committed rev when the batch was checked
+}
+
+// Error describes the conflict.
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("REVISION_CONFLICT: expected rev %d, stream is at rev %d", e.Expected, e.Current)
+}
+
+// Is reports whether target is ErrRevisionConflict.
+func (e *ConflictError) Is(target error) bool { return target == ErrRevisionConflict }
+
+// CorruptError names the first damaged line of an event stream. It matches
+// ErrCorruptEventStream. Line is 1-based; because the stream holds exactly
+// one event per line and rev is contiguous from 1, Rev is the revision that
+// line holds (or should hold).
+type CorruptError struct {
+	Path    string // events.jsonl path
+	Line    int    // 1-based line number
+	Rev     int64  // revision at that line
+	Offset  int64  // byte offset of the start of the line
+	Problem string // what is wrong, without quoting event content
+}
+
+// Error names the file, line, revision and problem.
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("CORRUPT_EVENT_STREAM: %s line %d (rev %d, byte %d): %s", e.Path, e.Line, e.Rev, e.Offset, e.Problem)
+}
+
+// Is reports whether target is ErrCorruptEventStream.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorruptEventStream }
+
+// LimitError is the error of an operation that would exceed a Policy limit.
+// It matches ErrStorageLimitExceeded.
+type LimitError struct {
+	Limit string // the run file name of the limit, e.g. "max_event_payload_bytes"
+	Max   int64  // the limit, bytes
+	Size  int64  // the size that was refused, bytes (for the per-run total: the total it would reach)
+	What  string // what was refused, e.g. `event 2 of 3 (type "graph:node-completed")`
+}
+
+// Error names the limit, the refused size and what was refused.
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("STORAGE_LIMIT_EXCEEDED: %s is %d bytes, %s is %d", e.What, e.Size, e.Limit, e.Max)
+}
+
+// Is reports whether target is ErrStorageLimitExceeded.
+func (e *LimitError) Is(target error) bool { return target == ErrStorageLimitExceeded }
+
+// LockedError is returned by Run.Lock when the lock is held elsewhere. It
+// matches ErrProcessLocked and names the holder recorded in the lock file.
+type LockedError struct {
+	Dir    string // run directory
+	Holder Holder // the recorded holder; zero when Known is false
+	Known  bool   // whether a holder record could be read
+}
+
+// Error names the holder.
+func (e *LockedError) Error() string {
+	if !e.Known {
+		return fmt.Sprintf("PROCESS_LOCKED: run %s is locked by another process (no holder record)", e.Dir)
+	}
+	h := e.Holder
+	return fmt.Sprintf("PROCESS_LOCKED: run %s is locked by pid %d on host %q (boot %s, since %s)",
+		e.Dir, h.PID, h.Host, h.BootID, h.StartedAt.UTC().Format(tsLayout))
+}
+
+// Is reports whether target is ErrProcessLocked.
+func (e *LockedError) Is(target error) bool { return target == ErrProcessLocked }

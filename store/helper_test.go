@@ -1,0 +1,145 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// runHelper runs the test binary as a helper process (TestMain dispatches
+// here when helperEnv is set). Parameters come in STORE_* variables; the
+// helper reports on stdout, one line per fact.
+func runHelper(role string) int {
+	switch role {
+	case "append":
+		return helperAppend()
+	case "race":
+		return helperRace()
+	case "lock":
+		return helperLock()
+	case "exit":
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "unknown helper role %q\n", role)
+	return 2
+}
+
+func envInt(name string) int64 {
+	v, _ := strconv.ParseInt(os.Getenv(name), 10, 64)
+	return v
+}
+
+// helperAppend opens STORE_DIR (recovering it), prints "ready", then
+// appends batches from three goroutines until killed — goroutine 0 with
+// conditional appends, the others with AnyRev, one batch in eight with
+// ~16 KB events so that its write spans many pages (a kill can tear it) —
+// and prints "ack <g> <seq> <first> <last>" after each acknowledged batch.
+func helperAppend() int {
+	ctx := context.Background()
+	gen, seed := envInt("STORE_GEN"), uint64(envInt("STORE_SEED"))
+	r, err := OpenRunDir(ctx, os.Getenv("STORE_DIR"), Policy{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "open: %v\n", err)
+		return 3
+	}
+	var mu sync.Mutex
+	say := func(s string) {
+		mu.Lock()
+		os.Stdout.WriteString(s)
+		mu.Unlock()
+	}
+	say("ready\n")
+	pad := strings.Repeat("x", 16000)
+	for g := 0; g < 3; g++ {
+		go func() {
+			rng := rand.New(rand.NewPCG(seed, uint64(g)))
+			for seq := 0; ; seq++ {
+				n := 1 + rng.IntN(4)
+				big := rng.IntN(8) == 0
+				evs := make([]NewEvent, n)
+				for i := range evs {
+					data := map[string]any{"g": g, "s": seq, "i": i}
+					if big {
+						data["pad"] = pad
+					}
+					evs[i] = NewEvent{ID: fmt.Sprintf("h%d-g%d-s%d-%d", gen, g, seq, i), Type: "test:kill", Data: data}
+				}
+				var last int64
+				var err error
+				if g == 0 {
+					exp := r.Events().Rev()
+					for {
+						last, err = r.Events().Append(ctx, exp, evs...)
+						var ce *ConflictError
+						if errors.As(err, &ce) {
+							exp = ce.Current
+							continue
+						}
+						break
+					}
+				} else {
+					last, err = r.Events().Append(ctx, AnyRev, evs...)
+				}
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "append: %v\n", err)
+					os.Exit(4)
+				}
+				say(fmt.Sprintf("ack %d %d %d %d\n", g, seq, last-int64(n)+1, last))
+			}
+		}()
+	}
+	select {}
+}
+
+// helperRace opens STORE_DIR, prints "ready", then for each line "<rev>"
+// on stdin appends one event with expectedRev <rev> and prints "ok <rev>"
+// or "err <code>".
+func helperRace() int {
+	ctx := context.Background()
+	r, err := OpenRunDir(ctx, os.Getenv("STORE_DIR"), Policy{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "open: %v\n", err)
+		return 3
+	}
+	defer r.Close()
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	name := os.Getenv("STORE_NAME")
+	for in.Scan() {
+		exp, _ := strconv.ParseInt(in.Text(), 10, 64)
+		rev, err := r.Events().Append(ctx, exp, NewEvent{ID: fmt.Sprintf("%s-%d", name, exp), Type: "test:race", Data: name})
+		if err != nil {
+			fmt.Printf("err %s\n", Code(err))
+		} else {
+			fmt.Printf("ok %d\n", rev)
+		}
+	}
+	return 0
+}
+
+// helperLock opens STORE_DIR, takes the run lock (printing "locked" or
+// "refused <code>"), and holds it until stdin closes.
+func helperLock() int {
+	r, err := OpenRunDir(context.Background(), os.Getenv("STORE_DIR"), Policy{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "open: %v\n", err)
+		return 3
+	}
+	l, err := r.Lock()
+	if err != nil {
+		fmt.Printf("refused %s\n", Code(err))
+		return 0
+	}
+	fmt.Println("locked")
+	bufio.NewReader(os.Stdin).ReadString('\n')
+	time.Sleep(time.Millisecond)
+	l.Release()
+	return 0
+}

@@ -1,0 +1,76 @@
+package store
+
+import (
+	"fmt"
+	"strconv"
+)
+
+const (
+	maxIDLen        = 128 // run ids and namespaces (DESIGN §4)
+	maxEventIDLen   = 256 // event ids
+	maxEventTypeLen = 128 // event types
+)
+
+// ValidID reports whether id may name a run or a namespace: DESIGN §4 allows
+// [A-Za-z0-9][A-Za-z0-9._-]{0,127}. The error wraps ErrInvalidID and quotes
+// the value (ids are not secret).
+func ValidID(id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: empty id", ErrInvalidID)
+	}
+	if len(id) > maxIDLen {
+		return fmt.Errorf("%w: %s is %d bytes, the limit is %d", ErrInvalidID, quoteShort(id), len(id), maxIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if isAlnum(c) || (i > 0 && (c == '.' || c == '_' || c == '-')) {
+			continue
+		}
+		return fmt.Errorf("%w: %s: byte %d is not allowed (want [A-Za-z0-9][A-Za-z0-9._-]{0,127})", ErrInvalidID, quoteShort(id), i)
+	}
+	return nil
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// validEventID checks a caller-supplied event id: 1..256 bytes of printable
+// ASCII other than '"' and '\'. The restriction means an id is written
+// verbatim inside its JSON string (no escaping), which the envelope decoder
+// relies on. It does not quote the value: it may be a secret.
+func validEventID(id string) error {
+	if id == "" || len(id) > maxEventIDLen {
+		return fmt.Errorf("id must be 1..%d bytes, got %d", maxEventIDLen, len(id))
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return fmt.Errorf("id byte %d is not printable ASCII other than '\"' and '\\'", i)
+		}
+	}
+	return nil
+}
+
+// validEventType checks an event type: [A-Za-z0-9][A-Za-z0-9._:/-]{0,127},
+// e.g. "graph:node-completed".
+func validEventType(t string) error {
+	if t == "" || len(t) > maxEventTypeLen {
+		return fmt.Errorf("type must be 1..%d bytes, got %d", maxEventTypeLen, len(t))
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if isAlnum(c) || (i > 0 && (c == '.' || c == '_' || c == ':' || c == '/' || c == '-')) {
+			continue
+		}
+		return fmt.Errorf("type byte %d is not allowed (want [A-Za-z0-9][A-Za-z0-9._:/-]{0,127})", i)
+	}
+	return nil
+}
+
+// quoteShort quotes s for an error message, cut to 64 bytes.
+func quoteShort(s string) string {
+	if len(s) > 64 {
+		return strconv.Quote(s[:64]) + "…"
+	}
+	return strconv.Quote(s)
+}

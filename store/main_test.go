@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// helperEnv selects a helper role when the test binary is re-executed as a
+// misbehaving (or competing) process; see helper_test.go.
+const helperEnv = "STORE_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv(helperEnv); role != "" {
+		os.Exit(runHelper(role))
+	}
+	os.Exit(m.Run())
+}
+
+// newTestRun creates a run in a fresh store.
+func newTestRun(t testing.TB, p Policy) *Run {
+	t.Helper()
+	s, err := Open(t.TempDir(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.CreateRun(context.Background(), "run-1", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// reopen closes r and opens its directory again.
+func reopen(t testing.TB, r *Run, p Policy) *Run {
+	t.Helper()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := OpenRunDir(context.Background(), r.Dir(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r2.Close() })
+	return r2
+}
+
+// readAll returns every event of the stream.
+func readAll(t testing.TB, s *Stream) []Event {
+	t.Helper()
+	var out []Event
+	if err := s.Read(context.Background(), 1, func(e Event) error {
+		out = append(out, e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// mustAppend appends and fails the test on error.
+func mustAppend(t testing.TB, s *Stream, expected int64, evs ...NewEvent) int64 {
+	t.Helper()
+	rev, err := s.Append(context.Background(), expected, evs...)
+	if err != nil {
+		t.Fatalf("Append(%d): %v", expected, err)
+	}
+	return rev
+}
+
+func eventsPath(r *Run) string { return filepath.Join(r.Dir(), eventsFile) }
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeFile(t testing.TB, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func diff(t testing.TB, what string, want, got any, opts ...cmp.Option) {
+	t.Helper()
+	if d := cmp.Diff(want, got, opts...); d != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", what, d)
+	}
+}

@@ -1,0 +1,373 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"hash/fnv"
+	"io"
+)
+
+// indexEvery is the spacing of the in-memory offset index: the byte offset
+// of every indexEvery-th line is kept, so a read from any rev skips at most
+// indexEvery-1 lines.
+const indexEvery = 64
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// chainState is what is known about a validated prefix of the stream: it
+// ends at a batch boundary and every line in it passed full validation.
+type chainState struct {
+	rev      int64    // last rev in the prefix; 0 for an empty stream
+	size     int64    // bytes in the prefix
+	last     [32]byte // digest of rev
+	lastLine int64    // offset of the line of rev
+	crc      uint32   // CRC-32C of the prefix bytes
+	offsets  []int64  // offsets[i] is the offset of the line of rev i*indexEvery+1
+	idHashes []uint64 // idHashes[r-1] is idHash of rev r's id
+	ids      map[uint64]int64
+	// exact holds the ids whose hash collided with an earlier id's (and
+	// that earlier id), mapped to their rev, so duplicate detection stays
+	// exact under hash collisions.
+	exact map[string]int64
+	// byID, when non-nil, replaces ids/exact/idHashes with a plain map of
+	// every id (used by Verify, which never reads lines back).
+	byID map[string]int64
+}
+
+func newChainState() *chainState {
+	return &chainState{ids: map[uint64]int64{}}
+}
+
+func idHash(id []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(id)
+	return h.Sum64()
+}
+
+// pendLine is a line of the batch being assembled.
+type pendLine struct {
+	rev    int64
+	off    int64
+	id     string
+	hash   uint64
+	digest [32]byte
+	// collideID/collideRev name an earlier id with the same hash (found
+	// while checking for duplicates), so commit can keep ids exact.
+	collideID  string
+	collideRev int64
+}
+
+// scanResult describes how a scan ended.
+type scanResult struct {
+	events int64  // lines committed by this scan
+	torn   bool   // the bytes from the state's end to EOF are a torn last batch
+	why    string // why the tail is torn
+}
+
+// scanner validates lines appended to a chainState. It commits a batch to
+// the state only when its last line (rev == batch_end) has been validated,
+// so on any error or a torn tail the state still ends at a batch boundary.
+type scanner struct {
+	ctx  context.Context
+	path string
+	st   *chainState
+	ra   io.ReaderAt // the stream, for exact duplicate checks
+	lr   *lineReader
+
+	pend    []pendLine
+	pendEnd int64 // batch_end of the pending batch
+	pendCRC uint32
+	prev    [32]byte // digest of the line before the next one
+	prevSet bool     // false only after a resync past an unparsable line
+	nextRev int64    // rev the next line must hold (== its line number)
+
+	// failEnv is the decoded faulty line when run returned a
+	// *CorruptError for a line that decoded (nil otherwise); resync uses it.
+	failEnv *envelope
+	// onLine, when set, sees every line that passed validation (its data
+	// aliases the read buffer); onCommit sees each committed batch size.
+	onLine   func(env *envelope)
+	onCommit func(n int)
+}
+
+func newScanner(ctx context.Context, path string, st *chainState, ra io.ReaderAt, lr *lineReader) *scanner {
+	return &scanner{ctx: ctx, path: path, st: st, ra: ra, lr: lr, prev: st.last, prevSet: true, nextRev: st.rev + 1, pendCRC: st.crc}
+}
+
+func (s *scanner) corrupt(line int64, off int64, problem string) *CorruptError {
+	return &CorruptError{Path: s.path, Line: int(line), Rev: line, Offset: off, Problem: problem}
+}
+
+// run validates lines to EOF. It returns a *CorruptError for damage that is
+// not a torn last batch, an I/O or context error, or a result saying whether
+// the bytes after the state's (new) end are a torn last batch.
+func (s *scanner) run() (scanResult, error) {
+	var res scanResult
+	for n := 0; ; n++ {
+		if n%4096 == 4095 && s.ctx != nil {
+			if err := s.ctx.Err(); err != nil {
+				return res, err
+			}
+		}
+		line, off, terminated, err := s.lr.next()
+		if err == io.EOF {
+			break
+		}
+		lineNo := s.nextRev
+		if errors.Is(err, errLineTooLong) {
+			if !terminated || s.lr.atEOF() {
+				return s.torn(res, "last line is too long to be an event"), nil
+			}
+			return res, s.corrupt(lineNo, off, "line is longer than 256 MiB")
+		}
+		if err != nil {
+			return res, fmt.Errorf("store: read %s: %w", s.path, err)
+		}
+		if !terminated {
+			return s.torn(res, "last line is not terminated"), nil
+		}
+		s.failEnv = nil
+		env, problem := decodeLine(line, true)
+		if problem != "" {
+			if !json.Valid(line) && s.lr.atEOF() {
+				return s.torn(res, "last line is not JSON"), nil
+			}
+			if env.digest != ([32]byte{}) {
+				s.failEnv = &env // its stored digest still links the next line
+			}
+			return res, s.corrupt(lineNo, off, problem)
+		}
+		if problem := s.check(&env, lineNo); problem != "" {
+			s.failEnv = &env
+			return res, s.corrupt(lineNo, off, problem)
+		}
+		p := pendLine{rev: env.rev, off: off, id: string(env.id), hash: idHash(env.id), digest: env.digest}
+		dup, err := s.duplicate(&p)
+		if err != nil {
+			return res, err
+		}
+		if dup != 0 {
+			s.failEnv = &env
+			return res, s.corrupt(lineNo, off, fmt.Sprintf("duplicate event id (first used at rev %d)", dup))
+		}
+		if s.onLine != nil {
+			s.onLine(&env)
+		}
+		s.pend = append(s.pend, p)
+		s.pendEnd = env.batchEnd
+		s.pendCRC = crc32.Update(s.pendCRC, castagnoli, line)
+		s.pendCRC = crc32.Update(s.pendCRC, castagnoli, newline)
+		s.prev, s.prevSet = env.digest, true
+		s.nextRev++
+		if env.rev == env.batchEnd {
+			res.events += int64(len(s.pend))
+			s.commit(off + int64(len(line)) + 1)
+		}
+	}
+	if len(s.pend) > 0 {
+		return s.torn(res, fmt.Sprintf("batch declares revs %d..%d but only %d line(s) are present",
+			s.pend[0].rev, s.pendEnd, len(s.pend))), nil
+	}
+	return res, nil
+}
+
+var newline = []byte{'\n'}
+
+func (s *scanner) torn(res scanResult, why string) scanResult {
+	res.torn, res.why = true, why
+	return res
+}
+
+// check validates a decoded line against its position in the stream.
+func (s *scanner) check(env *envelope, lineNo int64) string {
+	if env.rev != lineNo {
+		return fmt.Sprintf("rev is %d, want %d (revisions must be contiguous from 1)", env.rev, lineNo)
+	}
+	switch {
+	case env.rev == 1:
+		if len(env.prev) != 0 {
+			return `rev 1 must have prev ""`
+		}
+	case !s.prevSet:
+		// After a resync past an unparsable line there is nothing to compare.
+	default:
+		sum, _ := parseDigest(env.prev)
+		if len(env.prev) == 0 || sum != s.prev {
+			return fmt.Sprintf("prev does not match the digest of rev %d (that event or this one was altered, or events were removed or reordered)", env.rev-1)
+		}
+	}
+	if len(s.pend) > 0 && env.batchEnd != s.pendEnd {
+		return fmt.Sprintf("batch_end is %d but the batch that started at rev %d declares %d", env.batchEnd, s.pend[0].rev, s.pendEnd)
+	}
+	return ""
+}
+
+// duplicate returns the rev that already uses p.id (0 if none), checking
+// the pending batch and the committed ids. On a hash collision with a
+// different id it fills p.collideID/collideRev.
+func (s *scanner) duplicate(p *pendLine) (int64, error) {
+	for _, q := range s.pend {
+		if q.hash == p.hash && q.id == p.id {
+			return q.rev, nil
+		}
+	}
+	return s.st.lookupDuplicate(s.ra, p)
+}
+
+// lookupDuplicate checks p.id against the committed ids, reading the
+// earlier line only on a hash hit.
+func (st *chainState) lookupDuplicate(ra io.ReaderAt, p *pendLine) (int64, error) {
+	if st.byID != nil {
+		return st.byID[p.id], nil
+	}
+	if r, ok := st.exact[p.id]; ok {
+		return r, nil
+	}
+	r, ok := st.ids[p.hash]
+	if !ok {
+		return 0, nil
+	}
+	other, err := st.readID(ra, r)
+	if err != nil {
+		return 0, err
+	}
+	if other == p.id {
+		return r, nil
+	}
+	p.collideID, p.collideRev = other, r
+	return 0, nil
+}
+
+// readID reads the id of committed rev r from the stream.
+func (st *chainState) readID(ra io.ReaderAt, r int64) (string, error) {
+	var id string
+	err := readCommitted(ra, "", st.offsets, st.size, r, r, func(env *envelope) error {
+		id = string(env.id)
+		return nil
+	})
+	return id, err
+}
+
+// readCommitted decodes the committed lines from..to (inclusive) of a
+// stream whose offset index and committed size are given, and calls fn for
+// each. It checks each line's digest and the chain links between the lines
+// it reads, not the canonical form of data (checked when the line was
+// validated: any later change to the bytes changes the digest).
+func readCommitted(ra io.ReaderAt, path string, offsets []int64, size int64, from, to int64, fn func(*envelope) error) error {
+	if from < 1 {
+		from = 1
+	}
+	if to < from {
+		return nil
+	}
+	var off, at int64 = 0, 1
+	if len(offsets) > 0 {
+		i := (from - 1) / indexEvery
+		if i >= int64(len(offsets)) {
+			i = int64(len(offsets)) - 1
+		}
+		off, at = offsets[i], i*indexEvery+1
+	}
+	lr := newLineReader(io.NewSectionReader(ra, off, size-off), off, 64<<10)
+	var prev [32]byte
+	havePrev := false
+	for rev := at; rev <= to; rev++ {
+		line, loff, terminated, err := lr.next()
+		if err == io.EOF || (err == nil && !terminated) {
+			return &CorruptError{Path: path, Line: int(rev), Rev: rev, Offset: loff, Problem: "committed event is missing (the file was shortened)"}
+		}
+		if errors.Is(err, errLineTooLong) {
+			return &CorruptError{Path: path, Line: int(rev), Rev: rev, Offset: loff, Problem: "line is longer than 256 MiB"}
+		}
+		if err != nil {
+			return fmt.Errorf("store: read %s: %w", path, err)
+		}
+		env, problem := decodeLine(line, false)
+		if problem == "" && env.rev != rev {
+			problem = fmt.Sprintf("rev is %d, want %d", env.rev, rev)
+		}
+		if problem == "" && havePrev {
+			if sum, _ := parseDigest(env.prev); sum != prev {
+				problem = fmt.Sprintf("prev does not match the digest of rev %d", rev-1)
+			}
+		}
+		if problem != "" {
+			return &CorruptError{Path: path, Line: int(rev), Rev: rev, Offset: loff, Problem: problem + " (changed since it was validated)"}
+		}
+		prev, havePrev = env.digest, true
+		if rev >= from {
+			if err := fn(&env); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// commit moves the pending batch into the state; end is the offset just past
+// its last line.
+func (s *scanner) commit(end int64) {
+	st := s.st
+	st.addLines(s.pend)
+	last := s.pend[len(s.pend)-1]
+	st.rev, st.size, st.last, st.lastLine, st.crc = last.rev, end, last.digest, last.off, s.pendCRC
+	if s.onCommit != nil {
+		s.onCommit(len(s.pend))
+	}
+	s.pend = s.pend[:0]
+}
+
+// resync continues a scan after a *CorruptError (Verify reports every
+// fault, not only the first): the faulty line and any unfinished batch
+// before it are dropped, and the next line is checked against the faulty
+// line's stored digest when it decoded.
+func (s *scanner) resync(lineNo int64) {
+	s.pend = s.pend[:0]
+	s.st.rev = lineNo
+	s.st.size = s.lr.off
+	s.nextRev = lineNo + 1
+	if s.failEnv != nil {
+		s.prev, s.prevSet = s.failEnv.digest, true
+	} else {
+		s.prevSet = false
+	}
+	s.failEnv = nil
+}
+
+// addLines indexes committed lines. Duplicates were refused before, so a
+// taken hash means a different id with the same hash: both go to exact.
+func (st *chainState) addLines(lines []pendLine) {
+	for i, p := range lines {
+		if (p.rev-1)%indexEvery == 0 {
+			st.offsets = append(st.offsets, p.off)
+		}
+		if st.byID != nil {
+			st.byID[p.id] = p.rev
+			continue
+		}
+		st.idHashes = append(st.idHashes, p.hash)
+		r0, taken := st.ids[p.hash]
+		if !taken {
+			st.ids[p.hash] = p.rev
+			continue
+		}
+		other := p.collideID
+		if p.collideRev != r0 {
+			for _, q := range lines[:i] {
+				if q.rev == r0 {
+					other = q.id
+				}
+			}
+		}
+		if st.exact == nil {
+			st.exact = map[string]int64{}
+		}
+		if _, ok := st.exact[other]; !ok {
+			st.exact[other] = r0
+		}
+		st.exact[p.id] = p.rev
+	}
+}

@@ -1,0 +1,185 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+)
+
+// runsDir is the directory under <root>/<namespace> holding run directories.
+const runsDir = "runs"
+
+// Store is one namespace of a storage directory: runs live in
+// <root>/<namespace>/runs/<run-id>/ (DESIGN §4). A Store holds no open
+// files; it is safe for concurrent use.
+type Store struct {
+	root      string
+	namespace string
+	runs      string
+}
+
+// Open returns the Store for namespace under root. It creates nothing:
+// directories are made (and fsynced) by the first CreateRun. The namespace
+// must satisfy ValidID (ErrInvalidID).
+func Open(root, namespace string) (*Store, error) {
+	if root == "" {
+		return nil, errors.New("store: empty storage root")
+	}
+	if err := ValidID(namespace); err != nil {
+		return nil, fmt.Errorf("store: namespace: %w", err)
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("store: storage root: %w", err)
+	}
+	return &Store{root: abs, namespace: namespace, runs: filepath.Join(abs, namespace, runsDir)}, nil
+}
+
+// RunDir returns <root>/<namespace>/runs/<id>. It does not check id.
+func (s *Store) RunDir(id string) string { return filepath.Join(s.runs, id) }
+
+// CreateRun creates the run directory and its empty event stream, fsyncing
+// every directory it adds an entry to, and returns the open run. Errors:
+// ErrInvalidID, ErrInvalidPolicy, ErrRunExists, I/O errors.
+func (s *Store) CreateRun(ctx context.Context, id string, p Policy) (*Run, error) {
+	if err := ValidID(id); err != nil {
+		return nil, fmt.Errorf("store: run id: %w", err)
+	}
+	pol, err := compilePolicy(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := mkdirAllSync(s.runs); err != nil {
+		return nil, fmt.Errorf("store: create %s: %w", s.runs, err)
+	}
+	dir := s.RunDir(id)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("%w: %s", ErrRunExists, dir)
+		}
+		return nil, fmt.Errorf("store: create run: %w", err)
+	}
+	if err := syncDir(s.runs); err != nil {
+		return nil, fmt.Errorf("store: create run: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, eventsFile), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err == nil {
+		err = f.Close()
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: create run: %w", err)
+	}
+	return openRun(ctx, dir, pol)
+}
+
+// OpenRun opens an existing run, recovering its event stream (see doc.go):
+// a torn last batch is moved aside and cut off; damage anywhere else
+// returns a *CorruptError (ErrCorruptEventStream) and changes nothing.
+// Errors: ErrInvalidID, ErrInvalidPolicy, ErrRunNotFound,
+// ErrCorruptEventStream, I/O errors.
+func (s *Store) OpenRun(ctx context.Context, id string, p Policy) (*Run, error) {
+	if err := ValidID(id); err != nil {
+		return nil, fmt.Errorf("store: run id: %w", err)
+	}
+	return OpenRunDir(ctx, s.RunDir(id), p)
+}
+
+// ListRuns returns the ids of the namespace's runs, sorted. A namespace
+// with no runs yet (no directory) has none.
+func (s *Store) ListRuns() ([]string, error) {
+	ents, err := os.ReadDir(s.runs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: list runs: %w", err)
+	}
+	var ids []string
+	for _, e := range ents {
+		if e.IsDir() && ValidID(e.Name()) == nil {
+			ids = append(ids, e.Name())
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// OpenRunDir opens the run in directory dir (its id is the directory's
+// name) like Store.OpenRun.
+func OpenRunDir(ctx context.Context, dir string, p Policy) (*Run, error) {
+	pol, err := compilePolicy(p)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir()) {
+		return nil, fmt.Errorf("%w: %s", ErrRunNotFound, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open run: %w", err)
+	}
+	return openRun(ctx, dir, pol)
+}
+
+func openRun(ctx context.Context, dir string, pol *policy) (*Run, error) {
+	ev, err := openStream(ctx, dir, pol)
+	if err != nil {
+		return nil, err
+	}
+	return &Run{id: filepath.Base(dir), dir: dir, pol: pol, events: ev, arts: newArtifactStore(dir, pol)}, nil
+}
+
+// Run is an open run directory. It is safe for concurrent use.
+type Run struct {
+	id     string
+	dir    string
+	pol    *policy
+	events *Stream
+	arts   *artifactStore
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// ID returns the run id (the directory's name).
+func (r *Run) ID() string { return r.id }
+
+// Dir returns the run directory.
+func (r *Run) Dir() string { return r.dir }
+
+// Events returns the run's event stream (events.jsonl).
+func (r *Run) Events() *Stream { return r.events }
+
+// Close closes the event stream (saving its validated-prefix cache if this
+// handle appended). Later calls on the run or its stream return ErrClosed.
+// A Lock taken through the run is not released by Close.
+func (r *Run) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	r.mu.Unlock()
+	return r.events.close()
+}
+
+func (r *Run) usable() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrClosed
+	}
+	return nil
+}

@@ -1,0 +1,556 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// brief is the part of an Event a test compares.
+type brief struct {
+	Rev      int64
+	ID       string
+	Type     string
+	Data     string
+	BatchEnd int64
+}
+
+func briefs(evs []Event) []brief {
+	out := make([]brief, len(evs))
+	for i, e := range evs {
+		out[i] = brief{e.Rev, e.ID, e.Type, string(e.Data), e.BatchEnd}
+	}
+	return out
+}
+
+func TestAppendAndRead(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	s := r.Events()
+	if got := s.Rev(); got != 0 {
+		t.Fatalf("empty stream Rev = %d", got)
+	}
+	before := time.Now().Add(-time.Second)
+	mustAppend(t, s, 0,
+		NewEvent{ID: "a", Type: "run:started", Data: map[string]any{"z": 1, "a": []any{true, nil, "x"}}},
+		NewEvent{ID: "b", Type: "graph:node-dispatched", Data: json.RawMessage(` { "b" : 2.50 , "a" : "\u0041" } `)})
+	mustAppend(t, s, 2, NewEvent{ID: "c", Type: "graph:node-completed", Data: nil})
+	rev := mustAppend(t, s, AnyRev, NewEvent{ID: "d", Type: "t", Data: "text"})
+	if rev != 4 || s.Rev() != 4 {
+		t.Fatalf("rev %d, Rev() %d, want 4", rev, s.Rev())
+	}
+	want := []brief{
+		{1, "a", "run:started", `{"a":[true,null,"x"],"z":1}`, 2},
+		{2, "b", "graph:node-dispatched", `{"a":"A","b":2.5}`, 2},
+		{3, "c", "graph:node-completed", `null`, 3},
+		{4, "d", "t", `"text"`, 4},
+	}
+	check := func(s *Stream) {
+		t.Helper()
+		evs := readAll(t, s)
+		diff(t, "events", want, briefs(evs))
+		for i, e := range evs {
+			if i == 0 && e.Prev != "" {
+				t.Errorf("rev 1 prev = %q", e.Prev)
+			}
+			if i > 0 && e.Prev != evs[i-1].Digest {
+				t.Errorf("rev %d prev %s, want digest of rev %d %s", e.Rev, e.Prev, i, evs[i-1].Digest)
+			}
+			if e.TS.Before(before) || e.TS.Location() != time.UTC || e.TS.Nanosecond()%int(time.Millisecond) != 0 {
+				t.Errorf("rev %d ts %v: want UTC with millisecond precision, now-ish", e.Rev, e.TS)
+			}
+		}
+	}
+	check(s)
+	check(reopen(t, r, Policy{}).Events())
+}
+
+func TestGeneratedIDsAreUUIDs(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	mustAppend(t, r.Events(), 0, NewEvent{Type: "t"}, NewEvent{Type: "t"})
+	evs := readAll(t, r.Events())
+	if len(evs[0].ID) != 36 || evs[0].ID == evs[1].ID {
+		t.Fatalf("generated ids %q %q: want two distinct UUIDs", evs[0].ID, evs[1].ID)
+	}
+}
+
+func TestAppendConditional(t *testing.T) {
+	t.Parallel()
+	ev := func(id string, data any) NewEvent { return NewEvent{ID: id, Type: "t", Data: data} }
+	tests := []struct {
+		name     string
+		expected int64
+		events   []NewEvent
+		wantRev  int64
+		wantErr  error
+		wantCur  int64 // for conflicts
+	}{
+		{"current", 4, []NewEvent{ev("n1", 1)}, 5, nil, 0},
+		{"any", AnyRev, []NewEvent{ev("n1", 1)}, 5, nil, 0},
+		{"stale", 3, []NewEvent{ev("n1", 1)}, 0, ErrRevisionConflict, 4},
+		{"ahead", 9, []NewEvent{ev("n1", 1)}, 0, ErrRevisionConflict, 4},
+		{"identical retry of last batch", 2, []NewEvent{ev("c", 3), ev("d", 4)}, 4, nil, 0},
+		{"identical retry of first batch", 0, []NewEvent{ev("a", 1), ev("b", 2)}, 2, nil, 0},
+		{"retry with other data", 2, []NewEvent{ev("c", 3), ev("d", 5)}, 0, ErrRevisionConflict, 4},
+		{"retry with other type", 2, []NewEvent{ev("c", 3), {ID: "d", Type: "u", Data: 4}}, 0, ErrRevisionConflict, 4},
+		{"retry of part of a batch", 2, []NewEvent{ev("c", 3)}, 0, ErrRevisionConflict, 4},
+		{"retry starting inside a batch", 1, []NewEvent{ev("b", 2)}, 0, ErrRevisionConflict, 4},
+		{"retry spanning two batches", 1, []NewEvent{ev("b", 2), ev("c", 3)}, 0, ErrRevisionConflict, 4},
+		{"retry without ids", 2, []NewEvent{{Type: "t", Data: 3}, {Type: "t", Data: 4}}, 0, ErrRevisionConflict, 4},
+		{"longer than the stream", 2, []NewEvent{ev("c", 3), ev("d", 4), ev("e", 5)}, 0, ErrRevisionConflict, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := newTestRun(t, Policy{})
+			s := r.Events()
+			mustAppend(t, s, 0, ev("a", 1), ev("b", 2))
+			mustAppend(t, s, 2, ev("c", 3), ev("d", 4))
+			rev, err := s.Append(context.Background(), tt.expected, tt.events...)
+			if !errors.Is(err, tt.wantErr) || rev != tt.wantRev {
+				t.Fatalf("Append = %d, %v; want %d, %v", rev, err, tt.wantRev, tt.wantErr)
+			}
+			var ce *ConflictError
+			if errors.As(err, &ce) && (ce.Current != tt.wantCur || ce.Expected != tt.expected) {
+				t.Errorf("conflict %+v, want current %d expected %d", ce, tt.wantCur, tt.expected)
+			}
+			wantLen := int64(4)
+			if tt.wantErr == nil && tt.wantRev == 5 {
+				wantLen = 5
+			}
+			if got := int64(len(readAll(t, s))); got != wantLen {
+				t.Errorf("stream has %d events, want %d", got, wantLen)
+			}
+		})
+	}
+}
+
+func TestAppendInvalid(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 257)
+	tests := []struct {
+		name     string
+		expected int64
+		events   []NewEvent
+		want     error
+	}{
+		{"empty batch", 1, nil, ErrInvalidEvent},
+		{"negative expectedRev", -2, []NewEvent{{Type: "t"}}, ErrInvalidEvent},
+		{"empty type", 1, []NewEvent{{Type: ""}}, ErrInvalidEvent},
+		{"type with space", 1, []NewEvent{{Type: "a b"}}, ErrInvalidEvent},
+		{"type starting with colon", 1, []NewEvent{{Type: ":a"}}, ErrInvalidEvent},
+		{"id with quote", 1, []NewEvent{{ID: `a"b`, Type: "t"}}, ErrInvalidEvent},
+		{"id with backslash", 1, []NewEvent{{ID: `a\b`, Type: "t"}}, ErrInvalidEvent},
+		{"id with space", 1, []NewEvent{{ID: "a b", Type: "t"}}, ErrInvalidEvent},
+		{"id too long", 1, []NewEvent{{ID: long, Type: "t"}}, ErrInvalidEvent},
+		{"id used in the stream", 1, []NewEvent{{ID: "first", Type: "t"}}, ErrInvalidEvent},
+		{"id twice in the batch", 1, []NewEvent{{ID: "x", Type: "t"}, {ID: "x", Type: "t"}}, ErrInvalidEvent},
+		{"raw data not JSON", 1, []NewEvent{{Type: "t", Data: json.RawMessage(`{"a":`)}}, ErrInvalidEvent},
+		{"raw data with duplicate keys", 1, []NewEvent{{Type: "t", Data: json.RawMessage(`{"a":1,"a":2}`)}}, ErrInvalidEvent},
+		{"raw data with lone surrogate", 1, []NewEvent{{Type: "t", Data: json.RawMessage(`"\ud800"`)}}, ErrInvalidEvent},
+		{"integer beyond 2^53", 1, []NewEvent{{Type: "t", Data: int64(1)<<53 + 1}}, ErrInvalidEvent},
+		{"unix nanoseconds", 1, []NewEvent{{Type: "t", Data: map[string]int64{"ns": 1764435600123456789}}}, ErrInvalidEvent},
+		{"number out of range", 1, []NewEvent{{Type: "t", Data: json.RawMessage(`1e400`)}}, ErrInvalidEvent},
+		{"number that underflows", 1, []NewEvent{{Type: "t", Data: json.RawMessage(`1e-400`)}}, ErrInvalidEvent},
+		{"NaN", 1, []NewEvent{{Type: "t", Data: math.NaN()}}, ErrInvalidEvent},
+		{"channel", 1, []NewEvent{{Type: "t", Data: make(chan int)}}, ErrInvalidEvent},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := newTestRun(t, Policy{})
+			mustAppend(t, r.Events(), 0, NewEvent{ID: "first", Type: "t"})
+			before := readFile(t, eventsPath(r))
+			_, err := r.Events().Append(context.Background(), tt.expected, tt.events...)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Append: %v, want %v", err, tt.want)
+			}
+			if Code(err) != "INVALID_EVENT" {
+				t.Errorf("Code = %q", Code(err))
+			}
+			if after := readFile(t, eventsPath(r)); string(after) != string(before) {
+				t.Errorf("a refused batch changed the file")
+			}
+		})
+	}
+}
+
+func TestDataKeepsExactNumbers(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	data := json.RawMessage(`{"a":9007199254740992,"b":0.1,"c":1.0,"d":1E2,"e":-0,"f":"12345678901234567890","g":0e99999999999,"h":1.5e300}`)
+	mustAppend(t, r.Events(), 0, NewEvent{Type: "t", Data: data})
+	got := string(readAll(t, r.Events())[0].Data)
+	want := `{"a":9007199254740992,"b":0.1,"c":1,"d":100,"e":0,"f":"12345678901234567890","g":0,"h":1.5e+300}`
+	if got != want {
+		t.Fatalf("stored data %s, want %s", got, want)
+	}
+}
+
+func TestReadFrom(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	s := r.Events()
+	for i := 0; i < 300; i += 3 {
+		mustAppend(t, s, int64(i), NewEvent{Type: "t", Data: i}, NewEvent{Type: "t", Data: i + 1}, NewEvent{Type: "t", Data: i + 2})
+	}
+	check := func(s *Stream) {
+		for _, from := range []int64{-5, 0, 1, 2, 63, 64, 65, 66, 128, 129, 200, 299, 300, 301, 1000} {
+			var revs []int64
+			err := s.Read(context.Background(), from, func(e Event) error {
+				if string(e.Data) != fmt.Sprint(e.Rev-1) {
+					t.Errorf("rev %d data %s", e.Rev, e.Data)
+				}
+				revs = append(revs, e.Rev)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := max(from, 1)
+			if first > 300 {
+				if len(revs) != 0 {
+					t.Errorf("Read(%d) returned %d events", from, len(revs))
+				}
+				continue
+			}
+			if len(revs) != int(300-first+1) || revs[0] != first || revs[len(revs)-1] != 300 {
+				t.Errorf("Read(%d) returned %d events from %d to %d", from, len(revs), revs[0], revs[len(revs)-1])
+			}
+		}
+	}
+	check(s)
+	check(reopen(t, r, Policy{}).Events())
+}
+
+func TestReadStopsOnCallbackError(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	mustAppend(t, r.Events(), 0, NewEvent{Type: "t"}, NewEvent{Type: "t"}, NewEvent{Type: "t"})
+	stop := errors.New("stop")
+	n := 0
+	err := r.Events().Read(context.Background(), 1, func(Event) error { n++; return stop })
+	if err != stop || n != 1 {
+		t.Fatalf("Read = %v after %d calls, want the callback's error after 1", err, n)
+	}
+}
+
+func TestHandlesSeeEachOther(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := newTestRun(t, Policy{})
+	b, err := OpenRunDir(ctx, a.Dir(), Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	mustAppend(t, a.Events(), 0, NewEvent{ID: "1", Type: "t"})
+	if got := b.Events().Rev(); got != 1 {
+		t.Fatalf("b.Rev() = %d after a appended, want 1", got)
+	}
+	mustAppend(t, b.Events(), 1, NewEvent{ID: "2", Type: "t"})
+	if _, err := a.Events().Append(ctx, 1, NewEvent{ID: "3", Type: "t"}); !errors.Is(err, ErrRevisionConflict) {
+		t.Fatalf("a appending at stale rev 1: %v, want a conflict", err)
+	}
+	if _, err := a.Events().Append(ctx, 2, NewEvent{ID: "2", Type: "t"}); !errors.Is(err, ErrInvalidEvent) {
+		t.Fatalf("a appending b's id: %v, want INVALID_EVENT", err)
+	}
+	mustAppend(t, a.Events(), AnyRev, NewEvent{ID: "3", Type: "t"})
+	diff(t, "ids through b", []string{"1", "2", "3"}, ids(readAll(t, b.Events())))
+}
+
+func ids(evs []Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.ID
+	}
+	return out
+}
+
+// TestGroupCommit holds the first fdatasync until more appends are queued,
+// so they must share the next one, and checks every append landed once.
+func TestGroupCommit(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	s := r.Events()
+	var syncs atomic.Int64
+	release := make(chan struct{})
+	var once sync.Once
+	s.ops.sync = func(f *os.File) error {
+		if syncs.Add(1) == 1 {
+			<-release
+		}
+		return fdatasync(f)
+	}
+	const G, N = 16, 20
+	var wg sync.WaitGroup
+	for g := 0; g < G; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < N; i++ {
+				if _, err := s.Append(context.Background(), AnyRev, NewEvent{ID: fmt.Sprintf("g%d-%d", g, i), Type: "t", Data: g}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	for {
+		s.mu.Lock()
+		queued := len(s.queue)
+		s.mu.Unlock()
+		if queued >= G-1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	once.Do(func() { close(release) })
+	wg.Wait()
+	evs := readAll(t, s)
+	if len(evs) != G*N {
+		t.Fatalf("%d events, want %d", len(evs), G*N)
+	}
+	seen := map[string]bool{}
+	for _, e := range evs {
+		seen[e.ID] = true
+	}
+	if len(seen) != G*N {
+		t.Fatalf("%d distinct ids, want %d", len(seen), G*N)
+	}
+	if n := syncs.Load(); n >= G*N {
+		t.Fatalf("%d fdatasyncs for %d appends: no group commit", n, G*N)
+	} else {
+		t.Logf("%d appends, %d fdatasyncs", G*N, n)
+	}
+}
+
+func TestFsyncFailurePoisonsHandle(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	s := r.Events()
+	mustAppend(t, s, 0, NewEvent{Type: "t"})
+	s.ops.sync = func(*os.File) error { return syscall.EIO }
+	_, err := s.Append(context.Background(), 1, NewEvent{Type: "t"}, NewEvent{Type: "t"})
+	if !errors.Is(err, ErrStoreFailed) || Code(err) != "RUN_STORAGE" {
+		t.Fatalf("Append with failing fsync: %v (code %q), want ErrStoreFailed", err, Code(err))
+	}
+	s.ops.sync = fdatasync // a later fsync "succeeding" must not help
+	if _, err := s.Append(context.Background(), AnyRev, NewEvent{Type: "t"}); !errors.Is(err, ErrStoreFailed) {
+		t.Fatalf("Append after a failed fsync: %v, want ErrStoreFailed", err)
+	}
+	// The outcome was unknown; reopening tells.
+	rev := reopen(t, r, Policy{}).Events().Rev()
+	if rev != 1 && rev != 3 {
+		t.Fatalf("after reopen rev %d, want 1 or 3", rev)
+	}
+}
+
+func TestWriteFailureIsUndone(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	s := r.Events()
+	mustAppend(t, s, 0, NewEvent{Type: "t"})
+	size := len(readFile(t, eventsPath(r)))
+	s.ops.write = func(f *os.File, b []byte) (int, error) {
+		n, _ := f.Write(b[:len(b)/2])
+		return n, syscall.ENOSPC
+	}
+	_, err := s.Append(context.Background(), 1, NewEvent{Type: "t"}, NewEvent{Type: "t"})
+	if !errors.Is(err, syscall.ENOSPC) || errors.Is(err, ErrStoreFailed) {
+		t.Fatalf("Append with a failing write: %v, want ENOSPC without poisoning", err)
+	}
+	if got := len(readFile(t, eventsPath(r))); got != size {
+		t.Fatalf("file is %d bytes after the failed write, want %d (partial batch truncated)", got, size)
+	}
+	s.ops.write = defaultFileOps.write
+	if rev := mustAppend(t, s, 1, NewEvent{Type: "t"}); rev != 2 {
+		t.Fatalf("next append rev %d, want 2", rev)
+	}
+	if rev := reopen(t, r, Policy{}).Events().Rev(); rev != 2 {
+		t.Fatalf("after reopen rev %d, want 2", rev)
+	}
+}
+
+func TestWriteAndTruncateFailurePoisons(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	s := r.Events()
+	s.ops.write = func(f *os.File, b []byte) (int, error) {
+		n, _ := f.Write(b[:len(b)/2])
+		return n, syscall.EIO
+	}
+	s.ops.truncate = func(*os.File, int64) error { return syscall.EIO }
+	if _, err := s.Append(context.Background(), 0, NewEvent{Type: "t"}); !errors.Is(err, ErrStoreFailed) {
+		t.Fatalf("Append: %v, want ErrStoreFailed", err)
+	}
+	s.ops = defaultFileOps
+	if _, err := s.Append(context.Background(), 0, NewEvent{Type: "t"}); !errors.Is(err, ErrStoreFailed) {
+		t.Fatalf("Append after poisoning: %v, want ErrStoreFailed", err)
+	}
+	// The half-written batch is a torn tail for the next open.
+	if rev := reopen(t, r, Policy{}).Events().Rev(); rev != 0 {
+		t.Fatalf("after reopen rev %d, want 0", rev)
+	}
+}
+
+func TestAppendContextDone(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := r.Events().Append(ctx, 0, NewEvent{Type: "t"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Append with a cancelled context: %v", err)
+	}
+	if r.Events().Rev() != 0 {
+		t.Fatal("a cancelled append was written")
+	}
+}
+
+// TestAppendContextDoneWhileQueued cancels an append that waits behind a
+// round whose fsync is held: it returns at once and is never written.
+func TestAppendContextDoneWhileQueued(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	s := r.Events()
+	hold, held := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	s.ops.sync = func(f *os.File) error {
+		if first.CompareAndSwap(false, true) {
+			close(held)
+			<-hold
+		}
+		return fdatasync(f)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Append(context.Background(), AnyRev, NewEvent{ID: "leader", Type: "t"})
+		done <- err
+	}()
+	<-held
+	ctx, cancel := context.WithCancel(context.Background())
+	waiter := make(chan error, 1)
+	go func() {
+		_, err := s.Append(ctx, AnyRev, NewEvent{ID: "cancelled", Type: "t"})
+		waiter <- err
+	}()
+	for {
+		s.mu.Lock()
+		n := len(s.queue)
+		s.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-waiter; !errors.Is(err, context.Canceled) {
+		t.Fatalf("queued append: %v, want context.Canceled", err)
+	}
+	close(hold)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, 1, NewEvent{ID: "after", Type: "t"})
+	diff(t, "ids", []string{"leader", "after"}, ids(readAll(t, s)))
+}
+
+func TestClosed(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	s := r.Events()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	ctx := context.Background()
+	if _, err := s.Append(ctx, 0, NewEvent{Type: "t"}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Append after Close: %v", err)
+	}
+	if err := s.Read(ctx, 1, func(Event) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Errorf("Read after Close: %v", err)
+	}
+	if _, err := r.PutArtifact(ctx, []byte("x"), "text/plain", "p"); !errors.Is(err, ErrClosed) {
+		t.Errorf("PutArtifact after Close: %v", err)
+	}
+	if _, err := r.Lock(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Lock after Close: %v", err)
+	}
+}
+
+func TestFollow(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	other, err := OpenRunDir(context.Background(), r.Dir(), Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	mustAppend(t, r.Events(), 0, NewEvent{ID: "1", Type: "t"}, NewEvent{ID: "2", Type: "t"})
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan Event, 16)
+	done := make(chan error, 1)
+	go func() {
+		done <- r.Events().Follow(ctx, 2, func(e Event) error { got <- e; return nil })
+	}()
+	next := func() string {
+		t.Helper()
+		select {
+		case e := <-got:
+			return e.ID
+		case <-time.After(10 * time.Second):
+			t.Fatal("Follow delivered nothing")
+			return ""
+		}
+	}
+	if id := next(); id != "2" {
+		t.Fatalf("first followed event %s, want 2", id)
+	}
+	mustAppend(t, r.Events(), 2, NewEvent{ID: "3", Type: "t"}) // same handle: immediate
+	if id := next(); id != "3" {
+		t.Fatalf("followed %s, want 3", id)
+	}
+	mustAppend(t, other.Events(), 3, NewEvent{ID: "4", Type: "t"}, NewEvent{ID: "5", Type: "t"}) // other handle: polled
+	if a, b := next(), next(); a != "4" || b != "5" {
+		t.Fatalf("followed %s %s, want 4 5", a, b)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Follow returned %v, want context.Canceled", err)
+	}
+}
+
+func TestEventMarshalJSONIsTheStoredLine(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	mustAppend(t, r.Events(), 0, NewEvent{Type: "t", Data: map[string]any{"k": "v"}}, NewEvent{Type: "u"})
+	lines := strings.SplitAfter(string(readFile(t, eventsPath(r))), "\n")
+	for i, e := range readAll(t, r.Events()) {
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b)+"\n" != lines[i] {
+			t.Errorf("rev %d: MarshalJSON\n%s\nstored\n%s", e.Rev, b, lines[i])
+		}
+		var back Event
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		diff(t, "round trip", e, back, cmpopts.EquateComparable(time.Time{}), cmp.Comparer(func(a, b json.RawMessage) bool { return string(a) == string(b) }))
+	}
+}

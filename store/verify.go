@@ -1,0 +1,302 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// maxFaults bounds the faults one Verify reports.
+const maxFaults = 1000
+
+// Fault is one problem Verify found.
+type Fault struct {
+	Code     string `json:"code"`               // CORRUPT_EVENT_STREAM, ARTIFACT_NOT_FOUND or ARTIFACT_INTEGRITY
+	Rev      int64  `json:"rev,omitempty"`      // revision of the damaged event, or of the first event referencing Artifact
+	Line     int    `json:"line,omitempty"`     // 1-based line of events.jsonl (== Rev for stream faults)
+	Artifact string `json:"artifact,omitempty"` // the artifact digest, for artifact faults
+	Problem  string `json:"problem"`            // what is wrong; never quotes event content
+}
+
+// String renders the fault on one line.
+func (f Fault) String() string {
+	var b strings.Builder
+	b.WriteString(f.Code)
+	if f.Artifact != "" {
+		fmt.Fprintf(&b, " artifact %s", f.Artifact)
+		if f.Rev > 0 {
+			fmt.Fprintf(&b, " (referenced at rev %d)", f.Rev)
+		}
+	} else if f.Line > 0 {
+		fmt.Fprintf(&b, " line %d (rev %d)", f.Line, f.Rev)
+	}
+	b.WriteString(": ")
+	b.WriteString(f.Problem)
+	return b.String()
+}
+
+// Report is the result of Verify.
+type Report struct {
+	Events    int64   `json:"events"`    // events in complete batches that passed every check
+	Artifacts int     `json:"artifacts"` // distinct artifacts referenced from event data and checked
+	Faults    []Fault `json:"faults"`    // at most 1000; stream faults first, in file order
+	// TornBytes counts the bytes after the last complete batch: a write
+	// that a crash interrupted, which the next open moves aside. It is not
+	// a fault.
+	TornBytes int64 `json:"torn_bytes"`
+	// Truncated is set when there were more faults than Faults holds.
+	Truncated bool `json:"truncated"`
+}
+
+// Verify re-checks a run without changing it: every line of events.jsonl
+// (strict envelope, canonical data, digest, hash chain, contiguous revs,
+// unique ids, batch structure — ignoring the validated-prefix cache), then
+// every artifact referenced from event data (any JSON object with a
+// "digest": "sha256:…" member and a "size" member): present, of that size,
+// hashing to that digest. After a damaged line it carries on, checking the
+// next line against the damaged line's stored digest, so one edit yields one
+// fault where it was made.
+//
+// It returns ErrRunNotFound for a missing directory and I/O errors as
+// errors. When the report has faults it also returns an error wrapping the
+// first fault's sentinel (ErrCorruptEventStream, ErrArtifactNotFound or
+// ErrArtifactIntegrity), so a caller can simply check err.
+func Verify(ctx context.Context, runDir string) (Report, error) {
+	fi, err := os.Stat(runDir)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir()) {
+		return Report{}, fmt.Errorf("%w: %s", ErrRunNotFound, runDir)
+	}
+	if err != nil {
+		return Report{}, fmt.Errorf("store: verify: %w", err)
+	}
+	path := filepath.Join(runDir, eventsFile)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		rep := Report{Faults: []Fault{{Code: "CORRUPT_EVENT_STREAM", Problem: "events.jsonl is missing"}}}
+		return rep, verifyError(runDir, rep)
+	}
+	if err != nil {
+		return Report{}, fmt.Errorf("store: verify: %w", err)
+	}
+	defer f.Close()
+
+	rep, refs, err := verifyStream(ctx, f, path)
+	if err == nil && (len(rep.Faults) > 0 || rep.TornBytes > 0) {
+		// Confirm under a shared lock: without it a writer in another
+		// process may have been mid-append.
+		if err = flock(f, lockShared); err == nil {
+			rep, refs, err = verifyStream(ctx, f, path)
+			flock(f, lockUnlock)
+		}
+	}
+	if err != nil {
+		return Report{}, err
+	}
+	if err := verifyArtifacts(ctx, filepath.Join(runDir, artifactsDir, blobsDir), refs, &rep); err != nil {
+		return Report{}, err
+	}
+	return rep, verifyError(runDir, rep)
+}
+
+func verifyError(runDir string, rep Report) error {
+	if len(rep.Faults) == 0 {
+		return nil
+	}
+	first := rep.Faults[0]
+	var sentinel error
+	switch first.Code {
+	case "ARTIFACT_NOT_FOUND":
+		sentinel = ErrArtifactNotFound
+	case "ARTIFACT_INTEGRITY":
+		sentinel = ErrArtifactIntegrity
+	default:
+		sentinel = ErrCorruptEventStream
+	}
+	return fmt.Errorf("%w: %s: %d fault(s), first: %s", sentinel, runDir, len(rep.Faults), first)
+}
+
+// refUse is an artifact reference found in event data.
+type refUse struct {
+	digest string
+	size   int64
+	rev    int64
+}
+
+// verifyStream checks every line of the stream and collects the artifact
+// references of the events that passed.
+func verifyStream(ctx context.Context, f *os.File, path string) (Report, map[string]refUse, error) {
+	var rep Report
+	fi, err := f.Stat()
+	if err != nil {
+		return rep, nil, fmt.Errorf("store: verify: %w", err)
+	}
+	size := fi.Size()
+	st := newChainState()
+	st.ids = nil
+	st.byID = map[string]int64{}
+	lr := newLineReader(io.NewSectionReader(f, 0, size), 0, 256<<10)
+	sc := newScanner(ctx, path, st, f, lr)
+	refs := map[string]refUse{}
+	var pending []refUse
+	sc.onLine = func(env *envelope) {
+		pending = appendRefs(pending, env.data, env.rev)
+	}
+	sc.onCommit = func(int) {
+		for _, u := range pending {
+			if prev, ok := refs[u.digest]; ok {
+				if prev.size != u.size && len(rep.Faults) < maxFaults {
+					rep.Faults = append(rep.Faults, Fault{Code: "ARTIFACT_INTEGRITY", Rev: u.rev, Line: int(u.rev), Artifact: u.digest,
+						Problem: fmt.Sprintf("referenced with size %d, but rev %d references it with size %d", u.size, prev.rev, prev.size)})
+				}
+				continue
+			}
+			refs[u.digest] = u
+		}
+		pending = pending[:0]
+	}
+	for {
+		res, err := sc.run()
+		rep.Events += res.events
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			if len(rep.Faults) >= maxFaults {
+				rep.Truncated = true
+				break
+			}
+			rep.Faults = append(rep.Faults, Fault{Code: "CORRUPT_EVENT_STREAM", Rev: ce.Rev, Line: ce.Line, Problem: ce.Problem})
+			pending = pending[:0]
+			sc.resync(ce.Rev)
+			continue
+		}
+		if err != nil {
+			return rep, nil, err
+		}
+		if res.torn {
+			rep.TornBytes = size - st.size
+		}
+		break
+	}
+	// Stream faults first, in file order (reference-size faults were
+	// appended as they were met).
+	sort.SliceStable(rep.Faults, func(i, j int) bool {
+		ci, cj := rep.Faults[i].Code == "CORRUPT_EVENT_STREAM", rep.Faults[j].Code == "CORRUPT_EVENT_STREAM"
+		return ci && !cj
+	})
+	return rep, refs, nil
+}
+
+// refMarker is how a reference's digest member starts in canonical data.
+var refMarker = []byte(`"digest":"sha256:`)
+
+// appendRefs appends the artifact references in canonical event data.
+func appendRefs(dst []refUse, data []byte, rev int64) []refUse {
+	if !bytes.Contains(data, refMarker) {
+		return dst
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return dst
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			if d, ok := t["digest"].(string); ok && strings.HasPrefix(d, digestPrefix) {
+				if n, ok := t["size"].(json.Number); ok {
+					size, err := n.Int64()
+					if err != nil {
+						size = -1
+					}
+					dst = append(dst, refUse{digest: d, size: size, rev: rev})
+				}
+			}
+			for _, k := range sortedKeys(t) {
+				walk(t[k])
+			}
+		case []any:
+			for _, e := range t {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return dst
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// verifyArtifacts checks each referenced blob, in digest order.
+func verifyArtifacts(ctx context.Context, blobs string, refs map[string]refUse, rep *Report) error {
+	digests := make([]string, 0, len(refs))
+	for d := range refs {
+		digests = append(digests, d)
+	}
+	sort.Strings(digests)
+	for _, d := range digests {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		u := refs[d]
+		rep.Artifacts++
+		fault := func(code, problem string) {
+			if len(rep.Faults) >= maxFaults {
+				rep.Truncated = true
+				return
+			}
+			rep.Faults = append(rep.Faults, Fault{Code: code, Rev: u.rev, Artifact: quoteShortIfOdd(d), Problem: problem})
+		}
+		hexSum, err := refHex(ArtifactRef{Digest: d, Size: u.size})
+		if err != nil {
+			fault("ARTIFACT_INTEGRITY", "malformed reference (digest must be sha256:<64 lower-case hex>, size a non-negative integer)")
+			continue
+		}
+		f, err := os.Open(filepath.Join(blobs, hexSum))
+		if errors.Is(err, fs.ErrNotExist) {
+			fault("ARTIFACT_NOT_FOUND", "no such blob in artifacts/sha256")
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("store: verify artifact %s: %w", d, err)
+		}
+		h := sha256.New()
+		n, err := io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("store: verify artifact %s: %w", d, err)
+		}
+		switch {
+		case n != u.size:
+			fault("ARTIFACT_INTEGRITY", fmt.Sprintf("blob is %d bytes, the reference says %d", n, u.size))
+		case hex.EncodeToString(h.Sum(nil)) != hexSum:
+			fault("ARTIFACT_INTEGRITY", "blob does not hash to its digest")
+		}
+	}
+	return nil
+}
+
+// quoteShortIfOdd leaves well-formed digests alone and quotes anything else.
+func quoteShortIfOdd(d string) string {
+	if _, ok := parseDigest([]byte(d)); ok {
+		return d
+	}
+	return quoteShort(d)
+}

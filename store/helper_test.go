@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -24,6 +25,10 @@ func runHelper(role string) int {
 		return helperRace()
 	case "lock":
 		return helperLock()
+	case "hold":
+		// Keep inherited descriptors (a run lock) until stdin closes.
+		io.Copy(io.Discard, os.Stdin)
+		return 0
 	case "exit":
 		return 0
 	}

@@ -98,8 +98,10 @@ func (r *Run) Lock() (*Lock, error) {
 func (l *Lock) File() *os.File { return l.f }
 
 // Release closes this process's descriptor. The lock is free once every
-// descriptor sharing it (including those handed to children) is closed.
-// The holder record is left in place: it describes the last holder.
+// descriptor sharing it (including those handed to children) is closed —
+// note that a child being forked by another goroutine shares every
+// descriptor until it execs, which can keep the lock a moment longer. The
+// holder record is left in place: it describes the last holder.
 func (l *Lock) Release() error {
 	if l == nil || l.f == nil {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -96,3 +97,5 @@ func diff(t testing.TB, what string, want, got any, opts ...cmp.Option) {
 		t.Errorf("%s mismatch (-want +got):\n%s", what, d)
 	}
 }
+
+func nowMillis() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }

@@ -95,6 +95,7 @@ type Stream struct {
 	ioMu      sync.Mutex  // held by a commit round, a refresh or recovery
 	st        *chainState // guarded by ioMu
 	cachedRev int64       // rev the cache file covers (ioMu)
+	loadedRev int64       // rev of the cache the open started from (0: full validation)
 	wbuf      []byte      // write buffer reused by commit rounds (ioMu)
 
 	mu        sync.Mutex
@@ -151,7 +152,7 @@ func (s *Stream) load(ctx context.Context) error {
 		return fmt.Errorf("store: read %s: %w", s.path, err)
 	}
 	if ok {
-		s.cachedRev = st.rev
+		s.cachedRev, s.loadedRev = st.rev, st.rev
 	} else {
 		st = newChainState()
 	}

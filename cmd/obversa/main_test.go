@@ -69,8 +69,15 @@ type result struct {
 // obversa runs the built CLI in dir.
 func obversa(t testing.TB, dir string, args ...string) result {
 	t.Helper()
+	return obversaEnv(t, dir, nil, args...)
+}
+
+// obversaEnv runs the built CLI in dir with extra environment variables.
+func obversaEnv(t testing.TB, dir string, env []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "obversa"), args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

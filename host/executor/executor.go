@@ -25,6 +25,8 @@ type Options struct {
 	Bindings map[string]plugin.NodeBinding
 	// Logger receives progress; nil discards.
 	Logger hclog.Logger
+	// Fault injects crashes for tests; nil in production.
+	Fault Fault
 }
 
 // Executor runs one stored run. Create it with New; call Execute once.
@@ -46,6 +48,7 @@ type Executor struct {
 	finished   *graph.RunResult
 	waiting    *graph.RunResult // set while the last event is graph:run-waiting
 
+	ctx     context.Context // the run's context while Execute runs
 	msgs    chan message
 	wg      sync.WaitGroup
 	active  int

@@ -35,6 +35,7 @@ func (x *Executor) Execute(ctx context.Context) (*graph.RunResult, error) {
 		return x.finished, nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	x.ctx = ctx
 	defer func() {
 		cancel()
 		close(x.loopEnd)
@@ -88,6 +89,9 @@ func (x *Executor) handle(ctx context.Context, m message) ([]start, error) {
 	var starts []start
 	if m.settle {
 		x.active--
+		if node := settledNode(m.events); node != "" {
+			defer func() { _ = x.fault(ctx, nil, FaultAfterResult, node) }()
+		}
 		var err error
 		if starts, err = x.decide(&b); err != nil {
 			return nil, err
@@ -104,6 +108,17 @@ func (x *Executor) handle(ctx context.Context, m message) ([]start, error) {
 		return nil, errors.Join(errRefused, err, x.refold(ctx))
 	}
 	return starts, err
+}
+
+// settledNode names the node a settle's last event is about.
+func settledNode(events []store.NewEvent) string {
+	if len(events) == 0 {
+		return ""
+	}
+	var id struct{ Node string }
+	raw, _ := json.Marshal(events[len(events)-1].Data)
+	_ = json.Unmarshal(raw, &id)
+	return id.Node
 }
 
 // refuseResult replaces a settle the record refused with a node failure.
@@ -206,6 +221,9 @@ func (x *Executor) gate(b *batch, n *graph.NodeState) ([]start, error) {
 				Code: CodeDenied, Message: "denied by operator"})
 		}
 	}
+	if err := x.fault(x.ctx, b, FaultAfterDispatch, n.Def.ID); err != nil {
+		return nil, err
+	}
 	id := x.attemptID(n)
 	if err := x.add(b, graph.EventAttemptStarted, graph.AttemptStartedData{Node: n.Def.ID, Position: n.Position,
 		AttemptID: id, RetrySafe: n.Def.RetrySafe}); err != nil {
@@ -284,6 +302,7 @@ func (x *Executor) decide(b *batch) ([]start, error) {
 // launch starts an attempt goroutine per start.
 func (x *Executor) launch(ctx context.Context, starts []start) {
 	for _, s := range starts {
+		_ = x.fault(ctx, nil, FaultAfterStart, s.node.ID)
 		x.active++
 		x.wg.Add(1)
 		go func() {

@@ -67,6 +67,9 @@ type SuperviseOptions struct {
 	Progress func(store.Event)
 	// Logger receives the watchdog's own log; nil discards.
 	Logger hclog.Logger
+	// Lock is the run's lock when the caller already holds it; nil takes
+	// it. Supervise releases it when it returns.
+	Lock *store.Lock
 }
 
 // OwnerMarker returns the run's owner marker value, "sha256:<hex>", derived
@@ -100,9 +103,12 @@ func Supervise(ctx context.Context, run *store.Run, o SuperviseOptions) (*graph.
 		}
 		o.Exe = exe
 	}
-	lock, err := run.Lock()
-	if err != nil {
-		return nil, err
+	lock := o.Lock
+	if lock == nil {
+		var err error
+		if lock, err = run.Lock(); err != nil {
+			return nil, err
+		}
 	}
 	defer lock.Release()
 	_ = proc.SetChildSubreaper()
@@ -190,6 +196,8 @@ func (s *supervisor) loop(ctx context.Context) (*graph.RunResult, error) {
 		}
 	}
 }
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 // Backoff returns min(max, initial·2^n).
 func Backoff(n int, initial, max time.Duration) time.Duration {

@@ -64,7 +64,11 @@ func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult
 	defer logf.Close()
 	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: logf, Level: hclog.Debug, JSONFormat: true})
 
-	x, err := executor.New(ctx, executor.Options{Run: run, Logger: logger})
+	opts := executor.Options{Run: run, Logger: logger}
+	if f := faultFromEnv(); f != nil {
+		opts.Fault = f
+	}
+	x, err := executor.New(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

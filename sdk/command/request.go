@@ -90,9 +90,10 @@ type Result struct {
 // Process identifies one operating-system process. PID with StartTime names
 // it uniquely across pid reuse.
 type Process struct {
+	// PID is the process id, PPID its parent's, PGID its process group's.
 	PID  int `json:"pid"`
-	PPID int `json:"ppid"`
-	PGID int `json:"pgid"`
+	PPID int `json:"ppid"` // parent process id
+	PGID int `json:"pgid"` // process group id
 	// StartTime is the process start time in clock ticks after boot, as in
 	// field 22 of /proc/<pid>/stat; 0 where unknown.
 	StartTime uint64 `json:"start_time"`
@@ -116,7 +117,8 @@ type Capability struct {
 	// Cgroup is true when each command runs in its own cgroup v2 child
 	// group under CgroupParent, which contains every descendant and is
 	// killed with cgroup.kill.
-	Cgroup       bool   `json:"cgroup"`
+	Cgroup bool `json:"cgroup"`
+	// CgroupParent is the directory the child groups are created in.
 	CgroupParent string `json:"cgroup_parent,omitempty"`
 	// Memory names how MaxMemoryBytes is enforced: "rss-sampling" or
 	// "none".

@@ -56,6 +56,7 @@ type Rule struct {
 	Calls []int `json:"calls,omitempty"`
 	// AfterCalls makes the rule apply only once its count exceeds it.
 	AfterCalls int `json:"after_calls,omitempty"`
+	// Response is the answer given when the rule applies.
 	Response
 }
 
@@ -94,17 +95,17 @@ type Failure struct {
 	// Provider and Model name the identity the failure is reported for;
 	// empty means the effective identity's.
 	Provider string `json:"provider,omitempty"`
-	Model    string `json:"model,omitempty"`
+	Model    string `json:"model,omitempty"` // see Provider
 }
 
 // Identity holds identity overrides; empty fields (nil Tools) are kept
 // from the target.
 type Identity struct {
-	Adapter     string   `json:"adapter,omitempty"`
-	Provider    string   `json:"provider,omitempty"`
-	ModelFamily string   `json:"model_family,omitempty"`
-	Model       string   `json:"model,omitempty"`
-	Tools       []string `json:"tools,omitempty"`
+	Adapter     string   `json:"adapter,omitempty"`      // adapter name
+	Provider    string   `json:"provider,omitempty"`     // model provider
+	ModelFamily string   `json:"model_family,omitempty"` // model family
+	Model       string   `json:"model,omitempty"`        // model name
+	Tools       []string `json:"tools,omitempty"`        // tool names; nil keeps the target's
 }
 
 // compiled is a validated Config ready to answer calls.

@@ -87,16 +87,16 @@ type EngineConfig struct {
 // into the JSON object (output "json") or the result line (output "jsonl").
 // An empty path means the value is not read.
 type Fields struct {
-	Text               string `json:"text,omitempty"`
-	Structured         string `json:"structured,omitempty"`
-	IsError            string `json:"is_error,omitempty"`
-	ErrorMessage       string `json:"error_message,omitempty"`
-	Model              string `json:"model,omitempty"`
-	StopReason         string `json:"stop_reason,omitempty"`
-	UsageInput         string `json:"usage_input,omitempty"`
-	UsageOutput        string `json:"usage_output,omitempty"`
-	UsageCacheRead     string `json:"usage_cache_read,omitempty"`
-	UsageCacheCreation string `json:"usage_cache_creation,omitempty"`
+	Text               string `json:"text,omitempty"`                 // the final text
+	Structured         string `json:"structured,omitempty"`           // a JSON value for the final structured part
+	IsError            string `json:"is_error,omitempty"`             // true makes the call fail
+	ErrorMessage       string `json:"error_message,omitempty"`        // quoted in failure messages
+	Model              string `json:"model,omitempty"`                // the model the CLI reports
+	StopReason         string `json:"stop_reason,omitempty"`          // the stop reason
+	UsageInput         string `json:"usage_input,omitempty"`          // input tokens
+	UsageOutput        string `json:"usage_output,omitempty"`         // output tokens
+	UsageCacheRead     string `json:"usage_cache_read,omitempty"`     // cache-read tokens
+	UsageCacheCreation string `json:"usage_cache_creation,omitempty"` // cache-creation tokens
 	// Type is the path of each JSON line's type (jsonl; default "type").
 	Type string `json:"type,omitempty"`
 	// ResultType is the type value of the final result line (jsonl;
@@ -105,6 +105,11 @@ type Fields struct {
 	// Content is the path of an array of content blocks on other lines
 	// (jsonl; e.g. "message.content"), streamed as events.
 	Content string `json:"content,omitempty"`
+	// TextDelta is the path of a text fragment on other lines (jsonl;
+	// e.g. "event.delta.text" for partial messages), streamed as a text
+	// event. When set, text blocks become parts without being streamed
+	// again.
+	TextDelta string `json:"text_delta,omitempty"`
 }
 
 // FailureRule classifies a failed call: a non-zero exit, or an is_error
@@ -115,7 +120,7 @@ type FailureRule struct {
 	// StderrMatches and StdoutMatches are Go regular expressions
 	// (RE2 syntax) that must match the stream, when set.
 	StderrMatches string `json:"stderr_matches,omitempty"`
-	StdoutMatches string `json:"stdout_matches,omitempty"`
+	StdoutMatches string `json:"stdout_matches,omitempty"` // see StderrMatches
 	// Kind is the protocol failure kind; required.
 	Kind string `json:"kind"`
 	// Message replaces the default message.

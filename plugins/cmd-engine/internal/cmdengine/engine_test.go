@@ -363,6 +363,27 @@ func TestEngineJSONLMode(t *testing.T) {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
 
+	t.Run("text deltas", func(t *testing.T) {
+		e := engineWith(t, map[string]any{"command": fakeArgv("jsonl", "partial"), "output": "jsonl", "fields": map[string]any{
+			"text": "result", "content": "message.content", "text_delta": "event.delta.text"}})
+		var rec recorder
+		res, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "q", Target: target}, rec.emit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for _, ev := range rec.events {
+			if ev.Kind == plugin.EventText {
+				texts = append(texts, ev.Text)
+			}
+		}
+		if diff := cmp.Diff([]string{"fin", "al: ", "q"}, texts); diff != "" {
+			t.Errorf("text events (-want +got):\n%s", diff)
+		}
+		if final, _ := res.Final(); final.Text != "final: q" {
+			t.Errorf("final %q", final.Text)
+		}
+	})
 	t.Run("emitter error aborts", func(t *testing.T) {
 		_, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "q", Target: target},
 			func(plugin.RunEvent) error { return errors.New("host gone") })

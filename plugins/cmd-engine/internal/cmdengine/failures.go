@@ -106,11 +106,17 @@ func spawnFailure(argv0 string, err error) *plugin.Failure {
 // stopFailure maps the ways command.Run stops a command to failures; nil
 // when the command ran to its end.
 func stopFailure(argv0 string, res *command.Result, err error, timeout time.Duration) *plugin.Failure {
+	// Survivors of the teardown are worth knowing about whatever stopped
+	// the command.
+	extra := ""
+	if err != nil {
+		extra = " (" + err.Error() + ")"
+	}
 	switch {
 	case res.Aborted:
-		return &plugin.Failure{Kind: plugin.FailureAborted, Message: argv0 + ": cancelled"}
+		return &plugin.Failure{Kind: plugin.FailureAborted, Message: argv0 + ": cancelled" + extra}
 	case res.TimedOut:
-		return &plugin.Failure{Kind: plugin.FailureTimeout, Message: fmt.Sprintf("%s: timed out after %v", argv0, timeout)}
+		return &plugin.Failure{Kind: plugin.FailureTimeout, Message: fmt.Sprintf("%s: timed out after %v%s", argv0, timeout, extra)}
 	case err != nil:
 		// Output or memory cap, or survivors after teardown; the stable
 		// code leads the message.

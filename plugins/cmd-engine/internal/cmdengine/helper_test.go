@@ -135,6 +135,13 @@ func fake(args []string) int {
 			w.Write(b)
 			w.WriteString("\n")
 		}
+		if len(args) > 1 && args[1] == "partial" {
+			for _, frag := range []string{"fin", "al: ", string(in)} {
+				b, _ := json.Marshal(map[string]any{"type": "stream_event", "event": map[string]any{"delta": map[string]any{"text": frag}}})
+				w.Write(b)
+				w.WriteString("\n")
+			}
+		}
 		w.WriteString("not json, ignored\n")
 		w.Flush()
 	case "pwd":

@@ -55,9 +55,9 @@ type NodeInput struct {
 
 // NodeOutput is a successful node's output.
 type NodeOutput struct {
-	ExitCode int    `json:"exit_code"`
-	Stdout   string `json:"stdout"`
-	Stderr   string `json:"stderr"`
+	ExitCode int    `json:"exit_code"` // always 0: other exits fail the node
+	Stdout   string `json:"stdout"`    // captured standard output, redacted
+	Stderr   string `json:"stderr"`    // captured standard error, redacted
 }
 
 // Node is the command node binding. Create it with NewNode; it works

@@ -200,6 +200,9 @@ func (s *lineStream) line(b []byte) {
 		}
 		return
 	}
+	if delta, ok := lookupString(v, f.TextDelta); ok && delta != "" {
+		s.send(plugin.RunEvent{Kind: plugin.EventText, Text: s.redact.str(delta)})
+	}
 	blocks, _ := lookup(v, f.Content)
 	list, _ := blocks.([]any)
 	for _, blk := range list {
@@ -242,6 +245,14 @@ func (s *lineStream) block(blk any) {
 		return
 	}
 	s.a.parts = append(s.a.parts, part)
+	if ev.Kind == plugin.EventText && s.fields.TextDelta != "" {
+		return // already streamed fragment by fragment
+	}
+	s.send(ev)
+}
+
+// send emits ev; the first emitter error stops the command.
+func (s *lineStream) send(ev plugin.RunEvent) {
 	if s.emitErr == nil && s.emit != nil {
 		if err := s.emit(ev); err != nil {
 			s.emitErr = err

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/store"
+)
+
+func newResumeCmd(g *globals) *cobra.Command {
+	var o watchdog.ResumeOptions
+	var asJSON, progress bool
+	var result string
+	cmd := &cobra.Command{
+		Use:   "resume [--position POS [--reconciled=done|not-done [--result JSON]]] RUN",
+		Short: "Carry a stored run on: offer a paused position again, or take over a run whose watchdog died",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := g.runDir(args[0])
+			if err != nil {
+				return err
+			}
+			if result != "" {
+				if !json.Valid([]byte(result)) {
+					return usageErr(fmt.Errorf("--result %q is not JSON", result))
+				}
+				o.Result = json.RawMessage(result)
+			}
+			ctx, stop := stopContext()
+			defer stop()
+			if progress || (!asJSON && isTerminal(os.Stderr)) {
+				o.Supervise.Progress = progressPrinter(os.Stderr)
+			}
+			res, done, err := watchdog.Resume(ctx, dir, o)
+			switch {
+			case errors.Is(err, store.ErrProcessLocked):
+				return failedErr(err)
+			case errors.Is(err, watchdog.ErrRunNotPaused), errors.Is(err, watchdog.ErrResumePosition):
+				return usageErr(err)
+			case err != nil:
+				return failedErr(err)
+			}
+			if done && !asJSON {
+				fmt.Fprintln(cmd.ErrOrStderr(), "the run already ended; nothing was changed")
+			}
+			return report(cmd.OutOrStdout(), res, dir, asJSON)
+		},
+	}
+	cmd.Flags().StringVar(&o.Position, "position", "", "the open position to offer again (dag/<node>/<n>)")
+	cmd.Flags().StringVar(&o.Reconciled, "reconciled", "", "for a reconcile-attempt pause: done or not-done")
+	cmd.Flags().StringVar(&result, "result", "", "with --reconciled=done: the node's result as JSON (default null)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result object {run_id, kind, code, output}")
+	cmd.Flags().BoolVar(&progress, "progress", false, "print progress lines even when stderr is not a terminal")
+	return cmd
+}
+
+func newApproveCmd(g *globals) *cobra.Command {
+	var deny bool
+	cmd := &cobra.Command{
+		Use:   "approve [--deny] RUN POSITION",
+		Short: "Record a decision on a position waiting for approval; `obversa resume` then acts on it",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := g.runDir(args[0])
+			if err != nil {
+				return err
+			}
+			if err := watchdog.Approve(cmd.Context(), dir, args[1], deny); err != nil {
+				if errors.Is(err, watchdog.ErrResumePosition) {
+					return usageErr(err)
+				}
+				return failedErr(err)
+			}
+			verb := "approved"
+			if deny {
+				verb = "denied"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s; run `obversa resume --position %s %s` to carry on\n", verb, args[1], args[1], args[0])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&deny, "deny", false, "deny instead of allow: resume then records DENIED")
+	return cmd
+}

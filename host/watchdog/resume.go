@@ -1,0 +1,193 @@
+package watchdog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/obversa/obversa/host/executor"
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/internal/proc"
+	"github.com/obversa/obversa/store"
+)
+
+// EventTakeover records that a watchdog took over a run whose previous
+// watchdog is gone, after proving no process of the run survives.
+const EventTakeover = "run:takeover"
+
+var (
+	// ErrRunNotPaused is returned by Resume when a position is named but
+	// the run has no open position to resume. Code RUN_NOT_PAUSED.
+	ErrRunNotPaused = errors.New("RUN_NOT_PAUSED")
+	// ErrResumePosition is returned by Resume when the named position is
+	// not open (not paused, not left in flight). Code RESUME_POSITION.
+	ErrResumePosition = errors.New("RESUME_POSITION")
+	// ErrSurvivors is returned by Resume when processes carrying the run's
+	// owner marker still run, so the run cannot be taken over.
+	ErrSurvivors = errors.New("TEARDOWN_INCOMPLETE")
+)
+
+// ResumeOptions configures Resume.
+type ResumeOptions struct {
+	// Position names the open position to offer again; empty resumes a
+	// run whose watchdog died (a takeover) or re-offers nothing.
+	Position string
+	// Reconciled answers a reconcile-attempt pause: "done" records the
+	// node completed with Result (or null), "not-done" runs it again.
+	Reconciled string
+	// Result is the operator-supplied result for Reconciled "done".
+	Result json.RawMessage
+	// Supervise configures the watchdog that carries the run on.
+	Supervise SuperviseOptions
+}
+
+// TakeoverData is the data of run:takeover.
+type TakeoverData struct {
+	PID     int         `json:"pid"`
+	Stopped []proc.Proc `json:"stopped"`
+}
+
+// Resume carries a stored run on (DESIGN §5, §6): it takes the run's
+// lock (store.ErrProcessLocked while a watchdog or worker holds it), stops
+// and verifies gone every process carrying the run's marker (ErrSurvivors
+// otherwise), records what the operator said about the named position, and
+// supervises workers until the run records a result. A run that already
+// finished is returned as recorded, with nothing appended (done false).
+func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.RunResult, done bool, err error) {
+	probe, err := store.OpenRunDir(ctx, runDir, store.Policy{})
+	if err != nil {
+		return nil, false, err
+	}
+	rs, err := executor.LoadRunStarted(ctx, probe)
+	probe.Close()
+	if err != nil {
+		return nil, false, err
+	}
+	run, err := store.OpenRunDir(ctx, runDir, Policy(rs.Plan))
+	if err != nil {
+		return nil, false, err
+	}
+	defer run.Close()
+	lock, err := run.Lock()
+	if err != nil {
+		return nil, false, err
+	}
+	x, err := executor.New(ctx, executor.Options{Run: run})
+	if err != nil {
+		lock.Release()
+		return nil, false, err
+	}
+	if f := x.Finished(); f != nil {
+		lock.Release()
+		return f, true, nil
+	}
+	marker := OwnerMarker(run.Dir())
+	marked, err := proc.Marked(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true})
+	if err == nil && len(marked) > 0 {
+		grace := rs.Plan.TeardownGraceMS
+		if left := proc.Stop(ctx, marked, msDuration(grace)); len(left) > 0 {
+			lock.Release()
+			return nil, false, fmt.Errorf("%w: %d processes of the run survive (first pid %d)", ErrSurvivors, len(left), left[0].PID)
+		}
+	}
+	var b []store.NewEvent
+	b = append(b, store.NewEvent{Type: EventTakeover, Data: TakeoverData{PID: os.Getpid(), Stopped: marked}})
+	ev, err := operatorEvents(x.State(), o)
+	if err != nil {
+		lock.Release()
+		return nil, false, err
+	}
+	b = append(b, ev...)
+	b = append(b, store.NewEvent{Type: graph.EventRunResumed, Data: map[string]string{"position": o.Position}})
+	st := run.Events()
+	if _, err := st.Append(ctx, st.Rev(), b...); err != nil {
+		lock.Release()
+		return nil, false, err
+	}
+	so := o.Supervise
+	so.Lock = lock
+	res, err = Supervise(ctx, run, so)
+	return res, false, err
+}
+
+// operatorEvents are the events that offer the named position again.
+func operatorEvents(st *graph.State, o ResumeOptions) ([]store.NewEvent, error) {
+	var open []string
+	for _, n := range st.Nodes() {
+		if n.Status == graph.StatusPaused {
+			open = append(open, n.Position)
+		}
+	}
+	if o.Position == "" {
+		if o.Reconciled != "" {
+			return nil, fmt.Errorf("%w: --reconciled needs --position (open: %v)", ErrResumePosition, open)
+		}
+		return nil, nil
+	}
+	if len(open) == 0 {
+		return nil, fmt.Errorf("%w: the run has no paused position; %s cannot be resumed", ErrRunNotPaused, o.Position)
+	}
+	var n *graph.NodeState
+	for _, c := range st.Nodes() {
+		if c.Position == o.Position && c.Status == graph.StatusPaused {
+			n = c
+		}
+	}
+	if n == nil {
+		return nil, fmt.Errorf("%w: %s is not paused; open positions: %v", ErrResumePosition, o.Position, open)
+	}
+	resumed := store.NewEvent{Type: graph.EventNodeResumed, Data: graph.ResumedData{Node: n.Def.ID, Position: n.Position, Reason: "operator"}}
+	if n.Pause != nil && n.Pause.Kind == "reconcile-attempt" {
+		switch o.Reconciled {
+		case "done":
+			result := o.Result
+			if len(result) == 0 {
+				result = json.RawMessage("null")
+			}
+			return []store.NewEvent{{Type: graph.EventNodeCompleted, Data: graph.CompletedData{Node: n.Def.ID, Position: n.Position, Result: result}}}, nil
+		case "not-done":
+			return []store.NewEvent{resumed}, nil
+		default:
+			return nil, fmt.Errorf("%w: %s waits for reconciliation of attempt %s: say what happened with --reconciled=done or --reconciled=not-done",
+				ErrResumePosition, n.Position, n.Pause.AttemptID)
+		}
+	}
+	if o.Reconciled != "" {
+		return nil, fmt.Errorf("%w: %s waits for %s, not for reconciliation", ErrResumePosition, n.Position, n.Pause.Kind)
+	}
+	return []store.NewEvent{resumed}, nil
+}
+
+// Approve records an operator's decision on an approval pause:
+// graph:approval-decided{position, decision}. It returns
+// ErrResumePosition when the position does not wait for approval.
+func Approve(ctx context.Context, runDir, position string, deny bool) error {
+	run, err := store.OpenRunDir(ctx, runDir, store.Policy{})
+	if err != nil {
+		return err
+	}
+	defer run.Close()
+	x, err := executor.New(ctx, executor.Options{Run: run})
+	if err != nil {
+		return err
+	}
+	var n *graph.NodeState
+	for _, c := range x.State().Nodes() {
+		if c.Position == position && c.Status == graph.StatusPaused && c.Pause != nil && c.Pause.Kind == "approval" {
+			n = c
+		}
+	}
+	if n == nil {
+		return fmt.Errorf("%w: %s does not wait for approval", ErrResumePosition, position)
+	}
+	decision := "allow"
+	if deny {
+		decision = "deny"
+	}
+	st := run.Events()
+	_, err = st.Append(ctx, st.Rev(), store.NewEvent{Type: graph.EventApproval, Data: graph.ApprovalData{Position: position, Decision: decision}})
+	return err
+}

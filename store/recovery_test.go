@@ -1,0 +1,383 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// buildBatches creates a run whose stream holds the given batch sizes and
+// returns it closed, with the byte offset where each batch starts.
+func buildBatches(t *testing.T, sizes ...int) (dir string, starts []int64) {
+	t.Helper()
+	r := newTestRun(t, Policy{})
+	rev := int64(0)
+	for b, n := range sizes {
+		starts = append(starts, int64(len(readFile(t, eventsPath(r)))))
+		evs := make([]NewEvent, n)
+		for i := range evs {
+			evs[i] = NewEvent{ID: fmt.Sprintf("b%d-e%d", b, i), Type: "t", Data: map[string]any{"batch": b, "i": i, "text": "some payload"}}
+		}
+		rev = mustAppend(t, r.Events(), rev, evs...)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(eventsPath(r) + cacheSuffix)
+	return r.Dir(), starts
+}
+
+// dirState lists a directory's files with their contents.
+func dirState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			out[e.Name()] = string(readFile(t, filepath.Join(dir, e.Name())))
+		}
+	}
+	return out
+}
+
+func tornFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, eventsFile+".torn-*"))
+	sort.Strings(m)
+	return m
+}
+
+// TestTruncationAtEveryOffset cuts events.jsonl at every byte offset inside
+// its last batch: each open must recover to the previous batch boundary,
+// keep the cut bytes aside, and accept the next append.
+func TestTruncationAtEveryOffset(t *testing.T) {
+	t.Parallel()
+	src, starts := buildBatches(t, 2, 1, 3)
+	full := readFile(t, filepath.Join(src, eventsFile))
+	last := starts[2]
+	ctx := context.Background()
+	for cut := last; cut <= int64(len(full)); cut++ {
+		dir := filepath.Join(t.TempDir(), "run")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, eventsFile), full[:cut])
+		r, err := OpenRunDir(ctx, dir, Policy{})
+		if err != nil {
+			t.Fatalf("cut at %d: open: %v", cut, err)
+		}
+		wantRev, wantSize := int64(3), last
+		if cut == int64(len(full)) {
+			wantRev, wantSize = 6, cut
+		}
+		if got := r.Events().Rev(); got != wantRev {
+			t.Fatalf("cut at %d: rev %d, want %d", cut, got, wantRev)
+		}
+		if got := readFile(t, filepath.Join(dir, eventsFile)); !bytes.Equal(got, full[:wantSize]) {
+			t.Fatalf("cut at %d: file is %d bytes, want the first %d", cut, len(got), wantSize)
+		}
+		torn := tornFiles(t, dir)
+		switch {
+		case cut == last || cut == int64(len(full)):
+			if len(torn) != 0 {
+				t.Fatalf("cut at %d (a batch boundary): torn files %v", cut, torn)
+			}
+		case len(torn) != 1 || !bytes.Equal(readFile(t, torn[0]), full[last:cut]):
+			t.Fatalf("cut at %d: torn files %v, want one holding the %d cut bytes", cut, torn, cut-last)
+		}
+		if _, err := r.Events().Append(ctx, wantRev, NewEvent{Type: "t"}); err != nil {
+			t.Fatalf("cut at %d: append after recovery: %v", cut, err)
+		}
+		r.Close()
+	}
+}
+
+// TestTornTails covers what counts as a torn last batch and what is damage.
+func TestTornTails(t *testing.T) {
+	t.Parallel()
+	src, starts := buildBatches(t, 2, 2)
+	full := readFile(t, filepath.Join(src, eventsFile))
+	lines := strings.SplitAfter(string(full), "\n")[:4]
+	edited := strings.Replace(lines[3], "some payload", "some pAyload", 1)
+	tests := []struct {
+		name    string
+		content string
+		rev     int64 // want rev after open (torn) …
+		corrupt int64 // … or want CORRUPT_EVENT_STREAM at this rev
+	}{
+		{"intact", string(full), 4, 0},
+		{"NUL bytes after the last batch", string(full) + "\x00\x00\x00\x00", 4, 0},
+		{"garbage line after the last batch", string(full) + "garbage\n", 4, 0},
+		{"half a line with a line feed", string(full) + lines[0][:40] + "\n", 4, 0},
+		{"last batch missing its last line", string(full[:starts[1]]) + lines[2], 2, 0},
+		{"last batch missing its line feed", string(full[:len(full)-1]), 2, 0},
+		{"JSON that is not an envelope as last line", string(full) + "{}\n", 0, 5},
+		{"edited last line", lines[0] + lines[1] + lines[2] + edited, 0, 4},
+		{"garbage before the last line", lines[0] + lines[1] + "garbage\n" + lines[2] + lines[3], 0, 3},
+		{"blank line in the middle", lines[0] + lines[1] + "\n" + lines[2] + lines[3], 0, 3},
+		{"first batch missing a line", lines[0] + lines[2] + lines[3], 0, 2},
+		{"batches swapped", lines[2] + lines[3] + lines[0] + lines[1], 0, 1},
+		{"a line repeated", lines[0] + lines[1] + lines[1] + lines[2], 0, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "run")
+			os.Mkdir(dir, 0o755)
+			writeFile(t, filepath.Join(dir, eventsFile), []byte(tt.content))
+			before := dirState(t, dir)
+			r, err := OpenRunDir(context.Background(), dir, Policy{})
+			if tt.corrupt != 0 {
+				var ce *CorruptError
+				if !errors.As(err, &ce) || ce.Rev != tt.corrupt || ce.Line != int(tt.corrupt) {
+					t.Fatalf("open: %v, want CORRUPT_EVENT_STREAM at rev %d", err, tt.corrupt)
+				}
+				if Code(err) != "CORRUPT_EVENT_STREAM" || !strings.Contains(err.Error(), fmt.Sprintf("line %d", tt.corrupt)) {
+					t.Errorf("error %q (code %s) does not name line %d", err, Code(err), tt.corrupt)
+				}
+				diff(t, "directory after a failed open", before, dirState(t, dir))
+				return
+			}
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			defer r.Close()
+			if got := r.Events().Rev(); got != tt.rev {
+				t.Fatalf("rev %d, want %d", got, tt.rev)
+			}
+		})
+	}
+}
+
+// TestBitFlip flips one byte of an earlier (and of the last) event: open and
+// Verify must fail naming that revision, and open must change nothing.
+func TestBitFlip(t *testing.T) {
+	t.Parallel()
+	src, _ := buildBatches(t, 2, 3, 2, 3)
+	full := readFile(t, filepath.Join(src, eventsFile))
+	lines := strings.SplitAfter(string(full), "\n")
+	lineStart := func(rev int) int {
+		off := 0
+		for _, l := range lines[:rev-1] {
+			off += len(l)
+		}
+		return off
+	}
+	tests := []struct {
+		name string
+		rev  int
+		find string // the flip hits the first byte of this text in the line
+	}{
+		{"data value", 3, `some payload`},
+		{"data key", 3, `"batch"`},
+		{"id", 3, `"b1-e0"`},
+		{"type", 3, `"type":"t"`},
+		{"timestamp", 3, `"ts":"2`},
+		{"rev digits", 3, `"rev":3`},
+		{"batch_end digits", 3, `"batch_end":5`},
+		{"prev", 3, `"prev":"sha256:`},
+		{"digest", 3, `"digest":"sha256:`},
+		{"structure", 3, `{"batch_end"`},
+		{"first event", 1, `some payload`},
+		{"last event", 10, `some payload`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			k := strings.Index(lines[tt.rev-1], tt.find)
+			if k < 0 {
+				t.Fatalf("%q not in line %d", tt.find, tt.rev)
+			}
+			// Move to the first byte that is a letter or digit, so the flip
+			// (xor 1) keeps it printable and never makes a line feed.
+			pos := lineStart(tt.rev) + k
+			for !isAlnum(full[pos]) {
+				pos++
+			}
+			if tt.name == "structure" {
+				pos = lineStart(tt.rev) + k // flip '{' itself
+			}
+			flipped := bytes.Clone(full)
+			flipped[pos] ^= 1
+			dir := filepath.Join(t.TempDir(), "run")
+			os.Mkdir(dir, 0o755)
+			writeFile(t, filepath.Join(dir, eventsFile), flipped)
+			before := dirState(t, dir)
+			_, err := OpenRunDir(context.Background(), dir, Policy{})
+			var ce *CorruptError
+			if !errors.As(err, &ce) || ce.Rev != int64(tt.rev) {
+				t.Fatalf("open: %v, want CORRUPT_EVENT_STREAM at rev %d", err, tt.rev)
+			}
+			diff(t, "directory after a failed open", before, dirState(t, dir))
+			rep, err := Verify(context.Background(), dir)
+			if !errors.Is(err, ErrCorruptEventStream) || len(rep.Faults) == 0 || rep.Faults[0].Rev != int64(tt.rev) {
+				t.Fatalf("Verify: %v, faults %v; want the first at rev %d", err, rep.Faults, tt.rev)
+			}
+			// A flipped digest also breaks the next line's prev link;
+			// anything else is one fault, where the flip is.
+			if wantFaults := 1; tt.name != "digest" && len(rep.Faults) != wantFaults {
+				t.Errorf("Verify found %v, want exactly one fault", rep.Faults)
+			}
+			diff(t, "directory after Verify", before, dirState(t, dir))
+		})
+	}
+}
+
+func TestDuplicateIDOnDisk(t *testing.T) {
+	t.Parallel()
+	var buf []byte
+	var prev string
+	for rev := int64(1); rev <= 3; rev++ {
+		id := fmt.Sprintf("e%d", rev)
+		if rev == 3 {
+			id = "e1"
+		}
+		var sum [32]byte
+		buf, sum = encodeLine(buf, rev, rev, id, "t", nowMillis(), []byte(`{}`), prev)
+		prev = digestString(sum)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	os.Mkdir(dir, 0o755)
+	writeFile(t, filepath.Join(dir, eventsFile), buf)
+	_, err := OpenRunDir(context.Background(), dir, Policy{})
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.Rev != 3 || !strings.Contains(ce.Problem, "duplicate event id") {
+		t.Fatalf("open: %v, want a duplicate id at rev 3", err)
+	}
+}
+
+// TestCacheNeverHidesDamage checks that the validated-prefix cache is used
+// when it matches the file and ignored (full validation) when anything
+// about it or the prefix it covers is off — so damage is still found.
+func TestCacheNeverHidesDamage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newTestRun(t, Policy{})
+	for i := 0; i < 600; i += 6 {
+		evs := make([]NewEvent, 6)
+		for j := range evs {
+			evs[j] = NewEvent{ID: fmt.Sprintf("e%d", i+j), Type: "t", Data: fmt.Sprintf("payload %d", i+j)}
+		}
+		mustAppend(t, r.Events(), int64(i), evs...)
+	}
+	r.Close() // writes the cache
+	path := eventsPath(r)
+	if _, err := os.Stat(path + cacheSuffix); err != nil {
+		t.Fatalf("no cache after close: %v", err)
+	}
+	good := readFile(t, path)
+	cache := readFile(t, path+cacheSuffix)
+
+	// A usable cache: the open validates nothing before its end.
+	r2, err := OpenRunDir(ctx, r.Dir(), Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.events.loadedRev != 600 || r2.Events().Rev() != 600 {
+		t.Fatalf("loaded from cache rev %d, rev %d; want the cache to cover all 600", r2.events.loadedRev, r2.Events().Rev())
+	}
+	// Ids in the cached prefix are still known.
+	if _, err := r2.Events().Append(ctx, 600, NewEvent{ID: "e17", Type: "t"}); !errors.Is(err, ErrInvalidEvent) {
+		t.Fatalf("appending an id from the cached prefix: %v, want INVALID_EVENT", err)
+	}
+	r2.Close()
+
+	tests := []struct {
+		name    string
+		events  func([]byte) []byte
+		cache   func([]byte) []byte
+		corrupt int64 // 0: the open must succeed with rev 600
+	}{
+		{"flip in the cached prefix", func(b []byte) []byte { b = bytes.Clone(b); b[bytes.Index(b, []byte("payload 17"))] ^= 1; return b }, nil, 18},
+		{"cache damaged", nil, func(c []byte) []byte { c = bytes.Clone(c); c[20] ^= 1; return c }, 0},
+		{"cache truncated", nil, func(c []byte) []byte { return c[:len(c)/2] }, 0},
+		{"cache claims more than the file", func(b []byte) []byte { return b[:bytes.LastIndex(b[:len(b)-1], []byte("\n"))+1] }, nil, 0},
+		{"cache is garbage", nil, func([]byte) []byte { return []byte("garbage") }, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "run")
+			os.Mkdir(dir, 0o755)
+			ev, c := good, cache
+			if tt.events != nil {
+				ev = tt.events(good)
+			}
+			if tt.cache != nil {
+				c = tt.cache(cache)
+			}
+			writeFile(t, filepath.Join(dir, eventsFile), ev)
+			writeFile(t, filepath.Join(dir, eventsFile+cacheSuffix), c)
+			r, err := OpenRunDir(ctx, dir, Policy{})
+			if tt.corrupt != 0 {
+				var ce *CorruptError
+				if !errors.As(err, &ce) || ce.Rev != tt.corrupt {
+					t.Fatalf("open: %v, want CORRUPT_EVENT_STREAM at rev %d", err, tt.corrupt)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			want := int64(600)
+			if tt.name == "cache claims more than the file" {
+				want = 594 // the last batch lost its last line: torn, cut
+			}
+			if got := r.Events().Rev(); got != want {
+				t.Fatalf("rev %d, want %d", got, want)
+			}
+			if r.events.loadedRev != 0 {
+				t.Fatalf("a bad cache was used (it covered rev %d)", r.events.loadedRev)
+			}
+		})
+	}
+}
+
+func TestOpenMissingRun(t *testing.T) {
+	t.Parallel()
+	s, _ := Open(t.TempDir(), "ns")
+	if _, err := s.OpenRun(context.Background(), "nope", Policy{}); !errors.Is(err, ErrRunNotFound) {
+		t.Fatalf("OpenRun of a missing run: %v", err)
+	}
+	if _, err := s.OpenRun(context.Background(), "../x", Policy{}); !errors.Is(err, ErrInvalidID) {
+		t.Fatalf("OpenRun with a bad id: %v", err)
+	}
+	if _, err := s.CreateRun(context.Background(), "r", Policy{MaxBatchBytes: -1}); !errors.Is(err, ErrInvalidPolicy) {
+		t.Fatalf("CreateRun with a negative limit: %v", err)
+	}
+	if _, err := s.CreateRun(context.Background(), "r", Policy{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateRun(context.Background(), "r", Policy{}); !errors.Is(err, ErrRunExists) {
+		t.Fatalf("second CreateRun: %v", err)
+	}
+	runs, err := s.ListRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "runs", []string{"r"}, runs)
+}
+
+// TestOpenWithoutEventsFile opens a run directory whose events.jsonl was
+// never created (a crash inside CreateRun).
+func TestOpenWithoutEventsFile(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "run")
+	os.Mkdir(dir, 0o755)
+	r, err := OpenRunDir(context.Background(), dir, Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	mustAppend(t, r.Events(), 0, NewEvent{Type: "t"})
+}

@@ -71,7 +71,8 @@ func (d *decoder) graph(blk *hclv2.Block, rf *RunFile) Graph {
 		}
 	}
 	if a := attrs["retry_cap_per_node"]; a != nil {
-		if v, ok := d.intAttr(a, 1, "1"); ok {
+		// 0 is valid: no retries.
+		if v, ok := d.intAttr(a, 0, "1"); ok {
 			g.RetryCapPerNode = v
 		}
 	}

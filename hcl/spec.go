@@ -130,7 +130,7 @@ type Graph struct {
 	GlobalConcurrency int        `json:"global_concurrency"` // default 4
 	KeyedConcurrency  []KeyLimit `json:"keyed_concurrency,omitempty"`
 	StopOnError       bool       `json:"stop_on_error"`
-	RetryCapPerNode   int        `json:"retry_cap_per_node"` // default 1 (attempts per node)
+	RetryCapPerNode   int        `json:"retry_cap_per_node"` // retries of a failed required node; default 1
 	// Approval lists every node with Node.Approval set, in declaration
 	// order: those named by the graph's approval attribute and those that
 	// set approval = true themselves.

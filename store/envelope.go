@@ -261,6 +261,11 @@ func decodeLine(line []byte, checkData bool) (env envelope, problem string) {
 		return env, fmt.Sprintf("batch_end %d is before rev %d", env.batchEnd, env.rev)
 	}
 	if checkData && !isCanonicalJSON(env.data) {
+		// A misplaced member ends up inside what the layout takes for
+		// data; name it rather than blame data.
+		if p := describeEnvelopeProblem(line); p != layoutProblem {
+			return env, p
+		}
 		return env, "data is not JSON in RFC 8785 canonical form"
 	}
 	save := line[canonEnd]
@@ -331,5 +336,7 @@ func describeEnvelopeProblem(line []byte) string {
 			return "missing envelope member " + strconv.Quote(name)
 		}
 	}
-	return "envelope is not in canonical layout (members batch_end, data, id, prev, rev, ts, type, digest in that order, no whitespace, values in canonical form)"
+	return layoutProblem
 }
+
+const layoutProblem = "envelope is not in canonical layout (members batch_end, data, id, prev, rev, ts, type, digest in that order, no whitespace, values in canonical form)"

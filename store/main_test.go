@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"testing"
@@ -99,3 +100,5 @@ func diff(t testing.TB, what string, want, got any, opts ...cmp.Option) {
 }
 
 func nowMillis() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }

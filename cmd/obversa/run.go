@@ -36,7 +36,7 @@ func newRunCmd(g *globals) *cobra.Command {
 			run, err := watchdog.Create(ctx, pr)
 			if err != nil {
 				if errors.Is(err, store.ErrRunExists) {
-					return usageErr(fmt.Errorf("%w; choose another --run-id or resume it", err))
+					return existingRun(ctx, pr, err)
 				}
 				return failedErr(err)
 			}
@@ -58,6 +58,27 @@ func newRunCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&tofu, "lock", false, "pin unpinned plugins to their current digest and write obversa.lock.hcl")
 	cmd.Flags().BoolVar(&progress, "progress", false, "print progress lines even when stderr is not a terminal")
 	return cmd
+}
+
+// existingRun explains why a run id cannot be started again: another
+// watchdog holds it (PROCESS_LOCKED, exit 1), or it exists and can only be
+// resumed (exit 2).
+func existingRun(ctx context.Context, pr *watchdog.Prepared, cause error) error {
+	st, err := store.Open(pr.Plan.Storage.Directory, pr.Plan.Namespace)
+	if err != nil {
+		return failedErr(err)
+	}
+	run, err := store.OpenRunDir(ctx, st.RunDir(pr.Plan.RunID), store.Policy{})
+	if err != nil {
+		return failedErr(err)
+	}
+	defer run.Close()
+	lock, err := run.Lock()
+	if err != nil {
+		return failedErr(err)
+	}
+	_ = lock.Release()
+	return usageErr(fmt.Errorf("%w; choose another --run-id, or carry it on with `obversa resume %s`", cause, run.Dir()))
 }
 
 // stopContext is cancelled by the first SIGINT or SIGTERM (a clean stop);

@@ -97,7 +97,15 @@ func (x *Executor) engine(ctx context.Context, s start, results map[string]json.
 		rec := graph.EngineAttemptData{Node: s.node.ID, Position: s.position, Sequence: seq,
 			Requested: mustJSON(t), Effective: json.RawMessage("null"), Usage: mustJSON(plugin.Usage{})}
 		if err == nil {
-			rec.Outcome, rec.Effective, rec.Usage, rec.Parts = "completed", mustJSON(res.Effective), mustJSON(res.Usage), mustJSON(res.Parts)
+			rec.Outcome, rec.Effective, rec.Usage = "completed", mustJSON(res.Effective), mustJSON(res.Usage)
+			if err := x.keepParts(ctx, &rec, mustJSON(res.Parts)); err != nil {
+				e, _ := newEvent(graph.EventEngineAttempt, rec)
+				code := store.Code(err)
+				if errors.Is(err, store.ErrStorageLimitExceeded) {
+					code = CodeResultTooLarge
+				}
+				return append([]store.NewEvent{e}, x.failed(s, code, "", "keeping the engine result: "+err.Error())...)
+			}
 			e, _ := newEvent(graph.EventEngineAttempt, rec)
 			final, ok := res.Final()
 			if !ok {
@@ -127,6 +135,22 @@ func (x *Executor) engine(ctx context.Context, s start, results map[string]json.
 		}
 	}
 	return x.failed(s, CodeEngineUnavailable, "", fmt.Sprintf("every target of lane %q failed lane-dead", lane.Name))
+}
+
+// keepParts puts the result parts in the record: inline when they fit an
+// event, else as an artifact referenced by parts_artifact.
+func (x *Executor) keepParts(ctx context.Context, rec *graph.EngineAttemptData, parts json.RawMessage) error {
+	if limit := x.plan.Storage.MaxEventPayloadBytes; limit <= 0 || int64(len(parts))+1024 <= limit {
+		rec.Parts = parts
+		return nil
+	}
+	ref, err := x.o.Run.PutArtifact(ctx, parts, "application/json", "engine-parts")
+	if err != nil {
+		return err
+	}
+	r := graph.ArtifactRef(ref)
+	rec.PartsArtifact = &r
+	return nil
 }
 
 // retiredSnapshot copies the retired list under the loop's ownership: the

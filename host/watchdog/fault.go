@@ -9,7 +9,9 @@ import (
 // FaultEnv arms one injected worker crash for crash tests:
 // "<point>:<node>:<flag file>" (points in host/executor). The first worker
 // that reaches the point creates the flag file and SIGKILLs itself; later
-// workers find the file and carry on.
+// workers find the file and carry on. The flag file "-" fires every time.
+// The point "flood" makes the worker write to its console without end
+// (the console budget test).
 const FaultEnv = "OBVERSA_FAULT"
 
 // envFault is the executor.Fault read from FaultEnv.
@@ -30,12 +32,25 @@ func (f *envFault) Armed(point, node string) bool {
 	if point != f.point || node != f.node {
 		return false
 	}
+	if f.flag == "-" {
+		return true
+	}
 	fd, err := os.OpenFile(f.flag, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return false
 	}
 	fd.Close()
 	return true
+}
+
+// flood writes to w until the write fails or the process is stopped.
+func flood(w *os.File) {
+	line := []byte(strings.Repeat("flood ", 16) + "\n")
+	for {
+		if _, err := w.Write(line); err != nil {
+			return
+		}
+	}
 }
 
 // Fire kills the worker the way a crash would: no cleanup, no flush.

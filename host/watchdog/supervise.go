@@ -160,39 +160,42 @@ func (s *supervisor) follow() func() {
 
 func (s *supervisor) loop(ctx context.Context) (*graph.RunResult, error) {
 	grace := time.Duration(s.plan.TeardownGraceMS) * time.Millisecond
+	// ctx ends when the run is asked to stop; the record is still written
+	// after that, so bookkeeping uses a context that is not cancelled.
+	rec := context.WithoutCancel(ctx)
 	for restart := 0; ; restart++ {
 		if !s.deadline.IsZero() && time.Now().After(s.deadline) {
-			return s.finish(ctx, CodeTimeout, "the run's timeout passed before a worker could start")
+			return s.finish(rec, CodeTimeout, "the run's timeout passed before a worker could start")
 		}
 		from := s.run.Events().Rev()
 		ex, err := s.runWorker(ctx, restart)
 		if err != nil {
 			return nil, err
 		}
-		survivors := s.cleanup(ctx, grace)
+		survivors := s.cleanup(rec, grace)
 		if len(survivors) > 0 {
-			return s.finish(ctx, CodeTeardownIncomplete, fmt.Sprintf("%d processes of the run survived SIGKILL", len(survivors)))
+			return s.finish(rec, CodeTeardownIncomplete, fmt.Sprintf("%d processes of the run survived SIGKILL", len(survivors)))
 		}
-		if res, err := s.recorded(ctx, from); err != nil || res != nil {
+		if res, err := s.recorded(rec, from); err != nil || res != nil {
 			return res, err
 		}
 		switch ex.reason {
 		case CodeStopped, CodeTimeout, CodeOutputLimit:
-			return s.finish(ctx, ex.reason, ex.detail)
+			return s.finish(rec, ex.reason, ex.detail)
 		}
-		if err := s.record(ctx, EventWorkerExited, WorkerExitedData{PID: ex.pid, ExitCode: ex.code, Signal: ex.signal, Restart: restart, Reason: "crash"}); err != nil {
+		if err := s.record(rec, EventWorkerExited, WorkerExitedData{PID: ex.pid, ExitCode: ex.code, Signal: ex.signal, Restart: restart, Reason: "crash"}); err != nil {
 			return nil, err
 		}
 		if restart >= s.plan.Restart.MaxRestarts {
-			return s.finish(ctx, CodeRestartExhausted, fmt.Sprintf("the worker crashed %d times (max_restarts = %d)", restart+1, s.plan.Restart.MaxRestarts))
+			return s.finish(rec, CodeRestartExhausted, fmt.Sprintf("the worker crashed %d times (max_restarts = %d)", restart+1, s.plan.Restart.MaxRestarts))
 		}
 		wait := Backoff(restart, time.Duration(s.plan.Restart.InitialBackoffMS)*time.Millisecond, time.Duration(s.plan.Restart.MaxBackoffMS)*time.Millisecond)
 		s.o.Logger.Info("worker crashed; restarting", "restart", restart+1, "backoff", wait)
 		if !s.sleep(ctx, wait) {
 			if ctx.Err() != nil {
-				return s.finish(context.Background(), CodeStopped, "stopped during backoff")
+				return s.finish(rec, CodeStopped, "stopped during backoff")
 			}
-			return s.finish(ctx, CodeTimeout, "the run's timeout passed during backoff")
+			return s.finish(rec, CodeTimeout, "the run's timeout passed during backoff")
 		}
 	}
 }

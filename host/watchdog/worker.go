@@ -2,18 +2,19 @@ package watchdog
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/store"
 )
 
@@ -66,6 +67,9 @@ func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult
 
 	opts := executor.Options{Run: run, Logger: logger}
 	if f := faultFromEnv(); f != nil {
+		if f.point == "flood" {
+			flood(os.Stdout)
+		}
 		opts.Fault = f
 	}
 	x, err := executor.New(ctx, opts)
@@ -81,9 +85,44 @@ func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult
 	}
 	defer set.Close()
 	x.SetPlugins(set.Engines(), set.Bindings())
-	res, err := x.Execute(ctx)
-	if errors.Is(err, context.Canceled) {
-		return nil, err
+	type outcome struct {
+		res *graph.RunResult
+		err error
 	}
-	return res, err
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := x.Execute(ctx)
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err == nil || ctx.Err() == nil {
+			return o.res, o.err
+		}
+	case <-ctx.Done():
+	}
+	// Stopping (the watchdog asked, or is gone): give in-flight attempts
+	// the teardown grace to return, then stop every process of the run but
+	// this one, so nothing outlives a worker whose watchdog died.
+	grace := time.Duration(rs.Plan.TeardownGraceMS) * time.Millisecond
+	select {
+	case <-done:
+	case <-time.After(grace):
+	}
+	stopOwned(grace)
+	return nil, context.Canceled
+}
+
+// stopOwned stops every process carrying this process's owner marker,
+// except this process: TERM, grace, KILL.
+func stopOwned(grace time.Duration) {
+	marker := os.Getenv(launch.OwnerEnv)
+	if marker == "" {
+		return
+	}
+	ps, err := proc.Marked(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true})
+	if err != nil || len(ps) == 0 {
+		return
+	}
+	proc.Stop(context.Background(), ps, grace)
 }

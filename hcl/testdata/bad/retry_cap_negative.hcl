@@ -11,7 +11,7 @@ lane "writer" {
   requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
 }
 graph "dag" {
-  retry_cap_per_node = 0
+  retry_cap_per_node = -1
   node "a" {
     lane   = "writer"
     prompt = "a"

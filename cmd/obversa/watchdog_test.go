@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/internal/proc"
+)
+
+// watchdogRunFile is a two-node graph: "fast" appends to FAST, then
+// "slow" runs SLOWCMD. RESTART and LIMITS fill the restart and limits
+// blocks.
+const watchdogRunFile = `
+restart {
+  RESTART
+}
+limits {
+  LIMITS
+}
+teardown_grace = "1s"
+plugin "shell" {
+  type = "node"
+  path = "BIN/cmd-engine"
+}
+graph "dag" {
+  node "fast" {
+    binding    = "shell"
+    input      = { command = ["sh", "-c", "echo x >> FAST"] }
+    retry_safe = true
+  }
+  node "slow" {
+    binding    = "shell"
+    depends_on = ["fast"]
+    input      = { command = ["sh", "-c", "SLOWCMD"] }
+    retry_safe = true
+  }
+}
+`
+
+type watchdogCase struct {
+	restart, limits, slow string
+}
+
+func (c watchdogCase) write(t *testing.T) (runFile, dir, fast string) {
+	t.Helper()
+	dir = t.TempDir()
+	fast = filepath.Join(dir, "fast.log")
+	text := strings.NewReplacer("RESTART", c.restart, "LIMITS", c.limits, "SLOWCMD", c.slow,
+		"FAST", fast, "BIN/", binDir+"/", "DIR", dir).Replace(watchdogRunFile)
+	runFile = filepath.Join(dir, "run.hcl")
+	if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
+		t.Fatalf("lock: %s", r.stderr)
+	}
+	return runFile, dir, fast
+}
+
+// marked lists the live processes carrying the run's owner marker.
+func marked(t *testing.T, runDir string) []proc.Proc {
+	t.Helper()
+	ps, err := proc.Marked(launch.OwnerEnv+"="+watchdog.OwnerMarker(runDir), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
+// startRun starts `obversa run` in the background.
+func startRun(t *testing.T, dir, runFile, id string, env ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--run-id", id, runFile)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd, &errb
+}
+
+// waitFor polls cond every 20 ms for up to d.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func exitCode(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return 0
+}
+
+func TestRestartExhausted(t *testing.T) {
+	t.Parallel()
+	runFile, dir, _ := watchdogCase{restart: `max_restarts = 1
+  initial_backoff = "50ms"`, limits: `timeout = "1m"`, slow: "true"}.write(t)
+	r := obversaEnv(t, dir, []string{watchdog.FaultEnv + "=after-dispatch:fast:-"}, "run", "--run-id", "x", runFile)
+	runDir := runDirOf(runFile, "x")
+	st := status(t, runDir)
+	res := recorded(t, runDir, "graph:run-finished")
+	if r.code != exitFailed || len(res) != 1 || res[0]["code"] != watchdog.CodeRestartExhausted || st.RestartCount != 1 {
+		t.Fatalf("exit %d, result %v, restarts %d: %s", r.code, res, st.RestartCount, r.stderr)
+	}
+	if n := len(recorded(t, runDir, watchdog.EventWorkerExited)); n != 2 {
+		t.Fatalf("%d worker crashes recorded, want 2", n)
+	}
+}
+
+func TestTimeoutDuringBackoff(t *testing.T) {
+	t.Parallel()
+	runFile, dir, _ := watchdogCase{restart: `max_restarts = 3
+  initial_backoff = "30s"
+  max_backoff = "30s"`, limits: `timeout = "2s"`, slow: "true"}.write(t)
+	start := time.Now()
+	r := obversaEnv(t, dir, []string{watchdog.FaultEnv + "=after-dispatch:fast:" + filepath.Join(dir, "flag")}, "run", "--run-id", "x", runFile)
+	res := recorded(t, runDirOf(runFile, "x"), "graph:run-finished")
+	if r.code != exitFailed || len(res) != 1 || res[0]["code"] != watchdog.CodeTimeout {
+		t.Fatalf("exit %d, result %v: %s", r.code, res, r.stderr)
+	}
+	if el := time.Since(start); el > 15*time.Second {
+		t.Fatalf("the timeout took %s to stop a 30 s backoff", el)
+	}
+	// Resuming after the deadline returns TIMEOUT without a worker.
+	before := len(recorded(t, runDirOf(runFile, "x"), watchdog.EventWorkerStarted))
+	obversa(t, dir, "resume", runDirOf(runFile, "x"))
+	if after := len(recorded(t, runDirOf(runFile, "x"), watchdog.EventWorkerStarted)); after != before {
+		t.Fatalf("resume after the deadline started a worker")
+	}
+}
+
+func TestOutputLimit(t *testing.T) {
+	t.Parallel()
+	runFile, dir, _ := watchdogCase{restart: `max_restarts = 3`, limits: `timeout = "1m"`, slow: "true"}.write(t)
+	r := obversaEnv(t, dir, []string{watchdog.FaultEnv + "=flood::-"}, "run", "--run-id", "x", runFile)
+	runDir := runDirOf(runFile, "x")
+	res := recorded(t, runDir, "graph:run-finished")
+	if r.code != exitFailed || len(res) != 1 || res[0]["code"] != watchdog.CodeOutputLimit {
+		t.Fatalf("exit %d, result %v: %s", r.code, res, r.stderr)
+	}
+	if n := len(recorded(t, runDir, watchdog.EventWorkerStarted)); n != 1 {
+		t.Fatalf("%d workers started, want 1 (no restart after OUTPUT_LIMIT)", n)
+	}
+	if fi, err := os.Stat(filepath.Join(runDir, "worker.log")); err != nil || fi.Size() > watchdog.MaxWorkerOutput {
+		t.Fatalf("worker.log: %v, size %d", err, fi.Size())
+	}
+}
+
+// TestSetsidGrandchildIsStopped: a command starts a grandchild that calls
+// setsid and ignores SIGTERM; once the run ends no process carries the
+// run's marker.
+func TestSetsidGrandchildIsStopped(t *testing.T) {
+	t.Parallel()
+	slow := `setsid sh -c 'trap \"\" TERM; while :; do sleep 1; done' </dev/null >/dev/null 2>&1 & echo spawned`
+	runFile, dir, _ := watchdogCase{restart: `max_restarts = 0`, limits: `timeout = "1m"`, slow: slow}.write(t)
+	r := obversa(t, dir, "run", "--run-id", "x", runFile)
+	runDir := runDirOf(runFile, "x")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if ps := marked(t, runDir); len(ps) != 0 {
+		t.Fatalf("processes of the run survive: %+v", ps)
+	}
+}
+
+// TestWatchdogKilled: SIGKILL the watchdog mid-run; the worker and its
+// processes go within teardown_grace + 2 s; resume takes the run over and
+// completes without repeating the completed node.
+func TestWatchdogKilled(t *testing.T) {
+	t.Parallel()
+	dir0 := t.TempDir()
+	flag := filepath.Join(dir0, "slow.flag")
+	slow := "if [ -f " + flag + " ]; then echo second; else touch " + flag + "; sleep 60; fi"
+	runFile, dir, fast := watchdogCase{restart: `max_restarts = 0`, limits: `timeout = "5m"`, slow: slow}.write(t)
+	cmd, errb := startRun(t, dir, runFile, "x")
+	runDir := runDirOf(runFile, "x")
+	waitFor(t, 30*time.Second, "the slow node to start", func() bool { _, err := os.Stat(flag); return err == nil })
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	waitFor(t, 3*time.Second, "every process of the run to stop", func() bool { return len(marked(t, runDir)) == 0 })
+	r := obversa(t, dir, "resume", runDir)
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d: %s\nfirst watchdog: %s", r.code, r.stderr, errb.String())
+	}
+	if n := effects(t, fast); n != 1 {
+		t.Fatalf("the completed node ran %d times", n)
+	}
+	if n := len(recorded(t, runDir, watchdog.EventTakeover)); n != 1 {
+		t.Fatalf("%d takeovers recorded", n)
+	}
+}
+
+// TestProcessLocked: while a watchdog holds a run, a second run of the
+// same id and a resume get PROCESS_LOCKED; `obversa stop` stops it.
+func TestProcessLocked(t *testing.T) {
+	t.Parallel()
+	runFile, dir, _ := watchdogCase{restart: `max_restarts = 0`, limits: `timeout = "5m"`, slow: "sleep 60"}.write(t)
+	cmd, _ := startRun(t, dir, runFile, "x")
+	runDir := runDirOf(runFile, "x")
+	waitFor(t, 30*time.Second, "the slow node to start", func() bool {
+		if _, err := os.Stat(filepath.Join(runDir, "events.jsonl")); err != nil {
+			return false
+		}
+		return len(recorded(t, runDir, "graph:node-attempt-started")) == 2
+	})
+	for _, args := range [][]string{{"run", "--run-id", "x", runFile}, {"resume", runDir}} {
+		r := obversa(t, dir, args...)
+		if r.code != exitFailed || !strings.Contains(r.stderr, "PROCESS_LOCKED") || !strings.Contains(r.stderr, "pid") {
+			t.Errorf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+	}
+	if r := obversa(t, dir, "stop", runDir); r.code != 0 {
+		t.Fatalf("stop: exit %d: %s", r.code, r.stderr)
+	}
+	if code := exitCode(cmd.Wait()); code != exitFailed {
+		t.Fatalf("stopped run exited %d", code)
+	}
+	res := recorded(t, runDir, "graph:run-finished")
+	if len(res) != 1 || res[0]["code"] != watchdog.CodeStopped {
+		t.Fatalf("result %v, want STOPPED", res)
+	}
+	if ps := marked(t, runDir); len(ps) != 0 {
+		t.Fatalf("processes of the run survive the stop: %+v", ps)
+	}
+}

@@ -1,0 +1,371 @@
+package plugin
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"aead.dev/minisign"
+)
+
+// SignatureSuffix is appended to a binary's path to name its detached
+// minisign signature: "bin/cmd-engine" is signed by
+// "bin/cmd-engine.minisig", the name the reference minisign tool uses.
+const SignatureSuffix = ".minisig"
+
+// CodeUntrusted is the DESIGN §8 code of a plugin refused for its
+// signature.
+const CodeUntrusted = "PLUGIN_UNTRUSTED"
+
+// Errors of signature handling (DESIGN §7). They sit here, beside the code
+// that returns them, rather than in errors.go.
+var (
+	// ErrUntrusted is matched by *UntrustedError: a signature that trusted
+	// keys make mandatory is missing, malformed, made by another key,
+	// invalid, or vouches for other bytes. Its text is the code
+	// PLUGIN_UNTRUSTED.
+	ErrUntrusted = errors.New(CodeUntrusted)
+
+	// ErrPublicKey is returned by ParsePublicKey for text that is not a
+	// minisign public key.
+	ErrPublicKey = errors.New("invalid minisign public key")
+
+	// ErrSigningKey is returned by ParseSigningKey for text that is not a
+	// minisign secret key, or an encrypted one the password does not open.
+	ErrSigningKey = errors.New("invalid minisign secret key")
+
+	// ErrSignatureFormat is returned by ParseSignature for text that is not
+	// a minisign signature.
+	ErrSignatureFormat = errors.New("invalid minisign signature")
+
+	// ErrStatement is returned by ParseStatement and Statement.Validate for
+	// a trusted comment that is not a valid plugin statement.
+	ErrStatement = errors.New("invalid plugin statement")
+
+	// ErrUnknownPlatform is returned by BinaryPlatform when a file is not
+	// an executable format it reads, or is built for a machine it does not
+	// name.
+	ErrUnknownPlatform = errors.New("cannot tell the platform of the binary")
+
+	// ErrChecksumFormat is returned by ParseChecksums for a line that is
+	// not a SHA-256 checksum.
+	ErrChecksumFormat = errors.New("invalid checksum file")
+)
+
+// UntrustedReason says why a signature was not accepted.
+type UntrustedReason string
+
+// Reasons of an *UntrustedError.
+const (
+	// ReasonUnsigned: the signature file does not exist.
+	ReasonUnsigned UntrustedReason = "unsigned"
+	// ReasonMalformed: the signature file is not a minisign signature, or
+	// its trusted comment is not a plugin statement.
+	ReasonMalformed UntrustedReason = "malformed"
+	// ReasonUnknownKey: the signature was made by a key that is not
+	// trusted.
+	ReasonUnknownKey UntrustedReason = "unknown-key"
+	// ReasonBadSignature: the signature does not verify with the trusted
+	// key of its id: the binary's bytes or the trusted comment changed
+	// after signing.
+	ReasonBadSignature UntrustedReason = "bad-signature"
+	// ReasonDigest: the signed statement names another SHA-256 than the
+	// binary's.
+	ReasonDigest UntrustedReason = "digest"
+)
+
+// UntrustedError reports a binary whose signature was not accepted. It
+// matches ErrUntrusted.
+type UntrustedError struct {
+	// Path is the binary, SignaturePath its signature file.
+	Path          string
+	SignaturePath string
+	Reason        UntrustedReason
+	// Detail says what was found and how to fix it.
+	Detail string
+	// Err is the underlying error, if any.
+	Err error
+}
+
+// Error starts with the code PLUGIN_UNTRUSTED and names the binary.
+func (e *UntrustedError) Error() string {
+	return fmt.Sprintf("%s: binary %s: %s", CodeUntrusted, e.Path, e.Detail)
+}
+
+// Is reports whether target is ErrUntrusted.
+func (e *UntrustedError) Is(target error) bool { return target == ErrUntrusted }
+
+// Unwrap returns the underlying error.
+func (e *UntrustedError) Unwrap() error { return e.Err }
+
+// PublicKey is a minisign (Ed25519) public key that may vouch for plugin
+// binaries.
+type PublicKey struct {
+	key minisign.PublicKey
+}
+
+// ParsePublicKey decodes a minisign public key given either as its base64
+// line ("RWQ…", what trusted_keys holds) or as the content of a .pub file
+// (an "untrusted comment:" line, then the base64 line). Surrounding space
+// is ignored. Other text returns an error wrapping ErrPublicKey.
+func ParsePublicKey(text []byte) (PublicKey, error) {
+	text = bytes.TrimSpace(text)
+	lines := bytes.Split(text, []byte("\n"))
+	switch {
+	case len(lines) == 2 && bytes.HasPrefix(lines[0], []byte("untrusted comment:")):
+		text = bytes.TrimSpace(lines[1])
+	case len(lines) != 1:
+		return PublicKey{}, fmt.Errorf("%w: expected one base64 line, optionally after an untrusted comment line", ErrPublicKey)
+	}
+	if len(text) == 0 || bytes.ContainsAny(text, " \t\r") {
+		return PublicKey{}, fmt.Errorf("%w: expected one base64 line", ErrPublicKey)
+	}
+	var k minisign.PublicKey
+	if err := k.UnmarshalText(text); err != nil {
+		return PublicKey{}, fmt.Errorf("%w: %v", ErrPublicKey, err)
+	}
+	return PublicKey{key: k}, nil
+}
+
+// ID returns the key id as minisign shows it: 16 upper-case hex digits.
+func (k PublicKey) ID() string { return keyID(k.key.ID()) }
+
+// String returns the base64 line of the key, the form trusted_keys
+// accepts.
+func (k PublicKey) String() string { return k.key.String() }
+
+// MarshalText returns the content of a .pub file in the reference
+// minisign format: an untrusted comment naming the key id, the base64
+// line, and a final newline.
+func (k PublicKey) MarshalText() ([]byte, error) {
+	return []byte("untrusted comment: minisign public key " + k.ID() + "\n" + k.String() + "\n"), nil
+}
+
+// Equal reports whether k and x are the same key.
+func (k PublicKey) Equal(x PublicKey) bool { return k.key.Equal(x.key) }
+
+func keyID(id uint64) string { return fmt.Sprintf("%016X", id) }
+
+// SigningKey is a minisign secret key used by `obversa plugin sign`.
+type SigningKey struct {
+	key minisign.PrivateKey
+}
+
+// GenerateSigningKey returns a new random key pair. It returns the error of
+// the system's random source.
+func GenerateSigningKey() (SigningKey, error) {
+	_, priv, err := minisign.GenerateKey(nil)
+	if err != nil {
+		return SigningKey{}, err
+	}
+	return SigningKey{key: priv}, nil
+}
+
+// ParseSigningKey decodes a minisign secret key file. An encrypted key
+// (the reference tool's default) is opened with password; an unencrypted
+// one (minisign -W, or MarshalText) ignores it. Text that is not a key, or
+// a wrong password, returns an error wrapping ErrSigningKey.
+func ParseSigningKey(text []byte, password string) (SigningKey, error) {
+	text = bytes.TrimSpace(text)
+	if minisign.IsEncrypted(text) {
+		if password == "" {
+			return SigningKey{}, fmt.Errorf("%w: the key is encrypted; give its password", ErrSigningKey)
+		}
+		k, err := minisign.DecryptKey(password, text)
+		if err != nil {
+			return SigningKey{}, fmt.Errorf("%w: decrypting: %v (wrong password?)", ErrSigningKey, err)
+		}
+		return SigningKey{key: k}, nil
+	}
+	var k minisign.PrivateKey
+	if err := k.UnmarshalText(text); err != nil {
+		return SigningKey{}, fmt.Errorf("%w: %v", ErrSigningKey, err)
+	}
+	return SigningKey{key: k}, nil
+}
+
+// MarshalText returns the key as an unencrypted minisign secret key file,
+// the format of `minisign -G -W`. Keep it private (mode 0600).
+func (k SigningKey) MarshalText() ([]byte, error) { return k.key.MarshalText() }
+
+// Encrypt returns the key as a password-protected minisign secret key file
+// (scrypt with the reference tool's parameters, which take about a GiB of
+// memory and a few seconds).
+func (k SigningKey) Encrypt(password string) ([]byte, error) {
+	return minisign.EncryptKey(password, k.key)
+}
+
+// ID returns the key id: 16 upper-case hex digits.
+func (k SigningKey) ID() string { return keyID(k.key.ID()) }
+
+// PublicKey returns the public half of k.
+func (k SigningKey) PublicKey() PublicKey {
+	return PublicKey{key: k.key.Public().(minisign.PublicKey)}
+}
+
+// Sign signs the file at path with a pre-hashed (BLAKE2b-512) minisign
+// signature whose trusted comment is st with SHA256 filled in, reading the
+// file once for both digests. If st.SHA256 is already set and differs from
+// the file's, it returns a *DigestMismatchError. st must otherwise be
+// valid (ErrStatement). It returns the content of the .minisig file and
+// the statement that was signed.
+func (k SigningKey) Sign(path string, st Statement) ([]byte, Statement, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, st, err
+	}
+	defer f.Close()
+	sum := sha256.New()
+	r := minisign.NewReader(io.TeeReader(f, sum))
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return nil, st, fmt.Errorf("reading %s: %w", path, err)
+	}
+	actual := hex.EncodeToString(sum.Sum(nil))
+	if st.SHA256 != "" && st.SHA256 != actual {
+		return nil, st, &DigestMismatchError{Name: st.Name, Path: path, Expected: st.SHA256, Actual: actual}
+	}
+	st.SHA256 = actual
+	if err := st.Validate(); err != nil {
+		return nil, st, err
+	}
+	untrusted := fmt.Sprintf("signature from minisign secret key %s: obversa plugin %s %s", k.ID(), st.Name, st.Version)
+	return r.SignWithComments(k.key, st.TrustedComment(), untrusted), st, nil
+}
+
+// Signature is a parsed minisign signature file.
+type Signature struct {
+	// KeyID is the id of the key that made it, 16 upper-case hex digits.
+	KeyID string
+	// TrustedComment is covered by the signature; UntrustedComment is not
+	// and must never be relied on.
+	TrustedComment   string
+	UntrustedComment string
+	// Prehashed is true for the BLAKE2b-512 pre-hashed algorithm ("ED",
+	// what minisign ≥ 0.8 and Sign produce) and false for the legacy
+	// algorithm ("Ed"), which signs the whole message.
+	Prehashed bool
+
+	text []byte
+}
+
+// ParseSignature decodes the content of a .minisig file: the untrusted
+// comment line, the signature line, the trusted comment line and the
+// global signature line. Anything else returns an error wrapping
+// ErrSignatureFormat.
+func ParseSignature(text []byte) (*Signature, error) {
+	var s minisign.Signature
+	if err := s.UnmarshalText(text); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSignatureFormat, err)
+	}
+	if strings.ContainsAny(s.TrustedComment, "\r\n") {
+		return nil, fmt.Errorf("%w: the trusted comment spans lines", ErrSignatureFormat)
+	}
+	return &Signature{
+		KeyID:            keyID(s.KeyID),
+		TrustedComment:   s.TrustedComment,
+		UntrustedComment: s.UntrustedComment,
+		Prehashed:        s.Algorithm == minisign.HashEdDSA,
+		text:             append([]byte(nil), text...),
+	}, nil
+}
+
+// Verify reads r to its end and reports whether the signature is valid
+// for those bytes and its trusted comment under key, together with the
+// SHA-256 (lower-case hex) of the bytes read, so that what was verified
+// and what was hashed are the same bytes. A legacy (not pre-hashed)
+// signature needs the whole message in memory. It returns the read error,
+// if any; a key with another id is simply not valid.
+func (s *Signature) Verify(r io.Reader, key PublicKey) (sha string, ok bool, err error) {
+	sum := sha256.New()
+	tee := io.TeeReader(r, sum)
+	if s.Prehashed {
+		mr := minisign.NewReader(tee)
+		if _, err := io.Copy(io.Discard, mr); err != nil {
+			return "", false, err
+		}
+		return hex.EncodeToString(sum.Sum(nil)), mr.Verify(key.key, s.text), nil
+	}
+	msg, err := io.ReadAll(tee)
+	if err != nil {
+		return "", false, err
+	}
+	return hex.EncodeToString(sum.Sum(nil)), minisign.Verify(key.key, msg, s.text), nil
+}
+
+// Verified is what a valid plugin signature proved.
+type Verified struct {
+	// KeyID is the trusted key that signed, 16 upper-case hex digits.
+	KeyID string
+	// Statement is the signed trusted comment.
+	Statement Statement
+	// SHA256 is the digest of the bytes that were verified (lower-case
+	// hex); it equals Statement.SHA256.
+	SHA256 string
+	// Signature is "sha256:<hex>" of the signature file, the value the lock
+	// file records.
+	Signature string
+}
+
+// VerifySignature checks that the binary at binPath carries a valid
+// signature at sigPath from one of keys, whose trusted comment is a plugin
+// statement naming the binary's SHA-256 (DESIGN §7). Every refusal is an
+// *UntrustedError (ErrUntrusted): no signature file (ReasonUnsigned), a
+// malformed file or statement (ReasonMalformed), a key not among keys
+// (ReasonUnknownKey), a signature that does not verify
+// (ReasonBadSignature), or a statement for other bytes (ReasonDigest).
+// Failing to read the binary returns that error (fs.ErrNotExist when it is
+// missing).
+func VerifySignature(binPath, sigPath string, keys []PublicKey) (*Verified, error) {
+	untrusted := func(reason UntrustedReason, err error, format string, args ...any) error {
+		return &UntrustedError{Path: binPath, SignaturePath: sigPath, Reason: reason, Detail: fmt.Sprintf(format, args...), Err: err}
+	}
+	text, err := os.ReadFile(sigPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, untrusted(ReasonUnsigned, nil, "no signature %s, but a signature by a trusted key is required; sign it with `obversa plugin sign --key KEY %s`", sigPath, binPath)
+	}
+	if err != nil {
+		return nil, untrusted(ReasonUnsigned, err, "reading signature %s: %v", sigPath, err)
+	}
+	sig, err := ParseSignature(text)
+	if err != nil {
+		return nil, untrusted(ReasonMalformed, err, "%s: %v", sigPath, err)
+	}
+	var key *PublicKey
+	trusted := make([]string, 0, len(keys))
+	for i := range keys {
+		trusted = append(trusted, keys[i].ID())
+		if keys[i].ID() == sig.KeyID {
+			key = &keys[i]
+		}
+	}
+	if key == nil {
+		return nil, untrusted(ReasonUnknownKey, nil, "signed by key %s, which is not trusted (trusted keys: %s)", sig.KeyID, strings.Join(trusted, ", "))
+	}
+	f, err := os.Open(binPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	actual, ok, err := sig.Verify(f, *key)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", binPath, err)
+	}
+	if !ok {
+		return nil, untrusted(ReasonBadSignature, nil, "signature %s by key %s does not verify: the binary (sha256 %s) or the signature changed after signing", sigPath, sig.KeyID, actual)
+	}
+	st, err := ParseStatement(sig.TrustedComment)
+	if err != nil {
+		return nil, untrusted(ReasonMalformed, err, "the trusted comment of %s is not an Obversa plugin statement (%v); sign the binary with `obversa plugin sign`", sigPath, err)
+	}
+	if st.SHA256 != actual {
+		return nil, untrusted(ReasonDigest, nil, "signature %s vouches for sha256 %s, but the binary has sha256 %s", sigPath, st.SHA256, actual)
+	}
+	sigSum := sha256.Sum256(text)
+	return &Verified{KeyID: sig.KeyID, Statement: st, SHA256: actual, Signature: "sha256:" + hex.EncodeToString(sigSum[:])}, nil
+}

@@ -1,0 +1,52 @@
+package store
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestValidID(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		id string
+		ok bool
+	}{
+		{"a", true}, {"run-1", true}, {"R_2.x-y", true}, {"0", true}, {strings.Repeat("a", 128), true},
+		{"", false}, {strings.Repeat("a", 129), false}, {".hidden", false}, {"-x", false}, {"_x", false},
+		{"a/b", false}, {"..", false}, {"a b", false}, {"é", false}, {"a:b", false},
+	}
+	for _, tt := range tests {
+		err := ValidID(tt.id)
+		if (err == nil) != tt.ok {
+			t.Errorf("ValidID(%q) = %v, want ok=%v", tt.id, err, tt.ok)
+		}
+		if err != nil && (!errors.Is(err, ErrInvalidID) || (tt.id != "" && !strings.Contains(err.Error(), tt.id[:min(len(tt.id), 10)]))) {
+			t.Errorf("ValidID(%q) error %q should wrap ErrInvalidID and name the value", tt.id, err)
+		}
+	}
+}
+
+func TestEventIDAndType(t *testing.T) {
+	t.Parallel()
+	for _, id := range []string{"a", "dispatch:dag/draft/1", "x@y+z=w", "<>&", strings.Repeat("i", 256)} {
+		if err := validEventID(id); err != nil {
+			t.Errorf("validEventID(%q) = %v", id, err)
+		}
+	}
+	for _, id := range []string{"", "a b", `a"b`, `a\b`, "a\nb", "é", strings.Repeat("i", 257)} {
+		if err := validEventID(id); err == nil {
+			t.Errorf("validEventID(%q) accepted", id)
+		}
+	}
+	for _, typ := range []string{"t", "graph:node-completed", "a.b_c/d-e:f"} {
+		if err := validEventType(typ); err != nil {
+			t.Errorf("validEventType(%q) = %v", typ, err)
+		}
+	}
+	for _, typ := range []string{"", ":x", "a b", "a@b", strings.Repeat("t", 129)} {
+		if err := validEventType(typ); err == nil {
+			t.Errorf("validEventType(%q) accepted", typ)
+		}
+	}
+}

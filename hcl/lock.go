@@ -61,6 +61,23 @@ func LockFilePath(runFile string) string {
 	return filepath.Join(filepath.Dir(runFile), LockFileName)
 }
 
+// LockedPath returns how a lock file in lockDir records a binary's path:
+// relative to lockDir when the binary lies inside it (so the lock file can
+// be committed with the run file), otherwise absolute. Both arguments are
+// made absolute first; if that fails, path is returned unchanged.
+func LockedPath(lockDir, path string) string {
+	absDir, err1 := filepath.Abs(lockDir)
+	absPath, err2 := filepath.Abs(path)
+	if err1 != nil || err2 != nil {
+		return path
+	}
+	rel, err := filepath.Rel(absDir, absPath)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return absPath
+	}
+	return rel
+}
+
 // Lookup returns the entry for a plugin name.
 func (l *LockFile) Lookup(name string) (LockedPlugin, bool) {
 	i := sort.Search(len(l.Plugins), func(i int) bool { return l.Plugins[i].Name >= name })

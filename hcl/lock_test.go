@@ -158,3 +158,20 @@ func TestLockFilePath(t *testing.T) {
 		}
 	}
 }
+
+func TestLockedPath(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ dir, path, want string }{
+		{"/work/run", "/work/run/bin/cmd-engine", filepath.Join("bin", "cmd-engine")},
+		{"/work/run", "/work/run/cmd-engine", "cmd-engine"},
+		{"/work/run", "/work/bin/cmd-engine", "/work/bin/cmd-engine"},
+		{"/work/run", "/work/run/../bin/x", "/work/bin/x"},
+		{"/work/run", "/work/runner/x", "/work/runner/x"},
+		{"/work/run", "/work/run/..x/y", filepath.Join("..x", "y")},
+	}
+	for _, tt := range tests {
+		if got := LockedPath(tt.dir, tt.path); got != tt.want {
+			t.Errorf("LockedPath(%q, %q) = %q, want %q", tt.dir, tt.path, got, tt.want)
+		}
+	}
+}

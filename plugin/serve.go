@@ -31,14 +31,20 @@ type ServeConfig struct {
 	// true = SERVING, false = NOT_SERVING. It receives the call's context and
 	// should return when it ends. nil = always SERVING.
 	Health func(ctx context.Context) bool
+	// Conformance is served as the optional Conformance service, scenario
+	// control for the conformance kit. nil = the Engine, when it implements
+	// Conformance; otherwise the service is not served.
+	Conformance Conformance
 }
 
 // Serve runs the plugin server: it performs the go-plugin handshake on
 // stdout (which must carry nothing else before it), serves gRPC with
-// MaxMessageBytes limits, recovers handler panics as unknown failures, and
-// returns when the host closes the plugin. It returns ErrServeConfig at once
-// when there is nothing to serve. Run by hand (without the host's magic
-// cookie) it prints an explanation and exits the process with status 1.
+// MaxMessageBytes limits, recovers handler panics as unknown failures,
+// answers a WorkspaceModeRead request without tools with an invalid_config
+// failure, serves the Conformance service when there is one, and returns
+// when the host closes the plugin. It returns ErrServeConfig at once when
+// there is nothing to serve. Run by hand (without the host's magic cookie)
+// it prints an explanation and exits the process with status 1.
 func Serve(cfg ServeConfig) error {
 	if cfg.Engine == nil && cfg.Node == nil {
 		return fmt.Errorf("plugin: Serve needs an Engine or a NodeBinding: %w", ErrServeConfig)
@@ -48,8 +54,12 @@ func Serve(cfg ServeConfig) error {
 		logger = hclog.New(&hclog.LoggerOptions{Output: stderr, JSONFormat: true, Level: hclog.Trace})
 	}
 	set := goplugin.PluginSet{}
-	if cfg.Engine != nil {
-		set[string(TypeEngine)] = &enginePlugin{impl: cfg.Engine, logger: logger}
+	engine, conformance, settled := serveEngineConfig(cfg)
+	if engine != nil {
+		set[string(TypeEngine)] = &enginePlugin{impl: engine, logger: logger}
+	}
+	if conformance != nil {
+		set[conformanceSetKey] = &conformancePlugin{impl: conformance, rec: settled}
 	}
 	if cfg.Node != nil {
 		set[string(TypeNode)] = &nodePlugin{impl: cfg.Node}

@@ -17,6 +17,7 @@ type serveConfig struct {
 	node   NodeBinding
 	logger hclog.Logger
 	health func(context.Context) bool
+	conf   plugin.Conformance
 }
 
 // WithEngine serves e as the plugin's engine.
@@ -45,6 +46,16 @@ func WithHealth(fn func(ctx context.Context) bool) ServeOpt {
 	return func(c *serveConfig) { c.health = fn }
 }
 
+// WithConformance serves c as the optional Conformance service: scenario
+// control for the conformance kit (sdk/conformance), which uses it to make
+// the plugin produce each failure kind, a delay, unknown usage, tool events
+// and the other scenarios it checks. Without it the service is served when
+// the engine itself implements Conformance, and not at all otherwise. The
+// host never calls it during a run.
+func WithConformance(c plugin.Conformance) ServeOpt {
+	return func(cfg *serveConfig) { cfg.conf = c }
+}
+
 // Serve serves the engine and/or node binding given by WithEngine and
 // WithNode until the host closes the plugin, then returns nil. It returns an
 // error wrapping plugin.ErrServeConfig at once if neither is given. Started
@@ -58,7 +69,7 @@ func Serve(opts ...ServeOpt) error {
 	if c.logger == nil {
 		c.logger = Logger("")
 	}
-	if err := plugin.Serve(plugin.ServeConfig{Engine: c.engine, Node: c.node, Logger: c.logger, Health: c.health}); err != nil {
+	if err := plugin.Serve(plugin.ServeConfig{Engine: c.engine, Node: c.node, Logger: c.logger, Health: c.health, Conformance: c.conf}); err != nil {
 		return fmt.Errorf("sdk: %w", err)
 	}
 	return nil

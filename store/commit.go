@@ -73,16 +73,18 @@ func (s *Stream) commitRound(batch []*appendReq) {
 	now := time.Now()
 	for _, r := range batch {
 		n := int64(len(r.events))
+		// An identical retry of a committed batch (the caller lost the
+		// acknowledgement) returns that batch's last rev and writes
+		// nothing. The batch is found by its first event's id.
+		if rev, same, err := s.identicalRetry(r); err != nil {
+			r.err = err
+			continue
+		} else if same {
+			r.rev = rev
+			continue
+		}
 		if r.expected != AnyRev && r.expected != cur {
-			rev, same, err := s.identicalRetry(r)
-			switch {
-			case err != nil:
-				r.err = err
-			case same:
-				r.rev = rev
-			default:
-				r.err = &ConflictError{Expected: r.expected, Current: cur}
-			}
+			r.err = &ConflictError{Expected: r.expected, Current: cur}
 			continue
 		}
 		startBuf, startLines, startPrev := len(buf), len(lines), prev
@@ -187,22 +189,27 @@ func (s *Stream) roundDuplicate(p *pendLine, planned []pendLine) (int64, error) 
 }
 
 // identicalRetry reports whether r repeats, event for event (id, type,
-// data), the batch committed right after r.expected, and returns that
-// batch's last rev. The caller holds ioMu and the flock.
+// data), a committed batch — the one that holds r's first event id — and
+// returns that batch's last rev. The caller holds ioMu and the flock.
 func (s *Stream) identicalRetry(r *appendReq) (int64, bool, error) {
 	st := s.st
+	first := pendLine{id: r.events[0].id, hash: r.events[0].hash}
+	at, err := st.lookupDuplicate(s.f, &first)
+	if err != nil || at == 0 {
+		return 0, false, err
+	}
 	n := int64(len(r.events))
-	if r.expected < 0 || r.expected+n > st.rev {
+	start, end := at-1, at-1+n
+	if end > st.rev {
 		return 0, false, nil
 	}
-	end := r.expected + n
 	same := true
-	err := readCommitted(s.f, s.path, st.offsets, st.size, max(r.expected, 1), end, func(env *envelope) error {
-		if env.rev == r.expected { // the batch before must end here
+	err = readCommitted(s.f, s.path, st.offsets, st.size, max(start, 1), end, func(env *envelope) error {
+		if env.rev == start { // the batch before must end here
 			same = same && env.batchEnd == env.rev
 			return nil
 		}
-		ev := r.events[env.rev-r.expected-1]
+		ev := r.events[env.rev-start-1]
 		same = same && env.batchEnd == end && string(env.id) == ev.id && string(env.typ) == ev.typ && bytes.Equal(env.data, ev.canon)
 		return nil
 	})

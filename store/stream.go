@@ -346,11 +346,11 @@ func (s *Stream) Rev() int64 {
 //
 // expectedRev must be the stream's last revision (0 for an empty stream),
 // or AnyRev. A stale expectedRev returns a *ConflictError
-// (ErrRevisionConflict) carrying the current revision — unless the batch is
-// an identical retry (same ids, types and data) of the batch committed right
-// after expectedRev, in which case Append returns that batch's last
-// revision and writes nothing. Ids must be caller-chosen for a retry to be
-// recognised.
+// (ErrRevisionConflict) carrying the current revision. A batch that is an
+// identical retry (same ids, types and data, event for event) of a batch
+// already committed — an Append whose acknowledgement was lost — returns
+// that batch's last revision and writes nothing, whatever expectedRev says.
+// Ids must be caller-chosen for a retry to be recognised.
 //
 // Other errors: ErrInvalidEvent (empty batch, bad id or type, data that is
 // not JSON or not exactly canonicalisable, an id already in the stream),

@@ -111,6 +111,10 @@ func TestAppendConditional(t *testing.T) {
 		{"retry spanning two batches", 1, []NewEvent{ev("b", 2), ev("c", 3)}, 0, ErrRevisionConflict, 4},
 		{"retry without ids", 2, []NewEvent{{Type: "t", Data: 3}, {Type: "t", Data: 4}}, 0, ErrRevisionConflict, 4},
 		{"longer than the stream", 2, []NewEvent{ev("c", 3), ev("d", 4), ev("e", 5)}, 0, ErrRevisionConflict, 4},
+		{"identical retry with AnyRev", AnyRev, []NewEvent{ev("a", 1), ev("b", 2)}, 2, nil, 0},
+		{"identical retry with the current rev", 4, []NewEvent{ev("c", 3), ev("d", 4)}, 4, nil, 0},
+		{"reused id with AnyRev", AnyRev, []NewEvent{ev("a", 9)}, 0, ErrInvalidEvent, 0},
+		{"reused id at the current rev", 4, []NewEvent{ev("n1", 1), ev("c", 3)}, 0, ErrInvalidEvent, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,87 +1,97 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/obversa/obversa/hcl"
-	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/plugin"
+)
+
+// defaultPublicKey and defaultSecretKey are the key files the reference
+// minisign tool uses, in the current directory.
+const (
+	defaultPublicKey = "minisign.pub"
+	defaultSecretKey = "minisign.key"
 )
 
 func newPluginCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugin",
-		Short: "Work with plugin binaries: hash, lock",
+		Short: "Work with plugin binaries: hash, lock, keygen, sign, verify, install, describe",
 	}
-	cmd.AddCommand(newPluginHashCmd(), newPluginLockCmd())
+	cmd.AddCommand(newPluginHashCmd(), newPluginLockCmd(), newPluginKeygenCmd(), newPluginSignCmd(),
+		newPluginVerifyCmd(), newPluginInstallCmd(), newPluginDescribeCmd())
 	return cmd
 }
 
-func newPluginHashCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "hash BIN",
-		Short: "Print a plugin binary's SHA-256 (the value for `sha256 = …`)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			sum, err := plugin.FileSHA256(args[0])
-			if err != nil {
-				return usageErr(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s  %s\n", sum, args[0])
-			return nil
-		},
+// loadKeys resolves --key values: inline public keys or .pub files
+// relative to the current directory.
+func loadKeys(entries []string) ([]plugin.PublicKey, error) {
+	var keys []plugin.PublicKey
+	for _, e := range entries {
+		k, err := launch.LoadPublicKey(e, ".")
+		if err != nil {
+			return nil, usageErr(fmt.Errorf("--key: %w", err))
+		}
+		keys = append(keys, k)
 	}
+	return keys, nil
 }
 
-func newPluginLockCmd() *cobra.Command {
-	var upgrade bool
-	cmd := &cobra.Command{
-		Use:   "lock [--upgrade] FILE",
-		Short: "Pin every plugin of a run file in obversa.lock.hcl beside it",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			rf, diags := hcl.DecodeFile(args[0])
-			if diags.HasErrors() {
-				_ = hcl.WriteDiagnostics(os.Stderr, diags, nil, 100)
-				return &exitError{code: exitUsage}
-			}
-			path := hcl.LockFilePath(args[0])
-			lf, diags := hcl.DecodeLockFile(path)
-			if diags.HasErrors() {
-				_ = hcl.WriteDiagnostics(os.Stderr, diags, nil, 100)
-				return &exitError{code: exitUsage}
-			}
-			w := cmd.OutOrStdout()
-			for _, pl := range rf.Plugins {
-				sum, err := plugin.FileSHA256(pl.Path)
-				if err != nil {
-					return usageErr(fmt.Errorf("%w: plugin %q: %v", watchdog.ErrPluginMissing, pl.Name, err))
-				}
-				if pl.SHA256 != "" && pl.SHA256 != sum {
-					return usageErr(&plugin.DigestMismatchError{Name: pl.Name, Path: pl.Path, Expected: pl.SHA256, Actual: sum})
-				}
-				old, ok := lf.Lookup(pl.Name)
-				switch {
-				case ok && old.SHA256 == sum:
-					fmt.Fprintf(w, "%-16s %s (unchanged)\n", pl.Name, sum)
-					continue
-				case ok && !upgrade:
-					return usageErr(fmt.Errorf("plugin %q: %s has sha256 %s, %s pins %s; pass --upgrade to accept the new binary",
-						pl.Name, pl.Path, sum, path, old.SHA256))
-				}
-				lf.Set(hcl.LockedPlugin{Name: pl.Name, Path: pl.Path, SHA256: sum})
-				fmt.Fprintf(w, "%-16s %s\n", pl.Name, sum)
-			}
-			if err := os.WriteFile(path, hcl.EncodeLockFile(lf), 0o644); err != nil {
-				return failedErr(err)
-			}
-			fmt.Fprintf(w, "wrote %s\n", path)
-			return nil
-		},
+// readPassword returns the first line of a password file, "" for no file.
+func readPassword(path string) (string, error) {
+	if path == "" {
+		return "", nil
 	}
-	cmd.Flags().BoolVar(&upgrade, "upgrade", false, "accept new digests for plugins already pinned")
-	return cmd
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", usageErr(fmt.Errorf("--password-file: %w", err))
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	pw := string(bytes.TrimSuffix(line, []byte("\r")))
+	if pw == "" {
+		return "", usageErr(fmt.Errorf("--password-file: %s holds an empty password", path))
+	}
+	return pw, nil
+}
+
+// writeNew writes a file that must not exist yet, unless force.
+func writeNew(path string, data []byte, perm os.FileMode, force bool) error {
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if !force {
+		flags |= os.O_EXCL
+	}
+	f, err := os.OpenFile(path, flags, perm)
+	if errors.Is(err, os.ErrExist) {
+		return usageErr(fmt.Errorf("%s exists; pass --force to overwrite it", path))
+	}
+	if err != nil {
+		return failedErr(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return failedErr(err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return failedErr(err)
+	}
+	if err := f.Close(); err != nil {
+		return failedErr(err)
+	}
+	return nil
+}
+
+// absPath makes a path absolute for messages and launching.
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }

@@ -17,7 +17,7 @@ func newResumeCmd(g *globals) *cobra.Command {
 	var asJSON, progress bool
 	var result string
 	cmd := &cobra.Command{
-		Use:   "resume [--position POS [--reconciled=done|not-done [--result JSON]]] RUN",
+		Use:   "resume [--position POS [--reconciled=done|not-done [--result JSON]] | --preflight EVENT_ID] RUN",
 		Short: "Carry a stored run on: offer a paused position again, or take over a run whose watchdog died",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -40,7 +40,8 @@ func newResumeCmd(g *globals) *cobra.Command {
 			switch {
 			case errors.Is(err, store.ErrProcessLocked):
 				return failedErr(err)
-			case errors.Is(err, watchdog.ErrRunNotPaused), errors.Is(err, watchdog.ErrResumePosition):
+			case errors.Is(err, watchdog.ErrRunNotPaused), errors.Is(err, watchdog.ErrResumePosition),
+				errors.Is(err, watchdog.ErrResumeEventMismatch):
 				return usageErr(err)
 			case err != nil:
 				return failedErr(err)
@@ -54,6 +55,7 @@ func newResumeCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&o.Position, "position", "", "the open position to offer again (dag/<node>/<n>)")
 	cmd.Flags().StringVar(&o.Reconciled, "reconciled", "", "for a reconcile-attempt pause: done or not-done")
 	cmd.Flags().StringVar(&result, "result", "", "with --reconciled=done: the node's result as JSON (default null)")
+	cmd.Flags().StringVar(&o.Preflight, "preflight", "", "the event id of the preflight pause to resume (preflight_event_id, or printed by `obversa preflight interrupt`)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result object {run_id, kind, code, output}")
 	cmd.Flags().BoolVar(&progress, "progress", false, "print progress lines even when stderr is not a terminal")
 	return cmd

@@ -27,6 +27,9 @@ type Options struct {
 	Logger hclog.Logger
 	// Fault injects crashes for tests; nil in production.
 	Fault Fault
+	// Probes gives preflight what it checks of each launched engine
+	// plugin, by plugin name: its binary and health (see SetProbes).
+	Probes map[string]PluginProbe
 }
 
 // Executor runs one stored run. Create it with New; call Execute once.
@@ -47,6 +50,7 @@ type Executor struct {
 	budgetStop bool
 	finished   *graph.RunResult
 	waiting    *graph.RunResult // set while the last event is graph:run-waiting
+	pf         *PreflightFold   // preflight events folded (preflight_fold.go)
 
 	ctx     context.Context // the run's context while Execute runs
 	msgs    chan message
@@ -129,6 +133,9 @@ func New(ctx context.Context, o Options) (*Executor, error) {
 // bookkeeping (engine sequences, retired targets, dispatch count).
 func (x *Executor) fold(typ string, data json.RawMessage) error {
 	if err := x.state.Apply(typ, data); err != nil {
+		return err
+	}
+	if err := x.foldPreflight(typ, data); err != nil {
 		return err
 	}
 	switch typ {

@@ -34,6 +34,10 @@ func (x *Executor) Execute(ctx context.Context) (*graph.RunResult, error) {
 	if x.finished != nil {
 		return x.finished, nil
 	}
+	// Preflight (preflight.go) decides before anything is dispatched.
+	if res, err := x.preflight(ctx); res != nil || err != nil {
+		return res, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	x.ctx = ctx
 	defer func() {
@@ -66,14 +70,91 @@ func (x *Executor) Execute(ctx context.Context) (*graph.RunResult, error) {
 			return nil, ctx.Err()
 		case m = <-x.msgs:
 		}
-		res, err := x.handle(ctx, m)
-		if m.ack != nil {
-			m.ack <- err
+		// Whatever else has settled meanwhile shares this append: one
+		// fdatasync for every result that is ready (DESIGN §9).
+		msgs := []message{m}
+	drain:
+		for len(msgs) < maxGroup {
+			select {
+			case m := <-x.msgs:
+				msgs = append(msgs, m)
+			default:
+				break drain
+			}
 		}
+		res, err := x.handleGroup(ctx, msgs)
 		if err != nil && !errors.Is(err, errRefused) {
 			return nil, err
 		}
 		x.launch(ctx, res)
+	}
+}
+
+// maxGroup bounds how many attempt messages share one append.
+const maxGroup = 256
+
+// handleGroup appends what several attempts handed over with one write,
+// and acknowledges each. When the record's policy refuses the group, the
+// state is refolded and the messages are handled one by one, so only the
+// offending one is refused.
+func (x *Executor) handleGroup(ctx context.Context, msgs []message) ([]start, error) {
+	if len(msgs) == 1 {
+		res, err := x.handle(ctx, msgs[0])
+		ack(msgs[0], err)
+		return res, err
+	}
+	var b batch
+	var settled []string
+	for _, m := range msgs {
+		for _, e := range m.events {
+			if err := x.add(&b, e.Type, e.Data); err != nil {
+				return nil, err
+			}
+		}
+		if m.settle {
+			x.active--
+			settled = append(settled, settledNode(m.events))
+		}
+	}
+	var starts []start
+	if len(settled) > 0 {
+		var err error
+		if starts, err = x.decide(&b); err != nil {
+			return nil, err
+		}
+	}
+	err := x.commit(ctx, b)
+	if err != nil && (errors.Is(err, store.ErrKnownSecret) || errors.Is(err, store.ErrStorageLimitExceeded)) {
+		if err := x.refold(ctx); err != nil {
+			return nil, err
+		}
+		x.active += len(settled)
+		var all []start
+		for _, m := range msgs {
+			res, err := x.handle(ctx, m)
+			ack(m, err)
+			if err != nil && !errors.Is(err, errRefused) {
+				return nil, err
+			}
+			all = append(all, res...)
+		}
+		return all, nil
+	}
+	for _, m := range msgs {
+		ack(m, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, node := range settled {
+		_ = x.fault(ctx, nil, FaultAfterResult, node)
+	}
+	return starts, nil
+}
+
+func ack(m message, err error) {
+	if m.ack != nil {
+		m.ack <- err
 	}
 }
 

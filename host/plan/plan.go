@@ -78,6 +78,13 @@ type PluginPlan struct {
 	Config json.RawMessage   `json:"config,omitempty"`
 	// ConfigDigest is "sha256:<hex>" of the canonical config JSON.
 	ConfigDigest string `json:"config_digest"`
+	// KeyID is the minisign key id (16 upper-case hex digits) of the
+	// trusted key whose signature was verified when the run was created;
+	// empty when the run file required no signature (DESIGN §7).
+	KeyID string `json:"key_id,omitempty"`
+	// Signature is "sha256:<hex>" of the verified .minisig file; set with
+	// KeyID.
+	Signature string `json:"signature,omitempty"`
 }
 
 // LanePlan is one lane: what was requested, what may stand in, what will

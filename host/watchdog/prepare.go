@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -40,18 +42,23 @@ type Prepared struct {
 }
 
 // Prepare decodes and validates the run file, resolves every plugin's pin
-// (run file `sha256`, else obversa.lock.hcl), checks each binary's digest,
-// launches each plugin once (handshake, health, Describe, Configure) and
-// compiles the definition and plan. Nothing is written except, with
+// (run file `sha256`, else obversa.lock.hcl), checks each binary's digest
+// and, where trusted_keys apply, its signature (DESIGN §7), checks that a
+// cached copy of each pinned binary, if one exists, is intact, launches
+// each plugin once (handshake, health, Describe, Configure) and compiles
+// the definition and plan. Nothing is written except, with
 // TrustOnFirstUse, the lock file. Errors: *DiagnosticsError for the run
 // file, ErrUnpinned, ErrPinConflict, ErrPluginMissing,
-// *plugin.DigestMismatchError, launch errors naming the plugin.
+// *plugin.DigestMismatchError, *plugin.UntrustedError (PLUGIN_UNTRUSTED),
+// launch.ErrTrustedKey, launch.ErrSidecar, launch.ErrPluginChanged
+// (PLUGIN_CHANGED) for a tampered cache entry, launch errors naming the
+// plugin.
 func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, error) {
 	rf, diags := hcl.DecodeFile(path)
 	if diags.HasErrors() {
 		return nil, &DiagnosticsError{Diags: diags}
 	}
-	digests, err := Pins(rf, path, o.TrustOnFirstUse)
+	pins, err := Pins(rf, path, o.TrustOnFirstUse)
 	if err != nil {
 		return nil, err
 	}
@@ -62,9 +69,24 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
+	digests := make(map[string]string, len(pins))
+	for name, pin := range pins {
+		digests[name] = pin.SHA256
+	}
 	def, p, err := plan.Compile(rf, id, digests)
 	if err != nil {
 		return nil, err
+	}
+	for i := range p.Plugins {
+		pl := &p.Plugins[i]
+		pin := pins[pl.Name]
+		pl.KeyID, pl.Signature = pin.KeyID, pin.Signature
+		cached := launch.CachePath(p.Storage.Directory, pl.SHA256)
+		if _, err := os.Lstat(cached); err == nil {
+			if err := launch.VerifyCached(pl.Name, cached, pl.SHA256); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if !o.SkipPluginCheck {
 		set, err := launch.Start(ctx, p.Plugins, launch.Options{FromSource: true, Logger: o.Logger})
@@ -76,24 +98,40 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 	return &Prepared{RunFile: rf, Definition: def, Plan: p}, nil
 }
 
-// Pins resolves each plugin's expected digest and checks the binary on
-// disk against it. A plugin pinned nowhere is refused unless tofu is set,
-// in which case its current digest is written to the lock file.
-func Pins(rf *hcl.RunFile, runFile string, tofu bool) (map[string]string, error) {
+// Pin is what Pins established about one plugin of a run file.
+type Pin struct {
+	// SHA256 is the pinned digest, which the binary has (lower-case hex).
+	SHA256 string
+	// KeyID and Signature describe the verified signature ("sha256:<hex>"
+	// of the .minisig file); empty when no trusted key applies.
+	KeyID     string
+	Signature string
+}
+
+// Pins resolves each plugin's expected digest — the run file's `sha256`,
+// else obversa.lock.hcl; both must agree when both exist — and checks the
+// binary on disk against it; where trusted_keys apply (launch.TrustedKeys)
+// it also requires a valid signature by one of them. A plugin pinned
+// nowhere is refused unless tofu is set, in which case its current digest
+// (and verified signature) is written to the lock file once every plugin
+// has passed. Errors name the plugin, the path and, for a mismatch, both
+// digests and the command that re-pins: ErrPinConflict, ErrUnpinned,
+// ErrPluginMissing, *plugin.DigestMismatchError, *plugin.UntrustedError,
+// launch.ErrTrustedKey, launch.ErrSidecar, or a *DiagnosticsError for an
+// invalid lock file.
+func Pins(rf *hcl.RunFile, runFile string, tofu bool) (map[string]Pin, error) {
 	lockPath := hcl.LockFilePath(runFile)
 	lf, diags := hcl.DecodeLockFile(lockPath)
 	if diags.HasErrors() {
 		return nil, &DiagnosticsError{Diags: diags}
 	}
-	out := map[string]string{}
+	out := map[string]Pin{}
 	changed := false
-	for _, pl := range rf.Plugins {
-		actual, err := plugin.FileSHA256(pl.Path)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: plugin %q: %s does not exist; build it (make build) or fix `path` in %s", ErrPluginMissing, pl.Name, pl.Path, rf.Filename)
-		}
+	for i := range rf.Plugins {
+		pl := &rf.Plugins[i]
+		keys, err := launch.TrustedKeys(rf, pl)
 		if err != nil {
-			return nil, fmt.Errorf("plugin %q: %w", pl.Name, err)
+			return nil, err
 		}
 		locked, inLock := lf.Lookup(pl.Name)
 		expected := pl.SHA256
@@ -103,19 +141,27 @@ func Pins(rf *hcl.RunFile, runFile string, tofu bool) (map[string]string, error)
 				ErrPinConflict, pl.Name, expected, lockPath, locked.SHA256, runFile)
 		case expected == "" && inLock:
 			expected = locked.SHA256
-		case expected == "" && tofu:
-			expected = actual
-			lf.Set(hcl.LockedPlugin{Name: pl.Name, Path: pl.Path, SHA256: actual})
-			changed = true
-		case expected == "":
+		case expected == "" && !tofu:
+			if _, err := launch.CheckSource(pl.Name, pl.Path, "", nil); err != nil {
+				return nil, pinError(err, rf, pl, runFile)
+			}
 			return nil, fmt.Errorf("%w: plugin %q (%s) has no sha256 in the run file and no entry in %s; run `obversa plugin lock %s` to pin it",
 				ErrUnpinned, pl.Name, pl.Path, lockPath, runFile)
 		}
-		if actual != expected {
-			return nil, fmt.Errorf("%w; if the new binary is trusted, re-pin it with `obversa plugin lock --upgrade %s`",
-				&plugin.DigestMismatchError{Name: pl.Name, Path: pl.Path, Expected: expected, Actual: actual}, runFile)
+		src, err := launch.CheckSource(pl.Name, pl.Path, expected, keys)
+		if err != nil {
+			return nil, pinError(err, rf, pl, runFile)
 		}
-		out[pl.Name] = expected
+		pin := Pin{SHA256: src.SHA256}
+		if v := src.Verified; v != nil {
+			pin.KeyID, pin.Signature = v.KeyID, v.Signature
+		}
+		if expected == "" {
+			lf.Set(hcl.LockedPlugin{Name: pl.Name, Path: hcl.LockedPath(filepath.Dir(lockPath), pl.Path),
+				SHA256: pin.SHA256, KeyID: pin.KeyID, Signature: pin.Signature})
+			changed = true
+		}
+		out[pl.Name] = pin
 	}
 	if changed {
 		if err := os.WriteFile(lockPath, hcl.EncodeLockFile(lf), 0o644); err != nil {
@@ -123,6 +169,21 @@ func Pins(rf *hcl.RunFile, runFile string, tofu bool) (map[string]string, error)
 		}
 	}
 	return out, nil
+}
+
+// pinError adds to a CheckSource error what the user should do.
+func pinError(err error, rf *hcl.RunFile, pl *hcl.Plugin, runFile string) error {
+	var mismatch *plugin.DigestMismatchError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: plugin %q: %s does not exist; build it (make build) or fix `path` in %s", ErrPluginMissing, pl.Name, pl.Path, rf.Filename)
+	case errors.As(err, &mismatch) && pl.SHA256 != "":
+		return fmt.Errorf("%w; if the new binary is trusted, set sha256 = %q in %s (or remove it and run `obversa plugin lock %s`)",
+			err, mismatch.Actual, rf.Filename, runFile)
+	case errors.As(err, &mismatch):
+		return fmt.Errorf("%w; if the new binary is trusted, re-pin it with `obversa plugin lock --upgrade %s`", err, runFile)
+	}
+	return err
 }
 
 // NewRunID returns a sortable run id: "<UTC yyyymmddThhmmss>-<6 hex>".

@@ -28,6 +28,11 @@ var (
 	// ErrSurvivors is returned by Resume when processes carrying the run's
 	// owner marker still run, so the run cannot be taken over.
 	ErrSurvivors = errors.New("TEARDOWN_INCOMPLETE")
+	// ErrResumeEventMismatch is returned by Resume when --preflight names
+	// an event that is not the run's open preflight pause (a stale id), or
+	// when the run waits on a preflight pause and none is named. The error
+	// names both ids. Code RESUME_EVENT_MISMATCH.
+	ErrResumeEventMismatch = errors.New("RESUME_EVENT_MISMATCH")
 )
 
 // ResumeOptions configures Resume.
@@ -40,6 +45,10 @@ type ResumeOptions struct {
 	Reconciled string
 	// Result is the operator-supplied result for Reconciled "done".
 	Result json.RawMessage
+	// Preflight is the event id of the open preflight pause to resume
+	// (printed by the run as preflight_event_id, or by `obversa preflight
+	// interrupt`). A run waiting on a preflight pause needs it.
+	Preflight string
 	// Supervise configures the watchdog that carries the run on.
 	Supervise SuperviseOptions
 }
@@ -51,11 +60,15 @@ type TakeoverData struct {
 }
 
 // Resume carries a stored run on (DESIGN §5, §6): it takes the run's
-// lock (store.ErrProcessLocked while a watchdog or worker holds it), stops
+// lock (store.ErrProcessLocked while a watchdog or worker holds it), checks
+// the preflight state (a probe left open by a crash fails with an error
+// wrapping executor.ErrProbeOpen, code PROTOCOL; a preflight pause needs
+// its event id in o.Preflight, ErrResumeEventMismatch otherwise), stops
 // and verifies gone every process carrying the run's marker (ErrSurvivors
-// otherwise), records what the operator said about the named position, and
-// supervises workers until the run records a result. A run that already
-// finished is returned as recorded, with nothing appended (done false).
+// otherwise), records what the operator said about the named position or
+// preflight pause, and supervises workers until the run records a result.
+// A run that already finished is returned as recorded, with nothing
+// appended (done true).
 func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.RunResult, done bool, err error) {
 	probe, err := store.OpenRunDir(ctx, runDir, store.Policy{})
 	if err != nil {
@@ -84,22 +97,24 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.Run
 		lock.Release()
 		return f, true, nil
 	}
-	marker := OwnerMarker(run.Dir())
-	marked, err := proc.Marked(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true})
-	if err == nil && len(marked) > 0 {
-		grace := rs.Plan.TeardownGraceMS
-		if left := proc.Stop(ctx, marked, msDuration(grace)); len(left) > 0 {
-			lock.Release()
-			return nil, false, fmt.Errorf("%w: %d processes of the run survive (first pid %d)", ErrSurvivors, len(left), left[0].PID)
-		}
+	pf, err := preflightEvents(x.PreflightReport(), o, run.Dir())
+	if err != nil {
+		lock.Release()
+		return nil, false, err
 	}
-	var b []store.NewEvent
-	b = append(b, store.NewEvent{Type: EventTakeover, Data: TakeoverData{PID: os.Getpid(), Stopped: marked}})
 	ev, err := operatorEvents(x.State(), o)
 	if err != nil {
 		lock.Release()
 		return nil, false, err
 	}
+	marked, err := stopMarked(ctx, run.Dir(), rs.Plan.TeardownGraceMS)
+	if err != nil {
+		lock.Release()
+		return nil, false, err
+	}
+	var b []store.NewEvent
+	b = append(b, store.NewEvent{Type: EventTakeover, Data: TakeoverData{PID: os.Getpid(), Stopped: marked}})
+	b = append(b, pf...)
 	b = append(b, ev...)
 	b = append(b, store.NewEvent{Type: graph.EventRunResumed, Data: map[string]string{"position": o.Position}})
 	st := run.Events()
@@ -111,6 +126,92 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.Run
 	so.Lock = lock
 	res, err = Supervise(ctx, run, so)
 	return res, false, err
+}
+
+// stopMarked stops every process carrying the run's owner marker (TERM,
+// grace ms, KILL) and returns them; survivors give ErrSurvivors.
+func stopMarked(ctx context.Context, runDir string, grace int64) ([]proc.Proc, error) {
+	marked, err := proc.Marked(launch.OwnerEnv+"="+OwnerMarker(runDir), map[int]bool{os.Getpid(): true})
+	if err != nil || len(marked) == 0 {
+		return marked, nil
+	}
+	if left := proc.Stop(ctx, marked, msDuration(grace)); len(left) > 0 {
+		return nil, fmt.Errorf("%w: %d processes of the run survive (first pid %d)", ErrSurvivors, len(left), left[0].PID)
+	}
+	return marked, nil
+}
+
+// preflightEvents checks the run's preflight state against o (DESIGN §5):
+// an open probe refuses the start (PROTOCOL); a preflight pause is resumed
+// only by its own event id, recorded as preflight:resumed; an id that is
+// not the open pause is RESUME_EVENT_MISMATCH naming both.
+func preflightEvents(r executor.PreflightReport, o ResumeOptions, runDir string) ([]store.NewEvent, error) {
+	if r.OpenProbe != nil {
+		return nil, executor.OpenProbeError(*r.OpenProbe, runDir)
+	}
+	switch {
+	case r.PauseEventID == "" && o.Preflight == "":
+		return nil, nil
+	case r.PauseEventID == "":
+		latest := r.LastPauseEventID
+		if latest == "" {
+			latest = "none"
+		}
+		return nil, fmt.Errorf("%w: --preflight %s, but the run waits on no preflight pause (preflight phase %s; latest preflight pause %s)",
+			ErrResumeEventMismatch, o.Preflight, r.Phase, latest)
+	case o.Preflight == "":
+		return nil, fmt.Errorf("%w: no --preflight given, but the run waits on preflight pause %s; carry it on with `obversa resume --preflight %s %s`",
+			ErrResumeEventMismatch, r.PauseEventID, r.PauseEventID, runDir)
+	case o.Preflight != r.PauseEventID:
+		return nil, fmt.Errorf("%w: --preflight %s is not the open preflight pause %s; resume with --preflight %s",
+			ErrResumeEventMismatch, o.Preflight, r.PauseEventID, r.PauseEventID)
+	case o.Position != "" || o.Reconciled != "":
+		return nil, fmt.Errorf("%w: the run waits on preflight pause %s, before any position was dispatched; drop --position and --reconciled",
+			ErrResumePosition, r.PauseEventID)
+	}
+	return []store.NewEvent{{Type: executor.EventPreflightResumed, Data: executor.PreflightResumedData{PreflightEventID: r.PauseEventID}}}, nil
+}
+
+// InterruptPreflight closes the preflight probe a crash left open in the
+// run at runDir as interrupted and records a preflight pause, in one
+// conditional append (DESIGN §5), so that `obversa resume --preflight ID`
+// can carry the run on. It runs only while no watchdog or worker holds the
+// run: it takes the run's lock (store.ErrProcessLocked otherwise) and stops
+// any process still carrying the run's marker (ErrSurvivors when one
+// survives). It returns the pause's event id; already is true when an
+// earlier interrupt recorded that pause and nothing was appended. Errors:
+// executor.ErrNothingToInterrupt when no probe is open, an error wrapping
+// store.ErrRevisionConflict when something else was appended first.
+func InterruptPreflight(ctx context.Context, runDir string) (id string, already bool, err error) {
+	probe, err := store.OpenRunDir(ctx, runDir, store.Policy{})
+	if err != nil {
+		return "", false, err
+	}
+	rs, err := executor.LoadRunStarted(ctx, probe)
+	probe.Close()
+	if err != nil {
+		return "", false, err
+	}
+	run, err := store.OpenRunDir(ctx, runDir, Policy(rs.Plan))
+	if err != nil {
+		return "", false, err
+	}
+	defer run.Close()
+	lock, err := run.Lock()
+	if err != nil {
+		return "", false, err
+	}
+	defer lock.Release()
+	x, err := executor.New(ctx, executor.Options{Run: run})
+	if err != nil {
+		return "", false, err
+	}
+	if r := x.PreflightReport(); r.OpenProbe != nil {
+		if _, err := stopMarked(ctx, run.Dir(), rs.Plan.TeardownGraceMS); err != nil {
+			return "", false, err
+		}
+	}
+	return x.InterruptPreflight(ctx)
 }
 
 // operatorEvents are the events that offer the named position again.

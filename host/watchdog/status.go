@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/internal/proc"
@@ -39,6 +40,10 @@ type Report struct {
 	Events             int64                `json:"events"`
 	CleanupVerified    *bool                `json:"cleanup_verified"`
 	Result             *graph.RunResult     `json:"result,omitempty"`
+	// Preflight is the preflight phase (disabled, pending, admitted,
+	// paused, failed), the probe a crash left open if any, and the live
+	// probes' usage, kept apart from Usage.
+	Preflight *executor.PreflightReport `json:"preflight"`
 }
 
 // WorkerReport is the last worker and whether it still runs (by pid and
@@ -79,8 +84,15 @@ func Status(ctx context.Context, runDir string) (*Report, error) {
 	usage := map[string]*plugin.Usage{}
 	var order []string
 	var worker *WorkerReport
+	var pf *executor.PreflightFold
 	err = run.Events().Read(ctx, 1, func(e store.Event) error {
 		r.Events = e.Rev
+		if pf != nil {
+			// Status is read-only and tolerant: an event the fold rejects
+			// is left out of the preflight report, `obversa verify` and the
+			// executor report it.
+			_ = pf.Apply(e.Type, e.Data)
+		}
 		var d struct {
 			Node     string          `json:"node"`
 			Position string          `json:"position"`
@@ -94,6 +106,9 @@ func Status(ctx context.Context, runDir string) (*Report, error) {
 			}
 			r.RunID = rs.RunID
 			r.Phase = PhaseStarting
+			if rs.Plan != nil {
+				pf = executor.NewPreflightFold(rs.Plan.Preflight)
+			}
 		case EventWorkerStarted:
 			var w WorkerStartedData
 			_ = json.Unmarshal(e.Data, &w)
@@ -134,6 +149,10 @@ func Status(ctx context.Context, runDir string) (*Report, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if pf != nil {
+		rep := pf.Report()
+		r.Preflight = &rep
 	}
 	now := time.Now()
 	r.ElapsedMS = now.Sub(rs.StartedAt).Milliseconds()

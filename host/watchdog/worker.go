@@ -14,6 +14,7 @@ import (
 	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/store"
 )
@@ -85,6 +86,7 @@ func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult
 	}
 	defer set.Close()
 	x.SetPlugins(set.Engines(), set.Bindings())
+	x.SetProbes(probes(set, rs.Plan))
 	type outcome struct {
 		res *graph.RunResult
 		err error
@@ -125,4 +127,25 @@ func stopOwned(grace time.Duration) {
 		return
 	}
 	proc.Stop(context.Background(), ps, grace)
+}
+
+// probes is the preflight view of the launched engine plugins: the cached
+// binary each was launched from, its health check, whether it admits, and
+// how to stop it.
+func probes(set *launch.Set, p *plan.Plan) map[string]executor.PluginProbe {
+	out := map[string]executor.PluginProbe{}
+	clients, descs := set.Clients(), set.Descriptions()
+	for name := range set.Engines() {
+		pp, ok := p.Plugin(name)
+		c := clients[name]
+		if !ok || c == nil {
+			continue
+		}
+		probe := executor.PluginProbe{Binary: launch.CachePath(p.Storage.Directory, pp.SHA256), Health: c.Health, Stop: c.Close}
+		if d := descs[name]; d != nil {
+			probe.NoAdmit = !d.Capabilities.Admit
+		}
+		out[name] = probe
+	}
+	return out
 }

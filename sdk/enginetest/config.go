@@ -3,13 +3,12 @@ package enginetest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/sdk/jsonconfig"
 )
 
 // Config is the mock engine's configuration: the run file's `config`
@@ -193,21 +192,10 @@ func compile(raw json.RawMessage) (*compiled, []plugin.Diagnostic) {
 		return nil, d
 	}
 	var cfg Config
-	if err := json.Unmarshal(trimmed, &cfg); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			path := pathAtOffset(trimmed, te.Offset)
-			if path == "" {
-				path = te.Field
-			}
-			d.errorf(path, "expected %s, got JSON %s", describeType(te.Type), te.Value)
-		} else {
-			d.errorf("", "config is not valid JSON: %v", err)
-		}
+	jd, usable := jsonconfig.Decode(trimmed, &cfg, "mock engine config")
+	d = append(d, jd...)
+	if !usable {
 		return nil, d
-	}
-	for _, k := range unknownKeys(trimmed, reflect.TypeFor[Config](), "") {
-		d.errorf(k, "unknown mock engine setting %q", k)
 	}
 	c := &compiled{cfg: cfg}
 	if cfg.AdmitFailure != nil {
@@ -339,19 +327,3 @@ func kindList() string {
 	return strings.Join(names, ", ")
 }
 
-// describeType names a Go type in configuration terms.
-func describeType(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int64:
-		return "a whole number"
-	case reflect.Slice:
-		return "a list"
-	case reflect.Struct, reflect.Map, reflect.Pointer:
-		return "an object"
-	}
-	return t.String()
-}

@@ -18,10 +18,10 @@ func TestConfigDiagnostics(t *testing.T) {
 		want   []plugin.Diagnostic // Summary compared by prefix
 	}{
 		{"not an object", `[1]`, []plugin.Diagnostic{{Summary: "mock engine config must be an object"}}},
-		{"invalid JSON", `{"admit": }`, []plugin.Diagnostic{{Summary: "config is not valid JSON"}}},
-		{"unknown top-level key", `{"efects_file": "x"}`, []plugin.Diagnostic{{Attribute: "efects_file", Summary: `unknown mock engine setting "efects_file"`}}},
+		{"invalid JSON", `{"admit": }`, []plugin.Diagnostic{{Summary: "mock engine config is not valid JSON"}}},
+		{"unknown top-level key", `{"efects_file": "x"}`, []plugin.Diagnostic{{Attribute: "efects_file", Summary: `unknown mock engine config setting "efects_file"`}}},
 		{"unknown nested key", `{"responses": [{"text": "a"}, {"fail": {"kind": "auth", "mesage": "x"}}]}`,
-			[]plugin.Diagnostic{{Attribute: "responses[1].fail.mesage", Summary: "unknown mock engine setting"}}},
+			[]plugin.Diagnostic{{Attribute: "responses[1].fail.mesage", Summary: "unknown mock engine config setting"}}},
 		{"wrong type", `{"admit": "yes"}`, []plugin.Diagnostic{{Attribute: "admit", Summary: "expected true or false"}}},
 		{"wrong nested type", `{"responses": [{"calls": ["1"]}]}`, []plugin.Diagnostic{{Attribute: "responses[0].calls[0]", Summary: "expected a whole number"}}},
 		{"bad failure kind", `{"responses": [{"fail": {"kind": "ratelimit"}}]}`,
@@ -105,31 +105,6 @@ func TestConfigRoundTrip(t *testing.T) {
 	}
 }
 
-func TestPathAtOffset(t *testing.T) {
-	t.Parallel()
-	raw := []byte(`{"a": 1, "b": [true, {"c": "x", "d": [[2], 3]}], "e": {}}`)
-	tests := []struct {
-		value string // the value whose end offset is asked for
-		want  string
-	}{
-		{`1`, "a"},
-		{`true`, "b[0]"},
-		{`"x"`, "b[1].c"},
-		{`[2]`, "b[1].d[0]"},
-		{`3`, "b[1].d[1]"},
-		{`{}`, "e"},
-	}
-	for _, tc := range tests {
-		i := strings.Index(string(raw), tc.value)
-		if got := pathAtOffset(raw, int64(i+len(tc.value))); got != tc.want {
-			t.Errorf("path of %s = %q, want %q", tc.value, got, tc.want)
-		}
-	}
-	if got := pathAtOffset([]byte(`{"a": `), 100); got != "" {
-		t.Errorf("truncated JSON gave %q", got)
-	}
-}
-
 func FuzzDecodeConfig(f *testing.F) {
 	seeds := []string{
 		``, `null`, `{}`, `[]`, `"x"`,
@@ -143,7 +118,6 @@ func FuzzDecodeConfig(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		_ = pathAtOffset(raw, int64(len(raw)/2))
 		cfg, d := DecodeConfig(raw)
 		for _, x := range d {
 			if x.Summary == "" || x.Severity != plugin.SeverityError {

@@ -27,6 +27,7 @@ type Engine struct {
 	cfg    *compiled
 	counts []int // per rule of cfg
 	files  sync.Mutex
+	conf   conformanceState // scenario control, conformance.go
 }
 
 var _ plugin.Engine = (*Engine)(nil)
@@ -121,7 +122,12 @@ func (e *Engine) Admit(ctx context.Context, req plugin.AdmitRequest) (*plugin.Ad
 // A cancelled ctx ends the call with an aborted failure, an expired
 // deadline with a timeout failure; an error from emit ends it with an
 // aborted failure. Failures to write the log files are unknown failures.
+// A Run whose attempt id the conformance kit armed produces the armed
+// scenario instead (conformance.go).
 func (e *Engine) Run(ctx context.Context, req plugin.RunRequest, emit plugin.Emitter) (*plugin.RunResult, error) {
+	if s, ok := e.conf.take(req.AttemptID); ok {
+		return runScenario(ctx, req, emit, s)
+	}
 	c := e.config()
 	purpose := req.Purpose
 	if purpose == "" {

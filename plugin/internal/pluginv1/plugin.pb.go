@@ -5,7 +5,9 @@
 // This file is the wire contract between the Obversa host and its plugins
 // (DESIGN §3). Plugins are processes launched through hashicorp/go-plugin
 // speaking gRPC; a binary serves the Engine service, the NodeBinding service
-// or both. The go-plugin handshake negotiates the protocol version above; any
+// or both, and optionally the Conformance service (scenario control for the
+// conformance kit). docs/writing-plugins.md describes the protocol for
+// plugins in any language. The go-plugin handshake negotiates the protocol version above; any
 // incompatible change to this file needs a new package (obversa.plugin.v2)
 // and a new protocol version.
 //
@@ -329,6 +331,81 @@ func (x PartKind) Number() protoreflect.EnumNumber {
 // Deprecated: Use PartKind.Descriptor instead.
 func (PartKind) EnumDescriptor() ([]byte, []int) {
 	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
+}
+
+// ScenarioKind names a behaviour the kit asks a plugin to produce.
+type ScenarioKind int32
+
+const (
+	ScenarioKind_SCENARIO_KIND_UNSPECIFIED ScenarioKind = 0
+	// The Run fails with Scenario.failure_kind.
+	ScenarioKind_SCENARIO_KIND_FAILURE ScenarioKind = 1
+	// The Run streams one event, then waits Scenario.delay_ms before
+	// answering; a cancellation ends the wait at once with an aborted failure.
+	ScenarioKind_SCENARIO_KIND_DELAY ScenarioKind = 2
+	// The Run succeeds without measuring usage: the result's usage is
+	// unknown and no reported usage event is sent.
+	ScenarioKind_SCENARIO_KIND_UNKNOWN_USAGE ScenarioKind = 3
+	// The Run streams a tool use and its tool result before the answer and
+	// keeps both as result parts, in stream order, before the final part.
+	ScenarioKind_SCENARIO_KIND_TOOL_EVENTS ScenarioKind = 4
+	// The engine's upstream (the model API or CLI stream) reports a transport
+	// failure, after which the final answer still arrives: the Run returns a
+	// result with that answer instead of a failure.
+	ScenarioKind_SCENARIO_KIND_LATE_FINAL ScenarioKind = 5
+	// The Run handler raises an unchecked error (a Go panic, a JavaScript
+	// exception); it must reach the host as an unknown failure and the plugin
+	// must keep serving.
+	ScenarioKind_SCENARIO_KIND_PANIC ScenarioKind = 6
+)
+
+// Enum value maps for ScenarioKind.
+var (
+	ScenarioKind_name = map[int32]string{
+		0: "SCENARIO_KIND_UNSPECIFIED",
+		1: "SCENARIO_KIND_FAILURE",
+		2: "SCENARIO_KIND_DELAY",
+		3: "SCENARIO_KIND_UNKNOWN_USAGE",
+		4: "SCENARIO_KIND_TOOL_EVENTS",
+		5: "SCENARIO_KIND_LATE_FINAL",
+		6: "SCENARIO_KIND_PANIC",
+	}
+	ScenarioKind_value = map[string]int32{
+		"SCENARIO_KIND_UNSPECIFIED":   0,
+		"SCENARIO_KIND_FAILURE":       1,
+		"SCENARIO_KIND_DELAY":         2,
+		"SCENARIO_KIND_UNKNOWN_USAGE": 3,
+		"SCENARIO_KIND_TOOL_EVENTS":   4,
+		"SCENARIO_KIND_LATE_FINAL":    5,
+		"SCENARIO_KIND_PANIC":         6,
+	}
+)
+
+func (x ScenarioKind) Enum() *ScenarioKind {
+	p := new(ScenarioKind)
+	*p = x
+	return p
+}
+
+func (x ScenarioKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ScenarioKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_obversa_plugin_v1_plugin_proto_enumTypes[5].Descriptor()
+}
+
+func (ScenarioKind) Type() protoreflect.EnumType {
+	return &file_obversa_plugin_v1_plugin_proto_enumTypes[5]
+}
+
+func (x ScenarioKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ScenarioKind.Descriptor instead.
+func (ScenarioKind) EnumDescriptor() ([]byte, []int) {
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 // Failure is a typed failure of an engine or binding call.
@@ -1751,6 +1828,433 @@ func (x *InvokeResponse) GetOutputJson() []byte {
 	return nil
 }
 
+// Scenario is one behaviour to produce.
+type Scenario struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kind  ScenarioKind           `protobuf:"varint,1,opt,name=kind,proto3,enum=obversa.plugin.v1.ScenarioKind" json:"kind,omitempty"`
+	// The failure to produce, for SCENARIO_KIND_FAILURE.
+	FailureKind FailureKind `protobuf:"varint,2,opt,name=failure_kind,json=failureKind,proto3,enum=obversa.plugin.v1.FailureKind" json:"failure_kind,omitempty"`
+	// How long to wait, for SCENARIO_KIND_DELAY.
+	DelayMs       int64 `protobuf:"varint,3,opt,name=delay_ms,json=delayMs,proto3" json:"delay_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Scenario) Reset() {
+	*x = Scenario{}
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Scenario) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Scenario) ProtoMessage() {}
+
+func (x *Scenario) ProtoReflect() protoreflect.Message {
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Scenario.ProtoReflect.Descriptor instead.
+func (*Scenario) Descriptor() ([]byte, []int) {
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *Scenario) GetKind() ScenarioKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ScenarioKind_SCENARIO_KIND_UNSPECIFIED
+}
+
+func (x *Scenario) GetFailureKind() FailureKind {
+	if x != nil {
+		return x.FailureKind
+	}
+	return FailureKind_FAILURE_KIND_UNSPECIFIED
+}
+
+func (x *Scenario) GetDelayMs() int64 {
+	if x != nil {
+		return x.DelayMs
+	}
+	return 0
+}
+
+type ScenariosRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScenariosRequest) Reset() {
+	*x = ScenariosRequest{}
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScenariosRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScenariosRequest) ProtoMessage() {}
+
+func (x *ScenariosRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScenariosRequest.ProtoReflect.Descriptor instead.
+func (*ScenariosRequest) Descriptor() ([]byte, []int) {
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+}
+
+type ScenariosResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kinds         []ScenarioKind         `protobuf:"varint,1,rep,packed,name=kinds,proto3,enum=obversa.plugin.v1.ScenarioKind" json:"kinds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScenariosResponse) Reset() {
+	*x = ScenariosResponse{}
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScenariosResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScenariosResponse) ProtoMessage() {}
+
+func (x *ScenariosResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScenariosResponse.ProtoReflect.Descriptor instead.
+func (*ScenariosResponse) Descriptor() ([]byte, []int) {
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ScenariosResponse) GetKinds() []ScenarioKind {
+	if x != nil {
+		return x.Kinds
+	}
+	return nil
+}
+
+type ArmRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId     string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	Scenario      *Scenario              `protobuf:"bytes,2,opt,name=scenario,proto3" json:"scenario,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ArmRequest) Reset() {
+	*x = ArmRequest{}
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ArmRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ArmRequest) ProtoMessage() {}
+
+func (x *ArmRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ArmRequest.ProtoReflect.Descriptor instead.
+func (*ArmRequest) Descriptor() ([]byte, []int) {
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ArmRequest) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+func (x *ArmRequest) GetScenario() *Scenario {
+	if x != nil {
+		return x.Scenario
+	}
+	return nil
+}
+
+type ArmResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ArmResponse) Reset() {
+	*x = ArmResponse{}
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ArmResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ArmResponse) ProtoMessage() {}
+
+func (x *ArmResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ArmResponse.ProtoReflect.Descriptor instead.
+func (*ArmResponse) Descriptor() ([]byte, []int) {
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+}
+
+type SettledRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AttemptId string                 `protobuf:"bytes,1,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	// How long to wait for the Run to settle; 0 = answer at once.
+	WaitMs        int64 `protobuf:"varint,2,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettledRequest) Reset() {
+	*x = SettledRequest{}
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettledRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettledRequest) ProtoMessage() {}
+
+func (x *SettledRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettledRequest.ProtoReflect.Descriptor instead.
+func (*SettledRequest) Descriptor() ([]byte, []int) {
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *SettledRequest) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+func (x *SettledRequest) GetWaitMs() int64 {
+	if x != nil {
+		return x.WaitMs
+	}
+	return 0
+}
+
+type SettledResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A Run with this attempt id has reached the plugin's handler.
+	Started bool `protobuf:"varint,1,opt,name=started,proto3" json:"started,omitempty"`
+	// That handler has returned; terminal is the message it produced (a
+	// result or a failure).
+	Settled       bool        `protobuf:"varint,2,opt,name=settled,proto3" json:"settled,omitempty"`
+	Terminal      *RunMessage `protobuf:"bytes,3,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettledResponse) Reset() {
+	*x = SettledResponse{}
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettledResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettledResponse) ProtoMessage() {}
+
+func (x *SettledResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettledResponse.ProtoReflect.Descriptor instead.
+func (*SettledResponse) Descriptor() ([]byte, []int) {
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *SettledResponse) GetStarted() bool {
+	if x != nil {
+		return x.Started
+	}
+	return false
+}
+
+func (x *SettledResponse) GetSettled() bool {
+	if x != nil {
+		return x.Settled
+	}
+	return false
+}
+
+func (x *SettledResponse) GetTerminal() *RunMessage {
+	if x != nil {
+		return x.Terminal
+	}
+	return nil
+}
+
+type ModelCallsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelCallsRequest) Reset() {
+	*x = ModelCallsRequest{}
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelCallsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelCallsRequest) ProtoMessage() {}
+
+func (x *ModelCallsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelCallsRequest.ProtoReflect.Descriptor instead.
+func (*ModelCallsRequest) Descriptor() ([]byte, []int) {
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
+}
+
+type ModelCallsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Count         uint64                 `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelCallsResponse) Reset() {
+	*x = ModelCallsResponse{}
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelCallsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelCallsResponse) ProtoMessage() {}
+
+func (x *ModelCallsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelCallsResponse.ProtoReflect.Descriptor instead.
+func (*ModelCallsResponse) Descriptor() ([]byte, []int) {
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ModelCallsResponse) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
 // Unknown usage; it is never zero.
 type Usage_Unknown struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1760,7 +2264,7 @@ type Usage_Unknown struct {
 
 func (x *Usage_Unknown) Reset() {
 	*x = Usage_Unknown{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1772,7 +2276,7 @@ func (x *Usage_Unknown) String() string {
 func (*Usage_Unknown) ProtoMessage() {}
 
 func (x *Usage_Unknown) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1801,7 +2305,7 @@ type Usage_Reported struct {
 
 func (x *Usage_Reported) Reset() {
 	*x = Usage_Reported{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1813,7 +2317,7 @@ func (x *Usage_Reported) String() string {
 func (*Usage_Reported) ProtoMessage() {}
 
 func (x *Usage_Reported) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1867,7 +2371,7 @@ type AdmitResponse_Selection struct {
 
 func (x *AdmitResponse_Selection) Reset() {
 	*x = AdmitResponse_Selection{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1879,7 +2383,7 @@ func (x *AdmitResponse_Selection) String() string {
 func (*AdmitResponse_Selection) ProtoMessage() {}
 
 func (x *AdmitResponse_Selection) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1912,7 +2416,7 @@ type AdmitResponse_Unsupported struct {
 
 func (x *AdmitResponse_Unsupported) Reset() {
 	*x = AdmitResponse_Unsupported{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1924,7 +2428,7 @@ func (x *AdmitResponse_Unsupported) String() string {
 func (*AdmitResponse_Unsupported) ProtoMessage() {}
 
 func (x *AdmitResponse_Unsupported) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2069,7 +2573,31 @@ const file_obversa_plugin_v1_plugin_proto_rawDesc = "" +
 	"timeout_ms\x18\a \x01(\x03R\ttimeoutMs\"1\n" +
 	"\x0eInvokeResponse\x12\x1f\n" +
 	"\voutput_json\x18\x01 \x01(\fR\n" +
-	"outputJson*W\n" +
+	"outputJson\"\x9d\x01\n" +
+	"\bScenario\x123\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x1f.obversa.plugin.v1.ScenarioKindR\x04kind\x12A\n" +
+	"\ffailure_kind\x18\x02 \x01(\x0e2\x1e.obversa.plugin.v1.FailureKindR\vfailureKind\x12\x19\n" +
+	"\bdelay_ms\x18\x03 \x01(\x03R\adelayMs\"\x12\n" +
+	"\x10ScenariosRequest\"J\n" +
+	"\x11ScenariosResponse\x125\n" +
+	"\x05kinds\x18\x01 \x03(\x0e2\x1f.obversa.plugin.v1.ScenarioKindR\x05kinds\"d\n" +
+	"\n" +
+	"ArmRequest\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x01 \x01(\tR\tattemptId\x127\n" +
+	"\bscenario\x18\x02 \x01(\v2\x1b.obversa.plugin.v1.ScenarioR\bscenario\"\r\n" +
+	"\vArmResponse\"H\n" +
+	"\x0eSettledRequest\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x01 \x01(\tR\tattemptId\x12\x17\n" +
+	"\await_ms\x18\x02 \x01(\x03R\x06waitMs\"\x80\x01\n" +
+	"\x0fSettledResponse\x12\x18\n" +
+	"\astarted\x18\x01 \x01(\bR\astarted\x12\x18\n" +
+	"\asettled\x18\x02 \x01(\bR\asettled\x129\n" +
+	"\bterminal\x18\x03 \x01(\v2\x1d.obversa.plugin.v1.RunMessageR\bterminal\"\x13\n" +
+	"\x11ModelCallsRequest\"*\n" +
+	"\x12ModelCallsResponse\x12\x14\n" +
+	"\x05count\x18\x01 \x01(\x04R\x05count*W\n" +
 	"\n" +
 	"PluginType\x12\x1b\n" +
 	"\x17PLUGIN_TYPE_UNSPECIFIED\x10\x00\x12\x16\n" +
@@ -2103,7 +2631,15 @@ const file_obversa_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x12PART_KIND_THINKING\x10\x02\x12\x16\n" +
 	"\x12PART_KIND_TOOL_USE\x10\x03\x12\x19\n" +
 	"\x15PART_KIND_TOOL_RESULT\x10\x04\x12\x18\n" +
-	"\x14PART_KIND_STRUCTURED\x10\x052\xc8\x02\n" +
+	"\x14PART_KIND_STRUCTURED\x10\x05*\xd8\x01\n" +
+	"\fScenarioKind\x12\x1d\n" +
+	"\x19SCENARIO_KIND_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15SCENARIO_KIND_FAILURE\x10\x01\x12\x17\n" +
+	"\x13SCENARIO_KIND_DELAY\x10\x02\x12\x1f\n" +
+	"\x1bSCENARIO_KIND_UNKNOWN_USAGE\x10\x03\x12\x1d\n" +
+	"\x19SCENARIO_KIND_TOOL_EVENTS\x10\x04\x12\x1c\n" +
+	"\x18SCENARIO_KIND_LATE_FINAL\x10\x05\x12\x17\n" +
+	"\x13SCENARIO_KIND_PANIC\x10\x062\xc8\x02\n" +
 	"\x06Engine\x12S\n" +
 	"\bDescribe\x12\".obversa.plugin.v1.DescribeRequest\x1a#.obversa.plugin.v1.DescribeResponse\x12V\n" +
 	"\tConfigure\x12#.obversa.plugin.v1.ConfigureRequest\x1a$.obversa.plugin.v1.ConfigureResponse\x12J\n" +
@@ -2112,7 +2648,13 @@ const file_obversa_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vNodeBinding\x12S\n" +
 	"\bDescribe\x12\".obversa.plugin.v1.DescribeRequest\x1a#.obversa.plugin.v1.DescribeResponse\x12V\n" +
 	"\tConfigure\x12#.obversa.plugin.v1.ConfigureRequest\x1a$.obversa.plugin.v1.ConfigureResponse\x12M\n" +
-	"\x06Invoke\x12 .obversa.plugin.v1.InvokeRequest\x1a!.obversa.plugin.v1.InvokeResponseB>Z<github.com/obversa/obversa/plugin/internal/pluginv1;pluginv1b\x06proto3"
+	"\x06Invoke\x12 .obversa.plugin.v1.InvokeRequest\x1a!.obversa.plugin.v1.InvokeResponse2\xd8\x02\n" +
+	"\vConformance\x12V\n" +
+	"\tScenarios\x12#.obversa.plugin.v1.ScenariosRequest\x1a$.obversa.plugin.v1.ScenariosResponse\x12D\n" +
+	"\x03Arm\x12\x1d.obversa.plugin.v1.ArmRequest\x1a\x1e.obversa.plugin.v1.ArmResponse\x12P\n" +
+	"\aSettled\x12!.obversa.plugin.v1.SettledRequest\x1a\".obversa.plugin.v1.SettledResponse\x12Y\n" +
+	"\n" +
+	"ModelCalls\x12$.obversa.plugin.v1.ModelCallsRequest\x1a%.obversa.plugin.v1.ModelCallsResponseB>Z<github.com/obversa/obversa/plugin/internal/pluginv1;pluginv1b\x06proto3"
 
 var (
 	file_obversa_plugin_v1_plugin_proto_rawDescOnce sync.Once
@@ -2126,84 +2668,107 @@ func file_obversa_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 	return file_obversa_plugin_v1_plugin_proto_rawDescData
 }
 
-var file_obversa_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_obversa_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_obversa_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_obversa_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_obversa_plugin_v1_plugin_proto_goTypes = []any{
 	(PluginType)(0),                   // 0: obversa.plugin.v1.PluginType
 	(FailureKind)(0),                  // 1: obversa.plugin.v1.FailureKind
 	(Severity)(0),                     // 2: obversa.plugin.v1.Severity
 	(Purpose)(0),                      // 3: obversa.plugin.v1.Purpose
 	(PartKind)(0),                     // 4: obversa.plugin.v1.PartKind
-	(*Failure)(nil),                   // 5: obversa.plugin.v1.Failure
-	(*Identity)(nil),                  // 6: obversa.plugin.v1.Identity
-	(*Usage)(nil),                     // 7: obversa.plugin.v1.Usage
-	(*Capabilities)(nil),              // 8: obversa.plugin.v1.Capabilities
-	(*DescribeRequest)(nil),           // 9: obversa.plugin.v1.DescribeRequest
-	(*DescribeResponse)(nil),          // 10: obversa.plugin.v1.DescribeResponse
-	(*ConfigureRequest)(nil),          // 11: obversa.plugin.v1.ConfigureRequest
-	(*Diagnostic)(nil),                // 12: obversa.plugin.v1.Diagnostic
-	(*ConfigureResponse)(nil),         // 13: obversa.plugin.v1.ConfigureResponse
-	(*AdmitRequest)(nil),              // 14: obversa.plugin.v1.AdmitRequest
-	(*AdmitResponse)(nil),             // 15: obversa.plugin.v1.AdmitResponse
-	(*RunRequest)(nil),                // 16: obversa.plugin.v1.RunRequest
-	(*Delta)(nil),                     // 17: obversa.plugin.v1.Delta
-	(*ToolEvent)(nil),                 // 18: obversa.plugin.v1.ToolEvent
-	(*Part)(nil),                      // 19: obversa.plugin.v1.Part
-	(*RunResult)(nil),                 // 20: obversa.plugin.v1.RunResult
-	(*RunMessage)(nil),                // 21: obversa.plugin.v1.RunMessage
-	(*InvokeRequest)(nil),             // 22: obversa.plugin.v1.InvokeRequest
-	(*InvokeResponse)(nil),            // 23: obversa.plugin.v1.InvokeResponse
-	(*Usage_Unknown)(nil),             // 24: obversa.plugin.v1.Usage.Unknown
-	(*Usage_Reported)(nil),            // 25: obversa.plugin.v1.Usage.Reported
-	(*AdmitResponse_Selection)(nil),   // 26: obversa.plugin.v1.AdmitResponse.Selection
-	(*AdmitResponse_Unsupported)(nil), // 27: obversa.plugin.v1.AdmitResponse.Unsupported
+	(ScenarioKind)(0),                 // 5: obversa.plugin.v1.ScenarioKind
+	(*Failure)(nil),                   // 6: obversa.plugin.v1.Failure
+	(*Identity)(nil),                  // 7: obversa.plugin.v1.Identity
+	(*Usage)(nil),                     // 8: obversa.plugin.v1.Usage
+	(*Capabilities)(nil),              // 9: obversa.plugin.v1.Capabilities
+	(*DescribeRequest)(nil),           // 10: obversa.plugin.v1.DescribeRequest
+	(*DescribeResponse)(nil),          // 11: obversa.plugin.v1.DescribeResponse
+	(*ConfigureRequest)(nil),          // 12: obversa.plugin.v1.ConfigureRequest
+	(*Diagnostic)(nil),                // 13: obversa.plugin.v1.Diagnostic
+	(*ConfigureResponse)(nil),         // 14: obversa.plugin.v1.ConfigureResponse
+	(*AdmitRequest)(nil),              // 15: obversa.plugin.v1.AdmitRequest
+	(*AdmitResponse)(nil),             // 16: obversa.plugin.v1.AdmitResponse
+	(*RunRequest)(nil),                // 17: obversa.plugin.v1.RunRequest
+	(*Delta)(nil),                     // 18: obversa.plugin.v1.Delta
+	(*ToolEvent)(nil),                 // 19: obversa.plugin.v1.ToolEvent
+	(*Part)(nil),                      // 20: obversa.plugin.v1.Part
+	(*RunResult)(nil),                 // 21: obversa.plugin.v1.RunResult
+	(*RunMessage)(nil),                // 22: obversa.plugin.v1.RunMessage
+	(*InvokeRequest)(nil),             // 23: obversa.plugin.v1.InvokeRequest
+	(*InvokeResponse)(nil),            // 24: obversa.plugin.v1.InvokeResponse
+	(*Scenario)(nil),                  // 25: obversa.plugin.v1.Scenario
+	(*ScenariosRequest)(nil),          // 26: obversa.plugin.v1.ScenariosRequest
+	(*ScenariosResponse)(nil),         // 27: obversa.plugin.v1.ScenariosResponse
+	(*ArmRequest)(nil),                // 28: obversa.plugin.v1.ArmRequest
+	(*ArmResponse)(nil),               // 29: obversa.plugin.v1.ArmResponse
+	(*SettledRequest)(nil),            // 30: obversa.plugin.v1.SettledRequest
+	(*SettledResponse)(nil),           // 31: obversa.plugin.v1.SettledResponse
+	(*ModelCallsRequest)(nil),         // 32: obversa.plugin.v1.ModelCallsRequest
+	(*ModelCallsResponse)(nil),        // 33: obversa.plugin.v1.ModelCallsResponse
+	(*Usage_Unknown)(nil),             // 34: obversa.plugin.v1.Usage.Unknown
+	(*Usage_Reported)(nil),            // 35: obversa.plugin.v1.Usage.Reported
+	(*AdmitResponse_Selection)(nil),   // 36: obversa.plugin.v1.AdmitResponse.Selection
+	(*AdmitResponse_Unsupported)(nil), // 37: obversa.plugin.v1.AdmitResponse.Unsupported
 }
 var file_obversa_plugin_v1_plugin_proto_depIdxs = []int32{
 	1,  // 0: obversa.plugin.v1.Failure.kind:type_name -> obversa.plugin.v1.FailureKind
-	24, // 1: obversa.plugin.v1.Usage.unknown:type_name -> obversa.plugin.v1.Usage.Unknown
-	25, // 2: obversa.plugin.v1.Usage.reported:type_name -> obversa.plugin.v1.Usage.Reported
+	34, // 1: obversa.plugin.v1.Usage.unknown:type_name -> obversa.plugin.v1.Usage.Unknown
+	35, // 2: obversa.plugin.v1.Usage.reported:type_name -> obversa.plugin.v1.Usage.Reported
 	0,  // 3: obversa.plugin.v1.DescribeResponse.types:type_name -> obversa.plugin.v1.PluginType
-	8,  // 4: obversa.plugin.v1.DescribeResponse.capabilities:type_name -> obversa.plugin.v1.Capabilities
+	9,  // 4: obversa.plugin.v1.DescribeResponse.capabilities:type_name -> obversa.plugin.v1.Capabilities
 	1,  // 5: obversa.plugin.v1.DescribeResponse.failure_kinds:type_name -> obversa.plugin.v1.FailureKind
 	2,  // 6: obversa.plugin.v1.Diagnostic.severity:type_name -> obversa.plugin.v1.Severity
-	12, // 7: obversa.plugin.v1.ConfigureResponse.diagnostics:type_name -> obversa.plugin.v1.Diagnostic
-	6,  // 8: obversa.plugin.v1.AdmitRequest.target:type_name -> obversa.plugin.v1.Identity
-	26, // 9: obversa.plugin.v1.AdmitResponse.selection:type_name -> obversa.plugin.v1.AdmitResponse.Selection
-	27, // 10: obversa.plugin.v1.AdmitResponse.unsupported:type_name -> obversa.plugin.v1.AdmitResponse.Unsupported
+	13, // 7: obversa.plugin.v1.ConfigureResponse.diagnostics:type_name -> obversa.plugin.v1.Diagnostic
+	7,  // 8: obversa.plugin.v1.AdmitRequest.target:type_name -> obversa.plugin.v1.Identity
+	36, // 9: obversa.plugin.v1.AdmitResponse.selection:type_name -> obversa.plugin.v1.AdmitResponse.Selection
+	37, // 10: obversa.plugin.v1.AdmitResponse.unsupported:type_name -> obversa.plugin.v1.AdmitResponse.Unsupported
 	3,  // 11: obversa.plugin.v1.RunRequest.purpose:type_name -> obversa.plugin.v1.Purpose
-	6,  // 12: obversa.plugin.v1.RunRequest.target:type_name -> obversa.plugin.v1.Identity
+	7,  // 12: obversa.plugin.v1.RunRequest.target:type_name -> obversa.plugin.v1.Identity
 	4,  // 13: obversa.plugin.v1.Part.kind:type_name -> obversa.plugin.v1.PartKind
-	19, // 14: obversa.plugin.v1.RunResult.parts:type_name -> obversa.plugin.v1.Part
-	7,  // 15: obversa.plugin.v1.RunResult.usage:type_name -> obversa.plugin.v1.Usage
-	6,  // 16: obversa.plugin.v1.RunResult.requested:type_name -> obversa.plugin.v1.Identity
-	6,  // 17: obversa.plugin.v1.RunResult.effective:type_name -> obversa.plugin.v1.Identity
-	17, // 18: obversa.plugin.v1.RunMessage.text:type_name -> obversa.plugin.v1.Delta
-	17, // 19: obversa.plugin.v1.RunMessage.thinking:type_name -> obversa.plugin.v1.Delta
-	18, // 20: obversa.plugin.v1.RunMessage.tool_use:type_name -> obversa.plugin.v1.ToolEvent
-	18, // 21: obversa.plugin.v1.RunMessage.tool_result:type_name -> obversa.plugin.v1.ToolEvent
-	7,  // 22: obversa.plugin.v1.RunMessage.usage:type_name -> obversa.plugin.v1.Usage
-	20, // 23: obversa.plugin.v1.RunMessage.result:type_name -> obversa.plugin.v1.RunResult
-	5,  // 24: obversa.plugin.v1.RunMessage.failure:type_name -> obversa.plugin.v1.Failure
-	6,  // 25: obversa.plugin.v1.AdmitResponse.Selection.identity:type_name -> obversa.plugin.v1.Identity
-	9,  // 26: obversa.plugin.v1.Engine.Describe:input_type -> obversa.plugin.v1.DescribeRequest
-	11, // 27: obversa.plugin.v1.Engine.Configure:input_type -> obversa.plugin.v1.ConfigureRequest
-	14, // 28: obversa.plugin.v1.Engine.Admit:input_type -> obversa.plugin.v1.AdmitRequest
-	16, // 29: obversa.plugin.v1.Engine.Run:input_type -> obversa.plugin.v1.RunRequest
-	9,  // 30: obversa.plugin.v1.NodeBinding.Describe:input_type -> obversa.plugin.v1.DescribeRequest
-	11, // 31: obversa.plugin.v1.NodeBinding.Configure:input_type -> obversa.plugin.v1.ConfigureRequest
-	22, // 32: obversa.plugin.v1.NodeBinding.Invoke:input_type -> obversa.plugin.v1.InvokeRequest
-	10, // 33: obversa.plugin.v1.Engine.Describe:output_type -> obversa.plugin.v1.DescribeResponse
-	13, // 34: obversa.plugin.v1.Engine.Configure:output_type -> obversa.plugin.v1.ConfigureResponse
-	15, // 35: obversa.plugin.v1.Engine.Admit:output_type -> obversa.plugin.v1.AdmitResponse
-	21, // 36: obversa.plugin.v1.Engine.Run:output_type -> obversa.plugin.v1.RunMessage
-	10, // 37: obversa.plugin.v1.NodeBinding.Describe:output_type -> obversa.plugin.v1.DescribeResponse
-	13, // 38: obversa.plugin.v1.NodeBinding.Configure:output_type -> obversa.plugin.v1.ConfigureResponse
-	23, // 39: obversa.plugin.v1.NodeBinding.Invoke:output_type -> obversa.plugin.v1.InvokeResponse
-	33, // [33:40] is the sub-list for method output_type
-	26, // [26:33] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	20, // 14: obversa.plugin.v1.RunResult.parts:type_name -> obversa.plugin.v1.Part
+	8,  // 15: obversa.plugin.v1.RunResult.usage:type_name -> obversa.plugin.v1.Usage
+	7,  // 16: obversa.plugin.v1.RunResult.requested:type_name -> obversa.plugin.v1.Identity
+	7,  // 17: obversa.plugin.v1.RunResult.effective:type_name -> obversa.plugin.v1.Identity
+	18, // 18: obversa.plugin.v1.RunMessage.text:type_name -> obversa.plugin.v1.Delta
+	18, // 19: obversa.plugin.v1.RunMessage.thinking:type_name -> obversa.plugin.v1.Delta
+	19, // 20: obversa.plugin.v1.RunMessage.tool_use:type_name -> obversa.plugin.v1.ToolEvent
+	19, // 21: obversa.plugin.v1.RunMessage.tool_result:type_name -> obversa.plugin.v1.ToolEvent
+	8,  // 22: obversa.plugin.v1.RunMessage.usage:type_name -> obversa.plugin.v1.Usage
+	21, // 23: obversa.plugin.v1.RunMessage.result:type_name -> obversa.plugin.v1.RunResult
+	6,  // 24: obversa.plugin.v1.RunMessage.failure:type_name -> obversa.plugin.v1.Failure
+	5,  // 25: obversa.plugin.v1.Scenario.kind:type_name -> obversa.plugin.v1.ScenarioKind
+	1,  // 26: obversa.plugin.v1.Scenario.failure_kind:type_name -> obversa.plugin.v1.FailureKind
+	5,  // 27: obversa.plugin.v1.ScenariosResponse.kinds:type_name -> obversa.plugin.v1.ScenarioKind
+	25, // 28: obversa.plugin.v1.ArmRequest.scenario:type_name -> obversa.plugin.v1.Scenario
+	22, // 29: obversa.plugin.v1.SettledResponse.terminal:type_name -> obversa.plugin.v1.RunMessage
+	7,  // 30: obversa.plugin.v1.AdmitResponse.Selection.identity:type_name -> obversa.plugin.v1.Identity
+	10, // 31: obversa.plugin.v1.Engine.Describe:input_type -> obversa.plugin.v1.DescribeRequest
+	12, // 32: obversa.plugin.v1.Engine.Configure:input_type -> obversa.plugin.v1.ConfigureRequest
+	15, // 33: obversa.plugin.v1.Engine.Admit:input_type -> obversa.plugin.v1.AdmitRequest
+	17, // 34: obversa.plugin.v1.Engine.Run:input_type -> obversa.plugin.v1.RunRequest
+	10, // 35: obversa.plugin.v1.NodeBinding.Describe:input_type -> obversa.plugin.v1.DescribeRequest
+	12, // 36: obversa.plugin.v1.NodeBinding.Configure:input_type -> obversa.plugin.v1.ConfigureRequest
+	23, // 37: obversa.plugin.v1.NodeBinding.Invoke:input_type -> obversa.plugin.v1.InvokeRequest
+	26, // 38: obversa.plugin.v1.Conformance.Scenarios:input_type -> obversa.plugin.v1.ScenariosRequest
+	28, // 39: obversa.plugin.v1.Conformance.Arm:input_type -> obversa.plugin.v1.ArmRequest
+	30, // 40: obversa.plugin.v1.Conformance.Settled:input_type -> obversa.plugin.v1.SettledRequest
+	32, // 41: obversa.plugin.v1.Conformance.ModelCalls:input_type -> obversa.plugin.v1.ModelCallsRequest
+	11, // 42: obversa.plugin.v1.Engine.Describe:output_type -> obversa.plugin.v1.DescribeResponse
+	14, // 43: obversa.plugin.v1.Engine.Configure:output_type -> obversa.plugin.v1.ConfigureResponse
+	16, // 44: obversa.plugin.v1.Engine.Admit:output_type -> obversa.plugin.v1.AdmitResponse
+	22, // 45: obversa.plugin.v1.Engine.Run:output_type -> obversa.plugin.v1.RunMessage
+	11, // 46: obversa.plugin.v1.NodeBinding.Describe:output_type -> obversa.plugin.v1.DescribeResponse
+	14, // 47: obversa.plugin.v1.NodeBinding.Configure:output_type -> obversa.plugin.v1.ConfigureResponse
+	24, // 48: obversa.plugin.v1.NodeBinding.Invoke:output_type -> obversa.plugin.v1.InvokeResponse
+	27, // 49: obversa.plugin.v1.Conformance.Scenarios:output_type -> obversa.plugin.v1.ScenariosResponse
+	29, // 50: obversa.plugin.v1.Conformance.Arm:output_type -> obversa.plugin.v1.ArmResponse
+	31, // 51: obversa.plugin.v1.Conformance.Settled:output_type -> obversa.plugin.v1.SettledResponse
+	33, // 52: obversa.plugin.v1.Conformance.ModelCalls:output_type -> obversa.plugin.v1.ModelCallsResponse
+	42, // [42:53] is the sub-list for method output_type
+	31, // [31:42] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_obversa_plugin_v1_plugin_proto_init() }
@@ -2233,10 +2798,10 @@ func file_obversa_plugin_v1_plugin_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_obversa_plugin_v1_plugin_proto_rawDesc), len(file_obversa_plugin_v1_plugin_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   23,
+			NumEnums:      6,
+			NumMessages:   32,
 			NumExtensions: 0,
-			NumServices:   2,
+			NumServices:   3,
 		},
 		GoTypes:           file_obversa_plugin_v1_plugin_proto_goTypes,
 		DependencyIndexes: file_obversa_plugin_v1_plugin_proto_depIdxs,

@@ -5,7 +5,9 @@
 // This file is the wire contract between the Obversa host and its plugins
 // (DESIGN §3). Plugins are processes launched through hashicorp/go-plugin
 // speaking gRPC; a binary serves the Engine service, the NodeBinding service
-// or both. The go-plugin handshake negotiates the protocol version above; any
+// or both, and optionally the Conformance service (scenario control for the
+// conformance kit). docs/writing-plugins.md describes the protocol for
+// plugins in any language. The go-plugin handshake negotiates the protocol version above; any
 // incompatible change to this file needs a new package (obversa.plugin.v2)
 // and a new protocol version.
 //
@@ -458,6 +460,254 @@ var NodeBinding_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Invoke",
 			Handler:    _NodeBinding_Invoke_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "obversa/plugin/v1/plugin.proto",
+}
+
+const (
+	Conformance_Scenarios_FullMethodName  = "/obversa.plugin.v1.Conformance/Scenarios"
+	Conformance_Arm_FullMethodName        = "/obversa.plugin.v1.Conformance/Arm"
+	Conformance_Settled_FullMethodName    = "/obversa.plugin.v1.Conformance/Settled"
+	Conformance_ModelCalls_FullMethodName = "/obversa.plugin.v1.Conformance/ModelCalls"
+)
+
+// ConformanceClient is the client API for Conformance service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Conformance is optional scenario control for the conformance kit
+// (sdk/conformance, `obversa plugin conformance`). A plugin may serve it so
+// that the kit can ask it to produce each scenario the kit checks; the host
+// never calls it during a run. A plugin without it is checked on the
+// scenario-free cases only (or through scenario prompts given to the kit).
+type ConformanceClient interface {
+	// Scenarios lists the scenario kinds the plugin can produce. Failure
+	// scenarios are offered for every kind in DescribeResponse.failure_kinds.
+	Scenarios(ctx context.Context, in *ScenariosRequest, opts ...grpc.CallOption) (*ScenariosResponse, error)
+	// Arm makes the next Run whose attempt_id equals the request's produce the
+	// scenario. The arming is consumed by that Run.
+	Arm(ctx context.Context, in *ArmRequest, opts ...grpc.CallOption) (*ArmResponse, error)
+	// Settled waits up to wait_ms until the plugin's Run handler for an
+	// attempt has returned, and reports the terminal message it produced. It
+	// is how the kit sees the plugin's side of a Run the host cancelled: the
+	// host's stream ends at once and never receives that message.
+	Settled(ctx context.Context, in *SettledRequest, opts ...grpc.CallOption) (*SettledResponse, error)
+	// ModelCalls reports how many model calls (CLI executions, API requests)
+	// the plugin has made since it started.
+	ModelCalls(ctx context.Context, in *ModelCallsRequest, opts ...grpc.CallOption) (*ModelCallsResponse, error)
+}
+
+type conformanceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewConformanceClient(cc grpc.ClientConnInterface) ConformanceClient {
+	return &conformanceClient{cc}
+}
+
+func (c *conformanceClient) Scenarios(ctx context.Context, in *ScenariosRequest, opts ...grpc.CallOption) (*ScenariosResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ScenariosResponse)
+	err := c.cc.Invoke(ctx, Conformance_Scenarios_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *conformanceClient) Arm(ctx context.Context, in *ArmRequest, opts ...grpc.CallOption) (*ArmResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ArmResponse)
+	err := c.cc.Invoke(ctx, Conformance_Arm_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *conformanceClient) Settled(ctx context.Context, in *SettledRequest, opts ...grpc.CallOption) (*SettledResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SettledResponse)
+	err := c.cc.Invoke(ctx, Conformance_Settled_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *conformanceClient) ModelCalls(ctx context.Context, in *ModelCallsRequest, opts ...grpc.CallOption) (*ModelCallsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ModelCallsResponse)
+	err := c.cc.Invoke(ctx, Conformance_ModelCalls_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ConformanceServer is the server API for Conformance service.
+// All implementations must embed UnimplementedConformanceServer
+// for forward compatibility.
+//
+// Conformance is optional scenario control for the conformance kit
+// (sdk/conformance, `obversa plugin conformance`). A plugin may serve it so
+// that the kit can ask it to produce each scenario the kit checks; the host
+// never calls it during a run. A plugin without it is checked on the
+// scenario-free cases only (or through scenario prompts given to the kit).
+type ConformanceServer interface {
+	// Scenarios lists the scenario kinds the plugin can produce. Failure
+	// scenarios are offered for every kind in DescribeResponse.failure_kinds.
+	Scenarios(context.Context, *ScenariosRequest) (*ScenariosResponse, error)
+	// Arm makes the next Run whose attempt_id equals the request's produce the
+	// scenario. The arming is consumed by that Run.
+	Arm(context.Context, *ArmRequest) (*ArmResponse, error)
+	// Settled waits up to wait_ms until the plugin's Run handler for an
+	// attempt has returned, and reports the terminal message it produced. It
+	// is how the kit sees the plugin's side of a Run the host cancelled: the
+	// host's stream ends at once and never receives that message.
+	Settled(context.Context, *SettledRequest) (*SettledResponse, error)
+	// ModelCalls reports how many model calls (CLI executions, API requests)
+	// the plugin has made since it started.
+	ModelCalls(context.Context, *ModelCallsRequest) (*ModelCallsResponse, error)
+	mustEmbedUnimplementedConformanceServer()
+}
+
+// UnimplementedConformanceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedConformanceServer struct{}
+
+func (UnimplementedConformanceServer) Scenarios(context.Context, *ScenariosRequest) (*ScenariosResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Scenarios not implemented")
+}
+func (UnimplementedConformanceServer) Arm(context.Context, *ArmRequest) (*ArmResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Arm not implemented")
+}
+func (UnimplementedConformanceServer) Settled(context.Context, *SettledRequest) (*SettledResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Settled not implemented")
+}
+func (UnimplementedConformanceServer) ModelCalls(context.Context, *ModelCallsRequest) (*ModelCallsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ModelCalls not implemented")
+}
+func (UnimplementedConformanceServer) mustEmbedUnimplementedConformanceServer() {}
+func (UnimplementedConformanceServer) testEmbeddedByValue()                     {}
+
+// UnsafeConformanceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to ConformanceServer will
+// result in compilation errors.
+type UnsafeConformanceServer interface {
+	mustEmbedUnimplementedConformanceServer()
+}
+
+func RegisterConformanceServer(s grpc.ServiceRegistrar, srv ConformanceServer) {
+	// If the following call panics, it indicates UnimplementedConformanceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Conformance_ServiceDesc, srv)
+}
+
+func _Conformance_Scenarios_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ScenariosRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ConformanceServer).Scenarios(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Conformance_Scenarios_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ConformanceServer).Scenarios(ctx, req.(*ScenariosRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Conformance_Arm_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ArmRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ConformanceServer).Arm(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Conformance_Arm_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ConformanceServer).Arm(ctx, req.(*ArmRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Conformance_Settled_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SettledRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ConformanceServer).Settled(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Conformance_Settled_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ConformanceServer).Settled(ctx, req.(*SettledRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Conformance_ModelCalls_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ModelCallsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ConformanceServer).ModelCalls(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Conformance_ModelCalls_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ConformanceServer).ModelCalls(ctx, req.(*ModelCallsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// Conformance_ServiceDesc is the grpc.ServiceDesc for Conformance service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Conformance_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "obversa.plugin.v1.Conformance",
+	HandlerType: (*ConformanceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Scenarios",
+			Handler:    _Conformance_Scenarios_Handler,
+		},
+		{
+			MethodName: "Arm",
+			Handler:    _Conformance_Arm_Handler,
+		},
+		{
+			MethodName: "Settled",
+			Handler:    _Conformance_Settled_Handler,
+		},
+		{
+			MethodName: "ModelCalls",
+			Handler:    _Conformance_ModelCalls_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,21 +1,85 @@
-package enginetest
+package jsonconfig
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/obversa/obversa/plugin"
 )
 
-// unknownKeys returns the paths of object keys in raw that no field of t
+// Decode decodes the JSON object raw into v (a pointer to a struct) and
+// reports what a configuration author got wrong as diagnostics named by
+// attribute path: a value that is not an object, invalid JSON, a value of
+// the wrong type, a key no field accepts. what names the configuration in
+// messages ("mock engine config"). usable is false when v could not be
+// decoded at all; unknown keys leave it usable (callers may go on
+// validating) but are error diagnostics.
+func Decode(raw []byte, v any, what string) (diags []plugin.Diagnostic, usable bool) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return []plugin.Diagnostic{errorf("", "%s must be an object", what)}, false
+	}
+	if err := json.Unmarshal(trimmed, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			path := PathAtOffset(trimmed, te.Offset)
+			if path == "" {
+				path = te.Field
+			}
+			return []plugin.Diagnostic{errorf(path, "expected %s, got JSON %s", DescribeType(te.Type), te.Value)}, false
+		}
+		return []plugin.Diagnostic{errorf("", "%s is not valid JSON: %v", what, err)}, false
+	}
+	for _, k := range UnknownKeys(trimmed, reflect.TypeOf(v), "") {
+		diags = append(diags, errorf(k, "unknown %s setting %q", what, k))
+	}
+	return diags, true
+}
+
+// HasErrors reports whether any diagnostic is an error.
+func HasErrors(diags []plugin.Diagnostic) bool {
+	for _, d := range diags {
+		if d.Severity == plugin.SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+func errorf(attr, format string, args ...any) plugin.Diagnostic {
+	return plugin.Diagnostic{Severity: plugin.SeverityError, Summary: fmt.Sprintf(format, args...), Attribute: attr}
+}
+
+// DescribeType names a Go type in configuration terms ("a string", "a
+// list", "an object").
+func DescribeType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64:
+		return "a whole number"
+	case reflect.Slice:
+		return "a list"
+	case reflect.Struct, reflect.Map, reflect.Pointer:
+		return "an object"
+	}
+	return t.String()
+}
+
+// UnknownKeys returns the paths of object keys in raw that no field of t
 // accepts, following encoding/json's rules: names from json tags (or the
 // Go field name), matched case-insensitively, fields of embedded structs
 // promoted. Values that do not have the expected JSON shape are skipped;
 // the decoder reports them.
-func unknownKeys(raw json.RawMessage, t reflect.Type, path string) []string {
+func UnknownKeys(raw json.RawMessage, t reflect.Type, path string) []string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -36,7 +100,7 @@ func unknownKeys(raw json.RawMessage, t reflect.Type, path string) []string {
 				out = append(out, joinPath(path, k))
 				continue
 			}
-			out = append(out, unknownKeys(obj[k], ft, joinPath(path, k))...)
+			out = append(out, UnknownKeys(obj[k], ft, joinPath(path, k))...)
 		}
 		return out
 	case reflect.Slice:
@@ -46,7 +110,7 @@ func unknownKeys(raw json.RawMessage, t reflect.Type, path string) []string {
 		}
 		var out []string
 		for i, v := range arr {
-			out = append(out, unknownKeys(v, t.Elem(), path+"["+strconv.Itoa(i)+"]")...)
+			out = append(out, UnknownKeys(v, t.Elem(), path+"["+strconv.Itoa(i)+"]")...)
 		}
 		return out
 	}
@@ -124,11 +188,11 @@ type pathFrame struct {
 	isKey bool   // objects: the next string token is a key
 }
 
-// pathAtOffset returns the attribute path ("responses[0].calls[1]") of the
+// PathAtOffset returns the attribute path ("responses[0].calls[1]") of the
 // first JSON value of raw that ends at or after byte offset, the position
 // encoding/json reports in an UnmarshalTypeError; "" when raw cannot be
 // walked that far.
-func pathAtOffset(raw []byte, offset int64) string {
+func PathAtOffset(raw []byte, offset int64) string {
 	var stack []pathFrame
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()

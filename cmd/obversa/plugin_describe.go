@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/plugin"
+)
+
+// described is a plugin binary's answer to Describe with what the host
+// learnt launching it.
+type described struct {
+	Path        string              `json:"path"`
+	SHA256      string              `json:"sha256"`
+	Protocol    int                 `json:"protocol"`
+	Description *plugin.Description `json:"description"`
+}
+
+// describeBinary launches a binary as a plugin (as an engine, else as a
+// node binding), asks Describe and stops it. The binary is executed: only
+// describe binaries you would run.
+func describeBinary(ctx context.Context, bin string) (*described, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	path := absPath(bin)
+	if launch.IsSidecar(path) {
+		return nil, fmt.Errorf("%w: %s is a signature, key or checksum file", launch.ErrSidecar, bin)
+	}
+	sum, err := plugin.FileSHA256(path)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, typ := range []plugin.Type{plugin.TypeEngine, plugin.TypeNode} {
+		d, err := describeAs(ctx, path, sum, typ)
+		if err == nil {
+			return &described{Path: path, SHA256: sum, Protocol: plugin.ProtocolVersion, Description: d}, nil
+		}
+		if !errors.Is(err, plugin.ErrWrongType) {
+			return nil, err
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+func describeAs(ctx context.Context, path, sum string, typ plugin.Type) (*plugin.Description, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c, err := plugin.Launch(ctx, plugin.LaunchConfig{Name: "describe", Type: typ, Path: path, SHA256: sum, Env: launch.Env(nil)})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if typ == plugin.TypeEngine {
+		e, err := c.Engine()
+		if err != nil {
+			return nil, err
+		}
+		return e.Describe(ctx)
+	}
+	n, err := c.Node()
+	if err != nil {
+		return nil, err
+	}
+	return n.Describe(ctx)
+}
+
+func newPluginDescribeCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "describe [--json] BIN",
+		Short: "Launch a plugin binary and print its Describe answer",
+		Long: `describe launches BIN as a plugin (with the allow-listed environment, no
+shell), asks Describe and stops it: name, version, the plugin types it
+serves, the protocol version negotiated, capabilities and failure kinds.
+BIN is executed, pinned only to its current digest: describe binaries you
+would run.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := describeBinary(cmd.Context(), args[0])
+			if err != nil {
+				return failedErr(err)
+			}
+			if asJSON {
+				b, _ := json.Marshal(d)
+				fmt.Fprintln(cmd.OutOrStdout(), string(b))
+				return nil
+			}
+			printDescription(cmd.OutOrStdout(), d)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the answer as one JSON object")
+	return cmd
+}
+
+func printDescription(w io.Writer, d *described) {
+	desc := d.Description
+	types := make([]string, 0, len(desc.Types))
+	for _, t := range desc.Types {
+		types = append(types, string(t))
+	}
+	var caps []string
+	if desc.Capabilities.Admit {
+		caps = append(caps, "admit")
+	}
+	if desc.Capabilities.StructuredOutput {
+		caps = append(caps, "structured_output")
+	}
+	if desc.Capabilities.Tools {
+		caps = append(caps, "tools")
+	}
+	conc := "unlimited"
+	if n := desc.Capabilities.MaxConcurrency; n > 0 {
+		conc = fmt.Sprint(n)
+	}
+	kinds := make([]string, 0, len(desc.FailureKinds))
+	for _, k := range desc.FailureKinds {
+		kinds = append(kinds, string(k))
+	}
+	fmt.Fprintf(w, "name:            %s\n", desc.Name)
+	fmt.Fprintf(w, "version:         %s\n", desc.Version)
+	fmt.Fprintf(w, "types:           %s\n", orNone(strings.Join(types, ", ")))
+	fmt.Fprintf(w, "protocol:        %d\n", d.Protocol)
+	fmt.Fprintf(w, "capabilities:    %s\n", orNone(strings.Join(caps, ", ")))
+	fmt.Fprintf(w, "max concurrency: %s\n", conc)
+	fmt.Fprintf(w, "failure kinds:   %s\n", orNone(strings.Join(kinds, ", ")))
+	fmt.Fprintf(w, "sha256:          %s\n", d.SHA256)
+	fmt.Fprintf(w, "path:            %s\n", d.Path)
+}
+
+func orNone(s string) string { return or(s, "none") }

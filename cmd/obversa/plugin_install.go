@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/obversa/obversa/host/launch"
+)
+
+// pluginsDirEnv overrides the default plugins directory.
+const pluginsDirEnv = "OBVERSA_PLUGINS_DIR"
+
+// defaultPluginsDir is $OBVERSA_PLUGINS_DIR, else ~/.obversa/plugins.
+func defaultPluginsDir() string {
+	if d := os.Getenv(pluginsDirEnv); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(".obversa", "plugins")
+	}
+	return filepath.Join(home, ".obversa", "plugins")
+}
+
+func newPluginInstallCmd() *cobra.Command {
+	var keyArgs []string
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "install [--key PUB]... [--dir DIR] ARCHIVE|DIR",
+		Short: "Verify a distributed plugin and place it in the plugins directory",
+		Long: `install reads a release (a .tar.gz, .tgz, .tar or .zip archive, or a
+directory) holding exactly one binary named obversa-plugin-<name> and its
+signature obversa-plugin-<name>.minisig, at the top level or inside one
+top-level directory; everything else is ignored and nothing is executed
+before it is verified. The signature must verify with one of the --key
+public keys, name the binary's SHA-256, its file name and this platform; an
+optional obversa-plugin-<name>.sha256 or SHA256SUMS must agree. Without
+--key only the signature's form and digest are checked (integrity, not
+origin). The binary lands read-only in DIR/<name>/<version>/ (default
+$OBVERSA_PLUGINS_DIR or ~/.obversa/plugins) and the plugin block to paste
+into a run file is printed.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			keys, err := loadKeys(keyArgs)
+			if err != nil {
+				return err
+			}
+			if dir == "" {
+				dir = defaultPluginsDir()
+			}
+			inst, err := launch.Install(args[0], launch.InstallOptions{Dir: dir, Keys: keys})
+			if err != nil {
+				return usageErr(err)
+			}
+			w := cmd.OutOrStdout()
+			st := inst.Statement
+			verb := "installed"
+			if inst.AlreadyInstalled {
+				verb = "already installed"
+			}
+			fmt.Fprintf(w, "%s %s %s (%s, sha256 %s) at %s\n", verb, st.Name, st.Version, st.Platform(), inst.SHA256, inst.Path)
+			if inst.KeyID != "" {
+				fmt.Fprintf(w, "signature verified: key %s\n", inst.KeyID)
+			} else {
+				fmt.Fprintln(os.Stderr, "warning: no --key given: the signature's origin was not verified, only that it names these bytes")
+			}
+			for _, f := range inst.Ignored {
+				fmt.Fprintf(w, "ignored %s\n", f)
+			}
+			trusted := make([]string, 0, len(keys))
+			for _, k := range keys {
+				if k.ID() == inst.KeyID {
+					trusted = append(trusted, fmt.Sprintf("%q", k.String()))
+				}
+			}
+			var types []string
+			d, err := describeBinary(cmd.Context(), inst.Path)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "warning: describing the plugin failed: %v\n", err)
+			} else {
+				for _, t := range d.Description.Types {
+					types = append(types, string(t))
+				}
+			}
+			fmt.Fprintln(w, "\nadd it to a run file:")
+			printPluginBlock(w, st.Name, types, inst.Path, inst.SHA256, trusted)
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&keyArgs, "key", nil, "trusted public key, inline or a .pub file (repeatable)")
+	cmd.Flags().StringVar(&dir, "dir", "", "plugins directory (default $"+pluginsDirEnv+" or ~/.obversa/plugins)")
+	return cmd
+}
+
+// printPluginBlock prints a run file's plugin block for an installed
+// binary serving types (none known leaves the choice to the user).
+func printPluginBlock(w io.Writer, name string, types []string, path, sum string, trusted []string) {
+	fmt.Fprintf(w, "plugin %q {\n", name)
+	switch len(types) {
+	case 0:
+		fmt.Fprintln(w, `  type         = "engine" # or "node"`)
+	case 1:
+		fmt.Fprintf(w, "  type         = %q\n", types[0])
+	default:
+		fmt.Fprintf(w, "  type         = %q # serves: %s\n", types[0], strings.Join(types, ", "))
+	}
+	fmt.Fprintf(w, "  path         = %q\n", path)
+	fmt.Fprintf(w, "  sha256       = %q\n", sum)
+	if len(trusted) > 0 {
+		fmt.Fprintf(w, "  trusted_keys = [%s]\n", strings.Join(trusted, ", "))
+	}
+	fmt.Fprintln(w, "}")
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/obversa/obversa/plugin"
+)
+
+func newPluginKeygenCmd() *cobra.Command {
+	var secret, public, passwordFile string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "keygen [--secret FILE] [--public FILE] [--password-file FILE]",
+		Short: "Create a minisign key pair for signing plugins",
+		Long: `keygen creates a minisign (Ed25519) key pair in the reference tool's format:
+the secret key (mode 0600) signs plugins with ` + "`obversa plugin sign`" + `, the public
+key goes into trusted_keys. Without --password-file the secret key is
+stored unencrypted (like minisign -W): keep it in a secrets store. With a
+password file it is encrypted with scrypt (about a GiB of memory, a few
+seconds). Existing files are kept unless --force.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pw, err := readPassword(passwordFile)
+			if err != nil {
+				return err
+			}
+			k, err := plugin.GenerateSigningKey()
+			if err != nil {
+				return failedErr(err)
+			}
+			var sec []byte
+			if pw != "" {
+				sec, err = k.Encrypt(pw)
+			} else {
+				sec, err = k.MarshalText()
+			}
+			if err != nil {
+				return failedErr(err)
+			}
+			pub, _ := k.PublicKey().MarshalText()
+			if err := writeNew(secret, sec, 0o600, force); err != nil {
+				return err
+			}
+			if err := writeNew(public, pub, 0o644, force); err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			state := "unencrypted: keep it private"
+			if pw != "" {
+				state = "encrypted with the password"
+			}
+			fmt.Fprintf(w, "key id:     %s\nsecret key: %s (%s)\npublic key: %s\n", k.ID(), secret, state, public)
+			fmt.Fprintf(w, "trust it in a run file with:\n  trusted_keys = [%q]\n", k.PublicKey().String())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&secret, "secret", defaultSecretKey, "secret key file to write")
+	cmd.Flags().StringVar(&public, "public", defaultPublicKey, "public key file to write")
+	cmd.Flags().StringVar(&passwordFile, "password-file", "", "encrypt the secret key with the password on this file's first line")
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing key files")
+	return cmd
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/obversa/obversa/hcl"
+	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/host/watchdog"
+)
+
+func newPluginLockCmd() *cobra.Command {
+	var upgrade bool
+	cmd := &cobra.Command{
+		Use:   "lock [--upgrade] FILE",
+		Short: "Pin every plugin of a run file (digest, and signature where trusted_keys apply) in obversa.lock.hcl beside it",
+		Long: `lock hashes every plugin binary of the run file and records its SHA-256 in
+obversa.lock.hcl beside the run file. Where trusted_keys apply, the binary's
+signature (BIN.minisig) must verify with one of them, and its key id and
+digest are recorded too. A plugin already pinned to another digest is
+refused unless --upgrade is given. Nothing is written if any plugin fails.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rf, diags := hcl.DecodeFile(args[0])
+			if diags.HasErrors() {
+				_ = hcl.WriteDiagnostics(os.Stderr, diags, nil, 100)
+				return &exitError{code: exitUsage}
+			}
+			path := hcl.LockFilePath(args[0])
+			lf, diags := hcl.DecodeLockFile(path)
+			if diags.HasErrors() {
+				_ = hcl.WriteDiagnostics(os.Stderr, diags, nil, 100)
+				return &exitError{code: exitUsage}
+			}
+			w := cmd.OutOrStdout()
+			for i := range rf.Plugins {
+				pl := &rf.Plugins[i]
+				keys, err := launch.TrustedKeys(rf, pl)
+				if err != nil {
+					return usageErr(err)
+				}
+				src, err := launch.CheckSource(pl.Name, pl.Path, pl.SHA256, keys)
+				if errors.Is(err, fs.ErrNotExist) {
+					return usageErr(fmt.Errorf("%w: plugin %q: %s does not exist; build it or fix `path` in %s", watchdog.ErrPluginMissing, pl.Name, pl.Path, args[0]))
+				}
+				if err != nil {
+					return usageErr(err)
+				}
+				entry := hcl.LockedPlugin{Name: pl.Name, Path: hcl.LockedPath(filepath.Dir(path), pl.Path), SHA256: src.SHA256}
+				signed := ""
+				if v := src.Verified; v != nil {
+					entry.KeyID, entry.Signature = v.KeyID, v.Signature
+					signed = fmt.Sprintf(" signed by %s (%s %s)", v.KeyID, v.Statement.Name, v.Statement.Version)
+				}
+				old, ok := lf.Lookup(pl.Name)
+				switch {
+				case ok && old == entry:
+					fmt.Fprintf(w, "%-16s %s%s (unchanged)\n", pl.Name, src.SHA256, signed)
+					continue
+				case ok && old.SHA256 != entry.SHA256 && !upgrade:
+					return usageErr(fmt.Errorf("plugin %q: %s has sha256 %s, %s pins %s; if the new binary is trusted, run `obversa plugin lock --upgrade %s`",
+						pl.Name, pl.Path, src.SHA256, path, old.SHA256, args[0]))
+				}
+				lf.Set(entry)
+				fmt.Fprintf(w, "%-16s %s%s\n", pl.Name, src.SHA256, signed)
+			}
+			if err := os.WriteFile(path, hcl.EncodeLockFile(lf), 0o644); err != nil {
+				return failedErr(err)
+			}
+			fmt.Fprintf(w, "wrote %s\n", path)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&upgrade, "upgrade", false, "accept new digests for plugins already pinned")
+	return cmd
+}

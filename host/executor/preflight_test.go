@@ -1,0 +1,767 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/store"
+)
+
+// fakeEngine is an in-process engine whose answers the test scripts. It
+// logs "<adapter>:static", "<adapter>:live" and "<adapter>:ordinary".
+type fakeEngine struct {
+	name  string
+	log   *callLog
+	admit func(plugin.Identity) (*plugin.AdmitResponse, error)
+	live  func() error
+}
+
+type callLog struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (l *callLog) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, s)
+}
+
+func (l *callLog) get() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.calls...)
+}
+
+func (e *fakeEngine) Describe(context.Context) (*plugin.Description, error) {
+	return &plugin.Description{Name: e.name}, nil
+}
+
+func (e *fakeEngine) Configure(context.Context, json.RawMessage) ([]plugin.Diagnostic, error) {
+	return nil, nil
+}
+
+func (e *fakeEngine) Admit(_ context.Context, req plugin.AdmitRequest) (*plugin.AdmitResponse, error) {
+	e.log.add(e.name + ":static")
+	if e.admit != nil {
+		return e.admit(req.Target)
+	}
+	return &plugin.AdmitResponse{Supported: true, Selection: req.Target}, nil
+}
+
+func (e *fakeEngine) Run(_ context.Context, req plugin.RunRequest, _ plugin.Emitter) (*plugin.RunResult, error) {
+	if req.Purpose == plugin.PurposePreflight {
+		e.log.add(e.name + ":live")
+		if req.WorkspaceDir != "" || len(req.Tools) != 0 || len(req.Target.Tools) != 0 {
+			return nil, fmt.Errorf("live probe with a workspace or tools: %+v", req)
+		}
+		if e.live != nil {
+			if err := e.live(); err != nil {
+				return nil, err
+			}
+		}
+		return &plugin.RunResult{Parts: []plugin.Part{{Kind: plugin.PartText, Text: "OK", Final: true}},
+			Usage: plugin.Usage{Known: true, Input: 3, Output: 1}, Requested: req.Target, Effective: req.Target}, nil
+	}
+	e.log.add(e.name + ":ordinary")
+	return &plugin.RunResult{Parts: []plugin.Part{{Kind: plugin.PartText, Text: "done", Final: true}},
+		Usage: plugin.Usage{Known: true, Input: 1, Output: 1}, Requested: req.Target, Effective: req.Target}, nil
+}
+
+// setup describes one test run: the lane's targets (adapter names; the
+// provider is "p-<adapter>"), its policy, and each engine's behaviour.
+type setup struct {
+	targets     []string
+	subs        []plugin.Identity
+	live        string // "required" or "skip"
+	unsupported string // "block" or "allow"
+	timeout     time.Duration
+	engines     map[string]*fakeEngine
+	probes      map[string]PluginProbe // overrides, by adapter
+}
+
+func target(adapter string) plugin.Identity {
+	return plugin.Identity{Adapter: adapter, Provider: "p-" + adapter, ModelFamily: "f", Model: "m", Tools: []string{}}
+}
+
+// harness is a stored run with one engine node on lane "w".
+type harness struct {
+	t      *testing.T
+	run    *store.Run
+	log    *callLog
+	engine map[string]plugin.Engine
+	probes map[string]PluginProbe
+}
+
+func newHarness(t *testing.T, s setup) *harness {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	h := &harness{t: t, log: &callLog{}, engine: map[string]plugin.Engine{}, probes: map[string]PluginProbe{}}
+	p := &plan.Plan{RunID: "r1", Namespace: "default", Storage: plan.Storage{Directory: dir},
+		Preflight: &plan.Preflight{TimeoutMS: 2000, Lanes: []plan.LanePreflight{{Lane: "w", Live: s.live, UnsupportedStatic: s.unsupported}}},
+		Plugins:   []plan.PluginPlan{}, Lanes: []plan.LanePlan{}}
+	if s.timeout > 0 {
+		p.Preflight.TimeoutMS = s.timeout.Milliseconds()
+	}
+	if s.live == "" {
+		p.Preflight.Lanes[0].Live = "skip"
+	}
+	if s.unsupported == "" {
+		p.Preflight.Lanes[0].UnsupportedStatic = "block"
+	}
+	lane := plan.LanePlan{Name: "w", Requested: target(s.targets[0]), Effective: target(s.targets[0]),
+		KnownSubstitutions: append([]plugin.Identity{}, s.subs...), Fallbacks: []plugin.Identity{}}
+	for _, a := range s.targets[1:] {
+		lane.Fallbacks = append(lane.Fallbacks, target(a))
+	}
+	p.Lanes = append(p.Lanes, lane)
+	for _, a := range s.targets {
+		bin := filepath.Join(dir, "bin-"+a)
+		if err := os.WriteFile(bin, []byte("engine "+a), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sum, err := plugin.FileSHA256(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Plugins = append(p.Plugins, plan.PluginPlan{Name: a, Type: "engine", SHA256: sum, Source: bin, ConfigDigest: "sha256:x"})
+		e := s.engines[a]
+		if e == nil {
+			e = &fakeEngine{}
+		}
+		e.name, e.log = a, h.log
+		h.engine[a] = e
+		h.probes[a] = PluginProbe{Binary: bin, Health: func(context.Context) error { return nil }}
+		if o, ok := s.probes[a]; ok {
+			if o.Binary == "" {
+				o.Binary = bin
+			}
+			h.probes[a] = o
+		}
+	}
+	def := &graph.Definition{Name: "dag", GlobalConcurrency: 1, KeyedConcurrency: []graph.KeyLimit{},
+		Nodes: []graph.NodeDef{{ID: "a", Kind: graph.KindRequired, Lane: "w", Prompt: "hi", DependsOn: []string{}}}}
+	rs, err := plan.NewRunStarted("run.hcl", def, p, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(dir, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.run, err = st.CreateRun(ctx, "r1", store.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.run.Close() })
+	if _, err := h.run.Events().Append(ctx, 0, store.NewEvent{Type: graph.EventRunStarted, Data: rs}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// executor folds the record into a fresh executor with the harness's
+// plugins.
+func (h *harness) executor() *Executor {
+	h.t.Helper()
+	x, err := New(context.Background(), Options{Run: h.run, Engines: h.engine, Probes: h.probes})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return x
+}
+
+// execute runs a fresh executor and returns "<kind> <code>".
+func (h *harness) execute() string {
+	h.t.Helper()
+	res, err := h.executor().Execute(context.Background())
+	if err != nil {
+		h.t.Fatalf("Execute: %v", err)
+	}
+	return strings.TrimSpace(res.Kind + " " + res.Code)
+}
+
+// append records events as another process would.
+func (h *harness) append(events ...store.NewEvent) {
+	h.t.Helper()
+	st := h.run.Events()
+	if _, err := st.Append(context.Background(), st.Rev(), events...); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// events summarises the record after graph:run-started, one line per
+// event, with what each test asserts on.
+func (h *harness) events() []string {
+	h.t.Helper()
+	var out []string
+	err := h.run.Events().Read(context.Background(), 2, func(e store.Event) error {
+		line := e.Type
+		switch e.Type {
+		case EventProbeStarted:
+			var d ProbeStartedData
+			_ = json.Unmarshal(e.Data, &d)
+			line += fmt.Sprintf(" %s %s %s", d.ProbeID, d.Target.Adapter, d.Check)
+		case EventProbeFinished:
+			var d ProbeFinishedData
+			_ = json.Unmarshal(e.Data, &d)
+			line += " " + d.Outcome
+			if d.FailureKind != "" {
+				line += " " + d.FailureKind
+			}
+		case graph.EventModelUnavailable:
+			var d graph.ModelUnavailableData
+			_ = json.Unmarshal(e.Data, &d)
+			line += fmt.Sprintf(" %s %+v", d.FailureKind, d.Retired)
+		case EventPreflightPaused:
+			line += " " + e.ID
+		case EventPreflightAdmitted:
+			var d PreflightAdmittedData
+			_ = json.Unmarshal(e.Data, &d)
+			var lanes []string
+			for name, l := range d.Lanes {
+				lanes = append(lanes, fmt.Sprintf("%s=%s/%s/%s/%v", name, l.Target.Adapter, l.Static, l.LiveProbe, l.LiveReused))
+			}
+			for _, b := range d.Blocked {
+				lanes = append(lanes, "blocked:"+b.Target.Adapter)
+			}
+			sort.Strings(lanes)
+			line += " " + strings.Join(lanes, " ")
+		case graph.EventRunFinished, graph.EventRunWaiting:
+			var d graph.RunResult
+			_ = json.Unmarshal(e.Data, &d)
+			line += strings.TrimRight(" "+d.Kind+" "+d.Code, " ")
+		}
+		out = append(out, line)
+		return nil
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return out
+}
+
+// nodeRun is the record of the one node running to completion.
+var nodeRun = []string{graph.EventNodeDispatched, graph.EventAttemptStarted, graph.EventEngineAttempt, graph.EventNodeCompleted, graph.EventRunFinished + " complete"}
+
+// checks lists the probe-started/finished pairs of adapter's checks from
+// probe number n on, all passed.
+func checks(adapter string, n int, names ...string) []string {
+	var out []string
+	for i, c := range names {
+		out = append(out, fmt.Sprintf("%s probe-%d %s %s", EventProbeStarted, n+i, adapter, c), EventProbeFinished+" passed")
+	}
+	return out
+}
+
+func cat(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func failure(kind plugin.FailureKind) error { return &plugin.Failure{Kind: kind, Message: "scripted " + string(kind)} }
+
+func TestPreflightRound(t *testing.T) {
+	unsupported := func(plugin.Identity) (*plugin.AdmitResponse, error) {
+		return &plugin.AdmitResponse{Supported: false, Reason: "no static check"}, nil
+	}
+	authFails := func(plugin.Identity) (*plugin.AdmitResponse, error) { return nil, failure(plugin.FailureAuth) }
+	other := plugin.Identity{Provider: "p-mock", ModelFamily: "f", Model: "m2"}
+	selectsOther := func(t plugin.Identity) (*plugin.AdmitResponse, error) {
+		return &plugin.AdmitResponse{Supported: true, Selection: plugin.Identity{Model: "m2"}}, nil
+	}
+	tests := []struct {
+		name   string
+		setup  setup
+		result string
+		events []string
+		calls  []string
+	}{
+		{
+			name:   "every check passes and the node runs",
+			setup:  setup{targets: []string{"mock"}, live: "required"},
+			result: "complete",
+			events: cat(checks("mock", 1, "digest", "health", "static", "live"), []string{EventPreflightAdmitted + " w=mock/passed/probe-4/false"}, nodeRun),
+			calls:  []string{"mock:static", "mock:live", "mock:ordinary"},
+		},
+		{
+			name:   "live skip admits on the static check",
+			setup:  setup{targets: []string{"mock"}},
+			result: "complete",
+			events: cat(checks("mock", 1, "digest", "health", "static"), []string{EventPreflightAdmitted + " w=mock/passed//false"}, nodeRun),
+			calls:  []string{"mock:static", "mock:ordinary"},
+		},
+		{
+			name:   "a transient live failure pauses before dispatch",
+			setup:  setup{targets: []string{"mock", "fb"}, live: "required", engines: map[string]*fakeEngine{"mock": {live: func() error { return failure(plugin.FailureTransient) }}}},
+			result: "pause PREFLIGHT_PAUSED",
+			events: cat(checks("mock", 1, "digest", "health", "static"), []string{
+				EventProbeStarted + " probe-4 mock live", EventProbeFinished + " failed transient",
+				EventPreflightPaused + " preflight-pause-1", graph.EventRunWaiting + " pause PREFLIGHT_PAUSED"}),
+			calls: []string{"mock:static", "mock:live"},
+		},
+		{
+			name:   "auth on the only target fails the run",
+			setup:  setup{targets: []string{"mock"}, live: "required", engines: map[string]*fakeEngine{"mock": {admit: authFails}}},
+			result: "fail PREFLIGHT_FAILED",
+			events: cat(checks("mock", 1, "digest", "health"), []string{
+				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " failed auth",
+				graph.EventModelUnavailable + " auth [{Adapter:mock Provider:p-mock Model:}]",
+				EventPreflightFailed, graph.EventRunFinished + " fail PREFLIGHT_FAILED"}),
+			calls: []string{"mock:static"},
+		},
+		{
+			name:   "auth with a fallback admits the fallback, which runs the node",
+			setup:  setup{targets: []string{"dead", "mock"}, live: "required", engines: map[string]*fakeEngine{"dead": {admit: authFails}}},
+			result: "complete",
+			events: cat(checks("dead", 1, "digest", "health"), []string{
+				EventProbeStarted + " probe-3 dead static", EventProbeFinished + " failed auth",
+				graph.EventModelUnavailable + " auth [{Adapter:dead Provider:p-dead Model:}]"},
+				checks("mock", 4, "digest", "health", "static", "live"), []string{EventPreflightAdmitted + " w=mock/passed/probe-7/false"}, nodeRun),
+			calls: []string{"dead:static", "mock:static", "mock:live", "mock:ordinary"},
+		},
+		{
+			name:   "a lane-dead live failure retires and moves on",
+			setup:  setup{targets: []string{"dead", "mock"}, live: "required", engines: map[string]*fakeEngine{"dead": {live: func() error { return failure(plugin.FailureModelUnavailable) }}}},
+			result: "complete",
+			events: cat(checks("dead", 1, "digest", "health", "static"), []string{
+				EventProbeStarted + " probe-4 dead live", EventProbeFinished + " failed model_unavailable",
+				graph.EventModelUnavailable + " model_unavailable [{Adapter: Provider:p-dead Model:m}]"},
+				checks("mock", 5, "digest", "health", "static", "live"), []string{EventPreflightAdmitted + " w=mock/passed/probe-8/false"}, nodeRun),
+			calls: []string{"dead:static", "dead:live", "mock:static", "mock:live", "mock:ordinary"},
+		},
+		{
+			name:   "unsupported and block fails a single-target lane",
+			setup:  setup{targets: []string{"mock"}, unsupported: "block", engines: map[string]*fakeEngine{"mock": {admit: unsupported}}},
+			result: "fail PREFLIGHT_FAILED",
+			events: cat(checks("mock", 1, "digest", "health"), []string{
+				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " unsupported",
+				EventPreflightFailed, graph.EventRunFinished + " fail PREFLIGHT_FAILED"}),
+			calls: []string{"mock:static"},
+		},
+		{
+			name:   "unsupported and allow admits, never as a success",
+			setup:  setup{targets: []string{"mock"}, live: "required", unsupported: "allow", engines: map[string]*fakeEngine{"mock": {admit: unsupported}}},
+			result: "complete",
+			events: cat(checks("mock", 1, "digest", "health"), []string{
+				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " unsupported"},
+				checks("mock", 4, "live"), []string{EventPreflightAdmitted + " w=mock/unsupported/probe-4/false"}, nodeRun),
+			calls: []string{"mock:static", "mock:live", "mock:ordinary"},
+		},
+		{
+			name:   "a blocked target is withheld from the node call",
+			setup:  setup{targets: []string{"mock", "fb"}, engines: map[string]*fakeEngine{"mock": {admit: unsupported}}},
+			result: "complete",
+			events: cat(checks("mock", 1, "digest", "health"), []string{
+				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " unsupported"},
+				checks("fb", 4, "digest", "health", "static"), []string{EventPreflightAdmitted + " blocked:mock w=fb/passed//false"}, nodeRun),
+			calls: []string{"mock:static", "fb:static", "fb:ordinary"},
+		},
+		{
+			name:   "a selection the lane does not allow blocks the target",
+			setup:  setup{targets: []string{"mock"}, engines: map[string]*fakeEngine{"mock": {admit: selectsOther}}},
+			result: "fail PREFLIGHT_FAILED",
+			events: cat(checks("mock", 1, "digest", "health"), []string{
+				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " disallowed",
+				EventPreflightFailed, graph.EventRunFinished + " fail PREFLIGHT_FAILED"}),
+			calls: []string{"mock:static"},
+		},
+		{
+			name:   "a known substitution is an allowed selection",
+			setup:  setup{targets: []string{"mock"}, subs: []plugin.Identity{other}, engines: map[string]*fakeEngine{"mock": {admit: selectsOther}}},
+			result: "complete",
+			events: cat(checks("mock", 1, "digest", "health", "static"), []string{EventPreflightAdmitted + " w=mock/passed//false"}, nodeRun),
+			calls:  []string{"mock:static", "mock:ordinary"},
+		},
+		{
+			name:   "an engine without Admit is unsupported",
+			setup:  setup{targets: []string{"mock"}, unsupported: "allow", engines: map[string]*fakeEngine{"mock": {admit: func(plugin.Identity) (*plugin.AdmitResponse, error) { return nil, plugin.ErrWrongType }}}},
+			result: "complete",
+			events: cat(checks("mock", 1, "digest", "health"), []string{
+				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " unsupported",
+				EventPreflightAdmitted + " w=mock/unsupported//false"}, nodeRun),
+			calls: []string{"mock:static", "mock:ordinary"},
+		},
+		{
+			name:   "Describe without Admit is unsupported with no call",
+			setup:  setup{targets: []string{"mock"}, probes: map[string]PluginProbe{"mock": {NoAdmit: true, Health: func(context.Context) error { return nil }}}},
+			result: "fail PREFLIGHT_FAILED",
+			events: cat(checks("mock", 1, "digest", "health"), []string{
+				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " unsupported",
+				EventPreflightFailed, graph.EventRunFinished + " fail PREFLIGHT_FAILED"}),
+		},
+		{
+			name:   "a health answer other than SERVING pauses",
+			setup:  setup{targets: []string{"mock", "fb"}, probes: map[string]PluginProbe{"mock": {Health: func(context.Context) error { return plugin.ErrNotServing }}}},
+			result: "pause PREFLIGHT_PAUSED",
+			events: cat(checks("mock", 1, "digest"), []string{
+				EventProbeStarted + " probe-2 mock health", EventProbeFinished + " failed",
+				EventPreflightPaused + " preflight-pause-1", graph.EventRunWaiting + " pause PREFLIGHT_PAUSED"}),
+		},
+		{
+			name:   "a binary that changed pauses",
+			setup:  setup{targets: []string{"mock"}, probes: map[string]PluginProbe{"mock": {Binary: "/dev/null", Health: func(context.Context) error { return nil }}}},
+			result: "pause PREFLIGHT_PAUSED",
+			events: []string{EventProbeStarted + " probe-1 mock digest", EventProbeFinished + " failed",
+				EventPreflightPaused + " preflight-pause-1", graph.EventRunWaiting + " pause PREFLIGHT_PAUSED"},
+		},
+		{
+			name:   "a static rate limit pauses",
+			setup:  setup{targets: []string{"mock", "fb"}, engines: map[string]*fakeEngine{"mock": {admit: func(plugin.Identity) (*plugin.AdmitResponse, error) { return nil, failure(plugin.FailureRateLimit) }}}},
+			result: "pause PREFLIGHT_PAUSED",
+			events: cat(checks("mock", 1, "digest", "health"), []string{
+				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " failed rate_limit",
+				EventPreflightPaused + " preflight-pause-1", graph.EventRunWaiting + " pause PREFLIGHT_PAUSED"}),
+			calls: []string{"mock:static"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, tt.setup)
+			if got := h.execute(); got != tt.result {
+				t.Errorf("result %q, want %q", got, tt.result)
+			}
+			if diff := cmp.Diff(tt.events, h.events()); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.calls, h.log.get()); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPreflightHealthTimeoutStopsPlugin: a health check that never answers
+// pauses the run within the preflight timeout and stops the plugin.
+func TestPreflightHealthTimeoutStopsPlugin(t *testing.T) {
+	stopped := make(chan struct{})
+	hang := PluginProbe{
+		Health: func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() },
+		Stop:   func() { close(stopped) },
+	}
+	h := newHarness(t, setup{targets: []string{"mock"}, timeout: 100 * time.Millisecond, probes: map[string]PluginProbe{"mock": hang}})
+	if got := h.execute(); got != "pause PREFLIGHT_PAUSED" {
+		t.Fatalf("result %q", got)
+	}
+	select {
+	case <-stopped:
+	default:
+		t.Fatal("the plugin that did not answer was not stopped")
+	}
+	var detail string
+	_ = h.run.Events().Read(context.Background(), 2, func(e store.Event) error {
+		var d ProbeFinishedData
+		if e.Type == EventProbeFinished && json.Unmarshal(e.Data, &d) == nil && d.Outcome == OutcomeFailed {
+			detail = d.Detail
+		}
+		return nil
+	})
+	if !strings.Contains(detail, "within 100ms") || !strings.Contains(detail, "stopped") {
+		t.Errorf("health probe detail %q", detail)
+	}
+}
+
+// TestPreflightResumeReusesLiveReceipt: after a pause and
+// preflight:resumed, static checks run again, the live receipt of a lane
+// that passed is reused, and the paused lane is probed again.
+func TestPreflightResumeReusesLiveReceipt(t *testing.T) {
+	var ready sync.Mutex
+	notReady := true
+	b := &fakeEngine{live: func() error {
+		ready.Lock()
+		defer ready.Unlock()
+		if notReady {
+			return failure(plugin.FailureTransient)
+		}
+		return nil
+	}}
+	h := newHarness(t, setup{targets: []string{"a"}, live: "required"})
+	// A second lane "v" on engine b, also live required, checked after "w".
+	addLane(t, h, "b", b)
+	if got := h.execute(); got != "pause PREFLIGHT_PAUSED" {
+		t.Fatalf("first round: %q", got)
+	}
+	// Without preflight:resumed a new worker does not probe again.
+	if got := h.execute(); got != "pause PREFLIGHT_PAUSED" {
+		t.Fatalf("second start: %q", got)
+	}
+	if calls := h.log.get(); len(calls) != 4 {
+		t.Fatalf("calls after a start without resume: %v", calls)
+	}
+	ready.Lock()
+	notReady = false
+	ready.Unlock()
+	h.append(store.NewEvent{Type: EventPreflightResumed, Data: PreflightResumedData{PreflightEventID: "preflight-pause-1"}},
+		store.NewEvent{Type: graph.EventRunResumed, Data: map[string]string{}})
+	if got := h.execute(); got != "complete" {
+		t.Fatalf("after resume: %q", got)
+	}
+	want := []string{"a:static", "a:live", "b:static", "b:live", "a:static", "b:static", "b:live", "a:ordinary"}
+	if diff := cmp.Diff(want, h.log.get()); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	rep := h.executor().PreflightReport()
+	wantAdmitted := map[string]AdmittedLane{
+		"w": {Target: target("a"), Static: OutcomePassed, LiveProbe: "probe-4", LiveReused: true},
+		"v": {Target: target("b"), Static: OutcomePassed, LiveProbe: "probe-15"},
+	}
+	if diff := cmp.Diff(wantAdmitted, rep.Admitted); diff != "" {
+		t.Errorf("admitted (-want +got):\n%s", diff)
+	}
+	if rep.Phase != PreflightAdmitted || rep.LastPauseEventID != "preflight-pause-1" || rep.PauseEventID != "" {
+		t.Errorf("report %+v", rep)
+	}
+	// Two passed live probes reported 3+1 tokens each; the failed one none.
+	if rep.Usage != "unknown" {
+		t.Errorf("usage %v, want unknown (a failed live probe reported none)", rep.Usage)
+	}
+}
+
+// addLane rewrites the harness's run-started with a second lane "v" served
+// by a new engine adapter, checked after "w".
+func addLane(t *testing.T, h *harness, adapter string, e *fakeEngine) {
+	t.Helper()
+	ctx := context.Background()
+	rs, err := LoadRunStarted(ctx, h.run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rs.Plan
+	dir := p.Storage.Directory
+	bin := filepath.Join(dir, "bin-"+adapter)
+	if err := os.WriteFile(bin, []byte("engine "+adapter), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sum, _ := plugin.FileSHA256(bin)
+	p.Plugins = append(p.Plugins, plan.PluginPlan{Name: adapter, Type: "engine", SHA256: sum, Source: bin, ConfigDigest: "sha256:x"})
+	p.Lanes = append(p.Lanes, plan.LanePlan{Name: "v", Requested: target(adapter), Effective: target(adapter),
+		KnownSubstitutions: []plugin.Identity{}, Fallbacks: []plugin.Identity{}})
+	p.Preflight.Lanes = append(p.Preflight.Lanes, plan.LanePreflight{Lane: "v", Live: "required", UnsupportedStatic: "block"})
+	e.name, e.log = adapter, h.log
+	h.engine[adapter] = e
+	h.probes[adapter] = PluginProbe{Binary: bin, Health: func(context.Context) error { return nil }}
+	// A fresh record: the run-started is the first event and cannot be
+	// replaced, so create a new run with the edited plan.
+	st, err := store.Open(dir, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := st.CreateRun(ctx, "r2", store.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.RunID = "r2"
+	nrs, err := plan.NewRunStarted("run.hcl", rs.Definition, p, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Events().Append(ctx, 0, store.NewEvent{Type: graph.EventRunStarted, Data: nrs}); err != nil {
+		t.Fatal(err)
+	}
+	old := h.run
+	h.run = fresh
+	t.Cleanup(func() { fresh.Close(); old.Close() })
+}
+
+// TestPreflightOpenProbe: a probe left open refuses the start with
+// PROTOCOL (recorded once), and InterruptPreflight closes it in one
+// conditional append, idempotently.
+func TestPreflightOpenProbe(t *testing.T) {
+	h := newHarness(t, setup{targets: []string{"mock"}, live: "required"})
+	h.append(store.NewEvent{Type: EventProbeStarted, Data: ProbeStartedData{Lane: "w", Target: target("mock"), Check: CheckLive, ProbeID: "probe-1"}})
+	for i := 0; i < 2; i++ {
+		res, err := h.executor().Execute(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct{ Message, ProbeID string }
+		_ = json.Unmarshal(res.Output, &out)
+		if res.Kind != "fail" || res.Code != CodeProtocol || !strings.Contains(out.Message, "probe-1") || !strings.Contains(out.Message, "obversa preflight interrupt") {
+			t.Fatalf("start %d: %+v", i+1, res)
+		}
+	}
+	if got := len(h.events()); got != 2 {
+		t.Fatalf("%d events after two refused starts, want probe-started and one run-waiting: %v", got, h.events())
+	}
+	if rep := h.executor().PreflightReport(); rep.OpenProbe == nil || rep.OpenProbe.ProbeID != "probe-1" || rep.Phase != PreflightPending {
+		t.Fatalf("report %+v", rep)
+	}
+
+	stale := h.executor()
+	x := h.executor()
+	id, already, err := x.InterruptPreflight(context.Background())
+	if err != nil || already || id != "preflight-pause-1" {
+		t.Fatalf("interrupt: %q %v %v", id, already, err)
+	}
+	if _, _, err := stale.InterruptPreflight(context.Background()); !errors.Is(err, store.ErrRevisionConflict) {
+		t.Fatalf("interrupt from a stale fold: %v, want REVISION_CONFLICT", err)
+	}
+	before := h.events()
+	id, already, err = h.executor().InterruptPreflight(context.Background())
+	if err != nil || !already || id != "preflight-pause-1" {
+		t.Fatalf("second interrupt: %q %v %v", id, already, err)
+	}
+	if diff := cmp.Diff(before, h.events()); diff != "" {
+		t.Fatalf("a repeated interrupt appended (-before +after):\n%s", diff)
+	}
+	want := []string{EventProbeStarted + " probe-1 mock live", graph.EventRunWaiting + " fail PROTOCOL",
+		EventProbeFinished + " interrupted", EventPreflightPaused + " preflight-pause-1", graph.EventRunWaiting + " pause PREFLIGHT_PAUSED"}
+	if diff := cmp.Diff(want, before); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+	rep := h.executor().PreflightReport()
+	if rep.Phase != PreflightPaused || rep.PauseReason != ReasonInterrupted || rep.OpenProbe != nil || rep.Usage != "unknown" {
+		t.Fatalf("report after interrupt %+v", rep)
+	}
+
+	// Resumed, the next start runs a whole round.
+	h.append(store.NewEvent{Type: EventPreflightResumed, Data: PreflightResumedData{PreflightEventID: id}},
+		store.NewEvent{Type: graph.EventRunResumed, Data: map[string]string{}})
+	if got := h.execute(); got != "complete" {
+		t.Fatalf("after resume: %q", got)
+	}
+	// Nothing is left to interrupt.
+	if _, _, err := h.executor().InterruptPreflight(context.Background()); !errors.Is(err, ErrNothingToInterrupt) {
+		t.Fatalf("interrupt of an admitted run: %v", err)
+	}
+}
+
+// TestPreflightCancelLeavesProbeOpen: a worker stopped during a probe
+// records nothing more; the probe stays open for the next start.
+func TestPreflightCancelLeavesProbeOpen(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &fakeEngine{live: func() error { cancel(); return failure(plugin.FailureAborted) }}
+	h := newHarness(t, setup{targets: []string{"mock"}, live: "required", engines: map[string]*fakeEngine{"mock": e}})
+	if _, err := h.executor().Execute(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Execute: %v, want context.Canceled", err)
+	}
+	rep := h.executor().PreflightReport()
+	if rep.OpenProbe == nil || rep.OpenProbe.Check != CheckLive {
+		t.Fatalf("report %+v, want the live probe open", rep)
+	}
+}
+
+// TestPreflightDisabled: a plan without a policy records no preflight
+// event.
+func TestPreflightDisabled(t *testing.T) {
+	h := newHarness(t, setup{targets: []string{"mock"}})
+	ctx := context.Background()
+	rs, _ := LoadRunStarted(ctx, h.run)
+	rs.Plan.Preflight = nil
+	st, _ := store.Open(rs.Plan.Storage.Directory, "default")
+	run, err := st.CreateRun(ctx, "nopf", store.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	rs.Plan.RunID = "nopf"
+	nrs, _ := plan.NewRunStarted("run.hcl", rs.Definition, rs.Plan, time.Now())
+	if _, err := run.Events().Append(ctx, 0, store.NewEvent{Type: graph.EventRunStarted, Data: nrs}); err != nil {
+		t.Fatal(err)
+	}
+	h.run = run
+	if got := h.execute(); got != "complete" {
+		t.Fatalf("result %q", got)
+	}
+	if diff := cmp.Diff(nodeRun, h.events()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if rep := h.executor().PreflightReport(); rep.Phase != PreflightDisabled {
+		t.Errorf("phase %q", rep.Phase)
+	}
+}
+
+func TestPreflightFoldUsage(t *testing.T) {
+	started := func(id, check string) json.RawMessage {
+		return mustJSON(ProbeStartedData{Lane: "w", Target: target("m"), Check: check, ProbeID: id})
+	}
+	finished := func(id string, u *plugin.Usage) json.RawMessage {
+		return mustJSON(ProbeFinishedData{ProbeID: id, Outcome: OutcomePassed, Usage: u})
+	}
+	tests := []struct {
+		name   string
+		usages []*plugin.Usage
+		want   any
+	}{
+		{name: "no live probe", want: nil},
+		{name: "reported usage is summed", usages: []*plugin.Usage{{Known: true, Input: 2, Output: 1}, {Known: true, Input: 3, Output: 4, CacheRead: 5}},
+			want: map[string]int64{"input": 5, "output": 5, "cache_read": 5, "cache_creation": 0}},
+		{name: "missing usage is unknown", usages: []*plugin.Usage{{Known: true, Input: 2}, nil}, want: "unknown"},
+		{name: "unknown stays unknown", usages: []*plugin.Usage{{}, {Known: true, Input: 2}}, want: "unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := NewPreflightFold(&plan.Preflight{})
+			for i, u := range tt.usages {
+				id := fmt.Sprintf("probe-%d", i+1)
+				if err := f.Apply(EventProbeStarted, started(id, CheckLive)); err != nil {
+					t.Fatal(err)
+				}
+				if err := f.Apply(EventProbeFinished, finished(id, u)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if diff := cmp.Diff(tt.want, f.Report().Usage); diff != "" {
+				t.Errorf("usage (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPreflightFoldRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		typ  string
+		data string
+	}{
+		{name: "finish of a probe never started", typ: EventProbeFinished, data: `{"probe_id":"probe-9","outcome":"passed"}`},
+		{name: "probe without id", typ: EventProbeStarted, data: `{"lane":"w","check":"live"}`},
+		{name: "malformed data", typ: EventPreflightPaused, data: `[1]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := NewPreflightFold(&plan.Preflight{})
+			if err := f.Apply(tt.typ, json.RawMessage(tt.data)); !errors.Is(err, graph.ErrInvalidEvent) {
+				t.Errorf("Apply: %v, want INVALID_EVENT", err)
+			}
+		})
+	}
+}
+
+// FuzzPreflightFold feeds arbitrary event data to the fold: it returns an
+// error or folds, and never panics.
+func FuzzPreflightFold(f *testing.F) {
+	types := []string{EventProbeStarted, EventProbeFinished, EventPreflightPaused, EventPreflightFailed,
+		EventPreflightAdmitted, EventPreflightResumed, graph.EventNodeCompleted}
+	f.Add(uint8(0), []byte(`{"lane":"w","target":{"adapter":"a"},"check":"live","probe_id":"probe-1"}`))
+	f.Add(uint8(1), []byte(`{"probe_id":"probe-1","outcome":"passed","usage":{"known":true,"input":3}}`))
+	f.Add(uint8(2), []byte(`{"reason":"interrupted"}`))
+	f.Add(uint8(4), []byte(`{"lanes":{"w":{"target":{"adapter":"a"},"static":"passed"}},"blocked":[{"lane":"w"}]}`))
+	f.Add(uint8(5), []byte(`null`))
+	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
+		fold := NewPreflightFold(&plan.Preflight{})
+		_ = fold.Apply(EventProbeStarted, json.RawMessage(`{"lane":"w","check":"static","probe_id":"probe-1"}`))
+		_ = fold.Apply(types[int(kind)%len(types)], json.RawMessage(data))
+		_ = fold.Report()
+		_, _ = fold.receiptFor("w", plugin.Identity{})
+	})
+}

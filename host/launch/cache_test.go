@@ -1,0 +1,141 @@
+package launch_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/plugin"
+)
+
+// markerPlugin writes a script that leaves "<script>.ran" when executed;
+// it is never a working plugin, so a test can tell whether it was run.
+func markerPlugin(t *testing.T, dir string) (path, digest string) {
+	t.Helper()
+	path = writeFile(t, dir, "marker-plugin", "#!/bin/sh\necho ran > \"$0.ran\"\n", 0o755)
+	digest, err := plugin.FileSHA256(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, digest
+}
+
+func TestCacheIsContentAddressedAndReadOnly(t *testing.T) {
+	t.Parallel()
+	storage := t.TempDir()
+	src, digest := markerPlugin(t, t.TempDir())
+	got, err := launch.Cache(storage, "p", src, digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(storage, "plugins", "sha256", digest); got != want {
+		t.Errorf("Cache = %s, want %s", got, want)
+	}
+	st, err := os.Stat(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o555 {
+		t.Errorf("cache entry mode %v, want r-xr-xr-x", st.Mode().Perm())
+	}
+	// The source may now change or vanish: the entry stays, and caching
+	// the same digest again reuses it.
+	if err := os.Remove(src); err != nil {
+		t.Fatal(err)
+	}
+	again, err := launch.Cache(storage, "p", src, digest)
+	if err != nil || again != got {
+		t.Errorf("Cache again = %s, %v; want the existing entry", again, err)
+	}
+	if err := launch.VerifyCached("p", got, digest); err != nil {
+		t.Errorf("VerifyCached = %v", err)
+	}
+}
+
+func TestCacheRefusesWrongSource(t *testing.T) {
+	t.Parallel()
+	src, _ := markerPlugin(t, t.TempDir())
+	wrong := strings.Repeat("0", 64)
+	_, err := launch.Cache(t.TempDir(), "p", src, wrong)
+	if !errors.Is(err, plugin.ErrDigestMismatch) {
+		t.Fatalf("Cache(wrong digest) = %v, want ErrDigestMismatch", err)
+	}
+}
+
+// tamper replaces a read-only cache entry's bytes, as an attacker with
+// the same user id could.
+func tamper(t *testing.T, path string) {
+	t.Helper()
+	if err := os.Chmod(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("#!/bin/sh\necho tampered > \"$0.ran\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTamperedCacheIsPluginChanged(t *testing.T) {
+	t.Parallel()
+	storage := t.TempDir()
+	src, digest := markerPlugin(t, t.TempDir())
+	cached, err := launch.Cache(storage, "p", src, digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tamper(t, cached)
+	for name, err := range map[string]error{
+		"VerifyCached": launch.VerifyCached("p", cached, digest),
+		"Cache":        func() error { _, err := launch.Cache(storage, "p", src, digest); return err }(),
+	} {
+		if !errors.Is(err, launch.ErrPluginChanged) || !strings.Contains(err.Error(), "PLUGIN_CHANGED") || !strings.Contains(err.Error(), digest) {
+			t.Errorf("%s = %v, want PLUGIN_CHANGED naming the pinned digest", name, err)
+		}
+	}
+	// Start refuses before executing anything.
+	_, err = launch.Start(context.Background(), []plan.PluginPlan{{Name: "p", Type: "engine", SHA256: digest, Source: src}}, launch.Options{StorageDir: storage})
+	if !errors.Is(err, launch.ErrPluginChanged) {
+		t.Fatalf("Start = %v, want ErrPluginChanged", err)
+	}
+	if _, err := os.Stat(cached + ".ran"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the tampered entry was executed (stat: %v)", err)
+	}
+
+	if err := os.Remove(cached); err != nil {
+		t.Fatal(err)
+	}
+	if err := launch.VerifyCached("p", cached, digest); !errors.Is(err, launch.ErrPluginChanged) || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("VerifyCached(deleted) = %v, want PLUGIN_CHANGED (missing)", err)
+	}
+}
+
+// TestStartLaunchesFromCache shows that Start executes the cached copy,
+// not the source: the marker appears beside the cache entry.
+func TestStartLaunchesFromCache(t *testing.T) {
+	t.Parallel()
+	storage := t.TempDir()
+	src, digest := markerPlugin(t, t.TempDir())
+	cached, err := launch.Cache(storage, "p", src, digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The marker script never completes a handshake, so Start fails, but
+	// only after executing the cached bytes.
+	_, err = launch.Start(context.Background(), []plan.PluginPlan{{Name: "p", Type: "engine", SHA256: digest, Source: src}}, launch.Options{StorageDir: storage})
+	if !errors.Is(err, plugin.ErrHandshake) {
+		t.Fatalf("Start = %v, want ErrHandshake", err)
+	}
+	if _, err := os.Stat(cached + ".ran"); err != nil {
+		t.Errorf("the cached copy did not run: %v", err)
+	}
+	if _, err := os.Stat(src + ".ran"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the source ran (stat: %v)", err)
+	}
+}

@@ -1,0 +1,123 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/obversa/obversa/hcl"
+	"github.com/obversa/obversa/plugin"
+)
+
+// sidecarSuffixes end the names of files that travel with a plugin binary
+// and are never executed: signatures, keys and checksums.
+var sidecarSuffixes = []string{plugin.SignatureSuffix, ".sig", ".asc", ".pub", ".key", ".sha256", ".sha256sum", ".sha512", ".sha512sum"}
+
+// IsSidecar reports whether path names a signature, key or checksum file
+// (by its suffix, or the name SHA256SUMS) rather than a plugin binary.
+func IsSidecar(path string) bool {
+	base := strings.ToLower(filepath.Base(path))
+	if base == "sha256sums" || base == "sha512sums" {
+		return true
+	}
+	for _, s := range sidecarSuffixes {
+		if strings.HasSuffix(base, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// LoadPublicKey resolves one trusted_keys entry: a minisign public key
+// written inline (its base64 line), else the path of a .pub file, relative
+// to dir (the run file's directory) unless absolute. An entry that is
+// neither returns an error wrapping ErrTrustedKey that names it.
+func LoadPublicKey(entry, dir string) (plugin.PublicKey, error) {
+	if k, err := plugin.ParsePublicKey([]byte(entry)); err == nil {
+		return k, nil
+	}
+	path := entry
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	text, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return plugin.PublicKey{}, fmt.Errorf("%w: %q is neither a minisign public key (\"RW…\") nor an existing .pub file (%s)", ErrTrustedKey, entry, path)
+	}
+	if err != nil {
+		return plugin.PublicKey{}, fmt.Errorf("%w: %q: %v", ErrTrustedKey, entry, err)
+	}
+	k, err := plugin.ParsePublicKey(text)
+	if err != nil {
+		return plugin.PublicKey{}, fmt.Errorf("%w: %s: %v", ErrTrustedKey, path, err)
+	}
+	return k, nil
+}
+
+// TrustedKeys returns the keys whose signature a plugin needs (DESIGN §7):
+// the plugin's own trusted_keys when it has any, else the run file's;
+// nil when neither lists a key, and then no signature is required. A
+// plugin's list replaces the run file's, so an operator can restrict a
+// plugin to its vendor's key. Errors wrap ErrTrustedKey and name the
+// plugin.
+func TrustedKeys(rf *hcl.RunFile, pl *hcl.Plugin) ([]plugin.PublicKey, error) {
+	entries := rf.TrustedKeys
+	if len(pl.TrustedKeys) > 0 {
+		entries = pl.TrustedKeys
+	}
+	var keys []plugin.PublicKey
+	for _, e := range entries {
+		k, err := LoadPublicKey(e, rf.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %q: trusted_keys: %w", pl.Name, err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// Source is what CheckSource established about a plugin's source binary.
+type Source struct {
+	// SHA256 is the binary's digest (lower-case hex).
+	SHA256 string
+	// Verified is the signature check, nil when no key was required.
+	Verified *plugin.Verified
+}
+
+// CheckSource hashes a plugin's source binary and, when keys is not
+// empty, verifies its signature (path + ".minisig") against them. The
+// digest is compared with expected (when not empty) before the signature
+// is looked at, so a swapped binary is reported as a digest mismatch
+// naming both digests. Errors name the plugin: ErrSidecar for a path that
+// names a signature or checksum file, an fs.ErrNotExist error for a
+// missing binary, *plugin.DigestMismatchError, or *plugin.UntrustedError
+// (PLUGIN_UNTRUSTED).
+func CheckSource(name, path, expected string, keys []plugin.PublicKey) (Source, error) {
+	if IsSidecar(path) {
+		return Source{}, fmt.Errorf("%w: plugin %q: %s is a signature, key or checksum file; `path` must name the plugin binary itself", ErrSidecar, name, path)
+	}
+	actual, err := plugin.FileSHA256(path)
+	if err != nil {
+		return Source{}, fmt.Errorf("plugin %q: %w", name, err)
+	}
+	if expected != "" && actual != expected {
+		return Source{}, &plugin.DigestMismatchError{Name: name, Path: path, Expected: expected, Actual: actual}
+	}
+	src := Source{SHA256: actual}
+	if len(keys) == 0 {
+		return src, nil
+	}
+	v, err := plugin.VerifySignature(path, path+plugin.SignatureSuffix, keys)
+	if err != nil {
+		return Source{}, fmt.Errorf("plugin %q: %w", name, err)
+	}
+	if v.SHA256 != actual {
+		// The file changed between the two reads.
+		return Source{}, &plugin.DigestMismatchError{Name: name, Path: path, Expected: actual, Actual: v.SHA256}
+	}
+	src.Verified = v
+	return src, nil
+}

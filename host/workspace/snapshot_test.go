@@ -1,0 +1,442 @@
+package workspace
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+)
+
+func TestTakeFiles(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		files   map[string]file
+		setup   func(t *testing.T, root string)
+		exclude []string // relative to root; "/abs" entries are used as they are
+		want    []string // paths expected in the manifest
+	}{
+		{
+			name: "nested files, permissions and empty files",
+			files: map[string]file{
+				"a.txt":              {Content: "alpha"},
+				"bin/run.sh":         {Content: "#!/bin/sh\n", Perm: 0o755},
+				"dir/sub/deep.txt":   {Content: "deep"},
+				"empty":              {},
+				"private/key":        {Content: "k", Perm: 0o600},
+				"a/b":                {Content: "sorted after a.txt: '.' < '/'"},
+				"name with space.md": {Content: "s"},
+			},
+			want: []string{"a.txt", "a/b", "bin/run.sh", "dir/sub/deep.txt", "empty", "private/key", "name with space.md"},
+		},
+		{
+			name: "symlinks are recorded, not followed",
+			files: map[string]file{
+				"real/x.txt": {Content: "x"},
+				"dirlink":    {Link: "real"},
+				"filelink":   {Link: "real/x.txt"},
+				"dangling":   {Link: "does/not/exist"},
+				"outside":    {Link: "/etc"},
+			},
+			want: []string{"dangling", "dirlink", "filelink", "outside", "real/x.txt"},
+		},
+		{
+			name: ".git and .obversa are skipped at every depth",
+			files: map[string]file{
+				"keep.txt":                 {Content: "k"},
+				".git/config":              {Content: "[core]"},
+				".obversa/workspace.lease": {Content: "{}"},
+				"sub/.git/HEAD":            {Content: "ref: x"},
+				"sub/.obversa/state":       {Content: "s"},
+				"sub/keep.txt":             {Content: "k"},
+				"worktree/.git":            {Content: "gitdir: /elsewhere"},
+				"worktree/main.go":         {Content: "package main"},
+				"notes/.obversa":           {Content: "a file of that name is kept"},
+				".gitignore":               {Content: "kept: only .git itself is skipped"},
+				"sub/.obversa-not-state/x": {Content: "kept"},
+			},
+			want: []string{".gitignore", "keep.txt", "notes/.obversa", "sub/.obversa-not-state/x", "sub/keep.txt", "worktree/main.go"},
+		},
+		{
+			name: "excluded storage directory is skipped",
+			files: map[string]file{
+				"src/main.go":         {Content: "package main"},
+				"store/runs/r1/event": {Content: "e"},
+				"store-sibling/x":     {Content: "kept: a prefix is not a parent"},
+				"deep/cache/blob":     {Content: "b"},
+			},
+			exclude: []string{"store", "deep/cache", "does-not-exist", "/nowhere/outside"},
+			want:    []string{"src/main.go", "store-sibling/x"},
+		},
+		{
+			name:    "excluding the root leaves nothing",
+			files:   map[string]file{"a": {Content: "a"}},
+			exclude: []string{"."},
+			want:    nil,
+		},
+		{
+			name:  "FIFOs are ignored",
+			files: map[string]file{"a": {Content: "a"}},
+			setup: func(t *testing.T, root string) {
+				if err := unix.Mkfifo(filepath.Join(root, "pipe"), 0o644); err != nil {
+					t.Skipf("mkfifo: %v", err)
+				}
+			},
+			want: []string{"a"},
+		},
+		{
+			name: "empty workspace",
+			want: nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			writeTree(t, root, tt.files)
+			if tt.setup != nil {
+				tt.setup(t, root)
+			}
+			var o Options
+			for _, e := range tt.exclude {
+				if !filepath.IsAbs(e) {
+					e = filepath.Join(root, e)
+				}
+				o.Exclude = append(o.Exclude, e)
+			}
+			got, err := Take(context.Background(), root, ProviderFiles, o)
+			if err != nil {
+				t.Fatalf("Take: %v", err)
+			}
+			want := &Snapshot{Provider: ProviderFiles, Root: root, Manifest: entriesOnDisk(t, root, tt.want...)}
+			want.Files = len(want.Manifest)
+			want.Digest = manifestDigest(want.Manifest)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("snapshot (-want +got):\n%s", diff)
+			}
+			if err := validate(got); err != nil {
+				t.Errorf("Take returned an invalid snapshot: %v", err)
+			}
+		})
+	}
+}
+
+func TestTakeFilesSymlinkedRoot(t *testing.T) {
+	t.Parallel()
+	realRoot := t.TempDir()
+	writeTree(t, realRoot, map[string]file{"a.txt": {Content: "a"}, "store/x": {Content: "x"}, "cache/y": {Content: "y"}})
+	link := filepath.Join(t.TempDir(), "ws")
+	if err := os.Symlink(realRoot, link); err != nil {
+		t.Fatal(err)
+	}
+	// One exclude spelled through the link, one through the real path.
+	o := Options{Exclude: []string{filepath.Join(link, "store"), filepath.Join(realRoot, "cache")}}
+	got, err := Take(context.Background(), link, ProviderFiles, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Root != link {
+		t.Errorf("Root = %q, want the path as given, %q", got.Root, link)
+	}
+	if diff := cmp.Diff(entriesOnDisk(t, realRoot, "a.txt"), got.Manifest); diff != "" {
+		t.Errorf("manifest (-want +got):\n%s", diff)
+	}
+}
+
+func TestTakeGit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		committed map[string]file
+		setup     func(t *testing.T, repo string) (root string)
+		exclude   []string // relative to the repository
+		want      []string // manifest paths, relative to root
+		noHead    bool     // the repository has no commits
+	}{
+		{
+			name: "tracked, untracked and ignored files",
+			committed: map[string]file{
+				".gitignore": {Content: "*.log\nbuild/\n"},
+				"a.txt":      {Content: "committed"},
+				"gone.txt":   {Content: "deleted after the commit"},
+				"run.sh":     {Content: "#!/bin/sh\n", Perm: 0o755},
+				"link":       {Link: "a.txt"},
+			},
+			setup: func(t *testing.T, repo string) string {
+				writeTree(t, repo, map[string]file{
+					"untracked.txt":            {Content: "new"},
+					"newdir/nested.txt":        {Content: "new"},
+					"debug.log":                {Content: "ignored"},
+					"build/out.bin":            {Content: "ignored"},
+					".obversa/workspace.lease": {Content: "{}"},
+					"store/runs/r1":            {Content: "excluded"},
+				})
+				if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("edited, not staged"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Remove(filepath.Join(repo, "gone.txt")); err != nil {
+					t.Fatal(err)
+				}
+				return repo
+			},
+			exclude: []string{"store"},
+			want:    []string{".gitignore", "a.txt", "link", "newdir/nested.txt", "run.sh", "untracked.txt"},
+		},
+		{
+			name: "repository without commits",
+			setup: func(t *testing.T, repo string) string {
+				writeTree(t, repo, map[string]file{"staged.txt": {Content: "s"}, "loose.txt": {Content: "l"}})
+				git(t, repo, "add", "staged.txt")
+				return repo
+			},
+			want:   []string{"loose.txt", "staged.txt"},
+			noHead: true,
+		},
+		{
+			name: "root is a subdirectory of the work tree",
+			committed: map[string]file{
+				"top.txt":   {Content: "outside the root"},
+				"sub/a.txt": {Content: "a"},
+			},
+			setup: func(t *testing.T, repo string) string {
+				writeTree(t, repo, map[string]file{"sub/u.txt": {Content: "untracked"}, "other.txt": {Content: "outside"}})
+				return filepath.Join(repo, "sub")
+			},
+			want: []string{"a.txt", "u.txt"},
+		},
+		{
+			name:      "tracked directory replaced by a symlink",
+			committed: map[string]file{"d/f.txt": {Content: "tracked"}, "keep": {Content: "k"}},
+			setup: func(t *testing.T, repo string) string {
+				elsewhere := t.TempDir()
+				writeTree(t, elsewhere, map[string]file{"f.txt": {Content: "must not be hashed"}})
+				if err := os.RemoveAll(filepath.Join(repo, "d")); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(elsewhere, filepath.Join(repo, "d")); err != nil {
+					t.Fatal(err)
+				}
+				return repo
+			},
+			want: []string{"d", "keep"},
+		},
+		{
+			name:      "nested repository is not descended",
+			committed: map[string]file{"a": {Content: "a"}},
+			setup: func(t *testing.T, repo string) string {
+				nested := filepath.Join(repo, "nested")
+				if err := os.Mkdir(nested, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				git(t, nested, "init", "-q")
+				writeTree(t, nested, map[string]file{"inner.txt": {Content: "i"}})
+				return repo
+			},
+			want: []string{"a"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			repo := gitRepo(t, tt.committed)
+			root := repo
+			if tt.setup != nil {
+				root = tt.setup(t, repo)
+			}
+			var o Options
+			for _, e := range tt.exclude {
+				o.Exclude = append(o.Exclude, filepath.Join(repo, e))
+			}
+			got, err := Take(context.Background(), root, ProviderGit, o)
+			if err != nil {
+				t.Fatalf("Take: %v", err)
+			}
+			want := &Snapshot{Provider: ProviderGit, Root: root, Manifest: entriesOnDisk(t, root, tt.want...)}
+			want.Files = len(want.Manifest)
+			want.Digest = manifestDigest(want.Manifest)
+			if !tt.noHead {
+				want.Head = git(t, repo, "rev-parse", "HEAD")
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("snapshot (-want +got):\n%s", diff)
+			}
+			if err := validate(got); err != nil {
+				t.Errorf("Take returned an invalid snapshot: %v", err)
+			}
+		})
+	}
+}
+
+func TestTakeGitNotARepository(t *testing.T) {
+	needGit(t)
+	root := t.TempDir()
+	// Stop git from finding a repository above the temporary directory.
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
+	_, err := Take(context.Background(), root, ProviderGit, Options{})
+	if !errors.Is(err, ErrProvider) {
+		t.Fatalf("Take = %v, want ErrProvider", err)
+	}
+	for _, want := range []string{root, `provider = "files"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if Code(err) != "" {
+		t.Errorf("Code = %q, want none for a provider diagnostic", Code(err))
+	}
+}
+
+// TestGitLeavesRepositoryUntouched checks the promise that the git
+// provider never writes: every file under .git — the index above all —
+// keeps its bytes and its modification time, even when the index is stale
+// (a refresh would rewrite it).
+func TestGitLeavesRepositoryUntouched(t *testing.T) {
+	t.Parallel()
+	repo := gitRepo(t, map[string]file{"a.txt": {Content: "a"}, "b.txt": {Content: "b"}, "dir/c.txt": {Content: "c"}})
+	writeTree(t, repo, map[string]file{"untracked.txt": {Content: "u"}})
+	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("modified"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Same content, new mtime: the index's stat data is stale for b.txt.
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(repo, "b.txt"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	before := gitDirState(t, repo)
+	if _, err := Take(context.Background(), repo, ProviderGit, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, gitDirState(t, repo)); diff != "" {
+		t.Errorf(".git changed (-before +after):\n%s", diff)
+	}
+	// Control: a command that does refresh the index (git status, with
+	// optional locks allowed) rewrites it here, so the check above would
+	// catch a provider that ran one.
+	git(t, repo, "status", "--porcelain")
+	if after := gitDirState(t, repo); after["index"] == before["index"] {
+		t.Error("git status left the index alone too; the scenario does not exercise a stale index")
+	}
+}
+
+// gitDirState records path → content hash and mtime for every file
+// under repo/.git.
+func gitDirState(t *testing.T, repo string) map[string]string {
+	t.Helper()
+	state := map[string]string{}
+	gitDir := filepath.Join(repo, ".git")
+	err := filepath.WalkDir(gitDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		rel, _ := filepath.Rel(gitDir, p)
+		state[rel] = hex.EncodeToString(sum[:]) + " " + fi.ModTime().Format(time.RFC3339Nano)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state
+}
+
+func TestTakeNone(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "need-not-exist")
+	got, err := Take(context.Background(), root, ProviderNone, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Snapshot{Provider: ProviderNone, Root: root, Manifest: []Entry{}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("snapshot (-want +got):\n%s", diff)
+	}
+	if err := Verify(context.Background(), got, Options{}); err != nil {
+		t.Errorf("Verify(none) = %v, want nil", err)
+	}
+}
+
+func TestTakeErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]file{"file": {Content: "f"}})
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name     string
+		ctx      context.Context
+		root     string
+		provider string
+		o        Options
+		is       error  // errors.Is target, if any
+		contains string // substring of the message
+	}{
+		{"unknown provider", context.Background(), dir, "svn", Options{}, ErrProvider, `unknown provider "svn"`},
+		{"empty root", context.Background(), "", ProviderFiles, Options{}, nil, "empty root"},
+		{"missing root", context.Background(), filepath.Join(dir, "missing"), ProviderFiles, Options{}, fs.ErrNotExist, "missing"},
+		{"root is a file", context.Background(), filepath.Join(dir, "file"), ProviderFiles, Options{}, nil, "not a directory"},
+		{"relative exclude", context.Background(), dir, ProviderFiles, Options{Exclude: []string{"store"}}, nil, "not an absolute path"},
+		{"canceled files", canceled, dir, ProviderFiles, Options{}, context.Canceled, ""},
+		{"canceled git", canceled, dir, ProviderGit, Options{}, context.Canceled, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := Take(tt.ctx, tt.root, tt.provider, tt.o)
+			if err == nil {
+				t.Fatalf("Take = %+v, want an error", s)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("Take error %v does not match %v", err, tt.is)
+			}
+			if !strings.Contains(err.Error(), tt.contains) {
+				t.Errorf("Take error %q does not contain %q", err, tt.contains)
+			}
+		})
+	}
+}
+
+func TestTakeRefusesNonUTF8Names(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "bad\xffname"), []byte("x"), 0o644); err != nil {
+		t.Skipf("file system refuses non-UTF-8 names: %v", err)
+	}
+	_, err := Take(context.Background(), root, ProviderFiles, Options{})
+	if !errors.Is(err, ErrProvider) || !strings.Contains(err.Error(), `"bad\xffname"`) {
+		t.Errorf("Take = %v, want ErrProvider naming the file", err)
+	}
+}
+
+func TestTakeLargeFileStreams(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	// Larger than several copy buffers, and not a multiple of one.
+	data := []byte(strings.Repeat("0123456789abcdef", 3*hashBufSize/16+7))
+	if err := os.WriteFile(filepath.Join(root, "big"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Take(context.Background(), root, ProviderFiles, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(entriesOnDisk(t, root, "big"), got.Manifest); diff != "" {
+		t.Errorf("manifest (-want +got):\n%s", diff)
+	}
+}

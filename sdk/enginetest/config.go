@@ -326,4 +326,3 @@ func kindList() string {
 	}
 	return strings.Join(names, ", ")
 }
-

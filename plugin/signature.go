@@ -325,12 +325,15 @@ func VerifySignature(binPath, sigPath string, keys []PublicKey) (*Verified, erro
 	untrusted := func(reason UntrustedReason, err error, format string, args ...any) error {
 		return &UntrustedError{Path: binPath, SignaturePath: sigPath, Reason: reason, Detail: fmt.Sprintf(format, args...), Err: err}
 	}
-	text, err := os.ReadFile(sigPath)
+	text, err := readSignatureFile(sigPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, untrusted(ReasonUnsigned, nil, "no signature %s, but a signature by a trusted key is required; sign it with `obversa plugin sign --key KEY %s`", sigPath, binPath)
 	}
 	if err != nil {
 		return nil, untrusted(ReasonUnsigned, err, "reading signature %s: %v", sigPath, err)
+	}
+	if len(text) > maxSignatureBytes {
+		return nil, untrusted(ReasonMalformed, nil, "%s is larger than a signature can be (%d bytes)", sigPath, maxSignatureBytes)
 	}
 	sig, err := ParseSignature(text)
 	if err != nil {
@@ -368,4 +371,18 @@ func VerifySignature(binPath, sigPath string, keys []PublicKey) (*Verified, erro
 	}
 	sigSum := sha256.Sum256(text)
 	return &Verified{KeyID: sig.KeyID, Statement: st, SHA256: actual, Signature: "sha256:" + hex.EncodeToString(sigSum[:])}, nil
+}
+
+// maxSignatureBytes bounds what is read of a signature file: real ones are
+// a few hundred bytes; the trusted comment is the only variable part.
+const maxSignatureBytes = 64 << 10
+
+// readSignatureFile reads at most maxSignatureBytes+1 bytes of path.
+func readSignatureFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxSignatureBytes+1))
 }

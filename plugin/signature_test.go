@@ -300,6 +300,8 @@ func TestVerifySignatureRefusals(t *testing.T) {
 		{name: "unsigned", setup: func(*testing.T, string) {}, reason: plugin.ReasonUnsigned, detail: "obversa plugin sign"},
 		{name: "garbage signature", reason: plugin.ReasonMalformed, detail: "invalid minisign signature",
 			setup: func(t *testing.T, bin string) { writeSig(t, bin, []byte("not a signature\n")) }},
+		{name: "oversized signature file", reason: plugin.ReasonMalformed, detail: "larger than a signature can be",
+			setup: func(t *testing.T, bin string) { writeSig(t, bin, bytes.Repeat([]byte("x"), 1<<20)) }},
 		{name: "wrong key", reason: plugin.ReasonUnknownKey, detail: stranger.ID(),
 			setup: func(t *testing.T, bin string) {
 				sig, _, err := stranger.Sign(bin, stmt)

@@ -191,8 +191,14 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 			}
 			defer r.Close()
 			st := r.Events()
-			var syncs atomic.Int64
-			st.ops.sync = func(f *os.File) error { syncs.Add(1); return fdatasync(f) }
+			var syncs, syncNs atomic.Int64
+			st.ops.sync = func(f *os.File) error {
+				t0 := time.Now()
+				err := fdatasync(f)
+				syncNs.Add(int64(time.Since(t0)))
+				syncs.Add(1)
+				return err
+			}
 			var next atomic.Int64
 			total := int64(b.N)
 			b.ResetTimer()
@@ -219,6 +225,8 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(total)/el.Seconds(), "events/s")
 			b.ReportMetric(float64(total)/float64(max(syncs.Load(), 1)), "events/fsync")
+			b.ReportMetric(float64(syncNs.Load())/float64(max(syncs.Load(), 1))/1e3, "fsync-µs")
+			b.ReportMetric(el.Seconds()/float64(max(syncs.Load(), 1))*1e6, "round-µs")
 		})
 	}
 }

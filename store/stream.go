@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -27,9 +26,14 @@ const eventsFile = "events.jsonl"
 // processes (appends through the same Stream wake it at once).
 const followPoll = 50 * time.Millisecond
 
-// groupCommitWait bounds how long a commit round waits for the appenders
-// of the previous round to queue again (a fraction of one fdatasync).
-const groupCommitWait = 50 * time.Microsecond
+// A commit round that follows a shared round waits for that round's
+// appenders to queue again, so that rounds do not alternate between one
+// request and many: while they keep arriving at most groupCommitGap apart,
+// for at most groupCommitMaxWait.
+const (
+	groupCommitGap     = 100 * time.Microsecond
+	groupCommitMaxWait = time.Millisecond
+)
 
 // NewEvent is an event to append.
 type NewEvent struct {
@@ -107,6 +111,7 @@ type Stream struct {
 	changed   chan struct{} // closed (and replaced) when pub advances
 	appended  bool          // this handle committed something
 	lastRound int           // requests in the last commit round
+	arrival   chan struct{} // closed by the next Append to queue, when a leader waits
 }
 
 // openStream opens (creating if missing) and recovers the stream in dir.
@@ -389,6 +394,10 @@ func (s *Stream) Append(ctx context.Context, expectedRev int64, events ...NewEve
 		return 0, fmt.Errorf("store: %s was opened read-only (no write permission)", s.path)
 	}
 	s.queue = append(s.queue, req)
+	if s.arrival != nil {
+		close(s.arrival)
+		s.arrival = nil
+	}
 	lead := !s.leading
 	s.leading = true
 	s.mu.Unlock()
@@ -447,6 +456,43 @@ func (s *Stream) handOnLocked() {
 	s.leading = false
 }
 
+var dbgRounds [][2]int
+var dbgWhy []string
+
+// awaitStragglersLocked lets the appenders of the previous round queue
+// again before a round starts: it waits while the queue is shorter than
+// want and keeps growing — at most groupCommitGap between arrivals and at
+// most groupCommitMaxWait in all. It blocks rather than spins, so the
+// goroutines it waits for get the processor. The caller holds mu; it is
+// released while waiting.
+func (s *Stream) awaitStragglersLocked(want int) {
+	deadline := time.Now().Add(groupCommitMaxWait)
+	for len(s.queue) < want {
+		wait := min(groupCommitGap, time.Until(deadline))
+		if wait <= 0 {
+			return
+		}
+		arrival := make(chan struct{})
+		s.arrival = arrival
+		s.mu.Unlock()
+		t := time.NewTimer(wait)
+		arrived := false
+		select {
+		case <-arrival:
+			arrived = true
+		case <-t.C:
+		}
+		t.Stop()
+		s.mu.Lock()
+		if s.arrival == arrival {
+			s.arrival = nil
+		}
+		if !arrived {
+			return
+		}
+	}
+}
+
 // lead runs one commit round over every queued request, then hands
 // leadership to the next queued request (whose goroutine runs the next
 // round) or ends it.
@@ -457,14 +503,10 @@ func (s *Stream) lead() {
 	// rounds do not alternate between one request and many. A lone
 	// appender (last round of 1) never waits.
 	if want := s.lastRound; want > 1 && len(s.queue) < want {
-		deadline := time.Now().Add(groupCommitWait)
-		for len(s.queue) < want && time.Now().Before(deadline) {
-			s.mu.Unlock()
-			runtime.Gosched()
-			s.mu.Lock()
-		}
+		s.awaitStragglersLocked(want)
 	}
 	batch := s.queue
+	dbgRounds = append(dbgRounds, [2]int{s.lastRound, len(batch)})
 	s.lastRound = len(batch)
 	s.queue = nil
 	for _, r := range batch {

@@ -53,6 +53,8 @@ func runTests(m *testing.M) int {
 // helperPlugin makes the test binary a misbehaving plugin.
 func helperPlugin(mode string) int {
 	switch mode {
+	case "not-serving", "health-hangs":
+		return preflightHelper(mode)
 	case "stdout-noise":
 		fmt.Println("hello from a plugin that forgot its handshake")
 		time.Sleep(30 * time.Second)

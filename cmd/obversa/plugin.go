@@ -26,7 +26,7 @@ func newPluginCmd() *cobra.Command {
 		Short: "Work with plugin binaries: hash, lock, keygen, sign, verify, install, describe",
 	}
 	cmd.AddCommand(newPluginHashCmd(), newPluginLockCmd(), newPluginKeygenCmd(), newPluginSignCmd(),
-		newPluginVerifyCmd(), newPluginInstallCmd(), newPluginDescribeCmd())
+		newPluginVerifyCmd(), newPluginInstallCmd(), newPluginDescribeCmd(), newPluginConformanceCmd())
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +23,13 @@ password file it is encrypted with scrypt (about a GiB of memory, a few
 seconds). Existing files are kept unless --force.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !force {
+				for _, p := range []string{secret, public} {
+					if _, err := os.Lstat(p); err == nil {
+						return usageErr(fmt.Errorf("%s exists; pass --force to overwrite it", p))
+					}
+				}
+			}
 			pw, err := readPassword(passwordFile)
 			if err != nil {
 				return err

@@ -49,6 +49,9 @@ func newResumeCmd(g *globals) *cobra.Command {
 			if done && !asJSON {
 				fmt.Fprintln(cmd.ErrOrStderr(), "the run already ended; nothing was changed")
 			}
+			if !asJSON {
+				preflightHint(cmd.ErrOrStderr(), res, dir)
+			}
 			return report(cmd.OutOrStdout(), res, dir, asJSON)
 		},
 	}

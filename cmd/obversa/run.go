@@ -132,10 +132,11 @@ func report(w io.Writer, res *graph.RunResult, dir string, asJSON bool) error {
 // summary is the one-line human form of a result.
 func summary(res *graph.RunResult) string {
 	var out struct {
-		Nodes   json.RawMessage `json:"nodes"`
-		Failed  []string        `json:"failed"`
-		Message string          `json:"message"`
-		Waiting []graph.PauseRequest
+		Nodes            json.RawMessage `json:"nodes"`
+		Failed           []string        `json:"failed"`
+		Message          string          `json:"message"`
+		Waiting          []graph.PauseRequest
+		PreflightEventID string `json:"preflight_event_id"`
 	}
 	_ = json.Unmarshal(res.Output, &out)
 	switch res.Kind {
@@ -144,6 +145,12 @@ func summary(res *graph.RunResult) string {
 		_ = json.Unmarshal(out.Nodes, &nodes)
 		return fmt.Sprintf("complete: %d nodes passed", len(nodes))
 	case "pause":
+		switch {
+		case out.PreflightEventID != "":
+			return fmt.Sprintf("paused %s: resume with `obversa resume --preflight %s RUN`", res.Code, out.PreflightEventID)
+		case res.Code != "":
+			return fmt.Sprintf("paused %s: %s", res.Code, out.Message)
+		}
 		var w []string
 		for _, p := range out.Waiting {
 			w = append(w, p.Position+" ("+p.Kind+")")

@@ -243,3 +243,57 @@ func TestProcessLocked(t *testing.T) {
 		t.Fatalf("processes of the run survive the stop: %+v", ps)
 	}
 }
+
+// TestWorkspaceDriftDuringBackoff: a file of the workspace changes while
+// the watchdog backs off after a crash → the run pauses WORKSPACE_DRIFT;
+// resume refuses until the file is restored, then completes.
+func TestWorkspaceDriftDuringBackoff(t *testing.T) {
+	t.Parallel()
+	runFile, dir, _ := watchdogCase{restart: `max_restarts = 2
+  initial_backoff = "3s"
+  max_backoff = "3s"`, limits: `timeout = "2m"`, slow: "true"}.write(t)
+	ws := filepath.Join(dir, "ws")
+	data := filepath.Join(ws, "data.txt")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(data, []byte("original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = append([]byte("workspace {\n  root = \"ws\"\n  provider = \"files\"\n}\n"), text...)
+	if err := os.WriteFile(runFile, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flag := filepath.Join(t.TempDir(), "flag")
+	cmd, errb := startRun(t, dir, runFile, "x", watchdog.FaultEnv+"=after-dispatch:fast:"+flag)
+	runDir := runDirOf(runFile, "x")
+	waitFor(t, 30*time.Second, "the crash snapshot", func() bool {
+		if _, err := os.Stat(filepath.Join(runDir, "events.jsonl")); err != nil {
+			return false
+		}
+		return len(recorded(t, runDir, watchdog.EventWorkspaceSnapshot)) == 1
+	})
+	if err := os.WriteFile(data, []byte("edited during backoff\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCode(cmd.Wait()); code != exitPaused {
+		t.Fatalf("run exited %d, want %d (paused): %s", code, exitPaused, errb.String())
+	}
+	waiting := recorded(t, runDir, "graph:run-waiting")
+	if len(waiting) != 1 || waiting[0]["code"] != watchdog.CodeWorkspaceDrift {
+		t.Fatalf("run-waiting %v, want WORKSPACE_DRIFT", waiting)
+	}
+	if r := obversa(t, dir, "resume", runDir); r.code == 0 || !strings.Contains(r.stderr, "WORKSPACE_DRIFT") || !strings.Contains(r.stderr, "data.txt") {
+		t.Fatalf("resume with the edit in place: exit %d: %s", r.code, r.stderr)
+	}
+	if err := os.WriteFile(data, []byte("original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := obversa(t, dir, "resume", runDir); r.code != 0 {
+		t.Fatalf("resume after restoring: exit %d: %s", r.code, r.stderr)
+	}
+}

@@ -277,7 +277,9 @@ func cat(parts ...[]string) []string {
 	return out
 }
 
-func failure(kind plugin.FailureKind) error { return &plugin.Failure{Kind: kind, Message: "scripted " + string(kind)} }
+func failure(kind plugin.FailureKind) error {
+	return &plugin.Failure{Kind: kind, Message: "scripted " + string(kind)}
+}
 
 func TestPreflightRound(t *testing.T) {
 	unsupported := func(plugin.Identity) (*plugin.AdmitResponse, error) {

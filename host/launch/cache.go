@@ -68,8 +68,10 @@ func Cache(storageDir, name, src, sum string) (string, error) {
 	return dst, syncDir(filepath.Dir(dst))
 }
 
-// VerifyCached re-hashes a cache entry; a difference wraps
-// ErrPluginChanged and names both digests.
+// VerifyCached re-hashes a cache entry (DESIGN §7): bytes that no longer
+// match sum wrap ErrPluginChanged (PLUGIN_CHANGED) and name the plugin, the
+// path and both digests; a missing entry wraps ErrPluginChanged too. Other
+// read errors are returned as they are.
 func VerifyCached(name, path, sum string) error {
 	got, err := plugin.FileSHA256(path)
 	if errors.Is(err, os.ErrNotExist) {

@@ -5,5 +5,13 @@
 // §6), configured from the stored plan, and checked with the plugin's own
 // grpc.health.v1 service before use.
 //
+// It also holds the host's side of plugin trust (DESIGN §7, docs/plugins.md):
+// TrustedKeys resolves a run file's trusted_keys, CheckSource checks a source
+// binary against its pin and, where keys apply, its minisign signature;
+// Cache and VerifyCached keep the pinned copies (ErrPluginChanged,
+// PLUGIN_CHANGED, when one changes); Install verifies a distributed plugin
+// found by the discovery grammar (BinaryPrefix) and places it in a plugins
+// directory. Signature and checksum sidecars are never executed.
+//
 // One process per plugin per worker serves every attempt (DESIGN §9).
 package launch

@@ -64,7 +64,7 @@ type InstallOptions struct {
 
 // Installed describes an installed plugin.
 type Installed struct {
-	// Path is the installed binary, Dir/<name>/<version>/<file>.
+	// Path is the installed binary, Dir/<name>/<version>/<file>, absolute.
 	Path string
 	// SHA256 is its digest (lower-case hex).
 	SHA256 string
@@ -101,6 +101,13 @@ func Install(src string, o InstallOptions) (*Installed, error) {
 	if o.Dir == "" {
 		return nil, fmt.Errorf("%w: no plugins directory", ErrInstall)
 	}
+	// The installed path goes into run files, which resolve relative
+	// paths against their own directory: make it absolute.
+	dirAbs, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	o.Dir = dirAbs
 	goos, goarch := o.GOOS, o.GOARCH
 	if goos == "" {
 		goos = runtime.GOOS
@@ -108,7 +115,7 @@ func Install(src string, o InstallOptions) (*Installed, error) {
 	if goarch == "" {
 		goarch = runtime.GOARCH
 	}
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+	if err = os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
 	staging, err := os.MkdirTemp(o.Dir, ".staging-")
@@ -325,13 +332,16 @@ func stage(src, dir string) (*staged, error) {
 	out := &staged{has: map[string]bool{}}
 	for _, f := range files {
 		rel := f.name
-		if !strings.Contains(rel, "/") {
-			// top level
-		} else if root != "" && strings.HasPrefix(rel, root) && !strings.Contains(rel[len(root):], "/") {
+		switch {
+		case !strings.Contains(rel, "/"): // top level
+		case root != "" && strings.HasPrefix(rel, root) && !strings.Contains(rel[len(root):], "/"):
 			rel = rel[len(root):]
-		} else {
+		default:
 			out.ignored = append(out.ignored, f.name)
 			continue
+		}
+		if _, dup := byBase[rel]; dup {
+			return nil, fmt.Errorf("%w: %s holds %s twice", ErrInstall, src, rel)
 		}
 		byBase[rel] = f
 		if _, ok := PluginNameFromFile(rel); ok {

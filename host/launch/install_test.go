@@ -224,7 +224,9 @@ func TestInstallRefuses(t *testing.T) {
 		is       error
 		mentions []string
 	}{
-		{"no binary", func(t *testing.T) string { return writeDir(t, []member{{name: "cmd-engine", content: "x"}, {name: "README", content: "x"}}) },
+		{"no binary", func(t *testing.T) string {
+			return writeDir(t, []member{{name: "cmd-engine", content: "x"}, {name: "README", content: "x"}})
+		},
 			"", launch.ErrInstall, []string{"no plugin binary", launch.BinaryPrefix + "<name>"}},
 		{"a signature is never a binary", func(t *testing.T) string { return writeDir(t, good(t)[1:]) },
 			"", launch.ErrInstall, []string{"no plugin binary"}},
@@ -261,6 +263,10 @@ func TestInstallRefuses(t *testing.T) {
 			ms[0] = member{name: ms[0].name, content: target, link: true}
 			return writeDir(t, ms)
 		}, "", launch.ErrInstall, []string{"no plugin binary"}},
+		{"a file twice", func(t *testing.T) string {
+			ms := good(t)
+			return writeTarGz(t, append(ms, under("d", ms[1:2])...))
+		}, "", launch.ErrInstall, []string{"twice"}},
 		{"unknown archive", func(t *testing.T) string { return writeFile(t, t.TempDir(), "release.rar", "x", 0o644) },
 			"", launch.ErrInstall, []string{"release.rar"}},
 		{"corrupt archive", func(t *testing.T) string { return writeFile(t, t.TempDir(), "release.tgz", "not gzip", 0o644) },

@@ -178,7 +178,7 @@ func pinError(err error, rf *hcl.RunFile, pl *hcl.Plugin, runFile string) error 
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w: plugin %q: %s does not exist; build it (make build) or fix `path` in %s", ErrPluginMissing, pl.Name, pl.Path, rf.Filename)
 	case errors.As(err, &mismatch) && pl.SHA256 != "":
-		return fmt.Errorf("%w; if the new binary is trusted, set sha256 = %q in %s (or remove it and run `obversa plugin lock %s`)",
+		return fmt.Errorf("%w; if the new binary is trusted, set sha256 = %q in %s, or remove sha256 there and re-pin with `obversa plugin lock --upgrade %s`",
 			err, mismatch.Actual, rf.Filename, runFile)
 	case errors.As(err, &mismatch):
 		return fmt.Errorf("%w; if the new binary is trusted, re-pin it with `obversa plugin lock --upgrade %s`", err, runFile)

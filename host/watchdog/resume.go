@@ -9,6 +9,7 @@ import (
 
 	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/store"
@@ -88,28 +89,33 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.Run
 	if err != nil {
 		return nil, false, err
 	}
+	// Supervise takes the lock over; every earlier return releases it.
+	handed := false
+	defer func() {
+		if !handed {
+			lock.Release()
+		}
+	}()
 	x, err := executor.New(ctx, executor.Options{Run: run})
 	if err != nil {
-		lock.Release()
 		return nil, false, err
 	}
 	if f := x.Finished(); f != nil {
-		lock.Release()
 		return f, true, nil
 	}
 	pf, err := preflightEvents(x.PreflightReport(), o, run.Dir())
 	if err != nil {
-		lock.Release()
 		return nil, false, err
 	}
 	ev, err := operatorEvents(x.State(), o)
 	if err != nil {
-		lock.Release()
+		return nil, false, err
+	}
+	if err := checkWorkspace(ctx, run, rs.Plan, x.Waiting() != nil); err != nil {
 		return nil, false, err
 	}
 	marked, err := stopMarked(ctx, run.Dir(), rs.Plan.TeardownGraceMS)
 	if err != nil {
-		lock.Release()
 		return nil, false, err
 	}
 	var b []store.NewEvent
@@ -119,9 +125,9 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.Run
 	b = append(b, store.NewEvent{Type: graph.EventRunResumed, Data: map[string]string{"position": o.Position}})
 	st := run.Events()
 	if _, err := st.Append(ctx, st.Rev(), b...); err != nil {
-		lock.Release()
 		return nil, false, err
 	}
+	handed = true
 	so := o.Supervise
 	so.Lock = lock
 	res, err = Supervise(ctx, run, so)
@@ -291,4 +297,25 @@ func Approve(ctx context.Context, runDir, position string, deny bool) error {
 	st := run.Events()
 	_, err = st.Append(ctx, st.Rev(), store.NewEvent{Type: graph.EventApproval, Data: graph.ApprovalData{Position: position, Decision: decision}})
 	return err
+}
+
+// checkWorkspace verifies the workspace before a resume: a paused run
+// against its runner-pause-anchor (which must exist), a run taken over
+// after a crash against the last snapshot, if one was taken.
+func checkWorkspace(ctx context.Context, run *store.Run, p *plan.Plan, paused bool) error {
+	g := newGuard(p)
+	if !g.active() {
+		return nil
+	}
+	snap, err := lastAnchor(ctx, run)
+	switch {
+	case errors.Is(err, ErrAnchorMissing) && !paused:
+		return nil
+	case err != nil:
+		return err
+	}
+	if err := g.verify(ctx, snap); err != nil {
+		return fmt.Errorf("%w; restore the workspace, then resume again", err)
+	}
+	return nil
 }

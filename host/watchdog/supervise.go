@@ -18,6 +18,7 @@ import (
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/workspace"
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/store"
 )
@@ -163,9 +164,27 @@ func (s *supervisor) loop(ctx context.Context) (*graph.RunResult, error) {
 	// ctx ends when the run is asked to stop; the record is still written
 	// after that, so bookkeeping uses a context that is not cancelled.
 	rec := context.WithoutCancel(ctx)
+	ws := newGuard(s.plan)
+	defer ws.release()
+	var crashSnap *workspace.Snapshot
 	for restart := 0; ; restart++ {
 		if !s.deadline.IsZero() && time.Now().After(s.deadline) {
 			return s.finish(rec, CodeTimeout, "the run's timeout passed before a worker could start")
+		}
+		// The lease is held while a worker runs; after a crash the
+		// workspace must still be as the crashed worker left it.
+		if err := ws.acquire(); err != nil {
+			if errors.Is(err, workspace.ErrLeaseHeld) {
+				return s.pause(rec, CodeWorkspaceLease, err.Error(), nil, nil)
+			}
+			return nil, err
+		}
+		if err := ws.verify(rec, crashSnap); err != nil {
+			var de *workspace.DriftError
+			if errors.As(err, &de) {
+				return s.pause(rec, CodeWorkspaceDrift, err.Error(), crashSnap, de.Changes)
+			}
+			return nil, err
 		}
 		from := s.run.Events().Rev()
 		ex, err := s.runWorker(ctx, restart)
@@ -177,6 +196,12 @@ func (s *supervisor) loop(ctx context.Context) (*graph.RunResult, error) {
 			return s.finish(rec, CodeTeardownIncomplete, fmt.Sprintf("%d processes of the run survived SIGKILL", len(survivors)))
 		}
 		if res, err := s.recorded(rec, from); err != nil || res != nil {
+			if res != nil && res.Kind == "pause" {
+				// The runner-pause-anchor: what resume must find.
+				if _, err := ws.save(rec, s.run, EventPauseAnchor); err != nil {
+					return nil, err
+				}
+			}
 			return res, err
 		}
 		switch ex.reason {
@@ -189,6 +214,12 @@ func (s *supervisor) loop(ctx context.Context) (*graph.RunResult, error) {
 		if restart >= s.plan.Restart.MaxRestarts {
 			return s.finish(rec, CodeRestartExhausted, fmt.Sprintf("the worker crashed %d times (max_restarts = %d)", restart+1, s.plan.Restart.MaxRestarts))
 		}
+		// Snapshot while still holding the lease, then let it go for the
+		// backoff.
+		if crashSnap, err = ws.save(rec, s.run, EventWorkspaceSnapshot); err != nil {
+			return nil, err
+		}
+		ws.release()
 		wait := Backoff(restart, time.Duration(s.plan.Restart.InitialBackoffMS)*time.Millisecond, time.Duration(s.plan.Restart.MaxBackoffMS)*time.Millisecond)
 		s.o.Logger.Info("worker crashed; restarting", "restart", restart+1, "backoff", wait)
 		if !s.sleep(ctx, wait) {

@@ -55,6 +55,9 @@ func listFiles(ctx context.Context, base string, ex excluder) ([]candidate, erro
 		if name == gitDirName { // a gitlink file of a worktree or submodule
 			return nil
 		}
+		if _, ok := ex.dirs[rel]; ok { // an excluded directory that is now a file or symlink
+			return nil
+		}
 		t := d.Type()
 		if !t.IsRegular() && t != fs.ModeSymlink {
 			return nil

@@ -30,7 +30,7 @@ func listGit(ctx context.Context, root string, ex excluder) (head string, cands 
 		if ctx.Err() != nil {
 			return "", nil, fmt.Errorf("workspace: git snapshot of %s: %w", root, ctx.Err())
 		}
-		return "", nil, fmt.Errorf("workspace: %s is not usable as a git workspace (%v); set provider = %q in the run file's workspace to snapshot plain files: %w",
+		return "", nil, fmt.Errorf("workspace: %s is not usable as a git workspace (%v); set provider = %q in the run file's workspace block to snapshot plain files: %w",
 			root, err, ProviderFiles, ErrProvider)
 	}
 
@@ -55,11 +55,11 @@ func listGit(ctx context.Context, root string, ex excluder) (head string, cands 
 		if err := validName(root, rel); err != nil {
 			return "", nil, err
 		}
-		real, err := dirs.realParents(rel)
+		inTree, err := dirs.realParents(rel)
 		if err != nil {
 			return "", nil, fmt.Errorf("workspace: git snapshot of %s: %w", root, err)
 		}
-		if real {
+		if inTree {
 			cands = append(cands, candidate{rel: rel})
 		}
 	}
@@ -188,10 +188,22 @@ func runGit(ctx context.Context, root string, args ...string) ([]byte, int, erro
 	return stdout.Bytes(), code, nil
 }
 
+// repoLocatingEnv are the variables that point git at a repository other
+// than the one around its working directory (as set inside a git hook, for
+// one). The workspace root alone decides which repository is snapshotted.
+var repoLocatingEnv = []string{
+	"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+	"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX",
+}
+
 // gitCommand prepares a read-only git invocation in root.
 func gitCommand(ctx context.Context, root string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", root}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(repoLocatingEnv, name) || name == "GIT_OPTIONAL_LOCKS"
+	})
+	cmd.Env = append(env, "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -21,7 +22,7 @@ import (
 type candidate struct {
 	rel   string      // slash-separated, relative to the root
 	typ   fs.FileMode // type bits from the directory listing, when known
-	known bool        // typ is valid; otherwise hashing starts with Lstat
+	known bool        // typ is valid; otherwise hashing opens the path to learn it
 }
 
 // hashBufSize is each worker's copy buffer, bytes.
@@ -31,13 +32,26 @@ const hashBufSize = 64 << 10
 // gone) under a single snapshot before Take gives up.
 const maxTypeRaces = 3
 
-// errTypeChanged reports that a path's type changed between the listing
-// (or the Lstat) and the open; hashing that path starts again.
+// errTypeChanged reports that a path found to be a symlink was not one a
+// moment later; hashing that path starts again.
 var errTypeChanged = errors.New("file type changed while hashing")
+
+// errNotRegular reports that an opened path is not a regular file (a
+// directory, such as a submodule, a FIFO, a device): it is left out.
+var errNotRegular = errors.New("not a regular file")
 
 // hashWorkers is how many files are hashed at once: a few per CPU, because
 // small files spend their time in open/read/close rather than SHA-256.
-func hashWorkers() int { _ = runtime.NumCPU; return 1 }
+func hashWorkers() int { return min(max(2*runtime.GOMAXPROCS(0), 2), 16) }
+
+// hasher is one worker's reusable state.
+type hasher struct {
+	buf []byte
+	h   hash.Hash
+	sum [sha256.Size]byte
+}
+
+func newHasher() *hasher { return &hasher{buf: make([]byte, hashBufSize), h: sha256.New()} }
 
 // hashAll hashes every candidate under base and returns the entries sorted
 // by path. Candidates that vanished or are not regular files or symlinks are
@@ -58,7 +72,7 @@ func hashAll(ctx context.Context, base string, cands []candidate) ([]Entry, erro
 	}
 	for range min(hashWorkers(), len(cands)) {
 		wg.Go(func() {
-			buf := make([]byte, hashBufSize)
+			w := newHasher()
 			for !stopped.Load() {
 				i := int(next.Add(1) - 1)
 				if i >= len(cands) {
@@ -68,7 +82,7 @@ func hashAll(ctx context.Context, base string, cands []candidate) ([]Entry, erro
 					fail(err)
 					return
 				}
-				e, ok, err := hashPath(base, cands[i], buf)
+				e, ok, err := w.path(base, cands[i])
 				if err != nil {
 					fail(err)
 					return
@@ -91,11 +105,11 @@ func hashAll(ctx context.Context, base string, cands []candidate) ([]Entry, erro
 	return out, nil
 }
 
-// hashPath hashes one candidate, retrying when its type changes under it.
-func hashPath(base string, c candidate, buf []byte) (Entry, bool, error) {
+// path hashes one candidate, retrying when its type changes under it.
+func (w *hasher) path(base string, c candidate) (Entry, bool, error) {
 	full := filepath.Join(base, filepath.FromSlash(c.rel))
 	for range maxTypeRaces {
-		e, ok, err := hashOnce(full, c, buf)
+		e, ok, err := w.once(full, c)
 		if !errors.Is(err, errTypeChanged) {
 			return e, ok, err
 		}
@@ -104,32 +118,36 @@ func hashPath(base string, c candidate, buf []byte) (Entry, bool, error) {
 	return Entry{}, false, fmt.Errorf("%s: %w %d times", c.rel, errTypeChanged, maxTypeRaces)
 }
 
-// hashOnce hashes full as a regular file or a symlink. ok is false when
-// the path is gone or is another kind of file.
-func hashOnce(full string, c candidate, buf []byte) (Entry, bool, error) {
-	typ := c.typ
-	if !c.known {
-		fi, err := os.Lstat(full)
-		if err != nil {
-			if vanished(err) {
-				return Entry{}, false, nil
-			}
-			return Entry{}, false, err
+// once hashes full as a regular file or a symlink. ok is false when the
+// path is gone or is another kind of file. A path of unknown type is opened
+// as a file first (no Lstat): O_NOFOLLOW refuses a symlink, and the open
+// descriptor tells any other type.
+func (w *hasher) once(full string, c candidate) (Entry, bool, error) {
+	if c.known {
+		switch {
+		case c.typ == fs.ModeSymlink:
+			return w.link(full, c.rel)
+		case !c.typ.IsRegular():
+			return Entry{}, false, nil
 		}
-		typ = fi.Mode().Type()
 	}
-	switch {
-	case typ == fs.ModeSymlink:
-		return hashLink(full, c.rel)
-	case typ.IsRegular():
-		return hashFile(full, c.rel, buf)
-	default:
+	e, ok, err := w.file(full, c.rel)
+	if err == nil {
+		return e, ok, nil
+	}
+	if isSymlinkRefused(err) {
+		return w.link(full, c.rel)
+	}
+	// Opening a socket fails (ENXIO); whatever it is, a path that is not a
+	// regular file any more is left out rather than failing the snapshot.
+	if fi, lerr := os.Lstat(full); lerr == nil && !fi.Mode().IsRegular() && fi.Mode().Type() != fs.ModeSymlink {
 		return Entry{}, false, nil
 	}
+	return Entry{}, false, err
 }
 
-// hashLink records a symlink by its target string.
-func hashLink(full, rel string) (Entry, bool, error) {
+// link records a symlink by its target string.
+func (w *hasher) link(full, rel string) (Entry, bool, error) {
 	target, err := os.Readlink(full)
 	switch {
 	case err == nil:
@@ -140,56 +158,25 @@ func hashLink(full, rel string) (Entry, bool, error) {
 	default:
 		return Entry{}, false, err
 	}
-	sum := sha256.Sum256([]byte(target))
-	return Entry{Path: rel, Mode: ModeSymlink, Size: int64(len(target)), SHA256: hex.EncodeToString(sum[:])}, true, nil
+	w.h.Reset()
+	io.WriteString(w.h, target)
+	return Entry{Path: rel, Mode: ModeSymlink, Size: int64(len(target)), SHA256: hex.EncodeToString(w.h.Sum(w.sum[:0]))}, true, nil
 }
 
-// hashFile streams a regular file through SHA-256. The file is opened
-// without following a final symlink and without blocking on a FIFO, and its
-// type is checked on the open descriptor, so a path swapped for something
-// else after the listing is never read as a file.
-func hashFile(full, rel string, buf []byte) (Entry, bool, error) {
-	f, err := openNoFollow(full)
+// file streams a regular file through SHA-256 (readRegular: no symlink
+// followed, no FIFO blocked on, the type checked on the open descriptor).
+// A symlink is returned as readRegular's error, for the caller to record.
+func (w *hasher) file(full, rel string) (Entry, bool, error) {
+	w.h.Reset()
+	perm, n, err := readRegular(full, w.h, w.buf)
 	switch {
 	case err == nil:
-	case vanished(err):
+	case vanished(err), errors.Is(err, errNotRegular):
 		return Entry{}, false, nil
-	case isSymlinkRefused(err):
-		return Entry{}, false, errTypeChanged
 	default:
 		return Entry{}, false, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Entry{}, false, err
-	}
-	if !fi.Mode().IsRegular() {
-		return Entry{}, false, errTypeChanged
-	}
-	h := sha256.New()
-	// Hide File.WriteTo so that io.CopyBuffer uses buf rather than
-	// allocating a buffer per file.
-	n, err := io.CopyBuffer(h, struct{ io.Reader }{f}, buf)
-	if err != nil {
-		return Entry{}, false, fmt.Errorf("read %s: %w", full, err)
-	}
-	return Entry{Path: rel, Mode: unixMode(fi.Mode()), Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, true, nil
-}
-
-// unixMode converts a regular file's fs.FileMode to st_mode bits.
-func unixMode(m fs.FileMode) uint32 {
-	mode := ModeRegular | uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		mode |= 0o4000
-	}
-	if m&fs.ModeSetgid != 0 {
-		mode |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		mode |= 0o1000
-	}
-	return mode
+	return Entry{Path: rel, Mode: ModeRegular | perm, Size: n, SHA256: hex.EncodeToString(w.h.Sum(w.sum[:0]))}, true, nil
 }
 
 // vanished reports whether err means the path is gone: removed, or a

@@ -69,8 +69,10 @@ type Options struct {
 // "git" when root is not inside a git work tree (the message suggests
 // provider = "files") or git fails, and when a file name is not valid
 // UTF-8. It returns ctx's error, wrapped, when ctx ends first, and an I/O
-// error when root is not a readable directory or a file cannot be read.
-// Files that disappear while the snapshot is taken are left out.
+// error when root is not a directory or a directory or file under it cannot
+// be read. Files that disappear while the snapshot is taken are left out;
+// a workspace that changes during Take yields some mix of its states, which
+// the next Verify reports as drift.
 func Take(ctx context.Context, root, provider string, o Options) (*Snapshot, error) {
 	switch provider {
 	case ProviderGit, ProviderFiles, ProviderNone:
@@ -103,11 +105,11 @@ func Take(ctx context.Context, root, provider string, o Options) (*Snapshot, err
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("workspace: root %s is not a directory", abs)
 	}
-	real, err := filepath.EvalSymlinks(abs)
+	resolved, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: root: %w", err)
 	}
-	ex, err := newExcluder(abs, real, o.Exclude)
+	ex, err := newExcluder(abs, resolved, o.Exclude)
 	if err != nil {
 		return nil, err
 	}
@@ -115,14 +117,14 @@ func Take(ctx context.Context, root, provider string, o Options) (*Snapshot, err
 	var cands []candidate
 	switch provider {
 	case ProviderFiles:
-		cands, err = listFiles(ctx, real, ex)
+		cands, err = listFiles(ctx, resolved, ex)
 	case ProviderGit:
 		s.Head, cands, err = listGit(ctx, abs, ex)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.Manifest, err = hashAll(ctx, real, cands)
+	s.Manifest, err = hashAll(ctx, resolved, cands)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %s snapshot of %s: %w", provider, abs, err)
 	}
@@ -138,9 +140,9 @@ type excluder struct {
 }
 
 // newExcluder resolves each excluded directory against the root both as
-// written (abs) and with symlinks resolved (real), so that an exclude
+// written (abs) and with symlinks resolved (resolved), so that an exclude
 // spelled through either form matches.
-func newExcluder(abs, real string, exclude []string) (excluder, error) {
+func newExcluder(abs, resolved string, exclude []string) (excluder, error) {
 	x := excluder{dirs: map[string]struct{}{}}
 	add := func(base, dir string) {
 		if isAncestor(dir, base) {
@@ -158,7 +160,7 @@ func newExcluder(abs, real string, exclude []string) (excluder, error) {
 		d = filepath.Clean(d)
 		add(abs, d)
 		if r, err := filepath.EvalSymlinks(d); err == nil {
-			add(real, r)
+			add(resolved, r)
 		}
 	}
 	return x, nil

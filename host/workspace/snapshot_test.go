@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -73,8 +74,9 @@ func TestTakeFiles(t *testing.T) {
 				"store/runs/r1/event": {Content: "e"},
 				"store-sibling/x":     {Content: "kept: a prefix is not a parent"},
 				"deep/cache/blob":     {Content: "b"},
+				"linked-store":        {Link: "/somewhere/else"},
 			},
-			exclude: []string{"store", "deep/cache", "does-not-exist", "/nowhere/outside"},
+			exclude: []string{"store", "deep/cache", "linked-store", "does-not-exist", "/nowhere/outside"},
 			want:    []string{"src/main.go", "store-sibling/x"},
 		},
 		{
@@ -230,6 +232,23 @@ func TestTakeGit(t *testing.T) {
 			want: []string{"d", "keep"},
 		},
 		{
+			name:      "tracked files replaced by a FIFO and a socket",
+			committed: map[string]file{"a": {Content: "a"}, "fifo": {Content: "f"}, "sock": {Content: "s"}},
+			setup: func(t *testing.T, repo string) string {
+				for name, mode := range map[string]uint32{"fifo": unix.S_IFIFO, "sock": unix.S_IFSOCK} {
+					p := filepath.Join(repo, name)
+					if err := os.Remove(p); err != nil {
+						t.Fatal(err)
+					}
+					if err := unix.Mknod(p, mode|0o644, 0); err != nil {
+						t.Skipf("mknod %s: %v", name, err)
+					}
+				}
+				return repo
+			},
+			want: []string{"a"},
+		},
+		{
 			name:      "nested repository is not descended",
 			committed: map[string]file{"a": {Content: "a"}},
 			setup: func(t *testing.T, repo string) string {
@@ -292,6 +311,27 @@ func TestTakeGitNotARepository(t *testing.T) {
 	}
 	if Code(err) != "" {
 		t.Errorf("Code = %q, want none for a provider diagnostic", Code(err))
+	}
+}
+
+// TestTakeGitIgnoresRepositoryEnv runs Take as it would run inside a git
+// hook of another repository: the root still decides what is snapshotted.
+func TestTakeGitIgnoresRepositoryEnv(t *testing.T) {
+	repo := gitRepo(t, map[string]file{"mine.txt": {Content: "m"}})
+	other := gitRepo(t, map[string]file{"theirs.txt": {Content: "t"}})
+	t.Setenv("GIT_DIR", filepath.Join(other, ".git"))
+	t.Setenv("GIT_INDEX_FILE", filepath.Join(other, ".git", "index"))
+	got, err := Take(context.Background(), repo, ProviderGit, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(entriesOnDisk(t, repo, "mine.txt"), got.Manifest); diff != "" {
+		t.Errorf("manifest (-want +got):\n%s", diff)
+	}
+	os.Unsetenv("GIT_DIR") // restored by t.Setenv's cleanup
+	os.Unsetenv("GIT_INDEX_FILE")
+	if want := git(t, repo, "rev-parse", "HEAD"); got.Head != want {
+		t.Errorf("Head = %s, want %s (the root's repository)", got.Head, want)
 	}
 }
 
@@ -438,5 +478,29 @@ func TestTakeLargeFileStreams(t *testing.T) {
 	}
 	if diff := cmp.Diff(entriesOnDisk(t, root, "big"), got.Manifest); diff != "" {
 		t.Errorf("manifest (-want +got):\n%s", diff)
+	}
+}
+
+// TestCancelMidway cancels between the steps Take checks its context
+// before: the walk and the hashing notice on their own.
+func TestCancelMidway(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	files := map[string]file{}
+	for i := range 2 * ctxCheckEvery {
+		files[fmt.Sprintf("f%03d", i)] = file{Content: "x"}
+	}
+	writeTree(t, root, files)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := listFiles(ctx, root, excluder{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("listFiles = %v, want context.Canceled", err)
+	}
+	cands, err := listFiles(context.Background(), root, excluder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hashAll(ctx, root, cands); !errors.Is(err, context.Canceled) {
+		t.Errorf("hashAll = %v, want context.Canceled", err)
 	}
 }

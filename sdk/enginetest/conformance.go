@@ -167,3 +167,20 @@ func runScenario(ctx context.Context, req plugin.RunRequest, emit plugin.Emitter
 	}
 	return nil, &plugin.Failure{Kind: plugin.FailureInvalidConfig, Message: "mock engine: unknown scenario " + s.String()}
 }
+
+// structuredWhenAsked honours a request for structured output (an output
+// schema) that the configuration answers with text: the answer becomes the
+// final structured part {"answer": "<text>"}, so that the engine does what
+// its Describe declares. A scripted json answer is kept as it is.
+func structuredWhenAsked(req plugin.RunRequest, final plugin.Part, text string) (plugin.Part, string) {
+	if len(req.OutputSchema) == 0 || final.Kind != plugin.PartText {
+		return final, text
+	}
+	b, err := json.Marshal(struct {
+		Answer string `json:"answer"`
+	}{text})
+	if err != nil {
+		return final, text
+	}
+	return plugin.Part{Kind: plugin.PartStructured, JSON: b, Final: true}, string(b)
+}

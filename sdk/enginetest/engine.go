@@ -123,7 +123,9 @@ func (e *Engine) Admit(ctx context.Context, req plugin.AdmitRequest) (*plugin.Ad
 // deadline with a timeout failure; an error from emit ends it with an
 // aborted failure. Failures to write the log files are unknown failures.
 // A Run whose attempt id the conformance kit armed produces the armed
-// scenario instead (conformance.go).
+// scenario instead, and a request with an output schema that the
+// configuration answers with text gets the final structured part
+// {"answer": "<text>"} (conformance.go).
 func (e *Engine) Run(ctx context.Context, req plugin.RunRequest, emit plugin.Emitter) (*plugin.RunResult, error) {
 	if s, ok := e.conf.take(req.AttemptID); ok {
 		return runScenario(ctx, req, emit, s)
@@ -192,6 +194,7 @@ func (e *Engine) Run(ctx context.Context, req plugin.RunRequest, emit plugin.Emi
 		}
 		final = plugin.Part{Kind: plugin.PartText, Text: outText, Final: true}
 	}
+	final, outText = structuredWhenAsked(req, final, outText)
 	usage := derivedUsage(req.Prompt, outText)
 	if a.usage != nil {
 		usage = *a.usage

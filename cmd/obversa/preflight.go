@@ -1,0 +1,156 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/obversa/obversa/host/executor"
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/store"
+)
+
+func newPreflightCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	show := func(cmd *cobra.Command, args []string) error {
+		dir, err := g.runDir(args[0])
+		if err != nil {
+			return err
+		}
+		r, err := watchdog.Status(cmd.Context(), dir)
+		if err != nil {
+			return failedErr(err)
+		}
+		if asJSON {
+			b, _ := json.MarshalIndent(r.Preflight, "", "  ")
+			fmt.Fprintln(cmd.OutOrStdout(), string(b))
+			return nil
+		}
+		printPreflight(cmd.OutOrStdout(), r, dir)
+		return nil
+	}
+	cmd := &cobra.Command{
+		Use:   "preflight [--json] RUN",
+		Short: "Show a stored run's preflight phase, or close a probe a crash left open",
+		Long: `Preflight checks every lane's engine before a run dispatches anything: the binary's
+digest, the plugin's health, a static Admit and, where the lane asks, one live call.
+
+  obversa preflight RUN            the phase (disabled, pending, admitted, paused, failed),
+                                   the open probe if any, and the probes' usage
+  obversa preflight interrupt RUN  close a probe a crash left open as interrupted and record
+                                   a preflight pause; prints the pause's event id for
+                                   ` + "`obversa resume --preflight ID RUN`",
+		Args: cobra.ExactArgs(1),
+		RunE: show,
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the preflight report as JSON")
+	status := &cobra.Command{
+		Use:   "status [--json] RUN",
+		Short: "Show a stored run's preflight phase (read-only)",
+		Args:  cobra.ExactArgs(1),
+		RunE:  show,
+	}
+	status.Flags().BoolVar(&asJSON, "json", false, "print the preflight report as JSON")
+	interrupt := &cobra.Command{
+		Use:   "interrupt RUN",
+		Short: "Close a preflight probe a crash left open as interrupted and record a preflight pause",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := g.runDir(args[0])
+			if err != nil {
+				return err
+			}
+			id, already, err := watchdog.InterruptPreflight(cmd.Context(), dir)
+			switch {
+			case errors.Is(err, executor.ErrNothingToInterrupt):
+				return usageErr(err)
+			case errors.Is(err, store.ErrProcessLocked):
+				return failedErr(fmt.Errorf("%w; a watchdog or worker holds the run: interrupt only a run nothing runs", err))
+			case errors.Is(err, store.ErrRevisionConflict):
+				return failedErr(fmt.Errorf("%w; the record changed while the probe was being closed: look again with `obversa preflight %s`", err, dir))
+			case err != nil:
+				return failedErr(err)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), id)
+			if already {
+				fmt.Fprintf(cmd.ErrOrStderr(), "the probe was already closed by an interrupt; nothing was changed\n")
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "carry the run on with `obversa resume --preflight %s %s`\n", id, dir)
+			return nil
+		},
+	}
+	cmd.AddCommand(status, interrupt)
+	return cmd
+}
+
+// printPreflight is the human form of the preflight report.
+func printPreflight(w io.Writer, r *watchdog.Report, dir string) {
+	p := r.Preflight
+	fmt.Fprintf(w, "run:        %s\n", r.RunID)
+	if p == nil {
+		fmt.Fprintln(w, "preflight:  unknown (the record has no graph:run-started)")
+		return
+	}
+	fmt.Fprintf(w, "preflight:  %s\n", p.Phase)
+	fmt.Fprintf(w, "probes:     %d started, %d finished\n", p.Probes, p.Finished)
+	if o := p.OpenProbe; o != nil {
+		fmt.Fprintf(w, "open probe: %s (%s check of lane %q, target %s), left open by a crash\n", o.ProbeID, o.Check, o.Lane, executor.TargetName(o.Target))
+		fmt.Fprintf(w, "next:       obversa preflight interrupt %s\n", dir)
+	}
+	if p.PauseEventID != "" {
+		fmt.Fprintf(w, "paused:     %s (%s)\n", p.PauseEventID, p.PauseReason)
+		if p.OpenProbe == nil {
+			fmt.Fprintf(w, "next:       obversa resume --preflight %s %s\n", p.PauseEventID, dir)
+		}
+	}
+	lanes := make([]string, 0, len(p.Admitted))
+	for l := range p.Admitted {
+		lanes = append(lanes, l)
+	}
+	sort.Strings(lanes)
+	for _, l := range lanes {
+		a := p.Admitted[l]
+		live := "live skipped"
+		switch {
+		case a.LiveReused:
+			live = "live receipt " + a.LiveProbe + " reused"
+		case a.LiveProbe != "":
+			live = "live " + a.LiveProbe
+		}
+		fmt.Fprintf(w, "admitted:   %s → %s (static %s, %s)\n", l, executor.TargetName(a.Target), a.Static, live)
+	}
+	for _, b := range p.Blocked {
+		fmt.Fprintf(w, "blocked:    %s %s: %s\n", b.Lane, executor.TargetName(b.Target), b.Reason)
+	}
+	if p.Failed != nil {
+		fmt.Fprintf(w, "failed:     %s\n", p.Failed.Message)
+	}
+	if p.Usage != nil {
+		b, _ := json.Marshal(p.Usage)
+		fmt.Fprintf(w, "usage:      %s (preflight probes only)\n", b)
+	}
+}
+
+// preflightHint explains a preflight pause or a refused start in the
+// human form of a result.
+func preflightHint(w io.Writer, res *graph.RunResult, dir string) {
+	if res == nil || (res.Code != executor.CodePreflightPaused && res.Code != executor.CodeProtocol) {
+		return
+	}
+	var out struct {
+		ID      string `json:"preflight_event_id"`
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(res.Output, &out)
+	if out.Message != "" {
+		fmt.Fprintf(w, "%s: %s\n", res.Code, out.Message)
+	}
+	if out.ID != "" {
+		fmt.Fprintf(w, "carry it on with `obversa resume --preflight %s %s`\n", out.ID, dir)
+	}
+}

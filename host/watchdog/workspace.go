@@ -1,0 +1,179 @@
+package watchdog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/workspace"
+	"github.com/obversa/obversa/store"
+)
+
+// Workspace events.
+const (
+	// EventWorkspaceSnapshot records a snapshot taken after a worker
+	// crashed, while the lease was held; the replacement verifies it.
+	EventWorkspaceSnapshot = "run:workspace-snapshot"
+	// EventPauseAnchor records the runner-pause-anchor of a pause: the
+	// workspace as the run left it, which resume verifies.
+	EventPauseAnchor = "run:pause-anchor"
+)
+
+// Workspace outcome codes (DESIGN §8).
+const (
+	CodeWorkspaceLease         = "WORKSPACE_LEASE"
+	CodeWorkspaceDrift         = "WORKSPACE_DRIFT"
+	CodeWorkspaceAnchorMissing = "WORKSPACE_ANCHOR_MISSING"
+	CodeWorkspaceAnchorInvalid = "WORKSPACE_ANCHOR_INVALID"
+)
+
+var (
+	// ErrAnchorMissing is returned by Resume when a paused run's
+	// runner-pause-anchor is absent from the record or the artifacts.
+	ErrAnchorMissing = errors.New(CodeWorkspaceAnchorMissing)
+	// ErrAnchorInvalid is returned by Resume when the anchor cannot be
+	// read back as a snapshot (integrity or format).
+	ErrAnchorInvalid = errors.New(CodeWorkspaceAnchorInvalid)
+)
+
+// SnapshotData is the data of run:workspace-snapshot and run:pause-anchor.
+type SnapshotData struct {
+	Provider string            `json:"provider"`
+	Digest   string            `json:"digest"`
+	Files    int               `json:"files"`
+	Anchor   store.ArtifactRef `json:"anchor"`
+}
+
+// guard holds a run's workspace: its lease while a worker runs, and the
+// snapshots taken around crashes and pauses. A "none" provider makes every
+// method a no-op.
+type guard struct {
+	root, provider string
+	exclude        []string
+	holder         string
+	lease          *workspace.Lease
+}
+
+func newGuard(p *plan.Plan) *guard {
+	return &guard{root: p.Workspace.Root, provider: p.Workspace.Provider, exclude: []string{p.Storage.Directory}, holder: p.RunID}
+}
+
+func (g *guard) active() bool { return g.provider != "" && g.provider != workspace.ProviderNone }
+
+// acquire takes the workspace lease (workspace.ErrLeaseHeld when another
+// run holds it).
+func (g *guard) acquire() error {
+	if !g.active() || g.lease != nil {
+		return nil
+	}
+	l, err := workspace.AcquireLease(g.root, g.holder)
+	if err != nil {
+		return err
+	}
+	g.lease = l
+	return nil
+}
+
+func (g *guard) release() {
+	if g.lease != nil {
+		_ = g.lease.Release()
+		g.lease = nil
+	}
+}
+
+// save takes a snapshot, stores it as an artifact and records it as typ.
+func (g *guard) save(ctx context.Context, run *store.Run, typ string) (*workspace.Snapshot, error) {
+	if !g.active() {
+		return nil, nil
+	}
+	snap, err := workspace.Take(ctx, g.root, g.provider, workspace.Options{Exclude: g.exclude})
+	if err != nil {
+		return nil, err
+	}
+	b, err := workspace.Encode(snap)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := run.PutArtifact(ctx, b, "application/json", "runner-pause-anchor")
+	if err != nil {
+		return nil, err
+	}
+	st := run.Events()
+	_, err = st.Append(ctx, st.Rev(), store.NewEvent{Type: typ, Data: SnapshotData{Provider: snap.Provider, Digest: snap.Digest, Files: snap.Files, Anchor: ref}})
+	return snap, err
+}
+
+// verify checks the workspace against a snapshot (*workspace.DriftError).
+func (g *guard) verify(ctx context.Context, snap *workspace.Snapshot) error {
+	if !g.active() || snap == nil {
+		return nil
+	}
+	return workspace.Verify(ctx, snap, workspace.Options{Exclude: g.exclude})
+}
+
+// lastAnchor reads the newest snapshot the record holds (a pause anchor or
+// a crash snapshot) taken after the last worker started. ErrAnchorMissing when there is none or its artifact
+// is gone; ErrAnchorInvalid when it does not decode.
+func lastAnchor(ctx context.Context, run *store.Run) (*workspace.Snapshot, error) {
+	var last *SnapshotData
+	err := run.Events().Read(ctx, 1, func(e store.Event) error {
+		if e.Type == EventWorkerStarted {
+			// A worker ran since: older snapshots no longer describe the
+			// workspace it leaves.
+			last = nil
+		}
+		if e.Type == EventPauseAnchor || e.Type == EventWorkspaceSnapshot {
+			var d SnapshotData
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				return fmt.Errorf("%w: rev %d: %v", ErrAnchorInvalid, e.Rev, err)
+			}
+			last = &d
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if last == nil {
+		return nil, fmt.Errorf("%w: the record holds no workspace snapshot", ErrAnchorMissing)
+	}
+	b, err := run.ReadArtifact(ctx, last.Anchor)
+	switch {
+	case errors.Is(err, store.ErrArtifactNotFound):
+		return nil, fmt.Errorf("%w: artifact %s: %v", ErrAnchorMissing, last.Anchor.Digest, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: artifact %s: %v", ErrAnchorInvalid, last.Anchor.Digest, err)
+	}
+	snap, err := workspace.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrAnchorInvalid, err)
+	}
+	return snap, nil
+}
+
+// pause records a pause the watchdog decided (lease busy, drift), with the
+// workspace anchor to verify on resume.
+func (s *supervisor) pause(ctx context.Context, code, detail string, anchor *workspace.Snapshot, changes []workspace.Change) (*graph.RunResult, error) {
+	out, _ := json.Marshal(map[string]any{"message": detail, "changes": changes})
+	res := &graph.RunResult{RunID: s.plan.RunID, Kind: "pause", Code: code, Output: out}
+	if err := s.record(ctx, graph.EventRunWaiting, res); err != nil {
+		return nil, err
+	}
+	if anchor != nil {
+		b, err := workspace.Encode(anchor)
+		if err != nil {
+			return nil, err
+		}
+		ref, err := s.run.PutArtifact(ctx, b, "application/json", "runner-pause-anchor")
+		if err != nil {
+			return nil, err
+		}
+		if err := s.record(ctx, EventPauseAnchor, SnapshotData{Provider: anchor.Provider, Digest: anchor.Digest, Files: anchor.Files, Anchor: ref}); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,427 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/obversa/obversa/plugin"
+)
+
+// Cases about Run.
+
+// outputSchema is the schema the kit asks structured output for.
+var outputSchema = json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`)
+
+// settleLimit is how long a cancelled Run may take to stop (DESIGN §3).
+const settleLimit = 3 * time.Second
+
+// scenarioRun launches a configured plugin, asks it for sc and runs once.
+// ok is false with a verdict when the case cannot proceed.
+func (k *kit) scenarioRun(ctx context.Context, caseName string, sc plugin.Scenario) (transcript, verdict, bool) {
+	if can, why := k.canAsk(sc); !can {
+		return transcript{}, skip("%s", why), false
+	}
+	s, err := k.launchConfigured(ctx)
+	if err != nil {
+		return transcript{}, fail("%v", err), false
+	}
+	defer s.close()
+	req := k.request(caseName)
+	if err := k.ask(ctx, s, &req, sc); err != nil {
+		return transcript{}, fail("%v", err), false
+	}
+	return collect(ctx, s, req), verdict{}, true
+}
+
+// ordinaryRun launches a configured plugin and runs req once.
+func (k *kit) ordinaryRun(ctx context.Context, req plugin.RunRequest) (transcript, error) {
+	s, err := k.launchConfigured(ctx)
+	if err != nil {
+		return transcript{}, err
+	}
+	defer s.close()
+	return collect(ctx, s, req), nil
+}
+
+func caseRunParts(ctx context.Context, k *kit) verdict {
+	t, err := k.ordinaryRun(ctx, k.request("run.parts"))
+	if err != nil {
+		return fail("%v", err)
+	}
+	var problems []string
+	for i, ev := range t.events {
+		if err := ev.Validate(); err != nil {
+			problems = append(problems, fmt.Sprintf("event %d: %v", i+1, err))
+		}
+	}
+	if t.after > 0 {
+		problems = append(problems, fmt.Sprintf("%d message(s) after the terminal one", t.after))
+	}
+	if st := t.status(); st != nil && t.terminal != nil {
+		problems = append(problems, fmt.Sprintf("the stream ended with %v after its terminal message", st))
+	}
+	r := t.result()
+	if r == nil {
+		return fail("the Run ended with %s", t.outcome())
+	}
+	finals := 0
+	for i, p := range r.Parts {
+		if !p.Kind.Valid() {
+			problems = append(problems, fmt.Sprintf("part %d has kind %s", i+1, p.Kind))
+		}
+		if len(p.JSON) > 0 && !json.Valid(p.JSON) {
+			problems = append(problems, fmt.Sprintf("part %d (%s) carries invalid JSON", i+1, p.Kind))
+		}
+		if p.Kind == plugin.PartStructured && len(p.JSON) == 0 {
+			problems = append(problems, fmt.Sprintf("part %d is structured without JSON", i+1))
+		}
+		if p.Final {
+			finals++
+			if p.Kind != plugin.PartText && p.Kind != plugin.PartStructured {
+				problems = append(problems, fmt.Sprintf("final part %d is %s, not text or structured", i+1, p.Kind))
+			}
+		}
+	}
+	if finals != 1 {
+		problems = append(problems, fmt.Sprintf("%d final parts, want exactly 1", finals))
+	}
+	seen := fmt.Sprintf("%d event(s), then %s", len(t.events), t.outcome())
+	if len(problems) > 0 {
+		return fail("%s: %s", seen, strings.Join(problems, "; "))
+	}
+	return pass("%s, nothing after it", seen)
+}
+
+func caseRunStructured(ctx context.Context, k *kit) verdict {
+	if k.desc == nil || !k.desc.Capabilities.StructuredOutput {
+		return skip("the plugin does not declare structured output")
+	}
+	req := k.request("run.structured")
+	req.Prompt = `Answer in JSON: {"answer": "hello"}.`
+	req.OutputSchema = outputSchema
+	t, err := k.ordinaryRun(ctx, req)
+	if err != nil {
+		return fail("%v", err)
+	}
+	r := t.result()
+	if r == nil {
+		return fail("the Run ended with %s", t.outcome())
+	}
+	for _, p := range r.Parts {
+		if p.Final && p.Kind == plugin.PartStructured && json.Valid(p.JSON) {
+			return pass("final structured part %s", cut(string(p.JSON), 120))
+		}
+	}
+	return fail("asked for structured output, got %s", t.outcome())
+}
+
+// usageProblems checks a transcript's usage: events consistent with the
+// result, and no zero counts for an answer that cost tokens.
+func usageProblems(t *transcript) []string {
+	r := t.result()
+	var problems []string
+	var last *plugin.Usage
+	for i, ev := range t.events {
+		if ev.Kind != plugin.EventUsage {
+			continue
+		}
+		if err := ev.Usage.Validate(); err != nil {
+			problems = append(problems, fmt.Sprintf("usage event %d: %v", i+1, err))
+		}
+		u := ev.Usage
+		last = &u
+		if !r.Usage.Known && u.Known {
+			problems = append(problems, fmt.Sprintf("usage event %s while the result's usage is unknown", usageString(u)))
+		}
+	}
+	if err := r.Usage.Validate(); err != nil {
+		problems = append(problems, fmt.Sprintf("result usage: %v", err))
+	}
+	if r.Usage.Known && last != nil && *last != r.Usage {
+		problems = append(problems, fmt.Sprintf("the last usage event %s differs from the result's %s", usageString(*last), usageString(r.Usage)))
+	}
+	u := r.Usage
+	if u.Known && u.Input == 0 && u.Output == 0 && u.CacheRead == 0 && u.CacheCreation == 0 && answerText(r) != "" {
+		problems = append(problems, "reported zero tokens for a prompt and a non-empty answer: usage that was not measured must be unknown, never zero")
+	}
+	return problems
+}
+
+func caseRunUsage(ctx context.Context, k *kit) verdict {
+	t, err := k.ordinaryRun(ctx, k.request("run.usage"))
+	if err != nil {
+		return fail("%v", err)
+	}
+	r := t.result()
+	if r == nil {
+		return fail("the ordinary Run ended with %s", t.outcome())
+	}
+	problems := usageProblems(&t)
+	seen := "ordinary Run: usage " + usageString(r.Usage)
+	sc := plugin.Scenario{Kind: plugin.ScenarioUnknownUsage}
+	if can, why := k.canAsk(sc); can {
+		ut, v, ok := k.scenarioRun(ctx, "run.usage", sc)
+		if !ok {
+			return v
+		}
+		ur := ut.result()
+		switch {
+		case ur == nil:
+			problems = append(problems, "unknown-usage scenario ended with "+ut.outcome())
+		case ur.Usage.Known:
+			problems = append(problems, fmt.Sprintf("unknown-usage scenario reported %s instead of unknown", usageString(ur.Usage)))
+		default:
+			for _, p := range usageProblems(&ut) {
+				problems = append(problems, "unknown-usage scenario: "+p)
+			}
+		}
+		if ur != nil {
+			seen += "; unknown-usage scenario: usage " + usageString(ur.Usage)
+		}
+	} else {
+		seen += "; unknown-usage scenario not run: " + why
+	}
+	if len(problems) > 0 {
+		return fail("%s: %s", seen, strings.Join(problems, "; "))
+	}
+	return pass("%s", seen)
+}
+
+func caseRunTools(ctx context.Context, k *kit) verdict {
+	t, v, ok := k.scenarioRun(ctx, "run.tools", plugin.Scenario{Kind: plugin.ScenarioToolEvents})
+	if !ok {
+		return v
+	}
+	r := t.result()
+	if r == nil {
+		return fail("the Run ended with %s", t.outcome())
+	}
+	var streamed, kept []toolEvent
+	var problems []string
+	used := map[string]bool{}
+	for _, ev := range t.events {
+		switch ev.Kind {
+		case plugin.EventToolUse:
+			used[ev.ToolID] = true
+			streamed = append(streamed, toolEvent{"use", ev.ToolID, ev.ToolName})
+		case plugin.EventToolResult:
+			if !used[ev.ToolID] {
+				problems = append(problems, fmt.Sprintf("tool result %q streamed before any tool use with that id", ev.ToolID))
+			}
+			streamed = append(streamed, toolEvent{"result", ev.ToolID, ev.ToolName})
+		}
+	}
+	finalAt := -1
+	for i, p := range r.Parts {
+		switch p.Kind {
+		case plugin.PartToolUse:
+			kept = append(kept, toolEvent{"use", p.ToolID, p.ToolName})
+		case plugin.PartToolResult:
+			kept = append(kept, toolEvent{"result", p.ToolID, p.ToolName})
+		default:
+			if p.Final && finalAt < 0 {
+				finalAt = i
+			}
+			continue
+		}
+		if finalAt >= 0 {
+			problems = append(problems, fmt.Sprintf("tool part %d comes after the final part", i+1))
+		}
+	}
+	if results := len(streamed) - countUses(streamed); countUses(streamed) == 0 || results == 0 {
+		problems = append(problems, fmt.Sprintf("the scenario streamed %d tool event(s); want a tool use and its result", len(streamed)))
+	}
+	if fmt.Sprint(streamed) != fmt.Sprint(kept) {
+		problems = append(problems, fmt.Sprintf("streamed %v, the result keeps %v", streamed, kept))
+	}
+	seen := fmt.Sprintf("streamed %v; result parts %v", streamed, kept)
+	if len(problems) > 0 {
+		return fail("%s: %s", seen, strings.Join(problems, "; "))
+	}
+	return pass("%s, before the final part", seen)
+}
+
+// toolEvent is a tool use or result as streamed or kept.
+type toolEvent struct{ kind, id, name string }
+
+func countUses(ts []toolEvent) int {
+	n := 0
+	for _, t := range ts {
+		if t.kind == "use" {
+			n++
+		}
+	}
+	return n
+}
+
+func caseRunCancel(ctx context.Context, k *kit) verdict {
+	sc := plugin.Scenario{Kind: plugin.ScenarioDelay, Delay: time.Minute}
+	if can, why := k.canAsk(sc); !can {
+		return skip("%s", why)
+	}
+	s, err := k.launchConfigured(ctx)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer s.close()
+	req := k.request("run.cancel")
+	if err := k.ask(ctx, s, &req, sc); err != nil {
+		return fail("%v", err)
+	}
+	rctx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	w, err := s.c.RunWire(rctx, req)
+	if err != nil {
+		return fail("Run: %v", err)
+	}
+	// The delay scenario streams one event before it waits: once it has
+	// arrived the plugin is inside the Run.
+	first := make(chan error, 1)
+	go func() {
+		m, err := w.Recv()
+		if err == nil && m.Terminal() {
+			err = fmt.Errorf("the Run ended before any event: %+v", m)
+		}
+		first <- err
+	}()
+	select {
+	case err := <-first:
+		if err != nil {
+			return fail("waiting for the delay scenario's first event: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		return fail("the delay scenario streamed no event within 10 s")
+	}
+	cancelled := time.Now()
+	cancelRun()
+	ended := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := w.Recv(); err != nil {
+				ended <- err
+				return
+			}
+		}
+	}()
+	select {
+	case <-ended:
+	case <-time.After(settleLimit):
+		return fail("the host's stream did not end within %s of the cancellation", settleLimit)
+	}
+	hostSide := time.Since(cancelled).Round(time.Millisecond)
+	seen := fmt.Sprintf("host stream ended %s after the cancellation", hostSide)
+	if k.service {
+		sctx, cancel := context.WithTimeout(ctx, settleLimit+5*time.Second)
+		defer cancel()
+		st, err := s.c.Conformance().Settled(sctx, req.AttemptID, settleLimit-time.Since(cancelled))
+		if err != nil {
+			return fail("%s; Conformance.Settled: %v", seen, err)
+		}
+		after := time.Since(cancelled).Round(time.Millisecond)
+		switch {
+		case !st.Started:
+			return fail("%s; the plugin reports no Run with attempt id %q", seen, req.AttemptID)
+		case !st.Settled || after > settleLimit:
+			return fail("%s; the plugin's Run handler had not returned %s after the cancellation (limit %s)", seen, after, settleLimit)
+		case st.Failure == nil:
+			return fail("%s; the plugin's Run settled with a result instead of an aborted failure", seen)
+		case st.Failure.Kind != plugin.FailureAborted:
+			return fail("%s; the plugin's Run settled as %s (%q), want aborted", seen, st.Failure.Kind, st.Failure.Message)
+		}
+		seen += fmt.Sprintf("; the plugin's Run settled as aborted within %s", after)
+	} else {
+		seen += "; the plugin's side is not observable without the Conformance service"
+	}
+	if err := s.serving(ctx); err != nil {
+		return fail("%s; %v", seen, err)
+	}
+	return pass("%s; the plugin keeps serving", seen)
+}
+
+func caseRunLateFinal(ctx context.Context, k *kit) verdict {
+	t, v, ok := k.scenarioRun(ctx, "run.late_final", plugin.Scenario{Kind: plugin.ScenarioLateFinal})
+	if !ok {
+		return v
+	}
+	r := t.result()
+	if r == nil {
+		return fail("the final answer was lost: the Run ended with %s", t.outcome())
+	}
+	if _, ok := r.Final(); !ok {
+		return fail("the result has no final part")
+	}
+	return pass("kept: %s", t.outcome())
+}
+
+func caseRunWorkspaceRead(ctx context.Context, k *kit) verdict {
+	dir, err := os.MkdirTemp("", "obversa-conformance-workspace-")
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer os.RemoveAll(dir)
+	req := k.request("run.workspace_read")
+	req.WorkspaceDir = dir
+	req.WorkspaceMode = plugin.WorkspaceModeRead
+	req.Tools = nil
+	req.Target.Tools = []string{}
+	t, err := k.ordinaryRun(ctx, req)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if f := t.failure(); f != nil && f.Kind == plugin.FailureInvalidConfig {
+		return pass("%s", t.outcome())
+	}
+	return fail("the Run ended with %s", t.outcome())
+}
+
+func caseFailures(ctx context.Context, k *kit) verdict {
+	if k.desc == nil || len(k.desc.FailureKinds) == 0 {
+		return skip("the plugin declares no failure kinds")
+	}
+	var asked, notAsked, problems []string
+	var why string
+	for _, kind := range k.desc.FailureKinds {
+		sc := plugin.Scenario{Kind: plugin.ScenarioFailure, Failure: kind}
+		if can, reason := k.canAsk(sc); !can {
+			notAsked, why = append(notAsked, string(kind)), reason
+			continue
+		}
+		asked = append(asked, string(kind))
+	}
+	if len(asked) == 0 {
+		return skip("%s", why)
+	}
+	s, err := k.launchConfigured(ctx)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer s.close()
+	for _, kind := range asked {
+		sc := plugin.Scenario{Kind: plugin.ScenarioFailure, Failure: plugin.FailureKind(kind)}
+		req := k.request("failures")
+		if err := k.ask(ctx, s, &req, sc); err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		t := collect(ctx, s, req)
+		f := t.failure()
+		switch {
+		case f == nil:
+			problems = append(problems, fmt.Sprintf("%s: the Run ended with %s", kind, t.outcome()))
+		case string(f.Kind) != kind:
+			problems = append(problems, fmt.Sprintf("%s came back as %s (%q)", kind, f.Kind, cut(f.Message, 80)))
+		}
+	}
+	seen := "typed as themselves: " + strings.Join(asked, ", ")
+	if len(notAsked) > 0 {
+		seen += fmt.Sprintf("; not asked (%s): %s", why, strings.Join(notAsked, ", "))
+	}
+	if len(problems) > 0 {
+		return fail("%s", strings.Join(problems, "; "))
+	}
+	return pass("%s", seen)
+}

@@ -1,0 +1,153 @@
+package conformance_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/sdk"
+	"github.com/obversa/obversa/sdk/enginetest"
+)
+
+// modeEnv makes the re-executed test binary a plugin: the mock engine, or
+// one broken in exactly one way.
+const modeEnv = "OBVERSA_CONFORMANCE_TEST_MODE"
+
+// binDir holds mock-engine and cmd-engine, built once by TestMain; repoRoot
+// is the module root.
+var binDir, repoRoot string
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(modeEnv); mode != "" {
+		os.Exit(servePlugin(mode))
+	}
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	repoRoot = filepath.Dir(filepath.Dir(wd))
+	dir, err := os.MkdirTemp("", "obversa-conformance-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binDir = dir
+	for _, name := range []string{"mock-engine", "cmd-engine"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./plugins/"+name)
+		cmd.Dir = repoRoot
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", name, err, out)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+// servePlugin serves the mock engine broken as mode says.
+func servePlugin(mode string) int {
+	var err error
+	switch mode {
+	case "mock":
+		err = sdk.ServeEngine(enginetest.New())
+	case "stdout-noise":
+		fmt.Println("starting the engine…")
+		err = sdk.ServeEngine(enginetest.New())
+	case "not-serving":
+		err = sdk.ServeEngine(enginetest.New(), sdk.WithHealth(func(context.Context) bool { return false }))
+	case "ignores-cancel":
+		err = sdk.ServeEngine(&ignoresCancel{Engine: enginetest.New(), delays: map[string]time.Duration{}})
+	case "zero-usage":
+		err = sdk.ServeEngine(&zeroUsage{enginetest.New()})
+	case "two-finals":
+		err = sdk.ServeEngine(&twoFinals{enginetest.New()})
+	case "never-exits":
+		err = sdk.ServeEngine(enginetest.New())
+		if err == nil {
+			select {} // the controller stopped the server; the process stays
+		}
+	default:
+		err = fmt.Errorf("unknown mode %q", mode)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// ignoresCancel waits out a delay scenario whatever its context says.
+type ignoresCancel struct {
+	*enginetest.Engine
+	mu     sync.Mutex
+	delays map[string]time.Duration // armed delay scenarios by attempt id
+}
+
+func (e *ignoresCancel) Arm(ctx context.Context, id string, s plugin.Scenario) error {
+	if s.Kind != plugin.ScenarioDelay {
+		return e.Engine.Arm(ctx, id, s)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.delays[id] = s.Delay
+	return nil
+}
+
+func (e *ignoresCancel) Run(ctx context.Context, req plugin.RunRequest, emit plugin.Emitter) (*plugin.RunResult, error) {
+	e.mu.Lock()
+	d, ok := e.delays[req.AttemptID]
+	delete(e.delays, req.AttemptID)
+	e.mu.Unlock()
+	if !ok {
+		return e.Engine.Run(ctx, req, emit)
+	}
+	_ = emit(plugin.RunEvent{Kind: plugin.EventText, Text: "waiting"})
+	time.Sleep(min(d, 10*time.Second))
+	return &plugin.RunResult{Parts: []plugin.Part{{Kind: plugin.PartText, Text: "done", Final: true}},
+		Usage: plugin.Usage{Known: true, Input: 1, Output: 1}}, nil
+}
+
+// zeroUsage reports zero tokens where it measured none.
+type zeroUsage struct{ *enginetest.Engine }
+
+func (e *zeroUsage) Run(ctx context.Context, req plugin.RunRequest, emit plugin.Emitter) (*plugin.RunResult, error) {
+	res, err := e.Engine.Run(ctx, req, emit)
+	if res != nil && !res.Usage.Known {
+		res.Usage = plugin.Usage{Known: true}
+	}
+	return res, err
+}
+
+// twoFinals marks its final part twice.
+type twoFinals struct{ *enginetest.Engine }
+
+func (e *twoFinals) Run(ctx context.Context, req plugin.RunRequest, emit plugin.Emitter) (*plugin.RunResult, error) {
+	res, err := e.Engine.Run(ctx, req, emit)
+	if res != nil {
+		if f, ok := res.Final(); ok {
+			res.Parts = append(res.Parts, f)
+		}
+	}
+	return res, err
+}
+
+// self returns the test binary, which serves a plugin in a helper mode.
+func self(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}

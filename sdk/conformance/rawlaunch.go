@@ -1,0 +1,188 @@
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/obversa/obversa/plugin"
+)
+
+// A raw launch starts the plugin the way go-plugin does (the same
+// environment and handshake variables) but reads its stdout itself, so that
+// the handshake cases can see exactly what the plugin prints and when it
+// exits.
+
+// maxHandshakeLine bounds the first line read from a plugin's stdout.
+const maxHandshakeLine = 64 << 10
+
+// maxCapture bounds the stderr kept from a raw launch.
+const maxCapture = 16 << 10
+
+// rawProcess is a plugin started by rawStart.
+type rawProcess struct {
+	cmd    *exec.Cmd
+	stdout *bufio.Reader
+	stderr *capBuffer
+	lines  chan lineOrErr
+	exited chan struct{}
+	err    error // from Wait, valid once exited is closed
+}
+
+type lineOrErr struct {
+	line string
+	err  error
+}
+
+// rawStart starts bin with env plus the handshake variables from
+// plugin.HandshakeEnv (replaced by handshake when not nil), on the calling
+// thread, with the host's parent-death signal (rawProcAttr). The caller
+// must call stop.
+func rawStart(bin string, args, env, handshake []string) (*rawProcess, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(append([]string{}, env...), handshake...)
+	rawProcAttr(cmd)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p := &rawProcess{cmd: cmd, stderr: &capBuffer{max: maxCapture}, lines: make(chan lineOrErr, 1), exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", bin, err)
+	}
+	p.stdout = bufio.NewReaderSize(out, maxHandshakeLine)
+	go func() {
+		line, err := p.stdout.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			err = fmt.Errorf("first stdout line is longer than %d bytes", maxHandshakeLine)
+		}
+		p.lines <- lineOrErr{line: string(bytes.TrimRight(line, "\r\n")), err: err}
+		// Keep draining so that the plugin never blocks on stdout.
+		_, _ = io.Copy(io.Discard, p.stdout)
+	}()
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// firstLine waits up to d for the first stdout line. It returns the line
+// (possibly partial, without its newline) and io.EOF when stdout closed
+// first, or an error when d passed.
+func (p *rawProcess) firstLine(d time.Duration) (string, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case l := <-p.lines:
+		return l.line, l.err
+	case <-t.C:
+		return "", fmt.Errorf("no line on stdout within %s", d)
+	}
+}
+
+// wait waits up to d for the process to exit; it reports whether it did.
+func (p *rawProcess) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// exitDescription describes how the process ended, once it has.
+func (p *rawProcess) exitDescription() string {
+	var ee *exec.ExitError
+	switch {
+	case p.err == nil:
+		return "exit status 0"
+	case errors.As(p.err, &ee):
+		return ee.ProcessState.String()
+	default:
+		return p.err.Error()
+	}
+}
+
+// stop kills the process and waits for it.
+func (p *rawProcess) stop() {
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// capBuffer is an io.Writer keeping the first max bytes written.
+type capBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf bytes.Buffer
+}
+
+func (b *capBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.max - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func (b *capBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// clientCertPEM returns a fresh self-signed certificate, the kind go-plugin
+// offers a plugin for automatic mTLS (PLUGIN_CLIENT_CERT). The key is not
+// needed: the raw launches never connect.
+func clientCertPEM() ([]byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: "localhost", Organization: []string{"Obversa conformance"}},
+		DNSNames:              []string{"localhost"},
+		NotBefore:             now.Add(-time.Minute),
+		NotAfter:              now.Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}
+
+// handshakeEnv is plugin.HandshakeEnv with a fresh client certificate.
+func handshakeEnv(versions []int) ([]string, error) {
+	pemCert, err := clientCertPEM()
+	if err != nil {
+		return nil, fmt.Errorf("client certificate: %w", err)
+	}
+	return plugin.HandshakeEnv(versions, pemCert), nil
+}

@@ -15,12 +15,39 @@ import (
 	"time"
 )
 
-// benchData is a typical event payload (~250 bytes canonical), the shape of
-// a node-completed record.
-func benchData(i int) json.RawMessage {
-	return json.RawMessage(fmt.Sprintf(`{"attempt_id":"sha256:%064x","node":"node-%d","position":"dag/node-%d/1",`+
-		`"result":{"ok":true,"summary":"finished without findings; 3 files changed"},"retry_safe":true,`+
-		`"usage":{"cache_creation":0,"cache_read":512,"input":1234,"output":%d}}`, i, i, i, i%1000))
+// benchEvent is a typical event payload, the shape of a node-completed
+// record (~250 bytes canonical). It is a Go struct, as host code would
+// append it, so every append pays marshalling and canonicalisation.
+type benchEvent struct {
+	Node      string     `json:"node"`
+	Position  string     `json:"position"`
+	AttemptID string     `json:"attempt_id"`
+	RetrySafe bool       `json:"retry_safe"`
+	Result    benchRes   `json:"result"`
+	Usage     benchUsage `json:"usage"`
+}
+
+type benchRes struct {
+	OK      bool   `json:"ok"`
+	Summary string `json:"summary"`
+}
+
+type benchUsage struct {
+	Input         int `json:"input"`
+	Output        int `json:"output"`
+	CacheRead     int `json:"cache_read"`
+	CacheCreation int `json:"cache_creation"`
+}
+
+func benchData(i int) benchEvent {
+	return benchEvent{
+		Node:      fmt.Sprintf("node-%d", i),
+		Position:  fmt.Sprintf("dag/node-%d/1", i),
+		AttemptID: fmt.Sprintf("sha256:%064x", i),
+		RetrySafe: true,
+		Result:    benchRes{OK: true, Summary: "finished without findings; 3 files changed"},
+		Usage:     benchUsage{Input: 1234, Output: i % 1000, CacheRead: 512},
+	}
 }
 
 // buildStream creates a run with n events appended in batches of batch.
@@ -144,7 +171,11 @@ func BenchmarkAppendDurable(b *testing.B) {
 	b.ReportMetric(float64(ap99)/float64(rp99), "ratio-p99")
 }
 
-func mustCanon(tb testing.TB, raw []byte) []byte {
+func mustCanon(tb testing.TB, v any) []byte {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	c, err := canonicalData(raw)
 	if err != nil {
 		tb.Fatal(err)

@@ -32,6 +32,11 @@ var errNotExact = errors.New("a number cannot be represented exactly as an IEEE 
 // §2.2) — so that canonicalisation never loses information and an edit of
 // any stored byte changes the digest. Errors never quote the data.
 func canonicalData(raw []byte) ([]byte, error) {
+	if isCanonicalJSON(raw) {
+		// Already canonical (a map, or JSON built canonically): its numbers
+		// are their own canonical form, so nothing can change.
+		return raw, nil
+	}
 	if !json.Valid(raw) {
 		return nil, errors.New("data is not valid JSON")
 	}

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -11,9 +14,9 @@ import (
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
-	var asJSON bool
+	var asJSON, watch bool
 	cmd := &cobra.Command{
-		Use:   "status [--json] RUN",
+		Use:   "status [--json] [--watch] RUN",
 		Short: "Show a stored run's phase, worker, active occurrences and usage (read-only)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -21,21 +24,45 @@ func newStatusCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, err := watchdog.Status(cmd.Context(), dir)
-			if err != nil {
-				return failedErr(err)
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			for {
+				r, err := watchdog.Status(ctx, dir)
+				if err != nil {
+					return failedErr(err)
+				}
+				if asJSON {
+					b, _ := json.Marshal(r)
+					fmt.Fprintln(cmd.OutOrStdout(), string(b))
+				} else {
+					if watch {
+						fmt.Fprintln(cmd.OutOrStdout(), "---", time.Now().Format("15:04:05"))
+					}
+					printStatus(cmd.OutOrStdout(), r)
+				}
+				if !watch || terminal(r.Phase) {
+					return nil
+				}
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(time.Second):
+				}
 			}
-			if asJSON {
-				b, _ := json.MarshalIndent(r, "", "  ")
-				fmt.Fprintln(cmd.OutOrStdout(), string(b))
-				return nil
-			}
-			printStatus(cmd.OutOrStdout(), r)
-			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (one object per line with --watch)")
+	cmd.Flags().BoolVar(&watch, "watch", false, "print the report every second until the run completes, fails or stops")
 	return cmd
+}
+
+// terminal reports whether a phase can no longer change without a person.
+func terminal(phase string) bool {
+	switch phase {
+	case watchdog.PhaseCompleted, watchdog.PhaseFailed, watchdog.PhaseStopped, watchdog.PhasePaused:
+		return true
+	}
+	return false
 }
 
 func printStatus(w io.Writer, r *watchdog.Report) {
@@ -48,6 +75,12 @@ func printStatus(w io.Writer, r *watchdog.Report) {
 	}
 	for _, p := range r.PauseReasons {
 		fmt.Fprintf(w, "waiting:  %s (%s)\n", p.Position, p.Kind)
+	}
+	if r.Backoff != nil {
+		fmt.Fprintf(w, "backoff:  restart %d in %d ms\n", r.Backoff.Restart, r.Backoff.RemainingMS)
+	}
+	for _, p := range r.Processes {
+		fmt.Fprintf(w, "process:  pid %d (group %d)\n", p.PID, p.PGID)
 	}
 	for _, a := range r.Active {
 		fmt.Fprintf(w, "active:   %s for %d ms (usage %s)\n", a.Position, a.ElapsedMS, a.Usage)

@@ -16,6 +16,7 @@ const (
 	CodeTeardownIncomplete = "TEARDOWN_INCOMPLETE"
 	CodeRestartExhausted   = "RESTART_EXHAUSTED"
 	CodeRunStorage         = "RUN_STORAGE"
+	CodePluginChanged      = "PLUGIN_CHANGED"
 )
 
 var (

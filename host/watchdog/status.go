@@ -3,10 +3,13 @@ package watchdog
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"sort"
 	"time"
 
 	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/plugin"
@@ -39,11 +42,26 @@ type Report struct {
 	Usage              []NodeUsage          `json:"usage"`
 	Events             int64                `json:"events"`
 	CleanupVerified    *bool                `json:"cleanup_verified"`
-	Result             *graph.RunResult     `json:"result,omitempty"`
+	// Processes are the live processes carrying the run's owner marker.
+	Processes []proc.Proc `json:"processes"`
+	// Backoff is set while the watchdog waits to restart a crashed worker.
+	Backoff *BackoffReport `json:"backoff"`
+	// LeaseRetained reports whether the run still holds its workspace: a
+	// worker or a surviving process of the run is alive and the workspace
+	// provider is not "none".
+	LeaseRetained bool             `json:"lease_retained"`
+	Result        *graph.RunResult `json:"result,omitempty"`
 	// Preflight is the preflight phase (disabled, pending, admitted,
 	// paused, failed), the probe a crash left open if any, and the live
 	// probes' usage, kept apart from Usage.
 	Preflight *executor.PreflightReport `json:"preflight"`
+}
+
+// BackoffReport is the wait before the next worker, in milliseconds.
+type BackoffReport struct {
+	Restart     int   `json:"restart"`
+	TotalMS     int64 `json:"total_ms"`
+	RemainingMS int64 `json:"remaining_ms"`
 }
 
 // WorkerReport is the last worker and whether it still runs (by pid and
@@ -61,6 +79,9 @@ type Active struct {
 	StartedAt time.Time `json:"started_at"`
 	ElapsedMS int64     `json:"elapsed_ms"`
 	Usage     string    `json:"usage"`
+	// RemainingTimeoutMS is what is left of the node's timeout; null when
+	// the node has none.
+	RemainingTimeoutMS *int64 `json:"remaining_timeout_ms"`
 }
 
 // NodeUsage is one node's usage total: "unknown" or the summed counters.
@@ -85,6 +106,8 @@ func Status(ctx context.Context, runDir string) (*Report, error) {
 	var order []string
 	var worker *WorkerReport
 	var pf *executor.PreflightFold
+	var exited time.Time
+	exitedRestart := -1
 	err = run.Events().Read(ctx, 1, func(e store.Event) error {
 		r.Events = e.Rev
 		if pf != nil {
@@ -115,8 +138,12 @@ func Status(ctx context.Context, runDir string) (*Report, error) {
 			worker = &WorkerReport{PID: w.PID, StartTime: w.StartTime}
 			r.Phase, r.RestartCount = PhaseRunning, w.Restart
 			r.Result, r.CleanupVerified = nil, nil
+			exitedRestart = -1
 		case EventWorkerExited:
 			r.Phase = PhaseRecovering
+			var x WorkerExitedData
+			_ = json.Unmarshal(e.Data, &x)
+			exited, exitedRestart = e.TS, x.Restart
 		case EventCleanup:
 			var c CleanupData
 			_ = json.Unmarshal(e.Data, &c)
@@ -178,6 +205,10 @@ func Status(ctx context.Context, runDir string) (*Report, error) {
 		}
 		_ = json.Unmarshal(r.Result.Output, &out)
 		r.PauseReasons = append(r.PauseReasons, out.Waiting...)
+		if len(out.Waiting) == 0 && r.Result.Code != "" {
+			// A pause the watchdog or preflight decided: no position waits.
+			r.PauseReasons = append(r.PauseReasons, graph.PauseRequest{Kind: r.Result.Code})
+		}
 	case r.Result.Code == CodeStopped:
 		r.Phase = PhaseStopped
 	default:
@@ -188,7 +219,30 @@ func Status(ctx context.Context, runDir string) (*Report, error) {
 		if x, ok := usage[nodeOf[pos]]; ok && x.Known {
 			u = "reported"
 		}
-		r.Active = append(r.Active, Active{Node: nodeOf[pos], Position: pos, StartedAt: ts, ElapsedMS: now.Sub(ts).Milliseconds(), Usage: u})
+		a := Active{Node: nodeOf[pos], Position: pos, StartedAt: ts, ElapsedMS: now.Sub(ts).Milliseconds(), Usage: u}
+		if rs.Definition != nil {
+			for _, n := range rs.Definition.Nodes {
+				if n.ID == a.Node && n.TimeoutMS > 0 {
+					left := max(n.TimeoutMS-a.ElapsedMS, 0)
+					a.RemainingTimeoutMS = &left
+				}
+			}
+		}
+		r.Active = append(r.Active, a)
+	}
+	sort.Slice(r.Active, func(i, j int) bool { return r.Active[i].Position < r.Active[j].Position })
+	if ps, err := proc.Marked(launch.OwnerEnv+"="+OwnerMarker(runDir), map[int]bool{os.Getpid(): true}); err == nil && ps != nil {
+		r.Processes = ps
+	} else {
+		r.Processes = []proc.Proc{}
+	}
+	if r.Phase == PhaseRecovering && exitedRestart >= 0 && rs.Plan != nil {
+		total := Backoff(exitedRestart, msDuration(rs.Plan.Restart.InitialBackoffMS), msDuration(rs.Plan.Restart.MaxBackoffMS))
+		r.Backoff = &BackoffReport{Restart: exitedRestart + 1, TotalMS: total.Milliseconds(),
+			RemainingMS: max(total-now.Sub(exited), 0).Milliseconds()}
+	}
+	if rs.Plan != nil && rs.Plan.Workspace.Provider != "" && rs.Plan.Workspace.Provider != "none" {
+		r.LeaseRetained = (r.Worker != nil && r.Worker.Alive) || len(r.Processes) > 0
 	}
 	for _, n := range order {
 		u := usage[n]

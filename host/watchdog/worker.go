@@ -2,6 +2,8 @@ package watchdog
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/signal"
@@ -81,6 +83,10 @@ func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult
 		return res, nil
 	}
 	set, err := launch.Start(ctx, rs.Plan.Plugins, launch.Options{StorageDir: rs.Plan.Storage.Directory, Logger: logger})
+	if errors.Is(err, launch.ErrPluginChanged) {
+		// The pinned bytes are gone: no restart can bring them back.
+		return pluginChanged(ctx, run, rs.Plan.RunID, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -148,4 +154,15 @@ func probes(set *launch.Set, p *plan.Plan) map[string]executor.PluginProbe {
 		out[name] = probe
 	}
 	return out
+}
+
+// pluginChanged records the terminal PLUGIN_CHANGED result.
+func pluginChanged(ctx context.Context, run *store.Run, runID string, cause error) (*graph.RunResult, error) {
+	out, _ := json.Marshal(map[string]string{"message": cause.Error()})
+	res := &graph.RunResult{RunID: runID, Kind: "fail", Code: CodePluginChanged, Output: out}
+	st := run.Events()
+	if _, err := st.Append(ctx, st.Rev(), store.NewEvent{Type: graph.EventRunFinished, Data: res}); err != nil {
+		return nil, err
+	}
+	return res, nil
 }

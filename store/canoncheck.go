@@ -73,23 +73,8 @@ func (c *canonChecker) number() bool {
 	if len(tok) == 0 || (c.i < len(c.b) && !isDelim(c.b[c.i])) {
 		return false
 	}
-	// Fast path: an integer of at most 15 digits without a leading zero is
-	// exact in a double and ECMAScript prints it as is.
-	digits := tok
-	if digits[0] == '-' {
-		digits = digits[1:]
-	}
-	if n := len(digits); n > 0 && n <= 15 && (digits[0] != '0' || (n == 1 && len(tok) == 1)) {
-		plain := true
-		for _, d := range digits {
-			if d < '0' || d > '9' {
-				plain = false
-				break
-			}
-		}
-		if plain {
-			return true
-		}
+	if isSmallInt(tok) {
+		return true
 	}
 	f, err := strconv.ParseFloat(string(tok), 64)
 	if err != nil {

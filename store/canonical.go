@@ -97,6 +97,9 @@ func skipString(raw []byte, i int) int {
 // checkNumberExact reports whether the JSON number literal lit survives
 // RFC 8785 canonicalisation with its decimal value unchanged.
 func checkNumberExact(lit string) error {
+	if isSmallInt(lit) {
+		return nil // at most 15 digits: exact, and printed as is
+	}
 	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil {
 		return errNotExact // out of the double range
@@ -109,6 +112,25 @@ func checkNumberExact(lit string) error {
 		return errNotExact
 	}
 	return nil
+}
+
+// isSmallInt reports whether lit is an integer of at most 15 digits with
+// no leading zero (or "0"): a double holds it exactly and ECMAScript
+// prints it unchanged.
+func isSmallInt[T string | []byte](lit T) bool {
+	d := lit
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 15 || (d[0] == '0' && (len(d) > 1 || len(lit) > 1)) {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // decimal is a number literal reduced to sign × digits × 10^exp with no

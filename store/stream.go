@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -26,14 +27,9 @@ const eventsFile = "events.jsonl"
 // processes (appends through the same Stream wake it at once).
 const followPoll = 50 * time.Millisecond
 
-// A commit round that follows a shared round waits for that round's
-// appenders to queue again, so that rounds do not alternate between one
-// request and many: while they keep arriving at most groupCommitGap apart,
-// for at most groupCommitMaxWait.
-const (
-	groupCommitGap     = 100 * time.Microsecond
-	groupCommitMaxWait = time.Millisecond
-)
+// groupCommitMaxWait bounds how long a commit round waits for appenders
+// of the previous round that are still preparing their next batch.
+const groupCommitMaxWait = time.Millisecond
 
 // NewEvent is an event to append.
 type NewEvent struct {
@@ -111,7 +107,8 @@ type Stream struct {
 	changed   chan struct{} // closed (and replaced) when pub advances
 	appended  bool          // this handle committed something
 	lastRound int           // requests in the last commit round
-	arrival   chan struct{} // closed by the next Append to queue, when a leader waits
+	arrival   chan struct{} // closed when an Append queues or fails, while a leader waits
+	preparing int           // Appends preparing their batch (not yet queued)
 }
 
 // openStream opens (creating if missing) and recovers the stream in dir.
@@ -376,13 +373,18 @@ func (s *Stream) Append(ctx context.Context, expectedRev int64, events ...NewEve
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	s.mu.Lock()
+	s.preparing++
+	s.mu.Unlock()
 	evs, err := s.prepare(events)
-	if err != nil {
-		return 0, err
-	}
 	req := &appendReq{expected: expectedRev, events: evs, wake: make(chan struct{}, 1)}
 	s.mu.Lock()
+	s.preparing--
+	s.signalArrivalLocked()
 	switch {
+	case err != nil:
+		s.mu.Unlock()
+		return 0, err
 	case s.closed:
 		s.mu.Unlock()
 		return 0, ErrClosed
@@ -394,10 +396,6 @@ func (s *Stream) Append(ctx context.Context, expectedRev int64, events ...NewEve
 		return 0, fmt.Errorf("store: %s was opened read-only (no write permission)", s.path)
 	}
 	s.queue = append(s.queue, req)
-	if s.arrival != nil {
-		close(s.arrival)
-		s.arrival = nil
-	}
 	lead := !s.leading
 	s.leading = true
 	s.mu.Unlock()
@@ -456,19 +454,38 @@ func (s *Stream) handOnLocked() {
 	s.leading = false
 }
 
-var dbgRounds [][2]int
-var dbgWhy []string
+// signalArrivalLocked wakes a leader waiting in awaitStragglersLocked.
+// The caller holds mu.
+func (s *Stream) signalArrivalLocked() {
+	if s.arrival != nil {
+		close(s.arrival)
+		s.arrival = nil
+	}
+}
 
 // awaitStragglersLocked lets the appenders of the previous round queue
-// again before a round starts: it waits while the queue is shorter than
-// want and keeps growing — at most groupCommitGap between arrivals and at
-// most groupCommitMaxWait in all. It blocks rather than spins, so the
-// goroutines it waits for get the processor. The caller holds mu; it is
-// released while waiting.
+// again before a round starts, so that rounds do not alternate between one
+// request and many. It waits while the queue is shorter than want and some
+// Append is still preparing its batch (it will queue within microseconds);
+// when none is, it yields the processor once, for appenders that were just
+// woken, and then goes. It waits at most groupCommitMaxWait. It blocks
+// rather than spins, so the goroutines it waits for get the processor. The
+// caller holds mu; it is released while waiting.
 func (s *Stream) awaitStragglersLocked(want int) {
 	deadline := time.Now().Add(groupCommitMaxWait)
+	yielded := false
 	for len(s.queue) < want {
-		wait := min(groupCommitGap, time.Until(deadline))
+		if s.preparing == 0 {
+			if yielded {
+				return
+			}
+			yielded = true
+			s.mu.Unlock()
+			runtime.Gosched()
+			s.mu.Lock()
+			continue
+		}
+		wait := time.Until(deadline)
 		if wait <= 0 {
 			return
 		}
@@ -476,10 +493,8 @@ func (s *Stream) awaitStragglersLocked(want int) {
 		s.arrival = arrival
 		s.mu.Unlock()
 		t := time.NewTimer(wait)
-		arrived := false
 		select {
 		case <-arrival:
-			arrived = true
 		case <-t.C:
 		}
 		t.Stop()
@@ -487,9 +502,7 @@ func (s *Stream) awaitStragglersLocked(want int) {
 		if s.arrival == arrival {
 			s.arrival = nil
 		}
-		if !arrived {
-			return
-		}
+		yielded = false
 	}
 }
 
@@ -506,7 +519,6 @@ func (s *Stream) lead() {
 		s.awaitStragglersLocked(want)
 	}
 	batch := s.queue
-	dbgRounds = append(dbgRounds, [2]int{s.lastRound, len(batch)})
 	s.lastRound = len(batch)
 	s.queue = nil
 	for _, r := range batch {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/obversa/obversa/hcl"
+	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/store"
@@ -111,6 +112,15 @@ func refusal(err error) error {
 
 // report prints a run result and returns the exit status for it.
 func report(w io.Writer, res *graph.RunResult, dir string, asJSON bool) error {
+	if run, err := store.OpenRunDir(context.Background(), dir, store.Policy{}); err == nil {
+		// A large output lives in an artifact; show the whole of it.
+		if out, err := executor.ReadOutput(context.Background(), run, res); err == nil {
+			full := *res
+			full.Output = out
+			res = &full
+		}
+		run.Close()
+	}
 	if asJSON {
 		b, _ := json.Marshal(res)
 		fmt.Fprintln(w, string(b))

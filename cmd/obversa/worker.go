@@ -1,12 +1,18 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
 	"github.com/obversa/obversa/host/watchdog"
 )
+
+// cpuProfileEnv names a file the worker writes a CPU profile to, for
+// looking into `make bench` numbers.
+const cpuProfileEnv = "OBVERSA_WORKER_CPUPROFILE"
 
 func newWorkerCmd() *cobra.Command {
 	var dir string
@@ -16,11 +22,20 @@ func newWorkerCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := watchdog.Work(cmd.Context(), dir, os.Stdin)
-			if err != nil {
+			if path := os.Getenv(cpuProfileEnv); path != "" {
+				f, err := os.Create(path)
+				if err != nil {
+					return failedErr(fmt.Errorf("%s: %w", cpuProfileEnv, err))
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return failedErr(err)
+				}
+				defer pprof.StopCPUProfile()
+			}
+			if _, err := watchdog.Work(cmd.Context(), dir, os.Stdin); err != nil {
 				return failedErr(err)
 			}
-			_ = res
 			return nil
 		},
 	}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"errors"
 
@@ -441,6 +442,9 @@ func (x *Executor) finish(ctx context.Context) (*graph.RunResult, error) {
 		typ = graph.EventRunWaiting
 		res.Output, _ = json.Marshal(map[string]any{"waiting": out.Waiting})
 	}
+	if err := x.keepOutput(ctx, res); err != nil {
+		return nil, err
+	}
 	var b batch
 	if err := x.add(&b, typ, res); err != nil {
 		return nil, err
@@ -449,4 +453,32 @@ func (x *Executor) finish(ctx context.Context) (*graph.RunResult, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// keepOutput moves a result output too large for an event into an
+// artifact: the event then carries {"output_artifact": ref} and
+// ReadOutput gives the whole output back.
+func (x *Executor) keepOutput(ctx context.Context, res *graph.RunResult) error {
+	limit := x.plan.Storage.MaxEventPayloadBytes
+	if limit <= 0 || int64(len(res.Output))+1024 <= limit {
+		return nil
+	}
+	ref, err := x.o.Run.PutArtifact(ctx, res.Output, "application/json", "run-output")
+	if err != nil {
+		return fmt.Errorf("%w: keeping the run output: %w", ErrRecord, err)
+	}
+	res.Output, _ = json.Marshal(map[string]any{"output_artifact": ref})
+	return nil
+}
+
+// ReadOutput returns a result's whole output, reading it back from its
+// artifact when the record keeps it there.
+func ReadOutput(ctx context.Context, run *store.Run, res *graph.RunResult) (json.RawMessage, error) {
+	var ref struct {
+		Artifact *store.ArtifactRef `json:"output_artifact"`
+	}
+	if json.Unmarshal(res.Output, &ref) != nil || ref.Artifact == nil {
+		return res.Output, nil
+	}
+	return run.ReadArtifact(ctx, *ref.Artifact)
 }

@@ -160,7 +160,7 @@ func TestAppendInvalid(t *testing.T) {
 		{"id with backslash", 1, []NewEvent{{ID: `a\b`, Type: "t"}}, ErrInvalidEvent},
 		{"id with space", 1, []NewEvent{{ID: "a b", Type: "t"}}, ErrInvalidEvent},
 		{"id too long", 1, []NewEvent{{ID: long, Type: "t"}}, ErrInvalidEvent},
-		{"id used in the stream", 1, []NewEvent{{ID: "first", Type: "t"}}, ErrInvalidEvent},
+		{"id used in the stream", 1, []NewEvent{{ID: "first", Type: "t", Data: 1}}, ErrInvalidEvent},
 		{"id twice in the batch", 1, []NewEvent{{ID: "x", Type: "t"}, {ID: "x", Type: "t"}}, ErrInvalidEvent},
 		{"raw data not JSON", 1, []NewEvent{{Type: "t", Data: json.RawMessage(`{"a":`)}}, ErrInvalidEvent},
 		{"raw data with duplicate keys", 1, []NewEvent{{Type: "t", Data: json.RawMessage(`{"a":1,"a":2}`)}}, ErrInvalidEvent},

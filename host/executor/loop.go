@@ -2,9 +2,9 @@ package executor
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"

@@ -30,7 +30,7 @@ const (
 func (d *decoder) plugin(blk *hclv2.Block) Plugin {
 	p := Plugin{Name: blk.Labels[0], Range: rangeOf(blk.DefRange)}
 	d.checkName("plugin", p.Name, blk.LabelRanges[0])
-	attrs := d.attrs(blk.Body.(*hclsyntax.Body), "type", "path", "sha256", "args", "env", "config", "trusted_keys")
+	attrs := d.attrs(blk.Body.(*hclsyntax.Body), "type", "path", "sha256", "args", "env", "pass_env", "config", "trusted_keys")
 
 	if a := d.required(attrs, "type", blk, `type = "engine" (a model adapter used by lanes) or type = "node" (a binding used by nodes)`); a != nil {
 		if s, ok := d.enum(a, PluginTypeEngine, PluginTypeNode); ok {
@@ -73,6 +73,21 @@ func (d *decoder) plugin(blk *hclv2.Block) Plugin {
 			}
 			if valid {
 				p.Env = env
+			}
+		}
+	}
+	if a := attrs["pass_env"]; a != nil {
+		if names, _, ok := d.strList(a, `a list of environment variable names, for example pass_env = ["ANTHROPIC_API_KEY"]`); ok {
+			valid := true
+			for _, k := range names {
+				if !envNamePattern.MatchString(k) {
+					d.errorAt(a.Expr.Range(), fmt.Sprintf("Invalid environment variable name %q", k),
+						"pass_env lists environment variable names: letters, digits and '_', not starting with a digit, for example ANTHROPIC_API_KEY.")
+					valid = false
+				}
+			}
+			if valid {
+				p.PassEnv = names
 			}
 		}
 	}

@@ -83,6 +83,10 @@ type Plugin struct {
 	// Env is passed to the plugin process on top of the allow-listed
 	// environment.
 	Env map[string]string `json:"env,omitempty"`
+	// PassEnv names host environment variables passed to the plugin
+	// process by value at launch (API keys); their values are never
+	// stored in the plan or the record.
+	PassEnv []string `json:"pass_env,omitempty"`
 	// Config is the `config` attribute as JSON; nil when absent.
 	Config      json.RawMessage `json:"config,omitempty"`
 	TrustedKeys []string        `json:"trusted_keys,omitempty"`

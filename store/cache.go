@@ -5,9 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // The validated-prefix cache, events.jsonl.idx, lets an open of a growing
@@ -64,10 +67,13 @@ func encodeCache(st *chainState) []byte {
 }
 
 // writeCache replaces the cache file atomically (temporary file, rename).
-// It does not fsync: losing the cache only costs a full validation.
+// It does not fsync: losing the cache only costs a full validation. The
+// temporary file is named for the writing process, so that one left by a
+// process that died mid-write can be recognised and removed.
 func writeCache(eventsPath string, data []byte) error {
-	dir, base := filepath.Split(eventsPath)
-	tmp, err := os.CreateTemp(dir, base+cacheSuffix+".tmp-*")
+	removeDeadCacheTemps(eventsPath)
+	tmpName := fmt.Sprintf("%s%s.tmp-%d", eventsPath, cacheSuffix, os.Getpid())
+	tmp, err := os.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
@@ -83,6 +89,21 @@ func writeCache(eventsPath string, data []byte) error {
 		os.Remove(tmp.Name())
 	}
 	return werr
+}
+
+// removeDeadCacheTemps removes cache temporary files of processes that no
+// longer exist.
+func removeDeadCacheTemps(eventsPath string) {
+	tmps, _ := filepath.Glob(eventsPath + cacheSuffix + ".tmp-*")
+	for _, t := range tmps {
+		pid, err := strconv.Atoi(t[strings.LastIndexByte(t, '-')+1:])
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if _, alive := processStartTime(pid); !alive {
+			os.Remove(t)
+		}
+	}
 }
 
 // decodeCache parses a cache file; it checks only the file's own

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -14,13 +15,14 @@ const OwnerEnv = "OBVERSA_RUN_OWNER"
 var allowed = []string{"PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "TERM", OwnerEnv}
 
 // Env returns a plugin's environment: the allow-listed host variables
-// (PATH, HOME, TMPDIR, locale, TZ, user, the run's owner marker), then
-// extra from the run file, sorted by name.
-func Env(extra map[string]string) []string {
+// (PATH, HOME, TMPDIR, locale, TZ, user, the run's owner marker), the host
+// variables named in pass (when set), then extra from the run file, sorted
+// by name.
+func Env(extra map[string]string, pass ...string) []string {
 	vars := map[string]string{}
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
-		if isAllowed(k) {
+		if isAllowed(k) || slices.Contains(pass, k) {
 			vars[k] = v
 		}
 	}

@@ -65,7 +65,7 @@ func (s *Set) start(ctx context.Context, p plan.PluginPlan, o Options) error {
 	}
 	c, err := plugin.Launch(ctx, plugin.LaunchConfig{
 		Name: p.Name, Type: plugin.Type(p.Type), Path: path, SHA256: p.SHA256,
-		Args: p.Args, Env: Env(p.Env), Logger: logger,
+		Args: p.Args, Env: Env(p.Env, p.PassEnv...), Logger: logger,
 	})
 	if err != nil {
 		return err

@@ -76,7 +76,7 @@ func Compile(rf *hcl.RunFile, runID string, digests map[string]string) (*graph.D
 		}
 		p.Plugins = append(p.Plugins, PluginPlan{
 			Name: pl.Name, Type: pl.Type, SHA256: sum, Source: pl.Path, Args: pl.Args,
-			Env: pl.Env, Config: pl.Config, ConfigDigest: cd,
+			Env: pl.Env, PassEnv: pl.PassEnv, Config: pl.Config, ConfigDigest: cd,
 		})
 	}
 	for _, l := range rf.Lanes {

@@ -75,7 +75,10 @@ type PluginPlan struct {
 	Source string            `json:"source"`
 	Args   []string          `json:"args,omitempty"`
 	Env    map[string]string `json:"env,omitempty"`
-	Config json.RawMessage   `json:"config,omitempty"`
+	// PassEnv names host variables the plugin receives at launch; only the
+	// names are stored.
+	PassEnv []string        `json:"pass_env,omitempty"`
+	Config  json.RawMessage `json:"config,omitempty"`
 	// ConfigDigest is "sha256:<hex>" of the canonical config JSON.
 	ConfigDigest string `json:"config_digest"`
 	// KeyID is the minisign key id (16 upper-case hex digits) of the

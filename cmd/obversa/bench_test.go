@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/obversa/obversa/host/executor"
+	"github.com/obversa/obversa/store"
 )
 
 // graphRunFile writes a run file of n mock-engine nodes; parent(i) names
@@ -86,7 +89,7 @@ func benchGraph(b *testing.B, n, concurrency int, parent func(int) int) {
 	if r := obversa(b, dir, "plugin", "lock", runFile); r.code != 0 {
 		b.Fatalf("lock: %s", r.stderr)
 	}
-	var span, wall time.Duration
+	var span, wall, fold time.Duration
 	for i := 0; i < b.N; i++ {
 		id := fmt.Sprintf("b%d", i)
 		start := time.Now()
@@ -97,12 +100,38 @@ func benchGraph(b *testing.B, n, concurrency int, parent func(int) int) {
 		}
 		s, _ := recordSpan(b, runDirOf(runFile, id))
 		span += s
+		fold += foldTime(b, runDirOf(runFile, id))
 	}
 	per := float64(b.N * n)
 	b.ReportMetric(float64(span.Microseconds())/1000/per, "ms/node")
 	b.ReportMetric(float64(wall.Microseconds())/1000/per, "wall-ms/node")
 	b.ReportMetric(per/span.Seconds(), "nodes/s")
-	b.ReportMetric(rawFdatasync(b, dir, 200), "fdatasync-ms")
+	fsync := rawFdatasync(b, dir, 200)
+	b.ReportMetric(fsync, "fdatasync-ms")
+	// A node needs two durable appends at most (its start, its result),
+	// fewer when they share a group commit.
+	b.ReportMetric(float64(span.Microseconds())/1000/per/(2*fsync), "x-2fdatasync")
+	b.ReportMetric(float64(fold.Microseconds())/1000/float64(b.N), "fold-ms")
+}
+
+// foldTime opens a finished run and folds its whole record, as a
+// restarted worker does.
+func foldTime(b *testing.B, runDir string) time.Duration {
+	b.Helper()
+	start := time.Now()
+	run, err := store.OpenRunDir(b.Context(), runDir, store.Policy{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer run.Close()
+	x, err := executor.New(b.Context(), executor.Options{Run: run})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if x.Finished() == nil {
+		b.Fatal("the folded record has no result")
+	}
+	return time.Since(start)
 }
 
 // rawFdatasync measures write+fdatasync of one 512-byte line on the same

@@ -160,6 +160,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Client, error) {
 	})
 	fail := func(err error) (*Client, error) {
 		stopProc()
+		killGroup(cmd)
 		gp.Kill()
 		return nil, err
 	}
@@ -169,10 +170,23 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Client, error) {
 		_, err := gp.Start()
 		started <- err
 	}()
+	// go-plugin's own start timeout waits for the plugin's stdout to close,
+	// which a child of the plugin can hold open: past the timeout the whole
+	// process group is killed so the wait ends.
+	overdue := time.NewTimer(startTimeout + time.Second)
+	defer overdue.Stop()
 	select {
 	case err = <-started:
+	case <-overdue.C:
+		stopProc()
+		killGroup(cmd)
+		err = <-started
+		if err == nil {
+			err = fmt.Errorf("timeout while waiting for plugin to start")
+		}
 	case <-ctx.Done():
 		stopProc()
+		killGroup(cmd)
 		<-started
 		return fail(fmt.Errorf("plugin %q: launch: %w", cfg.Name, ctx.Err()))
 	}

@@ -7,3 +7,10 @@ import "os/exec"
 // setProcAttr has no portable equivalent of Linux's parent-death signal;
 // the watchdog's process cleanup covers other systems.
 func setProcAttr(*exec.Cmd) {}
+
+// killGroup kills the plugin process itself (no process groups here).
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}

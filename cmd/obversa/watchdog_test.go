@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -295,5 +296,77 @@ func TestWorkspaceDriftDuringBackoff(t *testing.T) {
 	}
 	if r := obversa(t, dir, "resume", runDir); r.code != 0 {
 		t.Fatalf("resume after restoring: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestPluginDeathIsACrash: the plugin process dies under an attempt; the
+// attempt is not recorded as a node failure (no retry is burned), the
+// worker is restarted with a fresh plugin, and the retry-safe node runs
+// again at the same position.
+func TestPluginDeathIsACrash(t *testing.T) {
+	t.Parallel()
+	dir0 := t.TempDir()
+	flag := filepath.Join(dir0, "slow.flag")
+	slow := "if [ -f " + flag + " ]; then echo second; else touch " + flag + "; sleep 60; fi"
+	runFile, dir, _ := watchdogCase{restart: `max_restarts = 1
+  initial_backoff = "50ms"`, limits: `timeout = "2m"`, slow: slow}.write(t)
+	cmd, errb := startRun(t, dir, runFile, "x")
+	runDir := runDirOf(runFile, "x")
+	waitFor(t, 30*time.Second, "the slow node to start", func() bool { _, err := os.Stat(flag); return err == nil })
+	killed := 0
+	for _, p := range marked(t, runDir) {
+		b, _ := os.ReadFile(filepath.Join("/proc", fmt.Sprint(p.PID), "cmdline"))
+		if strings.Contains(string(b), "/plugins/sha256/") {
+			if err := syscall.Kill(p.PID, syscall.SIGKILL); err == nil {
+				killed++
+			}
+		}
+	}
+	if killed != 1 {
+		t.Fatalf("killed %d plugin processes, want 1", killed)
+	}
+	if code := exitCode(cmd.Wait()); code != 0 {
+		t.Fatalf("run exited %d: %s", code, errb.String())
+	}
+	if n := len(recorded(t, runDir, "graph:node-failed")); n != 0 {
+		t.Fatalf("%d node failures recorded for a plugin death", n)
+	}
+	resumed := recorded(t, runDir, "graph:node-resumed")
+	if len(resumed) != 1 || resumed[0]["position"] != "dag/slow/1" {
+		t.Fatalf("node-resumed %v, want dag/slow/1 once", resumed)
+	}
+}
+
+// TestTakeoverAfterWatchdogAndWorkerKilled: watchdog and worker die
+// together while a setsid grandchild of the run lives on. The survivor
+// must not hold the run lock: resume stops it and takes the run over.
+func TestTakeoverAfterWatchdogAndWorkerKilled(t *testing.T) {
+	t.Parallel()
+	dir0 := t.TempDir()
+	flag := filepath.Join(dir0, "slow.flag")
+	slow := "if [ -f " + flag + " ]; then echo second; else touch " + flag + "; setsid sleep 300 </dev/null >/dev/null 2>&1 & sleep 60; fi"
+	runFile, dir, _ := watchdogCase{restart: `max_restarts = 0`, limits: `timeout = "5m"`, slow: slow}.write(t)
+	cmd, _ := startRun(t, dir, runFile, "x")
+	runDir := runDirOf(runFile, "x")
+	waitFor(t, 30*time.Second, "the slow node to start", func() bool { _, err := os.Stat(flag); return err == nil })
+	worker := workerPID(t, runDir)
+	_ = syscall.Kill(worker, syscall.SIGKILL)
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	waitFor(t, 5*time.Second, "the setsid grandchild to be the only survivor", func() bool {
+		for _, p := range marked(t, runDir) {
+			b, _ := os.ReadFile(filepath.Join("/proc", fmt.Sprint(p.PID), "cmdline"))
+			if strings.HasPrefix(string(b), "sleep\x00300") {
+				return true
+			}
+		}
+		return false
+	})
+	r := obversa(t, dir, "resume", runDir)
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d: %s", r.code, r.stderr)
+	}
+	if ps := marked(t, runDir); len(ps) != 0 {
+		t.Fatalf("processes of the run survive the takeover: %+v", ps)
 	}
 }

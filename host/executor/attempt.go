@@ -33,7 +33,7 @@ func (x *Executor) attempt(runCtx context.Context, s start) {
 	default:
 		events = x.engine(ctx, s, results)
 	}
-	if runCtx.Err() != nil {
+	if runCtx.Err() != nil || events == nil {
 		return
 	}
 	if err := x.send(runCtx, events, true); err != nil {
@@ -120,6 +120,9 @@ func (x *Executor) invoke(ctx context.Context, s start, results map[string]json.
 		Input: input, WorkspaceDir: x.plan.Workspace.Root, Timeout: remaining(ctx),
 	})
 	if err != nil {
+		if x.pluginDied(err) {
+			return nil
+		}
 		code, kind := classify(ctx, err)
 		return x.failed(s, code, kind, err.Error())
 	}
@@ -154,4 +157,20 @@ func remaining(ctx context.Context) time.Duration {
 		return time.Until(d)
 	}
 	return 0
+}
+
+// pluginDied reports whether err says the plugin process is gone. The
+// attempt then settles nothing: the worker stops with the error, and the
+// next worker (a fresh plugin process) carries the position on by the
+// crash table, so a dead plugin never turns into a node failure or burns a
+// retry.
+func (x *Executor) pluginDied(err error) bool {
+	if !errors.Is(err, plugin.ErrPluginExited) {
+		return false
+	}
+	select {
+	case x.fatal <- fmt.Errorf("%w: %w", ErrPluginDied, err):
+	default:
+	}
+	return true
 }

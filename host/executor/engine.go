@@ -117,6 +117,9 @@ func (x *Executor) engine(ctx context.Context, s start, results map[string]json.
 			}
 			return append([]store.NewEvent{e}, x.completed(ctx, s, value)...)
 		}
+		if x.pluginDied(err) {
+			return nil
+		}
 		code, kind := classify(ctx, err)
 		rec.Outcome, rec.FailureKind, rec.Message = "failed", kind, err.Error()
 		e, _ := newEvent(graph.EventEngineAttempt, rec)

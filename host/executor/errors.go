@@ -11,6 +11,9 @@ var (
 	// ErrPluginMissing is returned when the plan names a plugin the worker
 	// did not launch.
 	ErrPluginMissing = errors.New("plugin not launched")
+	// ErrPluginDied is returned by Execute when a plugin process died
+	// under an attempt; nothing was recorded for the attempt.
+	ErrPluginDied = errors.New("plugin process died")
 	// errRefused marks an intermediate record the store's policy refused;
 	// it goes back to the attempt, the loop carries on.
 	errRefused = errors.New("refused by the record's policy")

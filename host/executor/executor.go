@@ -54,6 +54,7 @@ type Executor struct {
 
 	ctx     context.Context // the run's context while Execute runs
 	msgs    chan message
+	fatal   chan error // an attempt found its plugin dead
 	wg      sync.WaitGroup
 	active  int
 	loopEnd chan struct{}
@@ -108,7 +109,7 @@ func New(ctx context.Context, o Options) (*Executor, error) {
 	x := &Executor{
 		o: o, start: rs, def: rs.Definition, plan: rs.Plan, state: st,
 		stream: o.Run.Events(), log: o.Logger, seq: map[string]int{},
-		msgs: make(chan message), loopEnd: make(chan struct{}),
+		msgs: make(chan message), loopEnd: make(chan struct{}), fatal: make(chan error, 1),
 	}
 	if x.log == nil {
 		x.log = hclog.NewNullLogger()

@@ -69,6 +69,8 @@ func (x *Executor) Execute(ctx context.Context) (*graph.RunResult, error) {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case err := <-x.fatal:
+			return nil, err
 		case m = <-x.msgs:
 		}
 		// Whatever else has settled meanwhile shares this append: one

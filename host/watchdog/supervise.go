@@ -30,6 +30,9 @@ const (
 	EventCleanup       = "run:cleanup"
 )
 
+// LockFDEnv tells the worker which inherited fd holds the run lock.
+const LockFDEnv = "OBVERSA_LOCK_FD"
+
 // MaxWorkerOutput is the worker console budget in bytes (DESIGN §6).
 const MaxWorkerOutput = 1_000_000
 
@@ -287,7 +290,7 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) 
 	defer logf.Close()
 	out := &limitWriter{w: logf, limit: MaxWorkerOutput, over: make(chan struct{})}
 	cmd := exec.Command(s.o.Exe, "worker", "--run-dir", s.run.Dir())
-	cmd.Env = append(withoutOwner(os.Environ()), launch.OwnerEnv+"="+s.marker, "OBVERSA_LOCK_FD=3")
+	cmd.Env = append(withoutOwner(os.Environ()), launch.OwnerEnv+"="+s.marker, LockFDEnv+"=3")
 	cmd.ExtraFiles = []*os.File{s.lock.File()}
 	cmd.Stdout, cmd.Stderr = out, out
 	// The worker watches its stdin: EOF means the watchdog is gone.
@@ -354,7 +357,7 @@ func fillExit(ex *exit, err error) {
 func withoutOwner(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
-		if !strings.HasPrefix(kv, launch.OwnerEnv+"=") && !strings.HasPrefix(kv, "OBVERSA_LOCK_FD=") {
+		if !strings.HasPrefix(kv, launch.OwnerEnv+"=") && !strings.HasPrefix(kv, LockFDEnv+"=") {
 			out = append(out, kv)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -27,6 +28,12 @@ import (
 // nothing for them) on SIGTERM, SIGINT, or EOF on stdin — the watchdog's
 // end of the pipe closing means the watchdog is gone.
 func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult, error) {
+	// The run lock came in as an inherited fd: keep holding it here, but
+	// never hand it on to plugins and their commands, or a survivor would
+	// keep the run locked after the watchdog and worker are gone.
+	if fd, err := strconv.Atoi(os.Getenv(LockFDEnv)); err == nil && fd > 2 {
+		syscall.CloseOnExec(fd)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sig := make(chan os.Signal, 1)

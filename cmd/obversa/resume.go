@@ -58,7 +58,7 @@ func newResumeCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&o.Position, "position", "", "the open position to offer again (dag/<node>/<n>)")
 	cmd.Flags().StringVar(&o.Reconciled, "reconciled", "", "for a reconcile-attempt pause: done or not-done")
 	cmd.Flags().StringVar(&result, "result", "", "with --reconciled=done: the node's result as JSON (default null)")
-	cmd.Flags().StringVar(&o.Preflight, "preflight", "", "the event id of the preflight pause to resume (preflight_event_id, or printed by `obversa preflight interrupt`)")
+	cmd.Flags().StringVar(&o.Preflight, "preflight", "", "the event id of the preflight pause to resume (preflight_event_id, or as printed by obversa preflight interrupt)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result object {run_id, kind, code, output}")
 	cmd.Flags().BoolVar(&progress, "progress", false, "print progress lines even when stderr is not a terminal")
 	return cmd
@@ -76,7 +76,7 @@ func newApproveCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if err := watchdog.Approve(cmd.Context(), dir, args[1], deny); err != nil {
-				if errors.Is(err, watchdog.ErrResumePosition) {
+				if errors.Is(err, watchdog.ErrResumePosition) || errors.Is(err, watchdog.ErrAlreadyDecided) {
 					return usageErr(err)
 				}
 				return failedErr(err)

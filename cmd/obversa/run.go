@@ -30,7 +30,15 @@ func newRunCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := stopContext()
 			defer stop()
-			pr, err := watchdog.Prepare(ctx, args[0], watchdog.PrepareOptions{RunID: runID, TrustOnFirstUse: tofu})
+			po := watchdog.PrepareOptions{RunID: runID, TrustOnFirstUse: tofu}
+			// Flags given on the command line win over the run file.
+			if cmd.Flags().Changed("storage") {
+				po.Storage = g.storage
+			}
+			if cmd.Flags().Changed("namespace") {
+				po.Namespace = g.namespace
+			}
+			pr, err := watchdog.Prepare(ctx, args[0], po)
 			if err != nil {
 				return refusal(err)
 			}
@@ -38,6 +46,9 @@ func newRunCmd(g *globals) *cobra.Command {
 			if err != nil {
 				if errors.Is(err, store.ErrRunExists) {
 					return existingRun(ctx, pr, err)
+				}
+				if errors.Is(err, store.ErrKnownSecret) || errors.Is(err, store.ErrStorageLimitExceeded) {
+					return usageErr(fmt.Errorf("the run was not started: %w", err))
 				}
 				return failedErr(err)
 			}
@@ -147,6 +158,11 @@ func summary(res *graph.RunResult) string {
 		Message          string          `json:"message"`
 		Waiting          []graph.PauseRequest
 		PreflightEventID string `json:"preflight_event_id"`
+		Errors           map[string]struct {
+			Code     string `json:"code"`
+			Message  string `json:"message"`
+			Position string `json:"position"`
+		} `json:"errors"`
 	}
 	_ = json.Unmarshal(res.Output, &out)
 	switch res.Kind {
@@ -165,7 +181,16 @@ func summary(res *graph.RunResult) string {
 		for _, p := range out.Waiting {
 			w = append(w, p.Position+" ("+p.Kind+")")
 		}
-		return "paused: waiting on " + strings.Join(w, ", ")
+		msg := "paused: waiting on " + strings.Join(w, ", ")
+		for _, p := range out.Waiting {
+			switch p.Kind {
+			case "approval":
+				msg += fmt.Sprintf("\n  next: obversa approve [--deny] RUN %s, then obversa resume --position %s RUN", p.Position, p.Position)
+			case "reconcile-attempt":
+				msg += fmt.Sprintf("\n  next: check whether attempt %s took effect, then obversa resume --position %s --reconciled=done|not-done RUN", p.AttemptID, p.Position)
+			}
+		}
+		return msg
 	default:
 		msg := "failed " + res.Code
 		if len(out.Failed) > 0 {
@@ -173,6 +198,16 @@ func summary(res *graph.RunResult) string {
 		}
 		if out.Message != "" {
 			msg += ": " + out.Message
+		}
+		// Say why each node failed, not only which.
+		for _, id := range out.Failed {
+			if e, ok := out.Errors[id]; ok {
+				line := fmt.Sprintf("\n  %s: %s %s", id, e.Code, e.Message)
+				if len(line) > 300 {
+					line = line[:299] + "…"
+				}
+				msg += line
+			}
 		}
 		return msg
 	}

@@ -76,6 +76,9 @@ func printStatus(w io.Writer, r *watchdog.Report) {
 	for _, p := range r.PauseReasons {
 		fmt.Fprintf(w, "waiting:  %s (%s)\n", p.Position, p.Kind)
 	}
+	if r.Phase == watchdog.PhaseInterrupted {
+		fmt.Fprintf(w, "next:     no watchdog holds this run; carry it on with obversa resume %s\n", r.RunID)
+	}
 	if r.Backoff != nil {
 		fmt.Fprintf(w, "backoff:  restart %d in %d ms\n", r.Backoff.Restart, r.Backoff.RemainingMS)
 	}

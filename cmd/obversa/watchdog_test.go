@@ -199,6 +199,9 @@ func TestWatchdogKilled(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	waitFor(t, 3*time.Second, "every process of the run to stop", func() bool { return len(marked(t, runDir)) == 0 })
+	if st := status(t, runDir); st.Phase != "interrupted" {
+		t.Fatalf("status after the watchdog died: phase %q, want interrupted", st.Phase)
+	}
 	r := obversa(t, dir, "resume", runDir)
 	if r.code != 0 {
 		t.Fatalf("resume: exit %d: %s\nfirst watchdog: %s", r.code, r.stderr, errb.String())

@@ -32,6 +32,9 @@ type PrepareOptions struct {
 	SkipPluginCheck bool
 	// Logger receives plugin logs of the check; nil discards.
 	Logger hclog.Logger
+	// Storage and Namespace, when set, replace the run file's
+	// storage.directory and storage.namespace (`obversa run --storage`).
+	Storage, Namespace string
 }
 
 // Prepared is a run that passed every check and has not been written yet.
@@ -57,6 +60,19 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 	rf, diags := hcl.DecodeFile(path)
 	if diags.HasErrors() {
 		return nil, &DiagnosticsError{Diags: diags}
+	}
+	if o.Storage != "" {
+		abs, err := filepath.Abs(o.Storage)
+		if err != nil {
+			return nil, err
+		}
+		rf.Storage.Directory = abs
+	}
+	if o.Namespace != "" {
+		if err := store.ValidID(o.Namespace); err != nil {
+			return nil, fmt.Errorf("--namespace: %w", err)
+		}
+		rf.Storage.Namespace = o.Namespace
 	}
 	pins, err := Pins(rf, path, o.TrustOnFirstUse)
 	if err != nil {
@@ -236,8 +252,11 @@ func Create(ctx context.Context, pr *Prepared) (*store.Run, error) {
 		return nil, err
 	}
 	if _, err := run.Events().Append(ctx, 0, store.NewEvent{Type: graph.EventRunStarted, Data: rs}); err != nil {
+		// Nothing was recorded: leave no run behind that could only be
+		// refused again.
 		run.Close()
-		return nil, err
+		_ = os.RemoveAll(run.Dir())
+		return nil, fmt.Errorf("the record refused the run's definition and plan (nothing was written): %w", err)
 	}
 	return run, nil
 }

@@ -26,6 +26,9 @@ var (
 	// ErrResumePosition is returned by Resume when the named position is
 	// not open (not paused, not left in flight). Code RESUME_POSITION.
 	ErrResumePosition = errors.New("RESUME_POSITION")
+	// ErrAlreadyDecided is returned by Approve when the position already
+	// has a recorded decision.
+	ErrAlreadyDecided = errors.New("already decided")
 	// ErrSurvivors is returned by Resume when processes carrying the run's
 	// owner marker still run, so the run cannot be taken over.
 	ErrSurvivors = errors.New("TEARDOWN_INCOMPLETE")
@@ -113,6 +116,13 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.Run
 	}
 	if err := checkWorkspace(ctx, run, rs.Plan, x.Waiting() != nil); err != nil {
 		return nil, false, err
+	}
+	// The pinned plugin bytes must still be there before anything is
+	// recorded: a resume that could only end PLUGIN_CHANGED changes nothing.
+	for _, pl := range rs.Plan.Plugins {
+		if err := launch.VerifyCached(pl.Name, launch.CachePath(rs.Plan.Storage.Directory, pl.SHA256), pl.SHA256); err != nil {
+			return nil, false, fmt.Errorf("%w; nothing was recorded (restore the binary with sha256 %s to the cache, or start a new run)", err, pl.SHA256)
+		}
 	}
 	marked, err := stopMarked(ctx, run.Dir(), rs.Plan.TeardownGraceMS)
 	if err != nil {
@@ -289,6 +299,9 @@ func Approve(ctx context.Context, runDir, position string, deny bool) error {
 	}
 	if n == nil {
 		return fmt.Errorf("%w: %s does not wait for approval", ErrResumePosition, position)
+	}
+	if n.Approved != "" {
+		return fmt.Errorf("%w: %s was already decided (%s); run `obversa resume --position %s` to act on it", ErrAlreadyDecided, position, n.Approved, position)
 	}
 	decision := "allow"
 	if deny {

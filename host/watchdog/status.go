@@ -25,6 +25,9 @@ const (
 	PhaseCompleted  = "completed"
 	PhaseFailed     = "failed"
 	PhaseStopped    = "stopped"
+	// PhaseInterrupted: no result, and no watchdog holds the run (it was
+	// killed); `obversa resume` takes the run over.
+	PhaseInterrupted = "interrupted"
 )
 
 // Report is `obversa status`: what the record and the process table say
@@ -106,7 +109,7 @@ func Status(ctx context.Context, runDir string) (*Report, error) {
 	var order []string
 	var worker *WorkerReport
 	var pf *executor.PreflightFold
-	var exited time.Time
+	var exited, ended time.Time
 	exitedRestart := -1
 	err = run.Events().Read(ctx, 1, func(e store.Event) error {
 		r.Events = e.Rev
@@ -171,6 +174,9 @@ func Status(ctx context.Context, runDir string) (*Report, error) {
 			var res graph.RunResult
 			_ = json.Unmarshal(e.Data, &res)
 			r.Result = &res
+			if e.Type == graph.EventRunFinished {
+				ended = e.TS
+			}
 		}
 		return nil
 	})
@@ -182,6 +188,10 @@ func Status(ctx context.Context, runDir string) (*Report, error) {
 		r.Preflight = &rep
 	}
 	now := time.Now()
+	if r.Result != nil && r.Result.Kind != "pause" && !ended.IsZero() {
+		// A finished run's clocks stopped with it.
+		now = ended
+	}
 	r.ElapsedMS = now.Sub(rs.StartedAt).Milliseconds()
 	if rs.Plan != nil && rs.Plan.Limits.TimeoutMS > 0 {
 		left := max(rs.Plan.Limits.TimeoutMS-r.ElapsedMS, 0)
@@ -195,6 +205,11 @@ func Status(ctx context.Context, runDir string) (*Report, error) {
 	case r.Result == nil:
 		if r.Phase == PhaseRunning && (worker == nil || !worker.Alive) {
 			r.Phase = PhaseRecovering
+		}
+		if r.Phase != PhaseStarting {
+			if h, ok, err := store.ReadHolder(runDir); err == nil && (!ok || !store.HolderAlive(h)) {
+				r.Phase = PhaseInterrupted
+			}
 		}
 	case r.Result.Kind == "complete":
 		r.Phase = PhaseCompleted

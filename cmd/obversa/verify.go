@@ -23,6 +23,12 @@ func newVerifyCmd(g *globals) *cobra.Command {
 				return failedErr(err)
 			}
 			w := cmd.OutOrStdout()
+			if rep.TornBytes > 0 {
+				// Not corruption: a write a crash cut short. The next open
+				// moves it aside; verify changes nothing.
+				fmt.Fprintf(w, "torn tail: %d bytes after event %d (%s); the next open moves them aside to events.jsonl.torn-<time>\n",
+					rep.TornBytes, rep.Events, rep.TornReason)
+			}
 			if len(rep.Faults) == 0 {
 				fmt.Fprintf(w, "ok: %d events, %d artifacts\n", rep.Events, rep.Artifacts)
 				return nil

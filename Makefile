@@ -4,7 +4,7 @@ BIN     := bin
 PKGS    := ./...
 FUZZTIME ?= 20s
 
-.PHONY: help build test test-short demo bench fuzz generate generate-check lint clean
+.PHONY: help build node-engine test test-short demo bench fuzz generate generate-check lint conformance clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -13,6 +13,9 @@ build: ## Build obversa and the bundled plugins into bin/
 	$(GO) build -o $(BIN)/obversa ./cmd/obversa
 	$(GO) build -o $(BIN)/mock-engine ./plugins/mock-engine
 	$(GO) build -o $(BIN)/cmd-engine ./plugins/cmd-engine
+
+node-engine: ## Install the JavaScript engine's npm packages and build bin/node-engine (node >= 20)
+	cd examples/plugins/node-engine && npm ci --ignore-scripts --no-audit --no-fund && node build.js
 
 test: ## Run every test (crash matrices included)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
@@ -40,6 +43,11 @@ generate: ## Regenerate the protocol code (pinned generator versions)
 
 generate-check: ## Fail if the committed generated code differs from a fresh generation
 	./scripts/generate-check.sh
+
+conformance: build node-engine ## Run the plugin conformance kit on every bundled engine
+	$(BIN)/obversa plugin conformance $(BIN)/mock-engine
+	$(BIN)/obversa plugin conformance --config plugins/cmd-engine/testdata/conformance.json $(BIN)/cmd-engine
+	$(BIN)/obversa plugin conformance $(BIN)/node-engine
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -191,6 +191,9 @@ func (r *settleRecorder) wait(ctx context.Context, id string, d time.Duration) *
 		rec := r.runs[id]
 		r.mu.Unlock()
 		if rec != nil {
+			if isClosed(rec.done) {
+				return &pb.SettledResponse{Started: true, Settled: true, Terminal: rec.terminal}
+			}
 			select {
 			case <-rec.done:
 				return &pb.SettledResponse{Started: true, Settled: true, Terminal: rec.terminal}

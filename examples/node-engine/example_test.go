@@ -192,8 +192,9 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// launch starts the launcher at path as the host does, logging into logs.
-func launch(path string, logs io.Writer) (*plugin.Client, error) {
+// launch starts the launcher at path as the host does, logging into logs,
+// with env added to its environment.
+func launch(path string, logs io.Writer, env ...string) (*plugin.Client, error) {
 	sum, err := plugin.FileSHA256(path)
 	if err != nil {
 		return nil, err
@@ -202,7 +203,7 @@ func launch(path string, logs io.Writer) (*plugin.Client, error) {
 	defer cancel()
 	return plugin.Launch(ctx, plugin.LaunchConfig{
 		Name: "node", Type: plugin.TypeEngine, Path: path, SHA256: sum,
-		Env:    []string{"PATH=" + os.Getenv("PATH")},
+		Env:    append([]string{"PATH=" + os.Getenv("PATH")}, env...),
 		Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug}),
 	})
 }
@@ -243,6 +244,21 @@ func TestLauncherRefusesChangedCode(t *testing.T) {
 				t.Errorf("launch error %v; host log:\n%s\nwant ErrHandshake and %q", err, logs.String(), tt.want)
 			}
 		})
+	}
+}
+
+// TestLauncherRefusesNodeOptions checks that NODE_OPTIONS, which node
+// reads before the launcher runs, stops the plugin.
+func TestLauncherRefusesNodeOptions(t *testing.T) {
+	needNode(t)
+	var logs syncBuffer
+	c, err := launch(launcher(), &logs, "NODE_OPTIONS=--max-old-space-size=512")
+	if err == nil {
+		c.Close()
+		t.Fatal("the launcher started the plugin with NODE_OPTIONS set")
+	}
+	if !strings.Contains(logs.String(), "NODE_OPTIONS is set") {
+		t.Errorf("launch error %v; host log:\n%s", err, logs.String())
 	}
 }
 

@@ -212,36 +212,35 @@ func caseHostDeath(_ context.Context, k *kit) verdict {
 	if err != nil {
 		return fail("%v", err)
 	}
-	p, die, err := startOnDoomedThread(k.bin, k.opts.Args, k.env, hs)
+	host, err := startStandIn(k.bin, k.opts.Args, append(append([]string{}, k.env...), hs...))
 	if err != nil {
 		return fail("%v", err)
 	}
-	h, err := p.handshake()
+	pid := host.report.Pid
+	defer killProcess(pid)
+	h, err := plugin.ParseHandshakeLine(host.report.Line)
 	if err != nil {
-		die()
-		p.stop()
-		return fail("%v", err)
+		host.die()
+		return fail("first stdout line is not the handshake line: %v", err)
 	}
 	start := time.Now()
-	die()
-	deadline := start.Add(2 * time.Second)
-	exited := p.wait(2 * time.Second)
-	for {
+	host.die()
+	for deadline := start.Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		gone := processGone(pid)
 		conn, err := net.DialTimeout(h.Network, h.Address, 100*time.Millisecond)
-		if err != nil {
-			break
+		if err == nil {
+			conn.Close()
 		}
-		conn.Close()
-		if time.Now().After(deadline) {
-			p.stop()
-			return fail("2 s after the host died, something still accepts connections at %s %s: the process serving the plugin is not the one the host started", h.Network, h.Address)
+		switch {
+		case gone && err != nil:
+			return pass("the plugin process (pid %d) ended and %s %s refuses connections %s after its host was killed",
+				pid, h.Network, h.Address, time.Since(start).Round(time.Millisecond))
+		case time.Now().Before(deadline):
+			continue
+		case !gone:
+			return fail("the plugin process (pid %d) was still running 2 s after its host was killed", pid)
+		default:
+			return fail("2 s after its host was killed, something still accepts connections at %s %s: the process serving the plugin is not the one the host started", h.Network, h.Address)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	if !exited {
-		p.stop()
-		return fail("the process the host started was still running 2 s after the host died")
-	}
-	return pass("the plugin process ended (%s) and %s %s refuses connections, %s after the host died",
-		p.exitDescription(), h.Network, h.Address, time.Since(start).Round(time.Millisecond))
 }

@@ -97,7 +97,10 @@ func caseRunParts(ctx context.Context, k *kit) verdict {
 }
 
 func caseRunStructured(ctx context.Context, k *kit) verdict {
-	if k.desc == nil || !k.desc.Capabilities.StructuredOutput {
+	switch {
+	case k.desc == nil:
+		return skip("no Describe answer to read the capabilities from (see describe)")
+	case !k.desc.Capabilities.StructuredOutput:
 		return skip("the plugin does not declare structured output")
 	}
 	req := k.request("run.structured")
@@ -379,7 +382,10 @@ func caseRunWorkspaceRead(ctx context.Context, k *kit) verdict {
 }
 
 func caseFailures(ctx context.Context, k *kit) verdict {
-	if k.desc == nil || len(k.desc.FailureKinds) == 0 {
+	switch {
+	case k.desc == nil:
+		return skip("no Describe answer to read the failure kinds from (see describe)")
+	case len(k.desc.FailureKinds) == 0:
 		return skip("the plugin declares no failure kinds")
 	}
 	var asked, notAsked, problems []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,9 +70,10 @@ func TestBrokenPlugins(t *testing.T) {
 	bin := self(t)
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
-			rep, err := conformance.Check(ctx, bin, conformance.Options{Env: map[string]string{modeEnv: tt.mode}})
+			rep, err := conformance.Check(ctx, bin, conformance.Options{Env: helperEnv(tt.mode)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,5 +86,106 @@ func TestBrokenPlugins(t *testing.T) {
 				t.Errorf("failed cases (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestOnly(t *testing.T) {
+	t.Parallel()
+	rep, err := conformance.Check(t.Context(), filepath.Join(binDir, "mock-engine"), conformance.Options{Only: []string{"health", "run.parts"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"health", "run.parts"}, statuses(rep, conformance.Pass)); diff != "" {
+		t.Errorf("passed (-want +got):\n%s", diff)
+	}
+	if n := rep.Count(conformance.Skip); n != len(conformance.Cases())-2 {
+		t.Errorf("%d skipped", n)
+	}
+	if r, _ := rep.Result("describe"); r.Seen != "not selected" {
+		t.Errorf("describe: %+v", r)
+	}
+}
+
+// TestWithConformance checks sdk.WithConformance: an engine that does not
+// implement the service gets it from the option, and the kit uses it.
+func TestWithConformance(t *testing.T) {
+	t.Parallel()
+	rep, err := conformance.Check(t.Context(), self(t), conformance.Options{
+		Env:  helperEnv("with-conformance"),
+		Only: []string{"admit", "failures", "run.cancel"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ScenarioControl != "service" || rep.Failed() {
+		t.Errorf("control %q, failed %v", rep.ScenarioControl, statuses(rep, conformance.Fail))
+	}
+	if diff := cmp.Diff([]string{"admit", "failures", "run.cancel"}, statuses(rep, conformance.Pass)); diff != "" {
+		t.Errorf("passed (-want +got):\n%s", diff)
+	}
+}
+
+// TestNodeBinding checks a node binding on the cases that apply to it.
+func TestNodeBinding(t *testing.T) {
+	t.Parallel()
+	rep, err := conformance.Check(t.Context(), filepath.Join(binDir, "cmd-engine"), conformance.Options{Type: "node"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"configure.invalid", "configure.valid", "describe", "handshake.cookie", "handshake.line",
+		"handshake.version", "health", "robust.host_death", "robust.shutdown"}
+	if diff := cmp.Diff(want, statuses(rep, conformance.Pass)); diff != "" {
+		t.Errorf("passed (-want +got):\n%s", diff)
+	}
+	if rep.Failed() {
+		for _, r := range rep.Results {
+			if r.Status == conformance.Fail {
+				t.Errorf("%s: %s", r.Case, r.Seen)
+			}
+		}
+	}
+}
+
+// TestNoScenarioControl checks a plugin with neither the Conformance
+// service nor scenario requests: it is checked on the scenario-free cases
+// and the report names the others as skipped.
+func TestNoScenarioControl(t *testing.T) {
+	t.Parallel()
+	rep, err := conformance.Check(t.Context(), self(t), conformance.Options{Env: helperEnv("plain")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"failures", "robust.panic", "run.cancel", "run.late_final", "run.tools"}
+	if diff := cmp.Diff(want, statuses(rep, conformance.Skip)); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if rep.Failed() || rep.ScenarioControl != "none" {
+		t.Errorf("failed %v, control %q", statuses(rep, conformance.Fail), rep.ScenarioControl)
+	}
+	if r, _ := rep.Result("run.cancel"); r.Seen != "the plugin serves no Conformance service and the options give no scenario requests" {
+		t.Errorf("run.cancel skipped with %q", r.Seen)
+	}
+	if r, _ := rep.Result("admit"); !strings.Contains(r.Seen, "model calls not observable") {
+		t.Errorf("admit: %q", r.Seen)
+	}
+}
+
+// TestHostDeathWrapper checks that robust.host_death fails for a plugin
+// served by a child of the process the host started: the host's death
+// kills the wrapper but not the server.
+func TestHostDeathWrapper(t *testing.T) {
+	t.Parallel()
+	rep, err := conformance.Check(t.Context(), self(t), conformance.Options{
+		Env:  helperEnv("wrapper"),
+		Only: []string{"handshake.line", "robust.host_death"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"robust.host_death"}, statuses(rep, conformance.Fail)); diff != "" {
+		t.Errorf("failed (-want +got):\n%s", diff)
+	}
+	if r, _ := rep.Result("robust.host_death"); !strings.Contains(r.Seen, "something still accepts connections") {
+		t.Errorf("robust.host_death: %s", r.Seen)
 	}
 }

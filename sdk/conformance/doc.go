@@ -37,6 +37,16 @@
 // 3 s. Without the service only the first is observable, and the report
 // says so.
 //
+// # The stand-in host
+//
+// robust.host_death needs a host that dies. The kit re-executes the program
+// it runs in — the obversa CLI, a test binary, anything that links this
+// package — with OBVERSA_CONFORMANCE_STAND_IN_HOST set; this package's init
+// function then acts as a stand-in host: it starts the plugin as the host
+// does (with the parent-death signal), reports the plugin's pid and
+// handshake line, and waits to be killed. Programs that link this package
+// must not set that variable for any other purpose.
+//
 // # Dependencies between cases
 //
 // When handshake.line fails the host could not launch the plugin at all,

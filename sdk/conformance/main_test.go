@@ -72,6 +72,16 @@ func servePlugin(mode string) int {
 		err = sdk.ServeEngine(&zeroUsage{enginetest.New()})
 	case "two-finals":
 		err = sdk.ServeEngine(&twoFinals{enginetest.New()})
+	case "wrapper":
+		return serveThroughChild()
+	case "orphanable":
+		go exitSoonAfterOrphaned()
+		err = sdk.ServeEngine(enginetest.New())
+	case "plain":
+		err = sdk.ServeEngine(plainEngine{enginetest.New()})
+	case "with-conformance":
+		mock := enginetest.New()
+		err = sdk.ServeEngine(plainEngine{mock}, sdk.WithConformance(mock))
 	case "never-exits":
 		err = sdk.ServeEngine(enginetest.New())
 		if err == nil {
@@ -85,6 +95,34 @@ func servePlugin(mode string) int {
 		return 1
 	}
 	return 0
+}
+
+// serveThroughChild is a wrapper that serves the plugin from a child
+// process instead of itself, as a wrapper script without exec does: the
+// child inherits stdout and serves, the wrapper waits for it.
+func serveThroughChild() int {
+	self, err := os.Executable()
+	if err != nil {
+		return 1
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), modeEnv+"=orphanable")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// exitSoonAfterOrphaned ends the wrapper's child 3 s after the wrapper
+// died, so that the test leaves nothing behind.
+func exitSoonAfterOrphaned() {
+	parent := os.Getppid()
+	for os.Getppid() == parent {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second)
+	os.Exit(0)
 }
 
 // ignoresCancel waits out a delay scenario whatever its context says.
@@ -118,6 +156,10 @@ func (e *ignoresCancel) Run(ctx context.Context, req plugin.RunRequest, emit plu
 		Usage: plugin.Usage{Known: true, Input: 1, Output: 1}}, nil
 }
 
+// plainEngine hides the mock engine's Conformance methods, so that only
+// sdk.WithConformance can serve them.
+type plainEngine struct{ plugin.Engine }
+
 // zeroUsage reports zero tokens where it measured none.
 type zeroUsage struct{ *enginetest.Engine }
 
@@ -140,6 +182,13 @@ func (e *twoFinals) Run(ctx context.Context, req plugin.RunRequest, emit plugin.
 		}
 	}
 	return res, err
+}
+
+// helperEnv is the plugin environment that selects a helper mode. A race
+// build would otherwise sleep a second at every exit (GORACE's
+// atexit_sleep_ms), which the shutdown and host-death cases time.
+func helperEnv(mode string) map[string]string {
+	return map[string]string{modeEnv: mode, "GORACE": "atexit_sleep_ms=0"}
 }
 
 // self returns the test binary, which serves a plugin in a helper mode.

@@ -34,9 +34,12 @@ type Options struct {
 	// host passes every plugin (PATH, HOME, TMPDIR, LANG, LANGUAGE, LC_*,
 	// TZ, USER, LOGNAME, TERM), as the run file's `env`.
 	Env map[string]string `json:"env,omitempty"`
+	// PassEnv names variables of this process's environment passed to the
+	// plugin as well, as the run file's `pass_env`.
+	PassEnv []string `json:"pass_env,omitempty"`
 	// Config is passed to Configure before every case that calls the
 	// plugin, as the run file's `config` block; absent = no configuration
-	// (JSON null is not sent: the request carries no config).
+	// (an empty config_json, as for a plugin block without `config`).
 	Config json.RawMessage `json:"config,omitempty"`
 	// InvalidConfig is a configuration Configure must answer with error
 	// diagnostics; absent = DefaultInvalidConfig.
@@ -199,12 +202,12 @@ func (o *Options) target(adapter string) plugin.Identity {
 var inheritedEnv = []string{"PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "TERM"}
 
 // environment returns the plugin's environment: the inherited variables of
-// this process, then o.Env, sorted.
+// this process and those named in o.PassEnv, then o.Env, sorted.
 func (o *Options) environment() []string {
 	vars := map[string]string{}
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "LC_") || contains(inheritedEnv, k) {
+		if strings.HasPrefix(k, "LC_") || contains(inheritedEnv, k) || contains(o.PassEnv, k) {
 			vars[k] = v
 		}
 	}

@@ -36,14 +36,13 @@ type rawProcess struct {
 	cmd    *exec.Cmd
 	stdout *bufio.Reader
 	stderr *capBuffer
-	lines  chan lineOrErr
-	exited chan struct{}
-	err    error // from Wait, valid once exited is closed
-}
-
-type lineOrErr struct {
-	line string
-	err  error
+	// gotLine is closed once the first stdout line (or the end of stdout)
+	// has been read into line and lineErr.
+	gotLine chan struct{}
+	line    string
+	lineErr error
+	exited  chan struct{}
+	err     error // from Wait, valid once exited is closed
 }
 
 // rawStart starts bin with env plus the handshake variables from
@@ -58,7 +57,7 @@ func rawStart(bin string, args, env, handshake []string) (*rawProcess, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &rawProcess{cmd: cmd, stderr: &capBuffer{max: maxCapture}, lines: make(chan lineOrErr, 1), exited: make(chan struct{})}
+	p := &rawProcess{cmd: cmd, stderr: &capBuffer{max: maxCapture}, gotLine: make(chan struct{}), exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
@@ -69,7 +68,8 @@ func rawStart(bin string, args, env, handshake []string) (*rawProcess, error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			err = fmt.Errorf("first stdout line is longer than %d bytes", maxHandshakeLine)
 		}
-		p.lines <- lineOrErr{line: string(bytes.TrimRight(line, "\r\n")), err: err}
+		p.line, p.lineErr = string(bytes.TrimRight(line, "\r\n")), err
+		close(p.gotLine)
 		// Keep draining so that the plugin never blocks on stdout.
 		_, _ = io.Copy(io.Discard, p.stdout)
 	}()
@@ -82,13 +82,13 @@ func rawStart(bin string, args, env, handshake []string) (*rawProcess, error) {
 
 // firstLine waits up to d for the first stdout line. It returns the line
 // (possibly partial, without its newline) and io.EOF when stdout closed
-// first, or an error when d passed.
+// first, or an error when d passed. It may be called again.
 func (p *rawProcess) firstLine(d time.Duration) (string, error) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case l := <-p.lines:
-		return l.line, l.err
+	case <-p.gotLine:
+		return p.line, p.lineErr
 	case <-t.C:
 		return "", fmt.Errorf("no line on stdout within %s", d)
 	}

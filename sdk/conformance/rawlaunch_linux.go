@@ -1,8 +1,11 @@
 package conformance
 
 import (
+	"bytes"
+	"errors"
+	"os"
 	"os/exec"
-	"runtime"
+	"strconv"
 	"syscall"
 )
 
@@ -16,30 +19,22 @@ func rawProcAttr(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
 
-// startOnDoomedThread starts the plugin from a thread of its own and
-// returns a function that ends that thread. Ending it is the host's death
-// as the plugin sees it: the kernel sends the parent-death signal the host
-// set, exactly as when the host process dies.
-func startOnDoomedThread(bin string, args, env, handshake []string) (*rawProcess, func(), error) {
-	type started struct {
-		p   *rawProcess
-		err error
+// processGone reports whether pid no longer runs: it does not exist, or it
+// is a zombie waiting for a parent that may never reap it.
+func processGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
 	}
-	ch := make(chan started)
-	die := make(chan struct{})
-	go func() {
-		// Never unlocked: when this goroutine returns, the runtime ends
-		// its thread.
-		runtime.LockOSThread()
-		p, err := rawStart(bin, args, env, handshake)
-		ch <- started{p, err}
-		if err == nil {
-			<-die
-		}
-	}()
-	s := <-ch
-	if s.err != nil {
-		return nil, nil, s.err
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
 	}
-	return s.p, func() { close(die) }, nil
+	// The state follows the command name in parentheses: "pid (comm) S …".
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] == 'Z' || stat[i+2] == 'X'
+	}
+	return false
 }
+
+// killProcess sends SIGKILL to pid.
+func killProcess(pid int) { _ = syscall.Kill(pid, syscall.SIGKILL) }

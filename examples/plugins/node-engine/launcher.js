@@ -8,6 +8,9 @@
 // file node loads afterwards is read once, checked against MANIFEST and
 // compiled from the bytes that were checked. A file that changed, or one
 // the launcher was not built with, stops the plugin before its handshake.
+// ES modules are not hooked: the checked code imports none, and making it
+// import one changes its digest. Node reads NODE_OPTIONS before any of this
+// runs, so the launcher refuses to serve when it is set.
 /* global ROOT, PROTO, NODE_MAJOR, MANIFEST */
 
 const fs = require('fs');
@@ -23,6 +26,10 @@ function refuse(message) {
 
 if (Number(process.versions.node.split('.')[0]) < NODE_MAJOR) {
   refuse(`node ${process.versions.node} is too old; the plugin needs node ${NODE_MAJOR} or later`);
+}
+
+if (process.env.NODE_OPTIONS) {
+  refuse('NODE_OPTIONS is set; it can make node load code this launcher does not check');
 }
 
 // verifiedRead returns the content of file after checking it against

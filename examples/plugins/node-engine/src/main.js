@@ -167,7 +167,7 @@ function main(opts = {}) {
       if (service === 'plugin' || service === '') callback(null, { status: 'SERVING' });
       else callback({ code: grpc.status.NOT_FOUND, details: `unknown service ${service}` });
     },
-    Watch: (call) => call.destroy({ code: grpc.status.UNIMPLEMENTED, details: 'Watch is not implemented' }),
+    Watch: (call) => call.emit('error', { code: grpc.status.UNIMPLEMENTED, details: 'Watch is not implemented' }),
   });
 
   // The socket lives in a private directory removed at exit.

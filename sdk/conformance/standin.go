@@ -1,0 +1,125 @@
+package conformance
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+)
+
+// robust.host_death needs a host that can die. The kit re-executes the
+// program it runs in (the obversa CLI, a test binary: anything that links
+// this package) as a stand-in host: this package's init sees
+// standInEnv, starts the plugin as the host does, reports it, and waits to
+// be killed. Killing the stand-in is a host's death as the plugin sees it.
+
+// standInEnv carries the stand-in host's instructions (JSON standInJob).
+const standInEnv = "OBVERSA_CONFORMANCE_STAND_IN_HOST"
+
+// standInJob is what the stand-in host starts.
+type standInJob struct {
+	Bin  string   `json:"bin"`
+	Args []string `json:"args"`
+	Env  []string `json:"env"`
+}
+
+// standInReport is the one line the stand-in host prints on stdout.
+type standInReport struct {
+	Pid   int    `json:"pid"`
+	Line  string `json:"line"`
+	Error string `json:"error,omitempty"`
+}
+
+func init() {
+	if raw, ok := os.LookupEnv(standInEnv); ok {
+		os.Exit(standInHost(raw))
+	}
+}
+
+// standInHost runs the stand-in host and returns its exit status: 1 when
+// the job is invalid or the plugin cannot start; otherwise it never
+// returns.
+func standInHost(raw string) int {
+	out := json.NewEncoder(os.Stdout)
+	var job standInJob
+	if err := json.Unmarshal([]byte(raw), &job); err != nil {
+		_ = out.Encode(standInReport{Error: "stand-in host: " + err.Error()})
+		return 1
+	}
+	p, err := rawStart(job.Bin, job.Args, job.Env, nil)
+	if err != nil {
+		_ = out.Encode(standInReport{Error: err.Error()})
+		return 1
+	}
+	rep := standInReport{Pid: p.cmd.Process.Pid}
+	if _, err := p.handshake(); err != nil {
+		rep.Error = err.Error()
+	}
+	rep.Line = p.line
+	_ = out.Encode(rep)
+	select {} // the kit kills this process: the host's death
+}
+
+// standIn is a running stand-in host and the plugin it started.
+type standIn struct {
+	cmd    *exec.Cmd
+	report standInReport
+}
+
+// startStandIn starts the stand-in host for bin and waits for its report.
+func startStandIn(bin string, args, env []string) (*standIn, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("locating this program to re-execute it as a stand-in host: %w", err)
+	}
+	job, err := json.Marshal(standInJob{Bin: bin, Args: args, Env: env})
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self)
+	cmd.Env = []string{standInEnv + "=" + string(job)}
+	rawProcAttr(cmd)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the stand-in host: %w", err)
+	}
+	s := &standIn{cmd: cmd}
+	lines := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 0, 64<<10), maxHandshakeLine*2)
+		if !sc.Scan() {
+			lines <- errors.New("the stand-in host printed nothing")
+			return
+		}
+		lines <- json.Unmarshal(sc.Bytes(), &s.report)
+	}()
+	select {
+	case err = <-lines:
+	case <-time.After(handshakeWait + 5*time.Second):
+		err = errors.New("the stand-in host did not report within its handshake wait")
+	}
+	if err == nil && s.report.Error != "" {
+		err = errors.New(s.report.Error)
+	}
+	if err != nil {
+		s.die()
+		if s.report.Pid > 0 {
+			killProcess(s.report.Pid)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// die kills the stand-in host at once and reaps it.
+func (s *standIn) die() {
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+}

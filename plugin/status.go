@@ -103,11 +103,26 @@ func (r *remote) exited() bool {
 // ErrPluginExited; an oversize message ErrMessageTooLarge; an unknown service
 // ErrWrongType; a status error without a Failure detail from the plugin
 // ErrProtocol; anything else ErrPluginTransport.
+// deadlineSkew bounds how much earlier a plugin may see a propagated
+// deadline pass than the caller does.
+const deadlineSkew = 50 * time.Millisecond
+
 func (r *remote) callError(ctx context.Context, method string, err error) error {
 	st, isStatus := status.FromError(err)
 	if isStatus {
 		if f, ok := failureFromStatus(st); ok {
 			return f
+		}
+	}
+	if isStatus && (st.Code() == codes.Canceled || st.Code() == codes.DeadlineExceeded) {
+		// The plugin sees the propagated deadline pass a moment before the
+		// caller's own timer fires: give ctx that moment, so a deadline is
+		// reported as the caller's deadline and not as a transport fault.
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < deadlineSkew {
+			select {
+			case <-ctx.Done():
+			case <-time.After(deadlineSkew):
+			}
 		}
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"bufio"
 	"os"
 	"os/exec"
 	"testing"
@@ -52,9 +53,17 @@ func FuzzParseStat(f *testing.F) {
 // by its marker, and stops it with SIGKILL after the grace.
 func TestMarkedAndStop(t *testing.T) {
 	marker := "OBVERSA_TEST_MARK=" + t.Name() + "-" + time.Now().Format("150405.000000")
-	cmd := exec.Command("sh", "-c", "trap '' TERM; while :; do sleep 0.05; done")
+	cmd := exec.Command("sh", "-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done")
 	cmd.Env = append(os.Environ(), marker)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Signal only once the trap is in place.
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })

@@ -188,7 +188,9 @@ func (d *decoder) runFile(body *hclsyntax.Body) *RunFile {
 	}
 
 	if rf.Graph.Nodes != nil && rf.Limits.MaxDispatches < len(rf.Graph.Nodes) {
-		rng := body.SrcRange
+		// Without a limits block (the default applies), point at the graph
+		// block's header, not at the whole file.
+		rng := graphs[0].DefRange
 		if blk := singles["limits"]; blk != nil {
 			rng = blk.DefRange
 			if a, ok := blk.Body.(*hclsyntax.Body).Attributes["max_dispatches"]; ok {

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The validated-prefix cache, events.jsonl.idx, lets an open of a growing
@@ -44,6 +45,8 @@ const (
 	cacheEveryAppend = 4096
 )
 
+var cacheWriteMu sync.Mutex
+
 // encodeCache serialises the state for the cache file.
 func encodeCache(st *chainState) []byte {
 	n := 8 + 8*3 + 4*2 + 32 + 8 + 8*len(st.offsets) + 8 + 8*len(st.idHashes) + 4
@@ -71,6 +74,8 @@ func encodeCache(st *chainState) []byte {
 // temporary file is named for the writing process, so that one left by a
 // process that died mid-write can be recognised and removed.
 func writeCache(eventsPath string, data []byte) error {
+	cacheWriteMu.Lock() // one temporary file name per process
+	defer cacheWriteMu.Unlock()
 	removeDeadCacheTemps(eventsPath)
 	tmpName := fmt.Sprintf("%s%s.tmp-%d", eventsPath, cacheSuffix, os.Getpid())
 	tmp, err := os.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)

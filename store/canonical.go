@@ -30,14 +30,29 @@ var errNotExact = errors.New("a number cannot be represented exactly as an IEEE 
 // would not mean the same thing — a number that is not exactly an IEEE 754
 // double's shortest form, such as an int64 above 2^53 (I-JSON, RFC 7493
 // §2.2) — so that canonicalisation never loses information and an edit of
-// any stored byte changes the digest. Errors never quote the data.
+// any stored byte changes the digest. The canonical form comes from the JCS
+// library, or from one of two fast paths whose output is provably the
+// library's (see canonicalDataOf; FuzzCanonicalData checks it). Errors never
+// quote the data.
 func canonicalData(raw []byte) ([]byte, error) {
+	return canonicalDataOf(raw, false)
+}
+
+// canonicalDataOf is canonicalData; valid says raw is known to be valid
+// JSON (encoding/json produced it), which saves a validation pass.
+func canonicalDataOf(raw []byte, valid bool) ([]byte, error) {
 	if isCanonicalJSON(raw) {
 		// Already canonical (a map, or JSON built canonically): its numbers
 		// are their own canonical form, so nothing can change.
 		return raw, nil
 	}
-	if !json.Valid(raw) {
+	if out, ok := sortMembers(raw); ok && isCanonicalJSON(out) {
+		// Canonical but for member order (a marshalled struct): sorting the
+		// members is all the library would do. Numbers and strings are the
+		// input's own, and canonical, so nothing else can change.
+		return out, nil
+	}
+	if !valid && !json.Valid(raw) {
 		return nil, errors.New("data is not valid JSON")
 	}
 	if err := checkNumbersExact(raw); err != nil {
@@ -215,30 +230,37 @@ func appendJCSString(dst []byte, s string) []byte {
 	return dst
 }
 
-// marshalData turns NewEvent.Data into JSON text. json.RawMessage and []byte
-// holding JSON pass through unchanged (a nil RawMessage is null).
-func marshalData(v any) ([]byte, error) {
+// marshalData turns NewEvent.Data into JSON text. A json.RawMessage passes
+// through unchanged (a nil one is null) and is not yet validated; valid
+// reports whether the text is known to be valid JSON.
+func marshalData(v any) (raw []byte, valid bool, err error) {
 	switch d := v.(type) {
 	case nil:
-		return []byte("null"), nil
+		return []byte("null"), true, nil
 	case json.RawMessage:
 		if d == nil {
-			return []byte("null"), nil
+			return []byte("null"), true, nil
 		}
-		return bytes.Clone(d), nil
+		return bytes.Clone(d), false, nil
 	}
-	b, err := json.Marshal(v)
+	// Without HTML escaping, marshalled maps are usually canonical already
+	// and skip the canonicaliser.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err = enc.Encode(v)
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if err != nil {
 		var ue *json.UnsupportedValueError
 		var te *json.UnsupportedTypeError
 		switch {
 		case errors.As(err, &ue):
-			return nil, errors.New("data holds a value JSON cannot represent (NaN, ±Inf or a cycle)")
+			return nil, false, errors.New("data holds a value JSON cannot represent (NaN, ±Inf or a cycle)")
 		case errors.As(err, &te):
-			return nil, fmt.Errorf("data holds a type JSON cannot represent (%s)", te.Type)
+			return nil, false, fmt.Errorf("data holds a type JSON cannot represent (%s)", te.Type)
 		}
 		// A MarshalJSON error may quote content; say only where it came from.
-		return nil, fmt.Errorf("data could not be marshalled to JSON (%T)", v)
+		return nil, false, fmt.Errorf("data could not be marshalled to JSON (%T)", v)
 	}
-	return b, nil
+	return b, true, nil
 }

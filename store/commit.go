@@ -6,17 +6,22 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"runtime"
 	"time"
 )
 
-// commitRound appends the batches of one group commit: under the exclusive
-// flock it picks up (and if need be recovers) what other handles wrote,
-// checks each batch in queue order, writes all accepted batches with one
-// write(2), calls fdatasync(2) once and only then sets their results. Each
-// request ends with rev set or err set.
-func (s *Stream) commitRound(batch []*appendReq) {
-	failAll := func(err error) {
-		for _, r := range batch {
+// commitRound runs one group-commit round: under the exclusive flock it
+// picks up (and if need be recovers) what other handles wrote, checks the
+// queued batches in order and writes the accepted ones (one write(2) for
+// all of them); then, while appenders of the previous round are still
+// preparing (up to want requests, at most groupCommitMaxWait), it takes the
+// batches they queue meanwhile and writes those too; then it calls
+// fdatasync(2) once and only then sets results. It returns every request it
+// handled — batch and the late joiners — each with rev or err set.
+func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
+	all := batch
+	fail := func(reqs []*appendReq, err error) {
+		for _, r := range reqs {
 			r.rev, r.err = 0, err
 		}
 	}
@@ -27,15 +32,15 @@ func (s *Stream) commitRound(batch []*appendReq) {
 	s.mu.Unlock()
 	switch {
 	case closed:
-		failAll(ErrClosed)
-		return
+		fail(all, ErrClosed)
+		return all
 	case failed != nil:
-		failAll(failed)
-		return
+		fail(all, failed)
+		return all
 	}
 	if err := flock(s.f, lockExclusive); err != nil {
-		failAll(fmt.Errorf("store: lock %s: %w", s.path, err))
-		return
+		fail(all, fmt.Errorf("store: lock %s: %w", s.path, err))
+		return all
 	}
 	locked := true
 	unlock := func() {
@@ -50,8 +55,8 @@ func (s *Stream) commitRound(batch []*appendReq) {
 	// handle last looked.
 	size, err := s.fileSize()
 	if err != nil {
-		failAll(err)
-		return
+		fail(all, err)
+		return all
 	}
 	if size != s.st.size {
 		res, err := s.scanTail(context.Background(), size)
@@ -59,19 +64,144 @@ func (s *Stream) commitRound(batch []*appendReq) {
 			err = s.cutTorn(size)
 		}
 		if err != nil {
-			failAll(err)
-			return
+			fail(all, err)
+			return all
 		}
 		s.publish()
 	}
 
 	st := s.st
-	buf := s.wbuf[:0]
-	cur, prev := st.rev, st.last
-	var lines []pendLine
-	var planned []*appendReq
-	now := time.Now()
-	for _, r := range batch {
+	pl := &planner{s: s, cur: st.rev, prev: st.last, buf: s.wbuf[:0], now: time.Now()}
+	defer func() {
+		if cap(pl.buf) > 4<<20 {
+			pl.buf = nil
+		}
+		s.wbuf = pl.buf[:0]
+	}()
+	var written []*appendReq // requests whose batches are written
+	deadline := time.Now().Add(groupCommitMaxWait)
+	for pending := batch; len(pending) > 0; {
+		mark := pl.mark()
+		chunk := pl.plan(pending)
+		if len(pl.buf) > mark.buf {
+			n, werr := s.ops.write(s.f, pl.buf[mark.buf:])
+			if werr == nil && n != len(pl.buf)-mark.buf {
+				werr = io.ErrShortWrite
+			}
+			if werr != nil {
+				err := fmt.Errorf("store: write %s: %w", s.path, werr)
+				if terr := s.ops.truncate(s.f, st.size+int64(mark.buf)); terr != nil {
+					err = s.poison(fmt.Errorf("%w: write to %s failed (%v) and truncating the partial batch failed: %v", ErrStoreFailed, s.path, werr, terr))
+					fail(written, err)
+				}
+				fail(chunk, err)
+				pl.reset(mark)
+				break
+			}
+			written = append(written, chunk...)
+		}
+		pending = s.takeLate(len(all), want, deadline)
+		all = append(all, pending...)
+	}
+	if len(written) == 0 || written[0].err != nil {
+		return all
+	}
+	if serr := s.ops.sync(s.f); serr != nil {
+		fail(written, s.poison(fmt.Errorf("%w: fdatasync %s: %v (outcome of the batch unknown; reopen the run)", ErrStoreFailed, s.path, serr)))
+		return all
+	}
+	st.addLines(pl.lines)
+	last := pl.lines[len(pl.lines)-1]
+	st.crc = crc32.Update(st.crc, castagnoli, pl.buf)
+	st.rev, st.size, st.last, st.lastLine = last.rev, st.size+int64(len(pl.buf)), last.digest, last.off
+	unlock()
+	s.mu.Lock()
+	s.appended = true
+	s.mu.Unlock()
+	s.publish()
+	if st.rev-s.cachedRev >= cacheEveryAppend {
+		s.saveCache()
+	}
+	return all
+}
+
+// takeLate returns the requests queued while a round was being written,
+// waiting for more while the round (have requests) is smaller than want and
+// some Append is still preparing its batch — at most until deadline. It
+// yields the processor once before giving up, for appenders just woken.
+func (s *Stream) takeLate(have, want int, deadline time.Time) []*appendReq {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	yielded := false
+	for {
+		n := len(s.queue)
+		if have+n >= want || (s.preparing == 0 && (n > 0 || yielded)) || !time.Now().Before(deadline) {
+			late := s.queue
+			s.queue = nil
+			for _, r := range late {
+				r.taken = true
+			}
+			return late
+		}
+		if s.preparing == 0 {
+			yielded = true
+			s.mu.Unlock()
+			runtime.Gosched()
+			s.mu.Lock()
+			continue
+		}
+		arrival := make(chan struct{})
+		s.arrival = arrival
+		s.mu.Unlock()
+		t := time.NewTimer(time.Until(deadline))
+		select {
+		case <-arrival:
+		case <-t.C:
+		}
+		t.Stop()
+		s.mu.Lock()
+		if s.arrival == arrival {
+			s.arrival = nil
+		}
+		yielded = false
+	}
+}
+
+// planner encodes the batches of a round into one buffer, checking each in
+// turn against the stream as it will be after the batches before it.
+type planner struct {
+	s     *Stream
+	cur   int64    // rev after the batches planned so far
+	prev  [32]byte // digest of rev cur
+	buf   []byte
+	lines []pendLine
+	idx   roundIndex
+	now   time.Time
+	text  []byte // scratch for prev's text form
+}
+
+// plannerMark is a planner position to return to.
+type plannerMark struct {
+	cur        int64
+	prev       [32]byte
+	buf, lines int
+}
+
+func (pl *planner) mark() plannerMark {
+	return plannerMark{pl.cur, pl.prev, len(pl.buf), len(pl.lines)}
+}
+
+func (pl *planner) reset(m plannerMark) {
+	pl.cur, pl.prev, pl.buf, pl.lines = m.cur, m.prev, pl.buf[:m.buf], pl.lines[:m.lines]
+	pl.idx = roundIndex{} // rebuilt on demand
+}
+
+// plan checks and encodes reqs in order and returns those accepted (their
+// rev set); the others get their error.
+func (pl *planner) plan(reqs []*appendReq) []*appendReq {
+	s, st := pl.s, pl.s.st
+	var accepted []*appendReq
+	for _, r := range reqs {
 		n := int64(len(r.events))
 		// An identical retry of a committed batch (the caller lost the
 		// acknowledgement) returns that batch's last rev and writes
@@ -83,88 +213,45 @@ func (s *Stream) commitRound(batch []*appendReq) {
 			r.rev = rev
 			continue
 		}
-		if r.expected != AnyRev && r.expected != cur {
-			r.err = &ConflictError{Expected: r.expected, Current: cur}
+		if r.expected != AnyRev && r.expected != pl.cur {
+			r.err = &ConflictError{Expected: r.expected, Current: pl.cur}
 			continue
 		}
-		startBuf, startLines, startPrev := len(buf), len(lines), prev
-		undo := func(err error) {
-			buf, lines, prev = buf[:startBuf], lines[:startLines], startPrev
-			r.err = err
-		}
+		m := pl.mark()
 		var bad error
 		for i, ev := range r.events {
-			p := pendLine{rev: cur + 1 + int64(i), off: st.size + int64(len(buf)), id: ev.id, hash: ev.hash}
-			if dup, err := s.roundDuplicate(&p, lines[:startLines]); err != nil {
+			p := pendLine{rev: pl.cur + 1 + int64(i), off: st.size + int64(len(pl.buf)), id: ev.id, hash: ev.hash}
+			if dup, err := s.roundDuplicate(&p, pl.lines[:m.lines], &pl.idx); err != nil {
 				bad = err
 				break
 			} else if dup != 0 {
 				bad = fmt.Errorf("%w: event %d of %d (type %q): its id is already used by rev %d", ErrInvalidEvent, i+1, n, ev.typ, dup)
 				break
 			}
-			prevStr := ""
+			pl.text = pl.text[:0]
 			if p.rev > 1 {
-				prevStr = digestString(prev)
+				pl.text = appendDigest(pl.text, pl.prev)
 			}
-			buf, p.digest = encodeLine(buf, p.rev, cur+n, ev.id, ev.typ, now, ev.canon, prevStr)
-			prev = p.digest
-			lines = append(lines, p)
+			pl.buf, p.digest = encodeLine(pl.buf, p.rev, pl.cur+n, ev.id, ev.typ, pl.now, ev.canon, pl.text)
+			pl.prev = p.digest
+			pl.lines = append(pl.lines, p)
+		}
+		if bad == nil {
+			if max := s.pol.MaxBatchBytes; max > 0 && int64(len(pl.buf)-m.buf) > max {
+				bad = &LimitError{Limit: "max_batch_bytes", Max: max, Size: int64(len(pl.buf) - m.buf),
+					What: fmt.Sprintf("a batch of %d event(s)", n)}
+			}
 		}
 		if bad != nil {
-			undo(bad)
+			pl.reset(m)
+			r.err = bad
 			continue
 		}
-		if max := s.pol.MaxBatchBytes; max > 0 && int64(len(buf)-startBuf) > max {
-			undo(&LimitError{Limit: "max_batch_bytes", Max: max, Size: int64(len(buf) - startBuf),
-				What: fmt.Sprintf("a batch of %d event(s)", n)})
-			continue
-		}
-		cur += n
-		r.rev = cur
-		planned = append(planned, r)
+		pl.cur += n
+		r.rev = pl.cur
+		accepted = append(accepted, r)
 	}
-	defer func() {
-		if cap(buf) > 4<<20 {
-			buf = nil
-		}
-		s.wbuf = buf[:0]
-	}()
-	if len(planned) == 0 {
-		return
-	}
-	failPlanned := func(err error) {
-		for _, r := range planned {
-			r.rev, r.err = 0, err
-		}
-	}
-	n, werr := s.ops.write(s.f, buf)
-	if werr == nil && n != len(buf) {
-		werr = io.ErrShortWrite
-	}
-	if werr != nil {
-		err := fmt.Errorf("store: write %s: %w", s.path, werr)
-		if terr := s.ops.truncate(s.f, st.size); terr != nil {
-			err = s.poison(fmt.Errorf("%w: write to %s failed (%v) and truncating the partial batch failed: %v", ErrStoreFailed, s.path, werr, terr))
-		}
-		failPlanned(err)
-		return
-	}
-	if serr := s.ops.sync(s.f); serr != nil {
-		failPlanned(s.poison(fmt.Errorf("%w: fdatasync %s: %v (outcome of the batch unknown; reopen the run)", ErrStoreFailed, s.path, serr)))
-		return
-	}
-	st.addLines(lines)
-	last := lines[len(lines)-1]
-	st.crc = crc32.Update(st.crc, castagnoli, buf)
-	st.rev, st.size, st.last, st.lastLine = last.rev, st.size+int64(len(buf)), last.digest, last.off
-	unlock()
-	s.mu.Lock()
-	s.appended = true
-	s.mu.Unlock()
-	s.publish()
-	if st.rev-s.cachedRev >= cacheEveryAppend {
-		s.saveCache()
-	}
+	return accepted
 }
 
 // poison makes err the handle's sticky failure and returns the sticky one.
@@ -177,12 +264,35 @@ func (s *Stream) poison(err error) error {
 	return s.failed
 }
 
+// roundIndex maps id hashes to indexes of the lines planned in a round; it
+// is built only for large rounds.
+type roundIndex struct {
+	m map[uint64][]int
+	n int // lines indexed so far
+}
+
 // roundDuplicate returns the rev already using p.id: in the committed
-// stream or among the lines planned earlier in this round.
-func (s *Stream) roundDuplicate(p *pendLine, planned []pendLine) (int64, error) {
-	for _, q := range planned {
-		if q.hash == p.hash && q.id == p.id {
-			return q.rev, nil
+// stream or among the lines planned earlier in this round. Past 64 planned
+// lines it indexes them instead of scanning.
+func (s *Stream) roundDuplicate(p *pendLine, planned []pendLine, idx *roundIndex) (int64, error) {
+	if len(planned) <= 64 {
+		for _, q := range planned {
+			if q.hash == p.hash && q.id == p.id {
+				return q.rev, nil
+			}
+		}
+	} else {
+		if idx.m == nil {
+			idx.m = make(map[uint64][]int, 2*len(planned))
+		}
+		for ; idx.n < len(planned); idx.n++ {
+			h := planned[idx.n].hash
+			idx.m[h] = append(idx.m[h], idx.n)
+		}
+		for _, i := range idx.m[p.hash] {
+			if planned[i].id == p.id {
+				return planned[i].rev, nil
+			}
 		}
 	}
 	return s.st.lookupDuplicate(s.f, p)

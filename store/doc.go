@@ -34,7 +34,10 @@
 //   - type: [A-Za-z0-9][A-Za-z0-9._:/-]{0,127}.
 //   - ts: commit time, RFC 3339 with milliseconds, UTC (the same for every
 //     event of a batch).
-//   - data: the caller's JSON in RFC 8785 canonical form. Numbers must keep
+//   - data: the caller's JSON in RFC 8785 canonical form, produced by the
+//     JCS library (JSON that is canonical already, or canonical but for
+//     member order — a marshalled Go struct — takes a fast path whose output
+//     a differential fuzz test holds to the library's). Numbers must keep
 //     their value through canonicalisation (I-JSON, RFC 7493): an integer
 //     beyond ±2^53 is refused, not rounded, so that canonicalisation never
 //     loses information and the stored bytes are exactly what was hashed.
@@ -46,8 +49,10 @@
 //     closing '}' put back.
 //
 // Because each line is canonical, the writer hashes exactly the bytes it
-// writes, and a reader checks a line by checking that its data is canonical
-// (one JCS pass over data) and hashing its bytes. Decoding is strict: any
+// writes, and a reader checks a line by parsing the fixed envelope layout,
+// checking that data is in canonical form (a one-pass check that a
+// differential fuzz test holds to the JCS library's answer) and hashing the
+// line's bytes. Decoding is strict: any
 // other member, order, whitespace or value form is damage; so are a gap or
 // repeat in rev, a broken prev link, a duplicate id, and a batch whose lines
 // disagree on batch_end.
@@ -55,15 +60,22 @@
 // # Appends and the fsync policy
 //
 // Stream.Append is conditional (expectedRev, or AnyRev) and all-or-nothing.
-// Appends through one Stream queue up; one of them leads a round: it takes
-// the exclusive flock on events.jsonl, re-reads (and validates) whatever
-// other handles or processes appended, checks each queued batch in order,
-// writes every accepted batch with one write(2) (each batch a contiguous
-// region), calls fdatasync(2) once, releases the lock and acknowledges them
-// all. No Append returns success before the fdatasync that covers its batch
-// has returned. A file is created only with an fsync of its directory
-// (events.jsonl, a torn-tail file, artifact links); directories the package
-// creates are fsynced into their parents.
+// Each Append canonicalises and checks its events first, in its own
+// goroutine. Appends through one Stream then queue up (group commit); one of
+// them leads a round: it takes the exclusive flock on events.jsonl, re-reads
+// (and validates) whatever other handles or processes appended, checks each
+// queued batch in order, writes every accepted batch with one write(2) (each
+// batch a contiguous region), calls fdatasync(2) once, releases the lock and
+// acknowledges them all. No Append returns success before the fdatasync
+// that covers its batch has returned. When the previous round was shared,
+// a round that has written its batches waits (at most 1 ms) for Appends
+// that are still preparing theirs and writes those too (one write(2) each
+// time) before its fdatasync, so that rounds do not alternate between one
+// batch and many; a lone appender never waits. Appends through different Stream handles —
+// in this process or another — do not share rounds; the flock serialises
+// them. A file is created only with an fsync of its directory (events.jsonl,
+// a torn-tail file, artifact links); directories the package creates are
+// fsynced into their parents.
 //
 // If a write fails the partial batch is truncated away. If fdatasync fails,
 // or that truncation fails, the Stream is poisoned: the batch's outcome is
@@ -72,10 +84,12 @@
 // the kernel may drop the dirty pages and report later fsyncs as
 // successful). Reopening the run tells what is on disk.
 //
-// A stale expectedRev fails with REVISION_CONFLICT, except that an identical
-// retry (same ids, types, data) of the batch committed right after
-// expectedRev returns that batch's last rev: a caller that lost an
-// acknowledgement can retry safely if it chose the ids.
+// A stale expectedRev fails with REVISION_CONFLICT. A batch that repeats a
+// committed batch exactly (same ids, types and data, event for event, and
+// the committed batch has no other events) returns that batch's last rev and
+// writes nothing, whatever its expectedRev: a caller that lost an
+// acknowledgement can retry safely if it chose the ids. Any other reuse of
+// an id fails with INVALID_EVENT.
 //
 // # Recovery on open
 //
@@ -95,8 +109,9 @@
 // # Validated-prefix cache
 //
 // events.jsonl.idx records the end of a validated prefix (size, rev, digest
-// of its last event, CRC-32C of its bytes, an offset index and the hashes of
-// its ids). An open with a usable cache reads the prefix once to compare the
+// of its last event, CRC-32C of its bytes, an offset index and the FNV-1a
+// hashes of its ids, so duplicate ids are still refused; see cache.go for the
+// binary layout). An open with a usable cache reads the prefix once to compare the
 // CRC (memory bandwidth, no JSON work), fully validates the prefix's last
 // line, and fully validates only the lines after it. A missing or
 // mismatching cache falls back to a full validation; the cache can make an

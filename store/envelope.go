@@ -59,7 +59,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 // encodeLine appends one event line (with its line feed) to dst and returns
 // it with the event's digest. data must already be canonical; id and type
 // valid (they are written without escaping).
-func encodeLine(dst []byte, rev, batchEnd int64, id, typ string, ts time.Time, data []byte, prev string) ([]byte, [32]byte) {
+func encodeLine[P string | []byte](dst []byte, rev, batchEnd int64, id, typ string, ts time.Time, data []byte, prev P) ([]byte, [32]byte) {
 	start := len(dst)
 	dst = append(dst, `{"batch_end":`...)
 	dst = strconv.AppendInt(dst, batchEnd, 10)
@@ -111,10 +111,13 @@ func (env *envelope) event() Event {
 }
 
 func digestString(sum [32]byte) string {
-	b := make([]byte, 0, digestLen)
-	b = append(b, digestPrefix...)
-	b = hex.AppendEncode(b, sum[:])
-	return string(b)
+	return string(appendDigest(make([]byte, 0, digestLen), sum))
+}
+
+// appendDigest appends "sha256:<hex>" of sum to dst.
+func appendDigest(dst []byte, sum [32]byte) []byte {
+	dst = append(dst, digestPrefix...)
+	return hex.AppendEncode(dst, sum[:])
 }
 
 // parseDigest decodes "sha256:<64 lower-case hex>".

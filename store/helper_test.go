@@ -43,9 +43,10 @@ func envInt(name string) int64 {
 
 // helperAppend opens STORE_DIR (recovering it), prints "ready", then
 // appends batches from three goroutines until killed — goroutine 0 with
-// conditional appends, the others with AnyRev, one batch in eight with
-// ~16 KB events so that its write spans many pages (a kill can tear it) —
-// and prints "ack <g> <seq> <first> <last>" after each acknowledged batch.
+// conditional appends, the others with AnyRev; some batches have 16 KB or
+// 128 KB events, so that their write spans many pages (a kill can land in
+// the middle of it) — and prints "ack <g> <seq> <first> <last>" after each
+// acknowledged batch.
 func helperAppend() int {
 	ctx := context.Background()
 	gen, seed := envInt("STORE_GEN"), uint64(envInt("STORE_SEED"))
@@ -61,17 +62,20 @@ func helperAppend() int {
 		mu.Unlock()
 	}
 	say("ready\n")
-	pad := strings.Repeat("x", 16000)
+	pad, hugePad := strings.Repeat("x", 16000), strings.Repeat("y", 128<<10)
 	for g := 0; g < 3; g++ {
 		go func() {
 			rng := rand.New(rand.NewPCG(seed, uint64(g)))
 			for seq := 0; ; seq++ {
 				n := 1 + rng.IntN(4)
-				big := rng.IntN(8) == 0
+				size := rng.IntN(64) // 0: huge, 1..7: big, else small
 				evs := make([]NewEvent, n)
 				for i := range evs {
 					data := map[string]any{"g": g, "s": seq, "i": i}
-					if big {
+					switch {
+					case size == 0:
+						data["pad"] = hugePad
+					case size < 8:
 						data["pad"] = pad
 					}
 					evs[i] = NewEvent{ID: fmt.Sprintf("h%d-g%d-s%d-%d", gen, g, seq, i), Type: "test:kill", Data: data}

@@ -64,6 +64,10 @@ func TestKillAppender(t *testing.T) {
 		checkAfterKill(t, dir, gen, acks, maxAcked)
 	}
 	torn, _ := filepath.Glob(filepath.Join(dir, eventsFile+".torn-*"))
+	temps, _ := filepath.Glob(filepath.Join(dir, eventsFile+cacheSuffix+".tmp-*"))
+	if len(temps) > 1 {
+		t.Errorf("cache temporary files of dead writers pile up: %v", temps)
+	}
 	rep, err := Verify(context.Background(), dir)
 	if err != nil {
 		t.Fatalf("Verify after the kills: %v", err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"hash/fnv"
 	"io"
 )
 
@@ -41,10 +40,15 @@ func newChainState() *chainState {
 	return &chainState{ids: map[uint64]int64{}}
 }
 
+// idHash is FNV-1a (64 bit) of an event id, the key of the id index.
 func idHash(id []byte) uint64 {
-	h := fnv.New64a()
-	h.Write(id)
-	return h.Sum64()
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for _, c := range id {
+		h ^= uint64(c)
+		h *= prime
+	}
+	return h
 }
 
 // pendLine is a line of the batch being assembled.

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -27,8 +26,9 @@ const eventsFile = "events.jsonl"
 // processes (appends through the same Stream wake it at once).
 const followPoll = 50 * time.Millisecond
 
-// groupCommitMaxWait bounds how long a commit round waits for appenders
-// of the previous round that are still preparing their next batch.
+// groupCommitMaxWait bounds how long a commit round, once written, waits
+// for appenders of the previous round that are still preparing their next
+// batch, before it calls fdatasync.
 const groupCommitMaxWait = time.Millisecond
 
 // NewEvent is an event to append.
@@ -169,8 +169,7 @@ func (s *Stream) load(ctx context.Context) error {
 		return err
 	}
 	if err != nil || res.torn {
-		res, err = s.lockedScan(ctx, !s.ro)
-		if err != nil {
+		if _, err := s.lockedScan(ctx, !s.ro); err != nil {
 			return err
 		}
 	}
@@ -241,8 +240,13 @@ func (s *Stream) scanTail(ctx context.Context, size int64) (scanResult, error) {
 // flock.
 func (s *Stream) cutTorn(size int64) error {
 	from := s.st.size
-	name := fmt.Sprintf("%s.torn-%s", s.path, time.Now().UTC().Format("20060102T150405.000000000Z"))
+	base := fmt.Sprintf("%s.torn-%s", s.path, time.Now().UTC().Format("20060102T150405.000000000Z"))
+	name := base
 	tf, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	for i := 1; errors.Is(err, fs.ErrExist) && i < 100; i++ {
+		name = fmt.Sprintf("%s-%d", base, i)
+		tf, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	}
 	if err != nil {
 		return fmt.Errorf("store: recover %s: %w", s.path, err)
 	}
@@ -454,7 +458,7 @@ func (s *Stream) handOnLocked() {
 	s.leading = false
 }
 
-// signalArrivalLocked wakes a leader waiting in awaitStragglersLocked.
+// signalArrivalLocked wakes a leader waiting in takeLate.
 // The caller holds mu.
 func (s *Stream) signalArrivalLocked() {
 	if s.arrival != nil {
@@ -463,72 +467,23 @@ func (s *Stream) signalArrivalLocked() {
 	}
 }
 
-// awaitStragglersLocked lets the appenders of the previous round queue
-// again before a round starts, so that rounds do not alternate between one
-// request and many. It waits while the queue is shorter than want and some
-// Append is still preparing its batch (it will queue within microseconds);
-// when none is, it yields the processor once, for appenders that were just
-// woken, and then goes. It waits at most groupCommitMaxWait. It blocks
-// rather than spins, so the goroutines it waits for get the processor. The
-// caller holds mu; it is released while waiting.
-func (s *Stream) awaitStragglersLocked(want int) {
-	deadline := time.Now().Add(groupCommitMaxWait)
-	yielded := false
-	for len(s.queue) < want {
-		if s.preparing == 0 {
-			if yielded {
-				return
-			}
-			yielded = true
-			s.mu.Unlock()
-			runtime.Gosched()
-			s.mu.Lock()
-			continue
-		}
-		wait := time.Until(deadline)
-		if wait <= 0 {
-			return
-		}
-		arrival := make(chan struct{})
-		s.arrival = arrival
-		s.mu.Unlock()
-		t := time.NewTimer(wait)
-		select {
-		case <-arrival:
-		case <-t.C:
-		}
-		t.Stop()
-		s.mu.Lock()
-		if s.arrival == arrival {
-			s.arrival = nil
-		}
-		yielded = false
-	}
-}
-
-// lead runs one commit round over every queued request, then hands
-// leadership to the next queued request (whose goroutine runs the next
-// round) or ends it.
+// lead runs one commit round over the queued requests (and those that
+// join it while it is being written), then hands leadership to the next
+// queued request (whose goroutine runs the next round) or ends it.
 func (s *Stream) lead() {
 	s.mu.Lock()
-	// Appenders acknowledged by the previous round come straight back;
-	// if that round was shared, give them a moment to queue so that
-	// rounds do not alternate between one request and many. A lone
-	// appender (last round of 1) never waits.
-	if want := s.lastRound; want > 1 && len(s.queue) < want {
-		s.awaitStragglersLocked(want)
-	}
 	batch := s.queue
-	s.lastRound = len(batch)
 	s.queue = nil
 	for _, r := range batch {
 		r.taken = true
 	}
+	want := s.lastRound
 	s.mu.Unlock()
 	if len(batch) > 0 {
-		s.commitRound(batch)
+		batch = s.commitRound(batch, want)
 	}
 	s.mu.Lock()
+	s.lastRound = len(batch)
 	for _, r := range batch {
 		r.done = true
 		r.signal()
@@ -540,43 +495,50 @@ func (s *Stream) lead() {
 // prepare checks and canonicalises the events of one Append.
 func (s *Stream) prepare(events []NewEvent) ([]prepared, error) {
 	out := make([]prepared, len(events))
-	seen := make(map[string]int, len(events))
+	var seen map[string]int
+	if len(events) > 1 {
+		seen = make(map[string]int, len(events))
+	}
 	for i, ev := range events {
-		what := fmt.Sprintf("%d of %d", i+1, len(events))
+		what := func() string { return fmt.Sprintf("%d of %d", i+1, len(events)) }
 		if err := validEventType(ev.Type); err != nil {
-			return nil, fmt.Errorf("%w: event %s: %v", ErrInvalidEvent, what, err)
+			return nil, fmt.Errorf("%w: event %s: %v", ErrInvalidEvent, what(), err)
 		}
 		id := ev.ID
 		if id == "" {
 			id = uuid.NewString()
 		} else if err := validEventID(id); err != nil {
-			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what, ev.Type, err)
+			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what(), ev.Type, err)
 		}
-		raw, err := marshalData(ev.Data)
+		raw, valid, err := marshalData(ev.Data)
 		if err != nil {
-			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what, ev.Type, err)
+			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what(), ev.Type, err)
 		}
 		if s.pol.hasSecrets() && s.pol.containsSecret(raw) {
 			// Refuse before anything else looks at the data.
-			if err := s.pol.checkEventSecrets(what, ev.Type, id, raw, raw); err != nil {
+			if err := s.pol.checkEventSecrets(what(), ev.Type, id, raw, raw); err != nil {
 				return nil, err
 			}
 		}
-		canon, err := canonicalData(raw)
+		canon, err := canonicalDataOf(raw, valid)
 		if err != nil {
-			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what, ev.Type, err)
+			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what(), ev.Type, err)
 		}
-		if err := s.pol.checkEventSecrets(what, ev.Type, id, raw, canon); err != nil {
-			return nil, err
+		if s.pol.hasSecrets() {
+			if err := s.pol.checkEventSecrets(what(), ev.Type, id, raw, canon); err != nil {
+				return nil, err
+			}
 		}
 		if max := s.pol.MaxEventPayloadBytes; max > 0 && int64(len(canon)) > max {
 			return nil, &LimitError{Limit: "max_event_payload_bytes", Max: max, Size: int64(len(canon)),
-				What: fmt.Sprintf("the data of event %s (type %q)", what, ev.Type)}
+				What: fmt.Sprintf("the data of event %s (type %q)", what(), ev.Type)}
 		}
-		if j, dup := seen[id]; dup {
-			return nil, fmt.Errorf("%w: events %d and %d of the batch have the same id", ErrInvalidEvent, j+1, i+1)
+		if seen != nil {
+			if j, dup := seen[id]; dup {
+				return nil, fmt.Errorf("%w: events %d and %d of the batch have the same id", ErrInvalidEvent, j+1, i+1)
+			}
+			seen[id] = i
 		}
-		seen[id] = i
 		out[i] = prepared{id: id, typ: ev.Type, canon: canon, hash: idHash([]byte(id))}
 	}
 	return out, nil

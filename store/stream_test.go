@@ -269,7 +269,7 @@ func TestHandlesSeeEachOther(t *testing.T) {
 	if _, err := a.Events().Append(ctx, 1, NewEvent{ID: "3", Type: "t"}); !errors.Is(err, ErrRevisionConflict) {
 		t.Fatalf("a appending at stale rev 1: %v, want a conflict", err)
 	}
-	if _, err := a.Events().Append(ctx, 2, NewEvent{ID: "2", Type: "t"}); !errors.Is(err, ErrInvalidEvent) {
+	if _, err := a.Events().Append(ctx, 2, NewEvent{ID: "2", Type: "t", Data: "other"}); !errors.Is(err, ErrInvalidEvent) {
 		t.Fatalf("a appending b's id: %v, want INVALID_EVENT", err)
 	}
 	mustAppend(t, a.Events(), AnyRev, NewEvent{ID: "3", Type: "t"})
@@ -284,21 +284,28 @@ func ids(evs []Event) []string {
 	return out
 }
 
-// TestGroupCommit holds the first fdatasync until more appends are queued,
-// so they must share the next one, and checks every append landed once.
+// TestGroupCommit holds the first fdatasync until every other appender has
+// queued, so they must share the next one, and checks every append landed
+// exactly once.
 func TestGroupCommit(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
 	s := r.Events()
 	var syncs atomic.Int64
-	release := make(chan struct{})
-	var once sync.Once
+	release, held := make(chan struct{}), make(chan struct{})
 	s.ops.sync = func(f *os.File) error {
 		if syncs.Add(1) == 1 {
+			close(held)
 			<-release
 		}
 		return fdatasync(f)
 	}
+	first := make(chan error, 1)
+	go func() {
+		_, err := s.Append(context.Background(), AnyRev, NewEvent{ID: "first", Type: "t"})
+		first <- err
+	}()
+	<-held
 	const G, N = 16, 20
 	var wg sync.WaitGroup
 	for g := 0; g < G; g++ {
@@ -312,32 +319,28 @@ func TestGroupCommit(t *testing.T) {
 			}
 		}()
 	}
-	for {
-		s.mu.Lock()
-		queued := len(s.queue)
-		s.mu.Unlock()
-		if queued >= G-1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	once.Do(func() { close(release) })
+	waitQueued(t, s, G)
+	close(release)
 	wg.Wait()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
 	evs := readAll(t, s)
-	if len(evs) != G*N {
-		t.Fatalf("%d events, want %d", len(evs), G*N)
+	if len(evs) != G*N+1 {
+		t.Fatalf("%d events, want %d", len(evs), G*N+1)
 	}
 	seen := map[string]bool{}
 	for _, e := range evs {
 		seen[e.ID] = true
 	}
-	if len(seen) != G*N {
-		t.Fatalf("%d distinct ids, want %d", len(seen), G*N)
+	if len(seen) != G*N+1 {
+		t.Fatalf("%d distinct ids, want %d", len(seen), G*N+1)
 	}
-	if n := syncs.Load(); n >= G*N {
-		t.Fatalf("%d fdatasyncs for %d appends: no group commit", n, G*N)
+	// The G first appends shared the second fdatasync.
+	if n := syncs.Load(); n > int64(G*N+1-(G-1)) {
+		t.Fatalf("%d fdatasyncs for %d appends: no group commit", n, G*N+1)
 	} else {
-		t.Logf("%d appends, %d fdatasyncs", G*N, n)
+		t.Logf("%d appends, %d fdatasyncs", G*N+1, n)
 	}
 }
 
@@ -556,5 +559,125 @@ func TestEventMarshalJSONIsTheStoredLine(t *testing.T) {
 			t.Fatal(err)
 		}
 		diff(t, "round trip", e, back, cmpopts.EquateComparable(time.Time{}), cmp.Comparer(func(a, b json.RawMessage) bool { return string(a) == string(b) }))
+	}
+}
+
+// TestLargeRoundDuplicates queues many batches into one round (the first
+// fsync is held) so that the round's id index is used, with one batch
+// reusing an id planned earlier in the same round.
+func TestLargeRoundDuplicates(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	s := r.Events()
+	hold, held := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	s.ops.sync = func(f *os.File) error {
+		if first.CompareAndSwap(false, true) {
+			close(held)
+			<-hold
+		}
+		return fdatasync(f)
+	}
+	go s.Append(context.Background(), AnyRev, NewEvent{Type: "t"})
+	<-held
+	errs := make(chan error, 3)
+	big := make([]NewEvent, 100)
+	for i := range big {
+		big[i] = NewEvent{ID: fmt.Sprintf("big-%d", i), Type: "t"}
+	}
+	go func() { _, err := s.Append(context.Background(), AnyRev, big...); errs <- err }()
+	waitQueued(t, s, 1)
+	go func() {
+		_, err := s.Append(context.Background(), AnyRev, NewEvent{ID: "x", Type: "t"}, NewEvent{ID: "big-77", Type: "t", Data: 1})
+		errs <- err
+	}()
+	waitQueued(t, s, 2)
+	go func() { _, err := s.Append(context.Background(), AnyRev, NewEvent{ID: "y", Type: "t"}); errs <- err }()
+	waitQueued(t, s, 3)
+	close(hold)
+	var failed, ok int
+	for i := 0; i < 3; i++ {
+		if err := <-errs; errors.Is(err, ErrInvalidEvent) {
+			failed++
+		} else if err == nil {
+			ok++
+		} else {
+			t.Fatal(err)
+		}
+	}
+	if failed != 1 || ok != 2 {
+		t.Fatalf("%d refused, %d committed; want the batch reusing big-77 refused and the others committed", failed, ok)
+	}
+	if got := len(readAll(t, s)); got != 102 {
+		t.Fatalf("%d events, want 102", got)
+	}
+}
+
+func waitQueued(t *testing.T, s *Stream, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		q := len(s.queue)
+		s.mu.Unlock()
+		if q >= n {
+			return
+		}
+	}
+	t.Fatalf("fewer than %d appends queued", n)
+}
+
+// TestLateJoinerWriteFailure drives a round directly: its first batch is
+// written, a batch that joined late fails to write. The first must commit,
+// the second fail, and the file hold exactly the first (or, when the
+// partial write cannot be undone, the handle be poisoned).
+func TestLateJoinerWriteFailure(t *testing.T) {
+	t.Parallel()
+	for _, truncateFails := range []bool{false, true} {
+		t.Run(fmt.Sprintf("truncate fails %v", truncateFails), func(t *testing.T) {
+			t.Parallel()
+			r := newTestRun(t, Policy{})
+			s := r.Events()
+			req := func(id string) *appendReq {
+				evs, err := s.prepare([]NewEvent{{ID: id, Type: "t", Data: strings.Repeat("x", 100)}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return &appendReq{expected: AnyRev, events: evs, wake: make(chan struct{}, 1), taken: true}
+			}
+			first, late := req("first"), req("late")
+			s.mu.Lock()
+			s.queue = []*appendReq{late}
+			s.mu.Unlock()
+			writes := 0
+			s.ops.write = func(f *os.File, b []byte) (int, error) {
+				if writes++; writes == 2 {
+					n, _ := f.Write(b[:len(b)/2])
+					return n, syscall.ENOSPC
+				}
+				return f.Write(b)
+			}
+			if truncateFails {
+				s.ops.truncate = func(*os.File, int64) error { return syscall.EIO }
+			}
+			all := s.commitRound([]*appendReq{first}, 2)
+			if len(all) != 2 {
+				t.Fatalf("round handled %d requests, want 2", len(all))
+			}
+			if !errors.Is(late.err, syscall.ENOSPC) && !errors.Is(late.err, ErrStoreFailed) {
+				t.Fatalf("late joiner: rev %d err %v, want a write error", late.rev, late.err)
+			}
+			if truncateFails {
+				if !errors.Is(first.err, ErrStoreFailed) || !errors.Is(late.err, ErrStoreFailed) {
+					t.Fatalf("first %v, late %v: want both ErrStoreFailed", first.err, late.err)
+				}
+				return
+			}
+			if first.err != nil || first.rev != 1 {
+				t.Fatalf("first: rev %d err %v, want rev 1", first.rev, first.err)
+			}
+			s.ops = defaultFileOps
+			diff(t, "ids", []string{"first"}, ids(readAll(t, s)))
+			diff(t, "ids after reopen", []string{"first"}, ids(readAll(t, reopen(t, r, Policy{}).Events())))
+		})
 	}
 }

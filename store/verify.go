@@ -54,6 +54,8 @@ type Report struct {
 	// that a crash interrupted, which the next open moves aside. It is not
 	// a fault.
 	TornBytes int64 `json:"torn_bytes"`
+	// TornReason says why the tail counts as torn ("" when TornBytes is 0).
+	TornReason string `json:"torn_reason,omitempty"`
 	// Truncated is set when there were more faults than Faults holds.
 	Truncated bool `json:"truncated"`
 }
@@ -182,7 +184,7 @@ func verifyStream(ctx context.Context, f *os.File, path string) (Report, map[str
 			return rep, nil, err
 		}
 		if res.torn {
-			rep.TornBytes = size - st.size
+			rep.TornBytes, rep.TornReason = size-st.size, res.why
 		}
 		break
 	}

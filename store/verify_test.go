@@ -67,7 +67,7 @@ func TestVerify(t *testing.T) {
 		f.Close()
 		before := readFile(t, eventsPath(r))
 		rep, err := Verify(ctx, r.Dir())
-		if err != nil || rep.TornBytes != 18 || rep.Events != 3 {
+		if err != nil || rep.TornBytes != 18 || rep.Events != 3 || rep.TornReason != "last line is not terminated" {
 			t.Fatalf("Verify: %v, %+v", err, rep)
 		}
 		if string(readFile(t, eventsPath(r))) != string(before) {

@@ -80,7 +80,7 @@ func (s *Store) CreateRun(ctx context.Context, id string, p Policy) (*Run, error
 	if err != nil {
 		return nil, fmt.Errorf("store: create run: %w", err)
 	}
-	return openRun(ctx, dir, pol)
+	return openRun(ctx, dir, pol, false)
 }
 
 // OpenRun opens an existing run, recovering its event stream (see doc.go):
@@ -129,11 +129,32 @@ func OpenRunDir(ctx context.Context, dir string, p Policy) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open run: %w", err)
 	}
-	return openRun(ctx, dir, pol)
+	return openRun(ctx, dir, pol, false)
 }
 
-func openRun(ctx context.Context, dir string, pol *policy) (*Run, error) {
-	ev, err := openStream(ctx, dir, pol)
+// OpenRunDirReadOnly opens an existing run directory for reading only, as
+// status, events and verify do: it creates nothing, never cuts a torn
+// tail (the events before it are read; the next writable open recovers
+// it), and writes no cache. Appends and artifact writes on the returned
+// run fail. ErrRunNotFound when dir holds no events.jsonl;
+// ErrCorruptEventStream as OpenRunDir.
+func OpenRunDirReadOnly(ctx context.Context, dir string) (*Run, error) {
+	pol, err := compilePolicy(Policy{})
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir()) {
+		return nil, fmt.Errorf("%w: %s", ErrRunNotFound, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open run: %w", err)
+	}
+	return openRun(ctx, dir, pol, true)
+}
+
+func openRun(ctx context.Context, dir string, pol *policy, readOnly bool) (*Run, error) {
+	ev, err := openStream(ctx, dir, pol, readOnly)
 	if err != nil {
 		return nil, err
 	}

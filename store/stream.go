@@ -112,9 +112,26 @@ type Stream struct {
 }
 
 // openStream opens (creating if missing) and recovers the stream in dir.
-func openStream(ctx context.Context, dir string, pol *policy) (*Stream, error) {
+// A readOnly stream is opened without write access: nothing is created,
+// a torn tail is left in place (and not shown), the cache is not written.
+func openStream(ctx context.Context, dir string, pol *policy, readOnly bool) (*Stream, error) {
 	path := filepath.Join(dir, eventsFile)
 	s := &Stream{path: path, pol: pol, ops: defaultFileOps, changed: make(chan struct{})}
+	if readOnly {
+		f, err := os.Open(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s has no %s", ErrRunNotFound, dir, eventsFile)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("store: open %s: %w", path, err)
+		}
+		s.f, s.ro = f, true
+		if err := s.load(ctx); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return s, nil
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -25,7 +25,7 @@ func newEventsCmd(g *globals) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			run, err := store.OpenRunDir(ctx, dir, store.Policy{})
+			run, err := store.OpenRunDirReadOnly(ctx, dir)
 			if err != nil {
 				return failedErr(err)
 			}

@@ -123,7 +123,7 @@ func refusal(err error) error {
 
 // report prints a run result and returns the exit status for it.
 func report(w io.Writer, res *graph.RunResult, dir string, asJSON bool) error {
-	if run, err := store.OpenRunDir(context.Background(), dir, store.Policy{}); err == nil {
+	if run, err := store.OpenRunDirReadOnly(context.Background(), dir); err == nil {
 		// A large output lives in an artifact; show the whole of it.
 		if out, err := executor.ReadOutput(context.Background(), run, res); err == nil {
 			full := *res

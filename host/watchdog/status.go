@@ -3,6 +3,7 @@ package watchdog
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"sort"
 	"time"
@@ -96,7 +97,7 @@ type NodeUsage struct {
 // Status folds the record of the run at runDir into a Report. It streams
 // the record and keeps only per-node totals.
 func Status(ctx context.Context, runDir string) (*Report, error) {
-	run, err := store.OpenRunDir(ctx, runDir, store.Policy{})
+	run, err := store.OpenRunDirReadOnly(ctx, runDir)
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +183,9 @@ func Status(ctx context.Context, runDir string) (*Report, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if rs.RunID == "" {
+		return nil, fmt.Errorf("%w: %s has no graph:run-started event (%d events): it is not a run, or its creation failed", executor.ErrNotStarted, runDir, r.Events)
 	}
 	if pf != nil {
 		rep := pf.Report()

@@ -1,0 +1,64 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestOpenRunDirReadOnly: a read-only open reads the committed events,
+// leaves a torn tail in place, creates nothing and refuses appends.
+func TestOpenRunDirReadOnly(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(t.TempDir(), "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := st.CreateRun(ctx, "r", Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.Events().Append(ctx, 0, NewEvent{Type: "t", Data: map[string]int{"n": 1}}, NewEvent{Type: "t", Data: map[string]int{"n": 2}}); err != nil {
+		t.Fatal(err)
+	}
+	run.Close()
+	path := filepath.Join(st.RunDir("r"), "events.jsonl")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"rev":3,"id":"x","type":"t"`); err != nil { // torn: no newline
+		t.Fatal(err)
+	}
+	f.Close()
+	before, _ := os.ReadFile(path)
+
+	ro, err := OpenRunDirReadOnly(ctx, st.RunDir("r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := ro.Events().Read(ctx, 1, func(Event) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Fatalf("read %d events, want the 2 committed", n)
+	}
+	if _, err := ro.Events().Append(ctx, 2, NewEvent{Type: "t", Data: 1}); err == nil {
+		t.Fatal("append on a read-only run succeeded")
+	}
+	ro.Close()
+	after, _ := os.ReadFile(path)
+	if !bytes.Equal(before, after) {
+		t.Fatal("a read-only open changed events.jsonl")
+	}
+	if m, _ := filepath.Glob(path + ".torn-*"); len(m) != 0 {
+		t.Fatalf("a read-only open moved the torn tail aside: %v", m)
+	}
+	if _, err := OpenRunDirReadOnly(ctx, t.TempDir()); !errors.Is(err, ErrRunNotFound) {
+		t.Fatalf("read-only open of an empty dir: %v, want ErrRunNotFound", err)
+	}
+}

@@ -1,0 +1,66 @@
+package plan
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/obversa/obversa/host/graph"
+)
+
+func TestAttemptID(t *testing.T) {
+	a := AttemptID("default", "r1", "draft", "dag/draft/1")
+	tests := []struct {
+		name                    string
+		ns, run, node, position string
+		same                    bool
+	}{
+		{"same position", "default", "r1", "draft", "dag/draft/1", true},
+		{"retry position", "default", "r1", "draft", "dag/draft/2", false},
+		{"other run", "default", "r2", "draft", "dag/draft/1", false},
+		{"other namespace", "team", "r1", "draft", "dag/draft/1", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := AttemptID(tt.ns, tt.run, tt.node, tt.position)
+			if (a == b) != tt.same || !strings.HasPrefix(b, "sha256:") || len(b) != len("sha256:")+64 {
+				t.Fatalf("AttemptID = %s (first %s), same = %v", b, a, tt.same)
+			}
+		})
+	}
+}
+
+func TestRunStartedCheck(t *testing.T) {
+	def := &graph.Definition{GlobalConcurrency: 1, Nodes: []graph.NodeDef{{ID: "a", Kind: graph.KindRequired, Binding: "b", DependsOn: []string{}}}}
+	p := &Plan{RunID: "r", Namespace: "default", Plugins: []PluginPlan{}, Lanes: []LanePlan{}}
+	rs, err := NewRunStarted("run.hcl", def, p, testTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Check(); err != nil {
+		t.Fatalf("fresh run-started: %v", err)
+	}
+	rs.Definition.Nodes[0].RetrySafe = true // an edit of the stored definition
+	if err := rs.Check(); !errors.Is(err, ErrDigest) {
+		t.Fatalf("edited definition: %v, want ErrDigest", err)
+	}
+	rs.Definition.Nodes[0].RetrySafe = false
+	rs.Plan.Limits.MaxDispatches = 9
+	if err := rs.Check(); !errors.Is(err, ErrDigest) {
+		t.Fatalf("edited plan: %v, want ErrDigest", err)
+	}
+}
+
+func TestDigestIsCanonical(t *testing.T) {
+	a, err := Digest(map[string]any{"b": 1, "a": []int{1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Digest(map[string]any{"a": []int{1, 2}, "b": 1.0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Fatalf("key order or number form changed the digest: %s vs %s", a, b)
+	}
+}

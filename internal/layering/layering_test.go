@@ -1,0 +1,102 @@
+package layering
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/obversa/obversa"
+
+// allowed maps a package prefix (relative to the module) to the prefixes
+// of ours it may import, directly or not (DESIGN §1). The longest matching
+// prefix decides; "" means nothing of ours.
+var allowed = map[string][]string{
+	"store":         {},
+	"plugin":        {"plugin/internal/"},
+	"hcl":           {},
+	"sdk":           {"plugin", "sdk/"},
+	"internal/proc": {},
+	"host":          {"store", "plugin", "hcl", "host/", "internal/proc"},
+	"plugins":       {"sdk", "plugin", "plugins/"},
+}
+
+func rule(pkg string) (string, []string, bool) {
+	best := ""
+	for p := range allowed {
+		if (pkg == p || strings.HasPrefix(pkg, p+"/")) && len(p) > len(best) {
+			best = p
+		}
+	}
+	r, ok := allowed[best]
+	return best, r, ok
+}
+
+func permitted(dep string, prefixes []string, self string) bool {
+	if dep == self || strings.HasPrefix(dep, self+"/") {
+		return true
+	}
+	for _, p := range prefixes {
+		if dep == strings.TrimSuffix(p, "/") || strings.HasPrefix(dep, strings.TrimSuffix(p, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestImportDirection lists every package's (non-test) dependencies with
+// `go list -deps` and checks them against the layering rules.
+func TestImportDirection(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := strings.TrimPrefix(strings.TrimPrefix(f[0], module), "/")
+		self, prefixes, ok := rule(pkg)
+		if !ok {
+			continue // cmd/obversa, examples: may import anything
+		}
+		checked++
+		for _, d := range f[1:] {
+			if !strings.HasPrefix(d, module+"/") {
+				continue
+			}
+			dep := strings.TrimPrefix(d, module+"/")
+			if !permitted(dep, prefixes, self) {
+				t.Errorf("%s imports %s, which DESIGN §1 does not allow", pkg, dep)
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("checked only %d packages; the package list is wrong", checked)
+	}
+}
+
+func TestRule(t *testing.T) {
+	tests := []struct {
+		pkg, dep string
+		ok       bool
+	}{
+		{"store", "plugin", false},
+		{"plugin", "plugin/internal/pluginv1", true},
+		{"plugin", "host/graph", false},
+		{"sdk/command", "plugin", true},
+		{"sdk/conformance", "host/launch", false},
+		{"hcl", "plugin", false},
+		{"host/executor", "store", true},
+		{"host/executor", "sdk", false},
+		{"plugins/cmd-engine", "sdk/command", true},
+	}
+	for _, tt := range tests {
+		self, prefixes, ok := rule(tt.pkg)
+		if !ok {
+			t.Fatalf("no rule for %s", tt.pkg)
+		}
+		if got := permitted(tt.dep, prefixes, self); got != tt.ok {
+			t.Errorf("%s → %s: permitted %v, want %v", tt.pkg, tt.dep, got, tt.ok)
+		}
+	}
+}

@@ -228,6 +228,37 @@ graph "dag" {
 	if r := obversa(t, dir, "resume", "--position", "dag/zz/1", runDir); r.code == 0 {
 		t.Fatalf("resume of an unknown position succeeded")
 	}
+	if r := obversa(t, dir, "stop", runDir); r.code != exitUsage {
+		t.Fatalf("stop of an ended run: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestStopPausedRun: a paused run with no watchdog is ended STOPPED by
+// obversa stop, and nothing runs after that.
+func TestStopPausedRun(t *testing.T) {
+	runFile, dir := rulesRun(t, "", "", simpleLane+`
+graph "dag" {
+  approval = ["a"]
+  node "a" {
+    lane   = "w"
+    prompt = "first"
+  }
+}
+`)
+	if r := obversa(t, dir, "run", "--run-id", "sp", runFile); r.code != exitPaused {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	runDir := runDirOf(runFile, "sp")
+	if r := obversa(t, dir, "stop", runDir); r.code != 0 {
+		t.Fatalf("stop: exit %d: %s", r.code, r.stderr)
+	}
+	res := recorded(t, runDir, "graph:run-finished")
+	if len(res) != 1 || res[0]["code"] != "STOPPED" {
+		t.Fatalf("run-finished %v, want STOPPED", res)
+	}
+	if st := status(t, runDir); st.Phase != "stopped" {
+		t.Fatalf("phase %q, want stopped", st.Phase)
+	}
 }
 
 func TestNodeResultRules(t *testing.T) {

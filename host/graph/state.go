@@ -246,12 +246,24 @@ func (s *State) leave(n *NodeState) {
 	}
 }
 
+// final are failure codes no retry can change: the same input, plan or
+// policy would fail the same way.
+var final = map[string]bool{
+	"DENIED": true, "INPUT_RENDER": true, "ENGINE_IDENTITY_UNRESOLVED": true,
+	"ENGINE_UNAVAILABLE": true, "RESULT_TOO_LARGE": true, "KNOWN_SECRET": true,
+}
+
+// finalKinds are engine failure kinds no retry can change.
+var finalKinds = map[string]bool{"invalid_config": true, "missing_cli": true, "auth": true, "billing": true}
+
 // settleFailure decides whether a failed position is offered again: only a
 // required node, only while attempts ≤ retry_cap_per_node and stop_on_error
-// is false, and never after a denial.
+// is false, and never after a failure no retry can change (a denial, a
+// template that cannot render, a refused result, a dead lane, bad
+// configuration).
 func (s *State) settleFailure(n *NodeState) {
-	denied := n.Failure != nil && n.Failure.Code == "DENIED"
-	if n.Def.Kind == KindRequired && !denied && !s.def.StopOnError && n.Attempts <= s.def.RetryCapPerNode {
+	stuck := n.Failure != nil && (final[n.Failure.Code] || finalKinds[n.Failure.FailureKind])
+	if n.Def.Kind == KindRequired && !stuck && !s.def.StopOnError && n.Attempts <= s.def.RetryCapPerNode {
 		n.Status = StatusIdle
 		return
 	}

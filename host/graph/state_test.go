@@ -305,3 +305,37 @@ func FuzzApply(f *testing.F) {
 		s.Next()
 	})
 }
+
+func TestNoRetryForFinalFailures(t *testing.T) {
+	tests := []struct {
+		code, kind string
+		retried    bool
+	}{
+		{"NODE_FAILED", "transient", true},
+		{"NODE_FAILED", "rate_limit", true},
+		{"TIMEOUT", "timeout", true},
+		{"DENIED", "", false},
+		{"INPUT_RENDER", "", false},
+		{"RESULT_TOO_LARGE", "", false},
+		{"ENGINE_UNAVAILABLE", "", false},
+		{"NODE_FAILED", "invalid_config", false},
+		{"NODE_FAILED", "auth", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.code+"/"+tt.kind, func(t *testing.T) {
+			def := &Definition{GlobalConcurrency: 1, RetryCapPerNode: 2, Nodes: []NodeDef{node("a", KindRequired)}}
+			s, err := New(def)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds, _ := s.Next()
+			apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
+			apply(t, s, EventAttemptStarted, AttemptStartedData{Node: "a", Position: "dag/a/1"})
+			apply(t, s, EventNodeFailed, FailedData{Node: "a", Position: "dag/a/1", Code: tt.code, FailureKind: tt.kind})
+			next, out := s.Next()
+			if retried := len(next) == 1 && next[0].Position == "dag/a/2"; retried != tt.retried {
+				t.Fatalf("retried = %v (next %v, outcome %+v), want %v", retried, next, out, tt.retried)
+			}
+		})
+	}
+}

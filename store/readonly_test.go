@@ -62,3 +62,44 @@ func TestOpenRunDirReadOnly(t *testing.T) {
 		t.Fatalf("read-only open of an empty dir: %v, want ErrRunNotFound", err)
 	}
 }
+
+// TestVerifyNoticesCutTail: whole events cut from the end leave a valid
+// chain; the validated-prefix cache still records them, and Verify says so.
+func TestVerifyNoticesCutTail(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(t.TempDir(), "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := st.CreateRun(ctx, "r", Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := int64(0)
+	for i := 0; i < 300; i++ {
+		if rev, err = run.Events().Append(ctx, rev, NewEvent{Type: "t", Data: map[string]int{"n": i}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run.Close() // writes the cache
+	path := filepath.Join(st.RunDir("r"), "events.jsonl")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + cacheSuffix); err != nil {
+		t.Skipf("no cache written for 300 events: %v", err)
+	}
+	if rep, err := Verify(ctx, st.RunDir("r")); err != nil || len(rep.Faults) != 0 {
+		t.Fatalf("intact run: %v %+v", err, rep.Faults)
+	}
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	cut := bytes.Join(lines[:len(lines)-2], nil) // drop the last event
+	if err := os.WriteFile(path, cut, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Verify(ctx, st.RunDir("r"))
+	if !errors.Is(err, ErrCorruptEventStream) || len(rep.Faults) != 1 {
+		t.Fatalf("cut tail: err %v, faults %+v", err, rep.Faults)
+	}
+}

@@ -104,6 +104,7 @@ func Verify(ctx context.Context, runDir string) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	checkAgainstCache(path, &rep)
 	if err := verifyArtifacts(ctx, filepath.Join(runDir, artifactsDir, blobsDir), refs, &rep); err != nil {
 		return Report{}, err
 	}
@@ -301,4 +302,22 @@ func quoteShortIfOdd(d string) string {
 		return d
 	}
 	return quoteShort(d)
+}
+
+// checkAgainstCache compares the stream with its validated-prefix cache:
+// the chain alone cannot tell that whole events were cut from the end, but
+// a cache that recorded more committed events than the file holds can.
+// A missing or unreadable cache proves nothing and adds no fault.
+func checkAgainstCache(path string, rep *Report) {
+	b, err := os.ReadFile(path + cacheSuffix)
+	if err != nil {
+		return
+	}
+	st, ok := decodeCache(b)
+	if !ok || st.rev <= rep.Events {
+		return
+	}
+	rep.Faults = append(rep.Faults, Fault{Code: "CORRUPT_EVENT_STREAM", Rev: rep.Events + 1,
+		Problem: fmt.Sprintf("events.jsonl holds %d committed events but its cache (%s) recorded %d: committed events are missing from the end",
+			rep.Events, filepath.Base(path+cacheSuffix), st.rev)})
 }

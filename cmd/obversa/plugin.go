@@ -23,7 +23,7 @@ const (
 func newPluginCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugin",
-		Short: "Work with plugin binaries: hash, lock, keygen, sign, verify, install, describe",
+		Short: "Work with plugin binaries: hash, lock, keygen, sign, verify, install, describe, conformance",
 	}
 	cmd.AddCommand(newPluginHashCmd(), newPluginLockCmd(), newPluginKeygenCmd(), newPluginSignCmd(),
 		newPluginVerifyCmd(), newPluginInstallCmd(), newPluginDescribeCmd(), newPluginConformanceCmd())

@@ -22,7 +22,7 @@ func newValidateCmd() *cobra.Command {
 			if diags.HasErrors() {
 				return &exitError{code: exitUsage}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s is valid: %d plugins, %d lanes, %d nodes\n", args[0], len(rf.Plugins), len(rf.Lanes), len(rf.Graph.Nodes))
+			fmt.Fprintf(cmd.OutOrStdout(), "%s is valid: plugins %d, lanes %d, nodes %d\n", args[0], len(rf.Plugins), len(rf.Lanes), len(rf.Graph.Nodes))
 			return nil
 		},
 	}

@@ -114,7 +114,15 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.Run
 	if err != nil {
 		return nil, false, err
 	}
-	if err := checkWorkspace(ctx, run, rs.Plan, x.Waiting() != nil); err != nil {
+	if open := openPositions(x.State()); o.Position == "" && o.Preflight == "" && len(open) > 0 {
+		// Paused positions wait for a person's word about each one; a bare
+		// resume would only pause again.
+		return nil, false, fmt.Errorf("%w: positions %v wait; name one with --position (after `obversa approve` for an approval)", ErrResumePosition, open)
+	}
+	// A run paused because the workspace was busy never ran a worker
+	// there: it has no anchor to check.
+	w := x.Waiting()
+	if err := checkWorkspace(ctx, run, rs.Plan, w != nil && w.Code != CodeWorkspaceLease); err != nil {
 		return nil, false, err
 	}
 	// The pinned plugin bytes must still be there before anything is
@@ -316,7 +324,7 @@ func Approve(ctx context.Context, runDir, position string, deny bool) error {
 // against its runner-pause-anchor (which must exist), a run taken over
 // after a crash against the last snapshot, if one was taken.
 func checkWorkspace(ctx context.Context, run *store.Run, p *plan.Plan, paused bool) error {
-	g := newGuard(p)
+	g := newGuard(p, run.Dir())
 	if !g.active() {
 		return nil
 	}
@@ -331,4 +339,15 @@ func checkWorkspace(ctx context.Context, run *store.Run, p *plan.Plan, paused bo
 		return fmt.Errorf("%w; restore the workspace, then resume again", err)
 	}
 	return nil
+}
+
+// openPositions lists the paused positions of a state.
+func openPositions(st *graph.State) []string {
+	var open []string
+	for _, n := range st.Nodes() {
+		if n.Status == graph.StatusPaused {
+			open = append(open, n.Position)
+		}
+	}
+	return open
 }

@@ -167,7 +167,7 @@ func (s *supervisor) loop(ctx context.Context) (*graph.RunResult, error) {
 	// ctx ends when the run is asked to stop; the record is still written
 	// after that, so bookkeeping uses a context that is not cancelled.
 	rec := context.WithoutCancel(ctx)
-	ws := newGuard(s.plan)
+	ws := newGuard(s.plan, s.run.Dir())
 	defer ws.release()
 	var crashSnap *workspace.Snapshot
 	for restart := 0; ; restart++ {

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/workspace"
 	"github.com/obversa/obversa/store"
@@ -57,8 +61,12 @@ type guard struct {
 	lease          *workspace.Lease
 }
 
-func newGuard(p *plan.Plan) *guard {
-	return &guard{root: p.Workspace.Root, provider: p.Workspace.Provider, exclude: []string{p.Storage.Directory}, holder: p.RunID}
+// newGuard returns the workspace guard of a run. The lease holder record
+// is "<run id> <owner marker>", so a later run can find the processes the
+// holder may have left behind.
+func newGuard(p *plan.Plan, runDir string) *guard {
+	return &guard{root: p.Workspace.Root, provider: p.Workspace.Provider, exclude: []string{p.Storage.Directory},
+		holder: p.RunID + " " + OwnerMarker(runDir)}
 }
 
 func (g *guard) active() bool { return g.provider != "" && g.provider != workspace.ProviderNone }
@@ -69,9 +77,20 @@ func (g *guard) acquire() error {
 	if !g.active() || g.lease != nil {
 		return nil
 	}
+	prev, hadPrev, _ := workspace.ReadLease(g.root)
 	l, err := workspace.AcquireLease(g.root, g.holder)
 	if err != nil {
 		return err
+	}
+	// The kernel frees the flock when the holder's watchdog and worker
+	// die, but the processes of that run may still write here: the lease
+	// is only free once none carrying its marker survives.
+	if f := strings.Fields(prev.Holder); hadPrev && len(f) == 2 && f[1] != strings.Fields(g.holder)[1] {
+		if left, err := proc.Marked(launch.OwnerEnv+"="+f[1], map[int]bool{os.Getpid(): true}); err == nil && len(left) > 0 {
+			_ = l.Release()
+			return fmt.Errorf("%w: run %s left %d processes in workspace %s (first pid %d); stop them or let `obversa resume` of that run clean up",
+				workspace.ErrLeaseHeld, f[0], len(left), g.root, left[0].PID)
+		}
 	}
 	g.lease = l
 	return nil

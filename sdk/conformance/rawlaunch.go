@@ -59,6 +59,9 @@ func rawStart(bin string, args, env, handshake []string) (*rawProcess, error) {
 	}
 	p := &rawProcess{cmd: cmd, stderr: &capBuffer{max: maxCapture}, gotLine: make(chan struct{}), exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
+	// A child of the plugin may hold its output pipes open after the
+	// plugin itself is gone: do not wait on them past a moment.
+	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
@@ -121,7 +124,7 @@ func (p *rawProcess) exitDescription() string {
 
 // stop kills the process and waits for it.
 func (p *rawProcess) stop() {
-	_ = p.cmd.Process.Kill()
+	killProcess(p.cmd.Process.Pid)
 	<-p.exited
 }
 

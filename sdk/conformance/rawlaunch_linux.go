@@ -14,9 +14,10 @@ import (
 const hostDeathSupported = true
 
 // rawProcAttr gives a raw launch what plugin.Launch gives every plugin on
-// Linux: SIGKILL when the thread that started it dies.
+// Linux: SIGKILL when the thread that started it dies, and a process group
+// of its own so killProcess reaches what it started.
 func rawProcAttr(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 }
 
 // processGone reports whether pid no longer runs: it does not exist, or it
@@ -36,5 +37,8 @@ func processGone(pid int) bool {
 	return false
 }
 
-// killProcess sends SIGKILL to pid.
-func killProcess(pid int) { _ = syscall.Kill(pid, syscall.SIGKILL) }
+// killProcess sends SIGKILL to pid and to the process group it leads.
+func killProcess(pid int) {
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+}

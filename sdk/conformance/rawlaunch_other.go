@@ -2,7 +2,10 @@
 
 package conformance
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
 // hostDeathSupported is false: the host's parent-death signal is Linux's.
 const hostDeathSupported = false
@@ -12,4 +15,9 @@ func rawProcAttr(*exec.Cmd) {}
 
 func processGone(int) bool { return true }
 
-func killProcess(int) {}
+// killProcess kills the process itself (no process groups here).
+func killProcess(pid int) {
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Kill()
+	}
+}

@@ -434,7 +434,11 @@ func (x *Executor) finish(ctx context.Context) (*graph.RunResult, error) {
 				failures[id] = map[string]string{"code": "BLOCKED", "message": "a dependency failed"}
 			}
 		}
-		res.Output, _ = json.Marshal(map[string]any{"failed": out.Failed, "errors": failures, "nodes": out.Nodes})
+		passed := out.Nodes
+		if passed == nil {
+			passed = []string{}
+		}
+		res.Output, _ = json.Marshal(map[string]any{"failed": out.Failed, "errors": failures, "nodes": passed})
 	default:
 		if x.waiting != nil {
 			// Already recorded; nothing changed since.

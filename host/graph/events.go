@@ -63,7 +63,7 @@ type ModelUnavailableData struct {
 type RunResult struct {
 	RunID  string          `json:"run_id"`
 	Kind   string          `json:"kind"`
-	Code   string          `json:"code,omitempty"`
+	Code   string          `json:"code"`
 	Output json.RawMessage `json:"output,omitempty"`
 }
 

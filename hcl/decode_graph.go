@@ -655,6 +655,12 @@ func (d *decoder) checkRefs(g *Graph, infos []*nodeInfo, byID map[string]*nodeIn
 						fmt.Sprintf("%s is only available to nodes that depend on %q, directly or through other nodes. Add %q to the depends_on of %q.", ref.Text, ref.Node, ref.Node, n.ID))
 				}
 			}
+			// An engine node's result is its final text: there is nothing
+			// inside it to refer to.
+			if exists && ref.Deeper && g.Nodes[target.idx].Lane != "" {
+				d.errorAt(ref.Range, fmt.Sprintf("The result of engine node %q is text", ref.Node),
+					fmt.Sprintf("%s goes into the result of %q, but an engine node's result is its final answer as a string. Refer to it whole, as ${input.results.%s}.", ref.Text, ref.Node, ref.Node))
+			}
 		}
 	}
 }

@@ -316,6 +316,9 @@ type resultRef struct {
 	Node  string
 	Text  string
 	Range hclv2.Range
+	// Deeper is set when the reference goes into the result
+	// (input.results.<node>.<attr> or [index]).
+	Deeper bool
 }
 
 // resultNode returns the node a traversal names when it has the shape
@@ -355,7 +358,7 @@ func (d *decoder) templateRefs(vars []hclv2.Traversal, what string) []resultRef 
 				fmt.Sprintf("A node's %s may only refer to the results of other nodes, as input.results.<node> followed by any attributes, for example ${input.results.draft} or ${input.results[\"my-node\"].stdout}.", what))
 			continue
 		}
-		refs = append(refs, resultRef{Node: node, Text: traversalString(t), Range: t.SourceRange()})
+		refs = append(refs, resultRef{Node: node, Text: traversalString(t), Range: t.SourceRange(), Deeper: len(t) > 3})
 	}
 	return refs
 }

@@ -104,6 +104,9 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.Run
 		return nil, false, err
 	}
 	if f := x.Finished(); f != nil {
+		if o.Preflight != "" {
+			return nil, false, fmt.Errorf("%w: the run already ended (%s %s); it has no open preflight pause, %s names none", ErrResumeEventMismatch, f.Kind, f.Code, o.Preflight)
+		}
 		return f, true, nil
 	}
 	pf, err := preflightEvents(x.PreflightReport(), o, run.Dir())

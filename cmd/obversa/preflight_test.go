@@ -384,10 +384,15 @@ func TestPreflightStaleResumeID(t *testing.T) {
 	if diff := cmp.Diff(want, r.callsLog()); diff != "" {
 		t.Errorf("mock calls (-want +got):\n%s", diff)
 	}
-	// A run that ended is returned as recorded, whatever is named.
+	// A run that ended has no open preflight pause: naming one is the
+	// mismatch error, and nothing is appended.
+	ended := eventLines(t, r.runDir)
 	res = obversa(t, r.dir, "resume", "--preflight", second, r.runDir)
-	if res.code != 0 || !strings.Contains(res.stderr, "nothing was changed") {
-		t.Errorf("resume of a completed run: exit %d %s", res.code, res.stderr)
+	if res.code != exitUsage || !strings.Contains(res.stderr, "RESUME_EVENT_MISMATCH") {
+		t.Errorf("resume --preflight of a completed run: exit %d %s", res.code, res.stderr)
+	}
+	if after := eventLines(t, r.runDir); !slices.Equal(ended, after) {
+		t.Errorf("resume --preflight of a completed run appended events")
 	}
 }
 

@@ -10,9 +10,9 @@ import (
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
-	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/workspace"
+	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/store"
 )
 

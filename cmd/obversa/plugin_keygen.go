@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -48,10 +49,16 @@ seconds). Existing files are kept unless --force.`,
 				return failedErr(err)
 			}
 			pub, _ := k.PublicKey().MarshalText()
-			if err := writeNew(secret, sec, 0o600, force); err != nil {
+			if abs(secret) == abs(public) {
+				return usageErr(fmt.Errorf("--secret and --public both name %s; give the two keys two files", secret))
+			}
+			// The public key first: a key pair is useless without it, so a
+			// failure there must not leave a lone secret key behind.
+			if err := writeNew(public, pub, 0o644, force); err != nil {
 				return err
 			}
-			if err := writeNew(public, pub, 0o644, force); err != nil {
+			if err := writeNew(secret, sec, 0o600, force); err != nil {
+				_ = os.Remove(public)
 				return err
 			}
 			w := cmd.OutOrStdout()
@@ -69,4 +76,12 @@ seconds). Existing files are kept unless --force.`,
 	cmd.Flags().StringVar(&passwordFile, "password-file", "", "encrypt the secret key with the password on this file's first line")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing key files")
 	return cmd
+}
+
+// abs returns path made absolute (path itself when that fails).
+func abs(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return path
 }

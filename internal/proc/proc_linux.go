@@ -1,52 +1,24 @@
 package proc
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"os"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// Stat reads the identity of a live process. A zombie counts as gone.
+// Stat reads the identity of a live process. A zombie counts as gone
+// (os.ErrNotExist).
 func Stat(pid int) (Proc, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	i, err := Read(pid)
 	if err != nil {
 		return Proc{}, err
 	}
-	return parseStat(b)
-}
-
-// parseStat parses /proc/<pid>/stat; the command name may hold spaces and
-// parentheses, so fields are counted from the last ')'.
-func parseStat(b []byte) (Proc, error) {
-	open := bytes.IndexByte(b, '(')
-	end := bytes.LastIndexByte(b, ')')
-	if open < 0 || end < open {
-		return Proc{}, fmt.Errorf("malformed stat line")
-	}
-	pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:open])))
-	if err != nil {
-		return Proc{}, fmt.Errorf("malformed stat pid: %w", err)
-	}
-	f := bytes.Fields(b[end+1:])
-	// f[0] is field 3 (state); start time is field 22.
-	if len(f) < 20 {
-		return Proc{}, fmt.Errorf("short stat line")
-	}
-	if f[0][0] == 'Z' || f[0][0] == 'X' {
+	if !i.Alive() {
 		return Proc{}, os.ErrNotExist
 	}
-	ppid, _ := strconv.Atoi(string(f[1]))
-	pgid, _ := strconv.Atoi(string(f[2]))
-	st, err := strconv.ParseUint(string(f[19]), 10, 64)
-	if err != nil {
-		return Proc{}, fmt.Errorf("malformed stat start time: %w", err)
-	}
-	return Proc{PID: pid, PPID: ppid, PGID: pgid, StartTime: st}, nil
+	return i.Proc, nil
 }
 
 // Alive reports whether p still runs as the same process (same start time).
@@ -70,37 +42,20 @@ func Signal(p Proc, sig unix.Signal) error {
 // Marked lists the live processes whose environment holds exactly the
 // entry kv ("NAME=value"), leaving out the pids in exclude.
 func Marked(kv string, exclude map[int]bool) ([]Proc, error) {
-	entries, err := os.ReadDir("/proc")
+	pids, err := PIDs()
 	if err != nil {
 		return nil, err
 	}
-	needle := []byte(kv)
 	var out []Proc
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || exclude[pid] {
+	for _, pid := range pids {
+		if exclude[pid] || !EnvironHas(pid, kv) {
 			continue
 		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !hasEntry(env, needle) {
-			continue
+		if p, err := Stat(pid); err == nil {
+			out = append(out, p)
 		}
-		p, err := Stat(pid)
-		if err != nil {
-			continue
-		}
-		out = append(out, p)
 	}
 	return out, nil
-}
-
-func hasEntry(env, kv []byte) bool {
-	for _, e := range bytes.Split(env, []byte{0}) {
-		if bytes.Equal(e, kv) {
-			return true
-		}
-	}
-	return false
 }
 
 // Stop sends SIGTERM to every process, waits up to grace for them to

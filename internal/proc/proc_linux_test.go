@@ -26,7 +26,7 @@ func TestParseStat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseStat([]byte(tt.line))
+			got, err := parseLive([]byte(tt.line))
 			if (err != nil) != tt.err {
 				t.Fatalf("err = %v, want error %v", err, tt.err)
 			}
@@ -42,7 +42,7 @@ func FuzzParseStat(f *testing.F) {
 	f.Add([]byte("1 ()) Z"))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := parseStat(b)
+		p, err := parseLive(b)
 		if err == nil && p.PID == 0 && p.StartTime == 0 && len(b) < 3 {
 			t.Fatalf("accepted %q", b)
 		}
@@ -110,4 +110,16 @@ func TestSignalSkipsReusedPID(t *testing.T) {
 	if !Alive(self) {
 		t.Fatal("the test process is not alive")
 	}
+}
+
+// parseLive parses a stat line the way Stat reads one: zombies count as gone.
+func parseLive(b []byte) (Proc, error) {
+	i, err := Parse(b)
+	if err != nil {
+		return Proc{}, err
+	}
+	if !i.Alive() {
+		return Proc{}, os.ErrNotExist
+	}
+	return i.Proc, nil
 }

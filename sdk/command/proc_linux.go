@@ -1,16 +1,10 @@
 package command
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
-)
 
-// procRoot is the proc filesystem mount; tests never change it.
-const procRoot = "/proc"
+	"github.com/obversa/obversa/internal/proc"
+)
 
 // procStat is the part of /proc/<pid>/stat the runner needs.
 type procStat struct {
@@ -29,77 +23,33 @@ func (s procStat) process() Process {
 	return Process{PID: s.pid, PPID: s.ppid, PGID: s.pgid, StartTime: s.start, Name: s.name}
 }
 
-var errBadStat = errors.New("malformed /proc stat line")
+// errBadStat is the parser's error for a line that is not a stat line.
+var errBadStat = proc.ErrBadStat
 
-// parseStat parses one /proc/<pid>/stat line. The command name is in
-// parentheses and may itself contain spaces and parentheses, so fields are
-// counted from the last ')'.
+func fromInfo(i proc.Info) procStat {
+	return procStat{pid: i.PID, ppid: i.PPID, pgid: i.PGID, state: i.State, start: i.StartTime, rssPages: i.RSSPages, name: i.Name}
+}
+
+// parseStat parses one /proc/<pid>/stat line (proc.Parse).
 func parseStat(line []byte) (procStat, error) {
-	open := bytes.IndexByte(line, '(')
-	closing := bytes.LastIndexByte(line, ')')
-	if open <= 0 || closing < open {
-		return procStat{}, errBadStat
-	}
-	pid, err := strconv.Atoi(string(bytes.TrimSpace(line[:open])))
+	i, err := proc.Parse(line)
 	if err != nil {
-		return procStat{}, errBadStat
+		return procStat{}, err
 	}
-	// Fields after the name start at field 3 (state).
-	f := strings.Fields(string(line[closing+1:]))
-	if len(f) < 22 || len(f[0]) != 1 {
-		return procStat{}, errBadStat
-	}
-	s := procStat{pid: pid, state: f[0][0], name: string(line[open+1 : closing])}
-	if s.ppid, err = strconv.Atoi(f[1]); err != nil {
-		return procStat{}, errBadStat
-	}
-	if s.pgid, err = strconv.Atoi(f[2]); err != nil {
-		return procStat{}, errBadStat
-	}
-	if s.start, err = strconv.ParseUint(f[19], 10, 64); err != nil { // field 22
-		return procStat{}, errBadStat
-	}
-	if s.rssPages, err = strconv.ParseInt(f[21], 10, 64); err != nil { // field 24
-		return procStat{}, errBadStat
-	}
-	return s, nil
+	return fromInfo(i), nil
 }
 
 // readStat reads /proc/<pid>/stat.
 func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile(procRoot + "/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procStat{}, err
-	}
-	s, err := parseStat(b)
+	i, err := proc.Read(pid)
 	if err != nil {
 		return procStat{}, fmt.Errorf("pid %d: %w", pid, err)
 	}
-	return s, nil
+	return fromInfo(i), nil
 }
 
 // listPIDs returns the numeric entries of /proc.
-func listPIDs() ([]int, error) {
-	d, err := os.Open(procRoot)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return nil, err
-	}
-	pids := make([]int, 0, len(names))
-	for _, n := range names {
-		if n == "" || n[0] < '0' || n[0] > '9' {
-			continue
-		}
-		if pid, err := strconv.Atoi(n); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids, nil
-}
+func listPIDs() ([]int, error) { return proc.PIDs() }
 
 // snapshot reads the stat of every process. Processes that vanish while
 // reading are skipped.
@@ -117,35 +67,9 @@ func snapshot() (map[int]procStat, error) {
 	return all, nil
 }
 
-// environHas reports whether /proc/<pid>/environ holds the exact entry kv
-// ("NAME=value"). Unreadable environments (other users, kernel threads)
-// report false.
-func environHas(pid int, kv string) bool {
-	b, err := os.ReadFile(procRoot + "/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
-	}
-	return hasEntry(b, kv)
-}
+// environHas reports whether /proc/<pid>/environ holds the exact entry kv.
+func environHas(pid int, kv string) bool { return proc.EnvironHas(pid, kv) }
 
 // hasEntry reports whether the NUL-separated list env contains kv as a
-// whole entry; a kv with a NUL byte is never an entry.
-func hasEntry(env []byte, kv string) bool {
-	if kv == "" || strings.IndexByte(kv, 0) >= 0 {
-		return false
-	}
-	needle := []byte(kv)
-	for from := 0; from < len(env); {
-		i := bytes.Index(env[from:], needle)
-		if i < 0 {
-			return false
-		}
-		start := from + i
-		end := start + len(needle)
-		if (start == 0 || env[start-1] == 0) && (end == len(env) || env[end] == 0) {
-			return true
-		}
-		from = start + 1
-	}
-	return false
-}
+// whole entry.
+func hasEntry(env []byte, kv string) bool { return proc.HasEntry(env, kv) }

@@ -359,3 +359,44 @@ graph "dag" {
 		t.Fatalf("exit %d, node-failed %v: %s", r.code, failed, r.stderr)
 	}
 }
+
+// TestRefusedResult: a result holding a known secret is refused by the
+// record; the node fails KNOWN_SECRET, the other node's result (possibly
+// settled in the same append) is kept, and the secret is never written.
+func TestRefusedResult(t *testing.T) {
+	const secret = "hunter2hunter2"
+	runFile, dir := rulesRun(t, "", "", simpleLane+`
+storage {
+  known_secrets_from_env = ["OBVERSA_TEST_SECRET"]
+}
+graph "dag" {
+  retry_cap_per_node = 0
+  node "leak" {
+    binding    = "shell"
+    input      = { command = ["printf", "hunter2%s", "hunter2"] }
+    retry_safe = true
+  }
+  node "fine" {
+    binding    = "shell"
+    input      = { command = ["printf", "ok"] }
+    retry_safe = true
+  }
+}
+`)
+	r := obversaEnv(t, dir, []string{"OBVERSA_TEST_SECRET=" + secret}, "run", "--run-id", "sec", runFile)
+	runDir := runDirOf(runFile, "sec")
+	failed := recorded(t, runDir, "graph:node-failed")
+	if r.code != exitFailed || len(failed) != 1 || failed[0]["node"] != "leak" || failed[0]["code"] != "KNOWN_SECRET" {
+		t.Fatalf("exit %d, node-failed %v: %s", r.code, failed, r.stderr)
+	}
+	if done := recorded(t, runDir, "graph:node-completed"); len(done) != 1 || done[0]["node"] != "fine" {
+		t.Fatalf("node-completed %v, want fine", done)
+	}
+	b, err := os.ReadFile(filepath.Join(runDir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte(secret)) {
+		t.Fatal("the secret reached the record")
+	}
+}

@@ -36,14 +36,15 @@ func (x *Executor) attempt(runCtx context.Context, s start) {
 	if runCtx.Err() != nil || events == nil {
 		return
 	}
-	if err := x.send(runCtx, events, true); err != nil {
+	if err := x.send(runCtx, s, events, true); err != nil {
 		x.log.Debug("settle not recorded", "position", s.position, "error", err)
 	}
 }
 
-// send hands events to the loop and waits until they are durable.
-func (x *Executor) send(ctx context.Context, events []store.NewEvent, settle bool) error {
-	m := message{events: events, settle: settle, ack: make(chan error, 1)}
+// send hands the events of attempt s to the loop and waits until they are
+// durable.
+func (x *Executor) send(ctx context.Context, s start, events []store.NewEvent, settle bool) error {
+	m := message{node: s.node.ID, position: s.position, events: events, settle: settle, ack: make(chan error, 1)}
 	select {
 	case x.msgs <- m:
 	case <-x.loopEnd:
@@ -89,7 +90,7 @@ func (x *Executor) failed(s start, code, kind, msg string) []store.NewEvent {
 // RESULT_TOO_LARGE.
 func (x *Executor) completed(ctx context.Context, s start, result json.RawMessage) []store.NewEvent {
 	data := graph.CompletedData{Node: s.node.ID, Position: s.position, Result: result}
-	if limit := x.plan.Storage.MaxEventPayloadBytes; limit > 0 && int64(len(result))+512 > limit {
+	if !x.fitsEvent(len(result)) {
 		ref, err := x.o.Run.PutArtifact(ctx, result, "application/json", "node-result")
 		if err != nil {
 			code := store.Code(err)

@@ -133,7 +133,7 @@ func (x *Executor) engine(ctx context.Context, s start, results map[string]json.
 		}
 		mu, _ := newEvent(graph.EventModelUnavailable, graph.ModelUnavailableData{Node: s.node.ID, Position: s.position, FailureKind: kind, Retired: retire})
 		// Durable before any fallback is tried.
-		if err := x.send(ctx, []store.NewEvent{e, mu}, false); err != nil {
+		if err := x.send(ctx, s, []store.NewEvent{e, mu}, false); err != nil {
 			return x.failed(s, CodeNodeFailed, kind, "recording the engine attempt: "+err.Error())
 		}
 	}
@@ -143,7 +143,7 @@ func (x *Executor) engine(ctx context.Context, s start, results map[string]json.
 // keepParts puts the result parts in the record: inline when they fit an
 // event, else as an artifact referenced by parts_artifact.
 func (x *Executor) keepParts(ctx context.Context, rec *graph.EngineAttemptData, parts json.RawMessage) error {
-	if limit := x.plan.Storage.MaxEventPayloadBytes; limit <= 0 || int64(len(parts))+1024 <= limit {
+	if x.fitsEvent(len(parts)) {
 		rec.Parts = parts
 		return nil
 	}

@@ -46,7 +46,6 @@ type Executor struct {
 	seq        map[string]int // last engine-attempt sequence per position
 	retiredMu  sync.Mutex     // retired is read by attempt goroutines
 	retired    []graph.RetiredTarget
-	dispatches int
 	budgetStop bool
 	finished   *graph.RunResult
 	waiting    *graph.RunResult // set while the last event is graph:run-waiting
@@ -63,9 +62,11 @@ type Executor struct {
 // message is what an attempt goroutine hands to the loop: events to append
 // and, when settle is set, the attempt is over.
 type message struct {
-	events []store.NewEvent
-	settle bool
-	ack    chan error
+	node     string // the attempt's node and position
+	position string
+	events   []store.NewEvent
+	settle   bool
+	ack      chan error
 }
 
 // LoadRunStarted reads and checks the run's first event.
@@ -140,10 +141,6 @@ func (x *Executor) fold(typ string, data json.RawMessage) error {
 		return err
 	}
 	switch typ {
-	case graph.EventNodeDispatched:
-		var d graph.DispatchedData
-		_ = json.Unmarshal(data, &d)
-		x.dispatches += len(d.Dispatches)
 	case graph.EventEngineAttempt:
 		var d graph.EngineAttemptData
 		if err := json.Unmarshal(data, &d); err != nil {
@@ -206,12 +203,29 @@ type batch []store.NewEvent
 
 // add records an event in the batch and folds it.
 func (x *Executor) add(b *batch, typ string, data any) error {
-	e, raw := newEvent(typ, data)
-	if err := x.fold(typ, raw); err != nil {
+	e, _ := newEvent(typ, data)
+	return x.addEvent(b, e)
+}
+
+// addEvent folds an event made by newEvent (its Data is the marshalled
+// json.RawMessage, folded as is) and records it in the batch.
+func (x *Executor) addEvent(b *batch, e store.NewEvent) error {
+	if err := x.fold(e.Type, e.Data.(json.RawMessage)); err != nil {
 		return err
 	}
 	*b = append(*b, e)
 	return nil
+}
+
+// eventOverhead is the room kept for an event's other fields when deciding
+// whether a value (a result, parts, an output) fits max_event_payload_bytes.
+const eventOverhead = 1024
+
+// fitsEvent reports whether a value of n bytes may travel inside an event;
+// a larger one becomes an artifact.
+func (x *Executor) fitsEvent(n int) bool {
+	limit := x.plan.Storage.MaxEventPayloadBytes
+	return limit <= 0 || int64(n)+eventOverhead <= limit
 }
 
 // commit appends a batch with one conditional write.

@@ -96,27 +96,24 @@ func (x *Executor) Execute(ctx context.Context) (*graph.RunResult, error) {
 // maxGroup bounds how many attempt messages share one append.
 const maxGroup = 256
 
-// handleGroup appends what several attempts handed over with one write,
-// and acknowledges each. When the record's policy refuses the group, the
-// state is refolded and the messages are handled one by one, so only the
-// offending one is refused.
+// handleGroup appends what attempts handed over with one write (a settle
+// also takes the next dispatch decision into it) and acknowledges each.
+// When the record's policy refuses the write, nothing was written: the
+// state is refolded and, for several messages, each is taken alone so only
+// the offending one is refused; a refused settle is recorded as the node's
+// failure, a refused intermediate record goes back to its attempt.
 func (x *Executor) handleGroup(ctx context.Context, msgs []message) ([]start, error) {
-	if len(msgs) == 1 {
-		res, err := x.handle(ctx, msgs[0])
-		ack(msgs[0], err)
-		return res, err
-	}
 	var b batch
 	var settled []string
 	for _, m := range msgs {
 		for _, e := range m.events {
-			if err := x.add(&b, e.Type, e.Data); err != nil {
+			if err := x.addEvent(&b, e); err != nil {
 				return nil, err
 			}
 		}
 		if m.settle {
 			x.active--
-			settled = append(settled, settledNode(m.events))
+			settled = append(settled, m.node)
 		}
 	}
 	var starts []start
@@ -127,21 +124,27 @@ func (x *Executor) handleGroup(ctx context.Context, msgs []message) ([]start, er
 		}
 	}
 	err := x.commit(ctx, b)
-	if err != nil && (errors.Is(err, store.ErrKnownSecret) || errors.Is(err, store.ErrStorageLimitExceeded)) {
-		if err := x.refold(ctx); err != nil {
-			return nil, err
+	if errors.Is(err, store.ErrKnownSecret) || errors.Is(err, store.ErrStorageLimitExceeded) {
+		if rerr := x.refold(ctx); rerr != nil {
+			return nil, rerr
 		}
-		x.active += len(settled)
-		var all []start
-		for _, m := range msgs {
-			res, err := x.handle(ctx, m)
-			ack(m, err)
-			if err != nil && !errors.Is(err, errRefused) {
-				return nil, err
+		switch {
+		case len(msgs) > 1:
+			x.active += len(settled)
+			var all []start
+			for _, m := range msgs {
+				res, err := x.handleGroup(ctx, []message{m})
+				if err != nil && !errors.Is(err, errRefused) {
+					return nil, err
+				}
+				all = append(all, res...)
 			}
-			all = append(all, res...)
+			return all, nil
+		case msgs[0].settle:
+			starts, err = x.refuseResult(ctx, msgs[0], err)
+		default:
+			err = errors.Join(errRefused, err)
 		}
-		return all, nil
 	}
 	for _, m := range msgs {
 		ack(m, err)
@@ -161,70 +164,15 @@ func ack(m message, err error) {
 	}
 }
 
-// handle appends what an attempt handed over; a settle also takes the next
-// dispatch decision into the same append.
-func (x *Executor) handle(ctx context.Context, m message) ([]start, error) {
-	var b batch
-	for _, e := range m.events {
-		if err := x.add(&b, e.Type, e.Data); err != nil {
-			return nil, err
-		}
-	}
-	var starts []start
-	if m.settle {
-		x.active--
-		if node := settledNode(m.events); node != "" {
-			defer func() { _ = x.fault(ctx, nil, FaultAfterResult, node) }()
-		}
-		var err error
-		if starts, err = x.decide(&b); err != nil {
-			return nil, err
-		}
-	}
-	err := x.commit(ctx, b)
-	if err != nil && (errors.Is(err, store.ErrKnownSecret) || errors.Is(err, store.ErrStorageLimitExceeded)) {
-		// The record's policy refused these events. Nothing was written:
-		// refold, and for a settle record the refusal as the node's failure;
-		// an intermediate record returns the refusal to the attempt.
-		if m.settle {
-			return x.refuseResult(ctx, m, err)
-		}
-		return nil, errors.Join(errRefused, err, x.refold(ctx))
-	}
-	return starts, err
-}
-
-// settledNode names the node a settle's last event is about.
-func settledNode(events []store.NewEvent) string {
-	if len(events) == 0 {
-		return ""
-	}
-	var id struct{ Node string }
-	raw, _ := json.Marshal(events[len(events)-1].Data)
-	_ = json.Unmarshal(raw, &id)
-	return id.Node
-}
-
-// refuseResult replaces a settle the record refused with a node failure.
+// refuseResult records a settle the record refused as the node's failure,
+// on a state already refolded from the record.
 func (x *Executor) refuseResult(ctx context.Context, m message, cause error) ([]start, error) {
-	if err := x.refold(ctx); err != nil {
-		return nil, err
-	}
-	var node, position string
-	for _, e := range m.events {
-		var id struct{ Node, Position string }
-		raw, _ := json.Marshal(e.Data)
-		_ = json.Unmarshal(raw, &id)
-		if id.Node != "" {
-			node, position = id.Node, id.Position
-		}
-	}
 	code := store.Code(cause)
 	if code == "STORAGE_LIMIT_EXCEEDED" {
 		code = CodeResultTooLarge
 	}
 	var b batch
-	if err := x.add(&b, graph.EventNodeFailed, graph.FailedData{Node: node, Position: position, Code: code,
+	if err := x.add(&b, graph.EventNodeFailed, graph.FailedData{Node: m.node, Position: m.position, Code: code,
 		Message: "the record refused the result: " + cause.Error()}); err != nil {
 		return nil, err
 	}
@@ -244,7 +192,7 @@ func (x *Executor) refold(ctx context.Context) error {
 	x.retiredMu.Lock()
 	x.retired = fresh.retired
 	x.retiredMu.Unlock()
-	x.state, x.rev, x.seq, x.dispatches, x.waiting = fresh.state, fresh.rev, fresh.seq, fresh.dispatches, fresh.waiting
+	x.state, x.rev, x.seq, x.waiting = fresh.state, fresh.rev, fresh.seq, fresh.waiting
 	return nil
 }
 
@@ -362,7 +310,7 @@ func (x *Executor) decide(b *batch) ([]start, error) {
 	if len(ds) == 0 {
 		return nil, nil
 	}
-	if max := x.plan.Limits.MaxDispatches; max > 0 && x.dispatches+len(ds) > max {
+	if max := x.plan.Limits.MaxDispatches; max > 0 && x.state.Dispatched()+len(ds) > max {
 		x.budgetStop = true
 		return nil, nil
 	}
@@ -409,7 +357,7 @@ func (x *Executor) finish(ctx context.Context) (*graph.RunResult, error) {
 	switch {
 	case x.budgetStop && out.Kind != graph.OutcomeWaiting:
 		res.Kind, res.Code = "fail", CodeBudget
-		res.Output, _ = json.Marshal(map[string]any{"max_dispatches": x.plan.Limits.MaxDispatches, "dispatched": x.dispatches})
+		res.Output, _ = json.Marshal(map[string]any{"max_dispatches": x.plan.Limits.MaxDispatches, "dispatched": x.state.Dispatched()})
 	case out.Kind == graph.OutcomeComplete:
 		res.Kind = "complete"
 		nodes := map[string]json.RawMessage{}
@@ -465,8 +413,7 @@ func (x *Executor) finish(ctx context.Context) (*graph.RunResult, error) {
 // artifact: the event then carries {"output_artifact": ref} and
 // ReadOutput gives the whole output back.
 func (x *Executor) keepOutput(ctx context.Context, res *graph.RunResult) error {
-	limit := x.plan.Storage.MaxEventPayloadBytes
-	if limit <= 0 || int64(len(res.Output))+1024 <= limit {
+	if x.fitsEvent(len(res.Output)) {
 		return nil
 	}
 	ref, err := x.o.Run.PutArtifact(ctx, res.Output, "application/json", "run-output")

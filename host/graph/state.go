@@ -59,8 +59,10 @@ type State struct {
 	nodes    []*NodeState
 	index    map[string]int
 	inflight int
-	keyed    map[string]int
-	keyLimit map[string]int
+	// dispatched counts every recorded dispatch (positions used).
+	dispatched int
+	keyed      map[string]int
+	keyLimit   map[string]int
 	// stopped is set once a required node failed for good under
 	// stop_on_error.
 	stopped bool
@@ -96,6 +98,10 @@ func (s *State) Node(id string) *NodeState {
 
 // Nodes returns every node state in declaration order.
 func (s *State) Nodes() []*NodeState { return s.nodes }
+
+// Dispatched returns how many positions the record has dispatched, across
+// every worker (what limits.max_dispatches counts).
+func (s *State) Dispatched() int { return s.dispatched }
 
 // InFlight returns the nodes with a recorded position and no result:
 // dispatched or started.
@@ -278,6 +284,7 @@ func (s *State) applyDispatch(recorded []Dispatch) error {
 	if len(recorded) == 0 || !slices.Equal(want, recorded) {
 		return fmt.Errorf("%w: recorded dispatch %v differs from the graph's decision %v", ErrInvalidEvent, recorded, want)
 	}
+	s.dispatched += len(recorded)
 	for _, d := range recorded {
 		n := s.Node(d.Node)
 		n.Attempts++

@@ -158,11 +158,8 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.Run
 // stopMarked stops every process carrying the run's owner marker (TERM,
 // grace ms, KILL) and returns them; survivors give ErrSurvivors.
 func stopMarked(ctx context.Context, runDir string, grace int64) ([]proc.Proc, error) {
-	marked, err := proc.Marked(launch.OwnerEnv+"="+OwnerMarker(runDir), map[int]bool{os.Getpid(): true})
-	if err != nil || len(marked) == 0 {
-		return marked, nil
-	}
-	if left := proc.Stop(ctx, marked, msDuration(grace)); len(left) > 0 {
+	marked, left := stopRun(ctx, OwnerMarker(runDir), msDuration(grace))
+	if len(left) > 0 {
 		return nil, fmt.Errorf("%w: %d processes of the run survive (first pid %d)", ErrSurvivors, len(left), left[0].PID)
 	}
 	return marked, nil
@@ -243,12 +240,7 @@ func InterruptPreflight(ctx context.Context, runDir string) (id string, already 
 
 // operatorEvents are the events that offer the named position again.
 func operatorEvents(st *graph.State, o ResumeOptions) ([]store.NewEvent, error) {
-	var open []string
-	for _, n := range st.Nodes() {
-		if n.Status == graph.StatusPaused {
-			open = append(open, n.Position)
-		}
-	}
+	open := openPositions(st)
 	if o.Position == "" {
 		if o.Reconciled != "" {
 			return nil, fmt.Errorf("%w: --reconciled needs --position (open: %v)", ErrResumePosition, open)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -146,19 +147,22 @@ func (s *supervisor) follow() func() {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	from := s.run.Events().Rev() + 1
+	var last atomic.Int64 // last revision reported
+	last.Store(s.run.Events().Rev())
+	report := func(e store.Event) error {
+		s.o.Progress(e)
+		last.Store(e.Rev)
+		return nil
+	}
 	go func() {
 		defer close(done)
-		_ = s.run.Events().Follow(ctx, from, func(e store.Event) error {
-			s.o.Progress(e)
-			return nil
-		})
+		_ = s.run.Events().Follow(ctx, last.Load()+1, report)
 	}()
 	return func() {
-		// Let the follower catch up with the last appends, then stop it.
-		time.Sleep(150 * time.Millisecond)
+		// Stop the follower, then report what it had not seen yet.
 		cancel()
 		<-done
+		_ = s.run.Events().Read(context.Background(), last.Load()+1, report)
 	}
 }
 
@@ -250,16 +254,9 @@ func Backoff(n int, initial, max time.Duration) time.Duration {
 
 // sleep waits d, or less when the deadline or ctx ends first (false).
 func (s *supervisor) sleep(ctx context.Context, d time.Duration) bool {
-	if !s.deadline.IsZero() {
-		if left := time.Until(s.deadline); left < d {
-			t := time.NewTimer(max(left, 0))
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-			case <-t.C:
-			}
-			return false
-		}
+	whole := s.deadline.IsZero() || time.Until(s.deadline) >= d
+	if !whole {
+		d = max(time.Until(s.deadline), 0)
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -267,7 +264,7 @@ func (s *supervisor) sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	case <-t.C:
-		return true
+		return whole
 	}
 }
 
@@ -369,14 +366,24 @@ func withoutOwner(env []string) []string {
 // the survivors.
 func (s *supervisor) cleanup(ctx context.Context, grace time.Duration) []proc.Proc {
 	reapOrphans()
-	marked, err := proc.Marked(launch.OwnerEnv+"="+s.marker, map[int]bool{os.Getpid(): true})
-	if err != nil || len(marked) == 0 {
+	marked, left := stopRun(ctx, s.marker, grace)
+	if len(marked) == 0 {
 		return nil
 	}
-	left := proc.Stop(ctx, marked, grace)
 	reapOrphans()
 	_ = s.record(context.Background(), EventCleanup, CleanupData{Stopped: marked, Survivors: left, Verified: len(left) == 0})
 	return left
+}
+
+// stopRun stops every process carrying the owner marker except this
+// process: TERM, grace, KILL, verified by (pid, start time). It returns
+// the processes it found and those that survived.
+func stopRun(ctx context.Context, marker string, grace time.Duration) (found, left []proc.Proc) {
+	found, err := proc.Marked(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true})
+	if err != nil || len(found) == 0 {
+		return nil, nil
+	}
+	return found, proc.Stop(ctx, found, grace)
 }
 
 // recorded returns the result a worker recorded after rev from, if any.

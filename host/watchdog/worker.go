@@ -18,7 +18,6 @@ import (
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
-	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/store"
 )
 
@@ -131,15 +130,9 @@ func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult
 // stopOwned stops every process carrying this process's owner marker,
 // except this process: TERM, grace, KILL.
 func stopOwned(grace time.Duration) {
-	marker := os.Getenv(launch.OwnerEnv)
-	if marker == "" {
-		return
+	if marker := os.Getenv(launch.OwnerEnv); marker != "" {
+		stopRun(context.Background(), marker, grace)
 	}
-	ps, err := proc.Marked(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true})
-	if err != nil || len(ps) == 0 {
-		return
-	}
-	proc.Stop(context.Background(), ps, grace)
 }
 
 // probes is the preflight view of the launched engine plugins: the cached

@@ -112,17 +112,23 @@ func (g *guard) save(ctx context.Context, run *store.Run, typ string) (*workspac
 	if err != nil {
 		return nil, err
 	}
+	return snap, recordSnapshot(ctx, run, typ, snap)
+}
+
+// recordSnapshot stores a snapshot as an artifact and records it as typ
+// (run:workspace-snapshot or run:pause-anchor).
+func recordSnapshot(ctx context.Context, run *store.Run, typ string, snap *workspace.Snapshot) error {
 	b, err := workspace.Encode(snap)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ref, err := run.PutArtifact(ctx, b, "application/json", "runner-pause-anchor")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	st := run.Events()
 	_, err = st.Append(ctx, st.Rev(), store.NewEvent{Type: typ, Data: SnapshotData{Provider: snap.Provider, Digest: snap.Digest, Files: snap.Files, Anchor: ref}})
-	return snap, err
+	return err
 }
 
 // verify checks the workspace against a snapshot (*workspace.DriftError).
@@ -182,15 +188,7 @@ func (s *supervisor) pause(ctx context.Context, code, detail string, anchor *wor
 		return nil, err
 	}
 	if anchor != nil {
-		b, err := workspace.Encode(anchor)
-		if err != nil {
-			return nil, err
-		}
-		ref, err := s.run.PutArtifact(ctx, b, "application/json", "runner-pause-anchor")
-		if err != nil {
-			return nil, err
-		}
-		if err := s.record(ctx, EventPauseAnchor, SnapshotData{Provider: anchor.Provider, Digest: anchor.Digest, Files: anchor.Files, Anchor: ref}); err != nil {
+		if err := recordSnapshot(ctx, s.run, EventPauseAnchor, anchor); err != nil {
 			return nil, err
 		}
 	}

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -202,64 +201,18 @@ func statusOf(err error) *CallStatus {
 
 // wireMessageFromProto decodes m without validating it.
 func wireMessageFromProto(m *pb.RunMessage) (WireMessage, error) {
-	tool := func(kind EventKind, t *pb.ToolEvent) WireMessage {
-		return WireMessage{Event: &RunEvent{Kind: kind, ToolID: t.GetId(), ToolName: t.GetName(), ToolJSON: rawJSON(t.GetJson())}}
-	}
-	switch msg := m.GetMessage().(type) {
-	case *pb.RunMessage_Text:
-		return WireMessage{Event: &RunEvent{Kind: EventText, Text: msg.Text.GetText()}}, nil
-	case *pb.RunMessage_Thinking:
-		return WireMessage{Event: &RunEvent{Kind: EventThinking, Text: msg.Thinking.GetText()}}, nil
-	case *pb.RunMessage_ToolUse:
-		return tool(EventToolUse, msg.ToolUse), nil
-	case *pb.RunMessage_ToolResult:
-		return tool(EventToolResult, msg.ToolResult), nil
-	case *pb.RunMessage_Usage:
-		u, err := usageFromProto(msg.Usage)
-		if err != nil {
-			return WireMessage{}, fmt.Errorf("usage event: %w", err)
-		}
-		return WireMessage{Event: &RunEvent{Kind: EventUsage, Usage: u}}, nil
-	case *pb.RunMessage_Result:
-		r, err := rawResultFromProto(msg.Result)
-		if err != nil {
-			return WireMessage{}, err
-		}
-		return WireMessage{Result: r}, nil
-	case *pb.RunMessage_Failure:
-		return WireMessage{Failure: failureFromProto(msg.Failure)}, nil
-	default:
-		return WireMessage{Empty: true}, nil
-	}
+	return decodeWireMessage(m, rawResultFromProto)
 }
 
 // rawResultFromProto decodes a result without validating it; a part of an
 // unknown kind is named "unknown(<n>)".
 func rawResultFromProto(m *pb.RunResult) (*RunResult, error) {
-	usage, err := usageFromProto(m.GetUsage())
+	r, err := decodeResult(m, func(_ int, k pb.PartKind) (PartKind, error) {
+		return PartKind(fmt.Sprintf("unknown(%d)", k)), nil
+	})
 	if err != nil {
+		// Naming unknown kinds never fails, so this is the usage's error.
 		return nil, fmt.Errorf("result usage: %w", err)
-	}
-	r := &RunResult{
-		Parts:      make([]Part, 0, len(m.GetParts())),
-		Usage:      usage,
-		Requested:  identityFromProto(m.GetRequested()),
-		Effective:  identityFromProto(m.GetEffective()),
-		StopReason: m.GetStopReason(),
-	}
-	for _, p := range m.GetParts() {
-		kind, ok := partKindGo[p.GetKind()]
-		if !ok {
-			kind = PartKind(fmt.Sprintf("unknown(%d)", p.GetKind()))
-		}
-		r.Parts = append(r.Parts, Part{
-			Kind:     kind,
-			Text:     p.GetText(),
-			JSON:     json.RawMessage(rawJSON(p.GetJson())),
-			ToolName: p.GetToolName(),
-			ToolID:   p.GetToolId(),
-			Final:    p.GetFinal(),
-		})
 	}
 	return r, nil
 }

@@ -452,6 +452,23 @@ func resultToProto(r *RunResult) *pb.RunResult {
 
 // resultFromProto decodes and validates a terminal result.
 func resultFromProto(m *pb.RunResult) (*RunResult, error) {
+	r, err := decodeResult(m, func(i int, k pb.PartKind) (PartKind, error) {
+		return "", fmt.Errorf("part %d: unknown kind %d", i, k)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// decodeResult decodes m without validating it. The kind of part i that
+// this host does not know is whatever unknown names it, or the part is
+// refused with unknown's error. The other error is usageFromProto's,
+// returned as it is.
+func decodeResult(m *pb.RunResult, unknown func(i int, k pb.PartKind) (PartKind, error)) (*RunResult, error) {
 	usage, err := usageFromProto(m.GetUsage())
 	if err != nil {
 		return nil, err
@@ -466,7 +483,9 @@ func resultFromProto(m *pb.RunResult) (*RunResult, error) {
 	for i, p := range m.GetParts() {
 		kind, ok := partKindGo[p.GetKind()]
 		if !ok {
-			return nil, fmt.Errorf("part %d: unknown kind %d", i, p.GetKind())
+			if kind, err = unknown(i, p.GetKind()); err != nil {
+				return nil, err
+			}
 		}
 		r.Parts = append(r.Parts, Part{
 			Kind:     kind,
@@ -476,9 +495,6 @@ func resultFromProto(m *pb.RunResult) (*RunResult, error) {
 			ToolID:   p.GetToolId(),
 			Final:    p.GetFinal(),
 		})
-	}
-	if err := r.Validate(); err != nil {
-		return nil, err
 	}
 	return r, nil
 }
@@ -493,37 +509,55 @@ type runMessage struct {
 
 // decodeRunMessage decodes and validates one Run stream message.
 func decodeRunMessage(m *pb.RunMessage) (runMessage, error) {
-	tool := func(kind EventKind, t *pb.ToolEvent) (runMessage, error) {
-		ev := RunEvent{Kind: kind, ToolID: t.GetId(), ToolName: t.GetName(), ToolJSON: rawJSON(t.GetJson())}
-		if err := ev.Validate(); err != nil {
+	w, err := decodeWireMessage(m, func(res *pb.RunResult) (*RunResult, error) {
+		r, err := resultFromProto(res)
+		if err != nil {
+			return nil, fmt.Errorf("invalid result: %w", err)
+		}
+		return r, nil
+	})
+	if err != nil {
+		return runMessage{}, err
+	}
+	if w.Event != nil {
+		// Only a tool event can fail here: the others are valid as decoded.
+		if err := w.Event.Validate(); err != nil {
 			return runMessage{}, err
 		}
-		return runMessage{event: &ev}, nil
+	}
+	return runMessage{event: w.Event, result: w.Result, failure: w.Failure}, nil
+}
+
+// decodeWireMessage decodes m, its result with result; events are not
+// validated.
+func decodeWireMessage(m *pb.RunMessage, result func(*pb.RunResult) (*RunResult, error)) (WireMessage, error) {
+	tool := func(kind EventKind, t *pb.ToolEvent) WireMessage {
+		return WireMessage{Event: &RunEvent{Kind: kind, ToolID: t.GetId(), ToolName: t.GetName(), ToolJSON: rawJSON(t.GetJson())}}
 	}
 	switch msg := m.GetMessage().(type) {
 	case *pb.RunMessage_Text:
-		return runMessage{event: &RunEvent{Kind: EventText, Text: msg.Text.GetText()}}, nil
+		return WireMessage{Event: &RunEvent{Kind: EventText, Text: msg.Text.GetText()}}, nil
 	case *pb.RunMessage_Thinking:
-		return runMessage{event: &RunEvent{Kind: EventThinking, Text: msg.Thinking.GetText()}}, nil
+		return WireMessage{Event: &RunEvent{Kind: EventThinking, Text: msg.Thinking.GetText()}}, nil
 	case *pb.RunMessage_ToolUse:
-		return tool(EventToolUse, msg.ToolUse)
+		return tool(EventToolUse, msg.ToolUse), nil
 	case *pb.RunMessage_ToolResult:
-		return tool(EventToolResult, msg.ToolResult)
+		return tool(EventToolResult, msg.ToolResult), nil
 	case *pb.RunMessage_Usage:
 		u, err := usageFromProto(msg.Usage)
 		if err != nil {
-			return runMessage{}, fmt.Errorf("usage event: %w", err)
+			return WireMessage{}, fmt.Errorf("usage event: %w", err)
 		}
-		return runMessage{event: &RunEvent{Kind: EventUsage, Usage: u}}, nil
+		return WireMessage{Event: &RunEvent{Kind: EventUsage, Usage: u}}, nil
 	case *pb.RunMessage_Result:
-		r, err := resultFromProto(msg.Result)
+		r, err := result(msg.Result)
 		if err != nil {
-			return runMessage{}, fmt.Errorf("invalid result: %w", err)
+			return WireMessage{}, err
 		}
-		return runMessage{result: r}, nil
+		return WireMessage{Result: r}, nil
 	case *pb.RunMessage_Failure:
-		return runMessage{failure: failureFromProto(msg.Failure)}, nil
+		return WireMessage{Failure: failureFromProto(msg.Failure)}, nil
 	default:
-		return runMessage{}, nil
+		return WireMessage{Empty: true}, nil
 	}
 }

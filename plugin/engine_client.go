@@ -21,24 +21,12 @@ var _ Engine = (*engineClient)(nil)
 
 // Describe implements Engine.
 func (c *engineClient) Describe(ctx context.Context) (*Description, error) {
-	cctx, cancel := c.join(ctx)
-	defer cancel()
-	resp, err := c.client.Describe(cctx, &pb.DescribeRequest{})
-	if err != nil {
-		return nil, c.callError(ctx, "Describe", err)
-	}
-	return descriptionFromProto(resp), nil
+	return c.describe(ctx, c.client)
 }
 
 // Configure implements Engine.
 func (c *engineClient) Configure(ctx context.Context, config json.RawMessage) ([]Diagnostic, error) {
-	cctx, cancel := c.join(ctx)
-	defer cancel()
-	resp, err := c.client.Configure(cctx, &pb.ConfigureRequest{ConfigJson: config})
-	if err != nil {
-		return nil, c.callError(ctx, "Configure", err)
-	}
-	return diagnosticsFromProto(resp), nil
+	return c.configure(ctx, c.client, config)
 }
 
 // Admit implements Engine.

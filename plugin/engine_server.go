@@ -24,23 +24,12 @@ type engineServer struct {
 
 // Describe implements pb.EngineServer.
 func (s *engineServer) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.DescribeResponse, error) {
-	d, err := s.impl.Describe(ctx)
-	if err != nil {
-		return nil, failureStatus(errorToFailure(err))
-	}
-	if d == nil {
-		return nil, failureStatus(errorToFailure(fmt.Errorf("Describe: %w", errNilAnswer)))
-	}
-	return descriptionToProto(d), nil
+	return serveDescribe(ctx, s.impl)
 }
 
 // Configure implements pb.EngineServer.
 func (s *engineServer) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.ConfigureResponse, error) {
-	ds, err := s.impl.Configure(ctx, rawJSON(req.GetConfigJson()))
-	if err != nil {
-		return nil, failureStatus(errorToFailure(err))
-	}
-	return diagnosticsToProto(ds), nil
+	return serveConfigure(ctx, s.impl, req)
 }
 
 // Admit implements pb.EngineServer.

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"fmt"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
@@ -16,23 +15,12 @@ type nodeServer struct {
 
 // Describe implements pb.NodeBindingServer.
 func (s *nodeServer) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.DescribeResponse, error) {
-	d, err := s.impl.Describe(ctx)
-	if err != nil {
-		return nil, failureStatus(errorToFailure(err))
-	}
-	if d == nil {
-		return nil, failureStatus(errorToFailure(fmt.Errorf("Describe: %w", errNilAnswer)))
-	}
-	return descriptionToProto(d), nil
+	return serveDescribe(ctx, s.impl)
 }
 
 // Configure implements pb.NodeBindingServer.
 func (s *nodeServer) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.ConfigureResponse, error) {
-	ds, err := s.impl.Configure(ctx, rawJSON(req.GetConfigJson()))
-	if err != nil {
-		return nil, failureStatus(errorToFailure(err))
-	}
-	return diagnosticsToProto(ds), nil
+	return serveConfigure(ctx, s.impl, req)
 }
 
 // Invoke implements pb.NodeBindingServer. A nil output is sent as JSON

@@ -1,0 +1,75 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"google.golang.org/grpc"
+
+	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
+)
+
+// Describe and Configure are the same call on both plugin types (DESIGN
+// §3); the Engine and NodeBinding shims delegate both halves to the helpers
+// here.
+
+// describer is what Describe and Configure need of a generated client: both
+// pb.EngineClient and pb.NodeBindingClient have it.
+type describer interface {
+	Describe(ctx context.Context, in *pb.DescribeRequest, opts ...grpc.CallOption) (*pb.DescribeResponse, error)
+	Configure(ctx context.Context, in *pb.ConfigureRequest, opts ...grpc.CallOption) (*pb.ConfigureResponse, error)
+}
+
+// describe calls Describe on client (host side).
+func (r *remote) describe(ctx context.Context, client describer) (*Description, error) {
+	cctx, cancel := r.join(ctx)
+	defer cancel()
+	resp, err := client.Describe(cctx, &pb.DescribeRequest{})
+	if err != nil {
+		return nil, r.callError(ctx, "Describe", err)
+	}
+	return descriptionFromProto(resp), nil
+}
+
+// configure calls Configure on client with config (host side).
+func (r *remote) configure(ctx context.Context, client describer, config json.RawMessage) ([]Diagnostic, error) {
+	cctx, cancel := r.join(ctx)
+	defer cancel()
+	resp, err := client.Configure(cctx, &pb.ConfigureRequest{ConfigJson: config})
+	if err != nil {
+		return nil, r.callError(ctx, "Configure", err)
+	}
+	return diagnosticsFromProto(resp), nil
+}
+
+// describable is the Describe/Configure half that Engine and NodeBinding
+// share.
+type describable interface {
+	Describe(ctx context.Context) (*Description, error)
+	Configure(ctx context.Context, config json.RawMessage) ([]Diagnostic, error)
+}
+
+// serveDescribe answers Describe from impl (plugin side). An error travels
+// as a Failure detail, and so does a nil Description (wrapping
+// errNilAnswer).
+func serveDescribe(ctx context.Context, impl describable) (*pb.DescribeResponse, error) {
+	d, err := impl.Describe(ctx)
+	if err != nil {
+		return nil, failureStatus(errorToFailure(err))
+	}
+	if d == nil {
+		return nil, failureStatus(errorToFailure(fmt.Errorf("Describe: %w", errNilAnswer)))
+	}
+	return descriptionToProto(d), nil
+}
+
+// serveConfigure answers Configure from impl (plugin side); an error
+// travels as a Failure detail.
+func serveConfigure(ctx context.Context, impl describable, req *pb.ConfigureRequest) (*pb.ConfigureResponse, error) {
+	ds, err := impl.Configure(ctx, rawJSON(req.GetConfigJson()))
+	if err != nil {
+		return nil, failureStatus(errorToFailure(err))
+	}
+	return diagnosticsToProto(ds), nil
+}

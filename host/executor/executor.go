@@ -25,6 +25,9 @@ type Options struct {
 	Bindings map[string]plugin.NodeBinding
 	// Logger receives progress; nil discards.
 	Logger hclog.Logger
+	// Start is the run's checked graph:run-started when the caller has
+	// already loaded it (LoadRunStarted); nil loads it from Run.
+	Start *plan.RunStarted
 	// Fault injects crashes for tests; nil in production.
 	Fault Fault
 	// Probes gives preflight what it checks of each launched engine
@@ -99,9 +102,12 @@ func LoadRunStarted(ctx context.Context, run *store.Run) (*plan.RunStarted, erro
 // run on. It fails with graph.ErrInvalidEvent when the record does not
 // replay (a dispatch differs from the graph's decision at its prefix).
 func New(ctx context.Context, o Options) (*Executor, error) {
-	rs, err := LoadRunStarted(ctx, o.Run)
-	if err != nil {
-		return nil, err
+	rs := o.Start
+	if rs == nil {
+		var err error
+		if rs, err = LoadRunStarted(ctx, o.Run); err != nil {
+			return nil, err
+		}
 	}
 	st, err := graph.New(rs.Definition)
 	if err != nil {

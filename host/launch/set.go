@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -81,33 +82,29 @@ func (s *Set) start(ctx context.Context, p plan.PluginPlan, o Options) error {
 	if err != nil {
 		return fmt.Errorf("plugin %q health check: %w", p.Name, err)
 	}
-	var desc *plugin.Description
-	var diags []plugin.Diagnostic
+	// Both plugin types answer Describe and Configure the same way.
+	var d describer
 	switch plugin.Type(p.Type) {
 	case plugin.TypeEngine:
 		e, err := c.Engine()
 		if err != nil {
 			return fmt.Errorf("plugin %q: %w", p.Name, err)
 		}
-		if desc, err = e.Describe(ctx); err != nil {
-			return fmt.Errorf("plugin %q describe: %w", p.Name, err)
-		}
-		if diags, err = e.Configure(ctx, p.Config); err != nil {
-			return fmt.Errorf("plugin %q configure: %w", p.Name, err)
-		}
-		s.engines[p.Name] = e
+		s.engines[p.Name], d = e, e
 	default:
 		n, err := c.Node()
 		if err != nil {
 			return fmt.Errorf("plugin %q: %w", p.Name, err)
 		}
-		if desc, err = n.Describe(ctx); err != nil {
-			return fmt.Errorf("plugin %q describe: %w", p.Name, err)
-		}
-		if diags, err = n.Configure(ctx, p.Config); err != nil {
-			return fmt.Errorf("plugin %q configure: %w", p.Name, err)
-		}
-		s.bindings[p.Name] = n
+		s.bindings[p.Name], d = n, n
+	}
+	desc, err := d.Describe(ctx)
+	if err != nil {
+		return fmt.Errorf("plugin %q describe: %w", p.Name, err)
+	}
+	diags, err := d.Configure(ctx, p.Config)
+	if err != nil {
+		return fmt.Errorf("plugin %q configure: %w", p.Name, err)
 	}
 	if len(desc.Types) > 0 && !slices.Contains(desc.Types, plugin.Type(p.Type)) {
 		return fmt.Errorf("%w: plugin %q (%s) serves %v, the run file declares type %q", ErrType, p.Name, p.Source, desc.Types, p.Type)
@@ -130,6 +127,12 @@ func (s *Set) start(ctx context.Context, p plan.PluginPlan, o Options) error {
 		return fmt.Errorf("%w: plugin %q: %s", ErrConfig, p.Name, strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// describer is what every plugin type answers.
+type describer interface {
+	Describe(ctx context.Context) (*plugin.Description, error)
+	Configure(ctx context.Context, config json.RawMessage) ([]plugin.Diagnostic, error)
 }
 
 // Engines returns the engine plugins by name.

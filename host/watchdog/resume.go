@@ -74,16 +74,7 @@ type TakeoverData struct {
 // A run that already finished is returned as recorded, with nothing
 // appended (done true).
 func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.RunResult, done bool, err error) {
-	probe, err := store.OpenRunDir(ctx, runDir, store.Policy{})
-	if err != nil {
-		return nil, false, err
-	}
-	rs, err := executor.LoadRunStarted(ctx, probe)
-	probe.Close()
-	if err != nil {
-		return nil, false, err
-	}
-	run, err := store.OpenRunDir(ctx, runDir, Policy(rs.Plan))
+	run, rs, err := openRun(ctx, runDir)
 	if err != nil {
 		return nil, false, err
 	}
@@ -99,7 +90,7 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.Run
 			lock.Release()
 		}
 	}()
-	x, err := executor.New(ctx, executor.Options{Run: run})
+	x, err := executor.New(ctx, executor.Options{Run: run, Start: rs})
 	if err != nil {
 		return nil, false, err
 	}
@@ -207,16 +198,7 @@ func preflightEvents(r executor.PreflightReport, o ResumeOptions, runDir string)
 // executor.ErrNothingToInterrupt when no probe is open, an error wrapping
 // store.ErrRevisionConflict when something else was appended first.
 func InterruptPreflight(ctx context.Context, runDir string) (id string, already bool, err error) {
-	probe, err := store.OpenRunDir(ctx, runDir, store.Policy{})
-	if err != nil {
-		return "", false, err
-	}
-	rs, err := executor.LoadRunStarted(ctx, probe)
-	probe.Close()
-	if err != nil {
-		return "", false, err
-	}
-	run, err := store.OpenRunDir(ctx, runDir, Policy(rs.Plan))
+	run, rs, err := openRun(ctx, runDir)
 	if err != nil {
 		return "", false, err
 	}
@@ -226,7 +208,7 @@ func InterruptPreflight(ctx context.Context, runDir string) (id string, already 
 		return "", false, err
 	}
 	defer lock.Release()
-	x, err := executor.New(ctx, executor.Options{Run: run})
+	x, err := executor.New(ctx, executor.Options{Run: run, Start: rs})
 	if err != nil {
 		return "", false, err
 	}

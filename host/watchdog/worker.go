@@ -52,16 +52,7 @@ func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult
 		}()
 	}
 
-	probe, err := store.OpenRunDir(ctx, runDir, store.Policy{})
-	if err != nil {
-		return nil, err
-	}
-	rs, err := executor.LoadRunStarted(ctx, probe)
-	probe.Close()
-	if err != nil {
-		return nil, err
-	}
-	run, err := store.OpenRunDir(ctx, runDir, Policy(rs.Plan))
+	run, rs, err := openRun(ctx, runDir)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +65,7 @@ func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult
 	defer logf.Close()
 	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: logf, Level: hclog.Debug, JSONFormat: true})
 
-	opts := executor.Options{Run: run, Logger: logger}
+	opts := executor.Options{Run: run, Start: rs, Logger: logger}
 	if f := faultFromEnv(); f != nil {
 		if f.point == "flood" {
 			flood(os.Stdout)
@@ -165,4 +156,23 @@ func pluginChanged(ctx context.Context, run *store.Run, runID string, cause erro
 		return nil, err
 	}
 	return res, nil
+}
+
+// openRun opens the run at runDir under the record policy of its own plan:
+// the plan is read first, through a handle without policy, and checked.
+func openRun(ctx context.Context, runDir string) (*store.Run, *plan.RunStarted, error) {
+	probe, err := store.OpenRunDir(ctx, runDir, store.Policy{})
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, err := executor.LoadRunStarted(ctx, probe)
+	probe.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	run, err := store.OpenRunDir(ctx, runDir, Policy(rs.Plan))
+	if err != nil {
+		return nil, nil, err
+	}
+	return run, rs, nil
 }

@@ -123,14 +123,16 @@ func refusal(err error) error {
 
 // report prints a run result and returns the exit status for it.
 func report(w io.Writer, res *graph.RunResult, dir string, asJSON bool) error {
-	if run, err := store.OpenRunDirReadOnly(context.Background(), dir); err == nil {
-		// A large output lives in an artifact; show the whole of it.
-		if out, err := executor.ReadOutput(context.Background(), run, res); err == nil {
-			full := *res
-			full.Output = out
-			res = &full
+	// A large output lives in an artifact; show the whole of it.
+	if ref, ok := executor.OutputArtifact(res); ok {
+		if run, err := store.OpenRunDirReadOnly(context.Background(), dir); err == nil {
+			if out, err := run.ReadArtifact(context.Background(), ref); err == nil {
+				full := *res
+				full.Output = out
+				res = &full
+			}
+			run.Close()
 		}
-		run.Close()
 	}
 	if asJSON {
 		b, _ := json.Marshal(res)

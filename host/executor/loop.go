@@ -411,7 +411,7 @@ func (x *Executor) finish(ctx context.Context) (*graph.RunResult, error) {
 
 // keepOutput moves a result output too large for an event into an
 // artifact: the event then carries {"output_artifact": ref} and
-// ReadOutput gives the whole output back.
+// OutputArtifact finds it again.
 func (x *Executor) keepOutput(ctx context.Context, res *graph.RunResult) error {
 	if x.fitsEvent(len(res.Output)) {
 		return nil
@@ -424,14 +424,14 @@ func (x *Executor) keepOutput(ctx context.Context, res *graph.RunResult) error {
 	return nil
 }
 
-// ReadOutput returns a result's whole output, reading it back from its
-// artifact when the record keeps it there.
-func ReadOutput(ctx context.Context, run *store.Run, res *graph.RunResult) (json.RawMessage, error) {
+// OutputArtifact returns the artifact a result's output was moved to
+// (keepOutput), or false when the output is in the event itself.
+func OutputArtifact(res *graph.RunResult) (store.ArtifactRef, bool) {
 	var ref struct {
 		Artifact *store.ArtifactRef `json:"output_artifact"`
 	}
 	if json.Unmarshal(res.Output, &ref) != nil || ref.Artifact == nil {
-		return res.Output, nil
+		return store.ArtifactRef{}, false
 	}
-	return run.ReadArtifact(ctx, *ref.Artifact)
+	return *ref.Artifact, true
 }

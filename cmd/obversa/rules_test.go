@@ -400,3 +400,41 @@ graph "dag" {
 		t.Fatal("the secret reached the record")
 	}
 }
+
+// TestLargeRunOutput: an output too large for graph:run-finished is kept
+// as an artifact, and `run --json` still prints the whole of it.
+func TestLargeRunOutput(t *testing.T) {
+	answer := strings.Repeat("z", 600)
+	runFile, _ := rulesRun(t, `{ default = { text = "`+answer+`" } }`, "", simpleLane+`
+storage {
+  max_event_payload_bytes = 2048
+  max_batch_bytes         = 65536
+}
+graph "dag" {
+  node "a" {
+    lane   = "w"
+    prompt = "a"
+  }
+  node "b" {
+    lane   = "w"
+    prompt = "b"
+  }
+  node "c" {
+    lane   = "w"
+    prompt = "c"
+  }
+}
+`)
+	r, res := runJSON(t, runFile, "--run-id", "big")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	fin := recorded(t, runDirOf(runFile, "big"), "graph:run-finished")
+	if len(fin) != 1 || fin[0]["output"].(map[string]any)["output_artifact"] == nil {
+		t.Fatalf("run-finished %v, want its output in an artifact", fin)
+	}
+	nodes, _ := res["output"].(map[string]any)["nodes"].(map[string]any)
+	if len(nodes) != 3 || nodes["c"] != answer {
+		t.Fatalf("run --json output nodes %v, want the three answers", nodes)
+	}
+}

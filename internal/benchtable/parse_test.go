@@ -1,6 +1,7 @@
 package main
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -53,8 +54,18 @@ func FuzzParseLine(f *testing.F) {
 	f.Add("")
 	f.Fuzz(func(t *testing.T, line string) {
 		r, ok := parseLine(line)
-		if ok && len(r.metrics) == 0 {
-			t.Fatalf("accepted %q with no metrics", line)
+		if !ok {
+			return
+		}
+		// What was accepted prints back as a line that parses to the same row.
+		var b strings.Builder
+		b.WriteString("Benchmark" + r.name + " 1")
+		for _, m := range r.metrics {
+			b.WriteString(" " + m.value + " " + m.unit)
+		}
+		again, ok := parseLine(b.String())
+		if !ok || !reflect.DeepEqual(again, r) {
+			t.Fatalf("%q parsed to %+v; printed back as %q it parses to %+v (ok %v)", line, r, b.String(), again, ok)
 		}
 	})
 }

@@ -2,8 +2,11 @@ package proc
 
 import (
 	"bufio"
+	"bytes"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,9 +45,18 @@ func FuzzParseStat(f *testing.F) {
 	f.Add([]byte("1 ()) Z"))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := parseLive(b)
-		if err == nil && p.PID == 0 && p.StartTime == 0 && len(b) < 3 {
-			t.Fatalf("accepted %q", b)
+		i, err := Parse(b)
+		if err != nil {
+			return
+		}
+		// An accepted line holds the pid before the first '(' and names
+		// the process between it and the last ')'.
+		open, closing := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b[:open]))); err != nil || pid != i.PID {
+			t.Fatalf("%q parsed to pid %d", b, i.PID)
+		}
+		if string(b[open+1:closing]) != i.Name {
+			t.Fatalf("%q parsed to name %q", b, i.Name)
 		}
 	})
 }

@@ -90,6 +90,7 @@ func benchGraph(b *testing.B, n, concurrency int, parent func(int) int) {
 		b.Fatalf("lock: %s", r.stderr)
 	}
 	var span, wall, fold time.Duration
+	events := 0 // events in the last run's record
 	for i := 0; i < b.N; i++ {
 		id := fmt.Sprintf("b%d", i)
 		start := time.Now()
@@ -98,8 +99,9 @@ func benchGraph(b *testing.B, n, concurrency int, parent func(int) int) {
 		if r.code != 0 {
 			b.Fatalf("run: exit %d: %s", r.code, r.stderr)
 		}
-		s, _ := recordSpan(b, runDirOf(runFile, id))
+		s, n := recordSpan(b, runDirOf(runFile, id))
 		span += s
+		events = n
 		fold += foldTime(b, runDirOf(runFile, id))
 	}
 	per := float64(b.N * n)
@@ -112,6 +114,7 @@ func benchGraph(b *testing.B, n, concurrency int, parent func(int) int) {
 	// fewer when they share a group commit.
 	b.ReportMetric(float64(span.Microseconds())/1000/per/(2*fsync), "x-2fdatasync")
 	b.ReportMetric(float64(fold.Microseconds())/1000/float64(b.N), "fold-ms")
+	b.ReportMetric(float64(events), "events")
 }
 
 // foldTime opens a finished run and folds its whole record, as a

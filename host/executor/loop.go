@@ -399,14 +399,7 @@ func (x *Executor) finish(ctx context.Context) (*graph.RunResult, error) {
 	if err := x.keepOutput(ctx, res); err != nil {
 		return nil, err
 	}
-	var b batch
-	if err := x.add(&b, typ, res); err != nil {
-		return nil, err
-	}
-	if err := x.commit(ctx, b); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return x.recordResult(ctx, nil, typ, res)
 }
 
 // keepOutput moves a result output too large for an event into an

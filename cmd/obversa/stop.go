@@ -61,10 +61,7 @@ func stopIdle(cmd *cobra.Command, dir string) error {
 		return usageErr(fmt.Errorf("the run already ended (%s %s); nothing to stop", f.Kind, f.Code))
 	}
 	out, _ := json.Marshal(map[string]string{"message": "stopped by obversa stop while no watchdog held the run"})
-	res := graph.RunResult{Kind: "fail", Code: watchdog.CodeStopped, Output: out}
-	if rs, err := executor.LoadRunStarted(ctx, run); err == nil {
-		res.RunID = rs.RunID
-	}
+	res := graph.RunResult{RunID: run.ID(), Kind: "fail", Code: watchdog.CodeStopped, Output: out}
 	st := run.Events()
 	if _, err := st.Append(ctx, st.Rev(), store.NewEvent{Type: graph.EventRunFinished, Data: res}); err != nil {
 		return failedErr(err)

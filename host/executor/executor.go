@@ -148,7 +148,11 @@ func (x *Executor) fold(typ string, data json.RawMessage) error {
 	}
 	switch typ {
 	case graph.EventEngineAttempt:
-		var d graph.EngineAttemptData
+		// Only the sequence matters here; the parts are left undecoded.
+		var d struct {
+			Position string `json:"position"`
+			Sequence int    `json:"sequence"`
+		}
 		if err := json.Unmarshal(data, &d); err != nil {
 			return fmt.Errorf("%w: %v", graph.ErrInvalidEvent, err)
 		}

@@ -406,7 +406,8 @@ func TestPreflightInterruptedProbe(t *testing.T) {
 	flag := filepath.Join(r.dir, "fault.flag")
 	res, out := r.run("OBVERSA_FAULT=in-probe:w/live:" + flag)
 	if res.code != exitFailed || out["code"] != "PROTOCOL" {
-		t.Fatalf("run: exit %d %v, want PROTOCOL: %s", res.code, out, res.stderr)
+		log, _ := os.ReadFile(filepath.Join(r.runDir, "worker.log"))
+		t.Fatalf("run: exit %d %v, want PROTOCOL: %s\nworker.log:\n%s", res.code, out, res.stderr, log)
 	}
 	if _, err := os.Stat(flag); err != nil {
 		t.Fatalf("the fault did not fire: %v", err)

@@ -221,6 +221,18 @@ func (c *canonChecker) object(depth int) bool {
 // compareKeys compares two canonical string bodies by the UTF-16 code units
 // of the strings they denote.
 func compareKeys(a, b []byte) int {
+	// Plain ASCII (no escape) orders the same as its UTF-16 code units:
+	// compare bytes until the names differ or something else turns up.
+	for len(a) > 0 && len(b) > 0 {
+		ca, cb := a[0], b[0]
+		if ca >= 0x80 || cb >= 0x80 || ca == '\\' || cb == '\\' {
+			break
+		}
+		if ca != cb {
+			return int(ca) - int(cb)
+		}
+		a, b = a[1:], b[1:]
+	}
 	for len(a) > 0 && len(b) > 0 {
 		ra, na := keyRune(a)
 		rb, nb := keyRune(b)

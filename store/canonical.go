@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gowebpki/jcs"
 )
@@ -233,7 +234,10 @@ func appendJCSString(dst []byte, s string) []byte {
 // marshalData turns NewEvent.Data into JSON text. A json.RawMessage passes
 // through unchanged (a nil one is null) and is not yet validated; valid
 // reports whether the text is known to be valid JSON.
-func marshalData(v any) (raw []byte, valid bool, err error) {
+//
+// Marshalled data is written into e's buffer (reset first), so raw aliases
+// it unless v is nil or a json.RawMessage.
+func marshalData(v any, e *encoder) (raw []byte, valid bool, err error) {
 	switch d := v.(type) {
 	case nil:
 		return []byte("null"), true, nil
@@ -243,13 +247,9 @@ func marshalData(v any) (raw []byte, valid bool, err error) {
 		}
 		return bytes.Clone(d), false, nil
 	}
-	// Without HTML escaping, marshalled maps are usually canonical already
-	// and skip the canonicaliser.
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	err = enc.Encode(v)
-	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	e.buf.Reset()
+	err = e.enc.Encode(v)
+	b := bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))
 	if err != nil {
 		var ue *json.UnsupportedValueError
 		var te *json.UnsupportedTypeError
@@ -263,4 +263,30 @@ func marshalData(v any) (raw []byte, valid bool, err error) {
 		return nil, false, fmt.Errorf("data could not be marshalled to JSON (%T)", v)
 	}
 	return b, true, nil
+}
+
+// encoder marshals event data into a reused buffer.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+func newEncoder() *encoder {
+	e := &encoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	// Without HTML escaping, marshalled maps are usually canonical already
+	// and skip the canonicaliser.
+	e.enc.SetEscapeHTML(false)
+	return e
+}
+
+// encoders holds the encoders prepare marshals event data with.
+var encoders = sync.Pool{New: func() any { return newEncoder() }}
+
+// putEncoder returns e to encoders unless its buffer grew large (one huge
+// event should not pin it).
+func putEncoder(e *encoder) {
+	if e.buf.Cap() <= 64<<10 {
+		encoders.Put(e)
+	}
 }

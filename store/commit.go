@@ -11,13 +11,13 @@ import (
 )
 
 // commitRound runs one group-commit round: under the exclusive flock it
-// picks up (and if need be recovers) what other handles wrote, checks the
-// queued batches in order and writes the accepted ones (one write(2) for
-// all of them); then, while appenders of the previous round are still
-// preparing (up to want requests, at most groupCommitMaxWait), it takes the
-// batches they queue meanwhile and writes those too; then it calls
-// fdatasync(2) once and only then sets results. It returns every request it
-// handled — batch and the late joiners — each with rev or err set.
+// picks up (and if need be recovers) what other handles wrote and checks
+// the queued batches in order; while appenders of the previous round are
+// still on their way (up to want requests, at most groupCommitMaxWait), it
+// takes and checks the batches they queue meanwhile; then it writes every
+// accepted batch with one write(2), calls fdatasync(2) once and only then
+// sets results. It returns every request it handled — batch and the late
+// joiners — each with rev or err set.
 func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 	all := batch
 	fail := func(reqs []*appendReq, err error) {
@@ -78,36 +78,30 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 		}
 		s.wbuf = pl.buf[:0]
 	}()
-	var written []*appendReq // requests whose batches are written
+	var accepted []*appendReq // requests whose batches are in pl.buf
 	deadline := time.Now().Add(groupCommitMaxWait)
 	for pending := batch; len(pending) > 0; {
-		mark := pl.mark()
-		chunk := pl.plan(pending)
-		if len(pl.buf) > mark.buf {
-			n, werr := s.ops.write(s.f, pl.buf[mark.buf:])
-			if werr == nil && n != len(pl.buf)-mark.buf {
-				werr = io.ErrShortWrite
-			}
-			if werr != nil {
-				err := fmt.Errorf("store: write %s: %w", s.path, werr)
-				if terr := s.ops.truncate(s.f, st.size+int64(mark.buf)); terr != nil {
-					err = s.poison(fmt.Errorf("%w: write to %s failed (%v) and truncating the partial batch failed: %v", ErrStoreFailed, s.path, werr, terr))
-					fail(written, err)
-				}
-				fail(chunk, err)
-				pl.reset(mark)
-				break
-			}
-			written = append(written, chunk...)
-		}
+		accepted = append(accepted, pl.plan(pending)...)
 		pending = s.takeLate(len(all), want, deadline)
 		all = append(all, pending...)
 	}
-	if len(written) == 0 || written[0].err != nil {
+	if len(pl.buf) == 0 {
+		return all
+	}
+	n, werr := s.ops.write(s.f, pl.buf)
+	if werr == nil && n != len(pl.buf) {
+		werr = io.ErrShortWrite
+	}
+	if werr != nil {
+		err := fmt.Errorf("store: write %s: %w", s.path, werr)
+		if terr := s.ops.truncate(s.f, st.size); terr != nil {
+			err = s.poison(fmt.Errorf("%w: write to %s failed (%v) and truncating the partial round failed: %v", ErrStoreFailed, s.path, werr, terr))
+		}
+		fail(accepted, err)
 		return all
 	}
 	if serr := s.ops.sync(s.f); serr != nil {
-		fail(written, s.poison(fmt.Errorf("%w: fdatasync %s: %v (outcome of the batch unknown; reopen the run)", ErrStoreFailed, s.path, serr)))
+		fail(accepted, s.poison(fmt.Errorf("%w: fdatasync %s: %v (outcome of the batch unknown; reopen the run)", ErrStoreFailed, s.path, serr)))
 		return all
 	}
 	st.addLines(pl.lines)
@@ -125,17 +119,21 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 	return all
 }
 
-// takeLate returns the requests queued while a round was being written,
+// takeLate returns the requests queued while a round was being planned,
 // waiting for more while the round (have requests) is smaller than want and
-// some Append is still preparing its batch — at most until deadline. It
-// yields the processor once before giving up, for appenders just woken.
+// some Append is on its way — preparing its batch, or acknowledged and still
+// returning to a caller that may append again — at most until deadline. It
+// is woken (nudgeLocked) when enough are queued or nobody is on the way,
+// not at every arrival. It yields the processor once before giving up, for
+// appenders just woken.
 func (s *Stream) takeLate(have, want int, deadline time.Time) []*appendReq {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	yielded := false
 	for {
 		n := len(s.queue)
-		if have+n >= want || (s.preparing == 0 && (n > 0 || yielded)) || !time.Now().Before(deadline) {
+		idle := s.preparing == 0 && s.returning == 0
+		if have+n >= want || (idle && (n > 0 || yielded)) || !time.Now().Before(deadline) {
 			late := s.queue
 			s.queue = nil
 			for _, r := range late {
@@ -143,7 +141,7 @@ func (s *Stream) takeLate(have, want int, deadline time.Time) []*appendReq {
 			}
 			return late
 		}
-		if s.preparing == 0 {
+		if idle {
 			yielded = true
 			s.mu.Unlock()
 			runtime.Gosched()
@@ -151,7 +149,7 @@ func (s *Stream) takeLate(have, want int, deadline time.Time) []*appendReq {
 			continue
 		}
 		arrival := make(chan struct{})
-		s.arrival = arrival
+		s.arrival, s.waitFor = arrival, want-have
 		s.mu.Unlock()
 		t := time.NewTimer(time.Until(deadline))
 		select {
@@ -302,6 +300,9 @@ func (s *Stream) roundDuplicate(p *pendLine, planned []pendLine, idx *roundIndex
 // data), a committed batch — the one that holds r's first event id — and
 // returns that batch's last rev. The caller holds ioMu and the flock.
 func (s *Stream) identicalRetry(r *appendReq) (int64, bool, error) {
+	if r.events[0].fresh {
+		return 0, false, nil // an id the caller never saw: not a retry
+	}
 	st := s.st
 	first := pendLine{id: r.events[0].id, hash: r.events[0].hash}
 	at, err := st.lookupDuplicate(s.f, &first)

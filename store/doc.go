@@ -63,22 +63,24 @@
 // Each Append canonicalises and checks its events first, in its own
 // goroutine. Appends through one Stream then queue up (group commit); one of
 // them leads a round: it takes the exclusive flock on events.jsonl, re-reads
-// (and validates) whatever other handles or processes appended, checks each
-// queued batch in order, writes every accepted batch with one write(2) (each
-// batch a contiguous region), calls fdatasync(2) once, releases the lock and
+// (and validates) whatever other handles or processes appended, and checks
+// each queued batch in order. Before writing, the round waits (at most
+// 1 ms, and only up to one request more than the previous round had) while
+// other Appends are on their way: preparing their batch, or acknowledged by
+// the previous round and still returning to a caller that may append again
+// at once. It then writes every accepted batch with one write(2) (each batch
+// a contiguous region), calls fdatasync(2) once, releases the lock and
 // acknowledges them all. No Append returns success before the fdatasync
-// that covers its batch has returned. When the previous round was shared,
-// a round that has written its batches waits (at most 1 ms) for Appends
-// that are still preparing theirs and writes those too (one write(2) each
-// time) before its fdatasync, so that rounds do not alternate between one
-// batch and many; a lone appender never waits. Appends through different Stream handles —
-// in this process or another — do not share rounds; the flock serialises
-// them. A file is created only with an fsync of its directory (events.jsonl,
-// a torn-tail file, artifact links); directories the package creates are
-// fsynced into their parents.
+// that covers its batch has returned. A lone appender never waits, and a
+// loop of N appenders settles into rounds of N. Appends through different
+// Stream handles — in this process or another — do not share rounds; the
+// flock serialises them. A file is created only with an fsync of its
+// directory (events.jsonl, a torn-tail file, artifact links); directories
+// the package creates are fsynced into their parents.
 //
-// If a write fails the partial batch is truncated away. If fdatasync fails,
-// or that truncation fails, the Stream is poisoned: the batch's outcome is
+// If the write fails, what it wrote is truncated away and every batch of
+// the round fails with the error. If fdatasync fails, or that truncation
+// fails, the Stream is poisoned: the outcome of the round's batches is
 // unknown, every later write through the handle returns ErrStoreFailed, and
 // the failure is never retried into a false success (after a failed fsync
 // the kernel may drop the dirty pages and report later fsyncs as

@@ -1,6 +1,9 @@
 package store
 
-import "sort"
+import (
+	"slices"
+	"sync"
+)
 
 // sortMembers is the fast path of canonicalisation for JSON that is already
 // canonical in every respect but the order of object members — which is
@@ -16,18 +19,29 @@ import "sort"
 // (the canonical form of a value is unique). canonicalDataOf relies on
 // exactly that; FuzzSortMembers checks it against the library.
 func sortMembers(raw []byte) (out []byte, ok bool) {
-	m := memberSorter{in: raw, out: make([]byte, 0, len(raw))}
+	m := sorters.Get().(*memberSorter)
+	defer func() {
+		m.in, m.out = nil, nil
+		if cap(m.scratch) <= 64<<10 {
+			sorters.Put(m)
+		}
+	}()
+	m.in, m.i, m.out, m.members = raw, 0, make([]byte, 0, len(raw)), m.members[:0]
 	if !m.value(0) || m.i != len(raw) {
 		return nil, false
 	}
 	return m.out, true
 }
 
+// sorters holds memberSorters, for their scratch buffers.
+var sorters = sync.Pool{New: func() any { return new(memberSorter) }}
+
 type memberSorter struct {
 	in      []byte
 	i       int
 	out     []byte
 	scratch []byte
+	members []member // a stack: each open object's members, innermost last
 }
 
 func (m *memberSorter) value(depth int) bool {
@@ -146,7 +160,8 @@ func (m *memberSorter) object(depth int) bool {
 		return true
 	}
 	base := len(m.out)
-	var members []member
+	first := len(m.members) // this object's members are m.members[first:]
+	defer func() { m.members = m.members[:first] }()
 	sorted := true
 	for {
 		if m.i >= len(m.in) || m.in[m.i] != '"' {
@@ -162,10 +177,10 @@ func (m *memberSorter) object(depth int) bool {
 		if !m.value(depth) || m.i >= len(m.in) {
 			return false
 		}
-		if n := len(members); n > 0 && compareKeys(members[n-1].name, name) >= 0 {
+		if n := len(m.members); n > first && compareKeys(m.members[n-1].name, name) >= 0 {
 			sorted = false
 		}
-		members = append(members, member{name: name, from: from, to: len(m.out)})
+		m.members = append(m.members, member{name: name, from: from, to: len(m.out)})
 		c := m.in[m.i]
 		m.i++
 		switch c {
@@ -173,7 +188,7 @@ func (m *memberSorter) object(depth int) bool {
 			m.out = append(m.out, ',')
 		case '}':
 			if !sorted {
-				m.reorder(base, members)
+				m.reorder(base, m.members[first:])
 			}
 			m.out = append(m.out, '}')
 			return true
@@ -186,7 +201,7 @@ func (m *memberSorter) object(depth int) bool {
 // reorder rewrites out[base:] — the members, comma-separated — in name
 // order. Equal names stay in place (isCanonicalJSON then refuses them).
 func (m *memberSorter) reorder(base int, members []member) {
-	sort.SliceStable(members, func(a, b int) bool { return compareKeys(members[a].name, members[b].name) < 0 })
+	slices.SortStableFunc(members, func(a, b member) int { return compareKeys(a.name, b.name) })
 	m.scratch = append(m.scratch[:0], m.out[base:]...)
 	m.out = m.out[:base]
 	for k, mem := range members {

@@ -45,7 +45,7 @@ func TestSortMembersMatchesLibrary(t *testing.T) {
 		}{},
 	}
 	for _, v := range values {
-		raw, _, err := marshalData(v)
+		raw, _, err := marshalData(v, newEncoder())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +54,7 @@ type prepared struct {
 	typ   string
 	canon []byte
 	hash  uint64
+	fresh bool // the id is a new random UUID, so no retry can repeat it
 }
 
 // appendReq is one Append call waiting for a commit round.
@@ -63,6 +65,7 @@ type appendReq struct {
 	taken    bool          // a leader has it (guarded by Stream.mu)
 	done     bool
 	promoted bool
+	left     bool // its Append returned before the outcome was known
 	rev      int64
 	err      error
 }
@@ -107,8 +110,10 @@ type Stream struct {
 	changed   chan struct{} // closed (and replaced) when pub advances
 	appended  bool          // this handle committed something
 	lastRound int           // requests in the last commit round
-	arrival   chan struct{} // closed when an Append queues or fails, while a leader waits
+	arrival   chan struct{} // closed when a waiting leader should look again
 	preparing int           // Appends preparing their batch (not yet queued)
+	returning int           // acknowledged Appends that have not returned yet
+	waitFor   int           // queued requests a waiting leader wants
 }
 
 // openStream opens (creating if missing) and recovers the stream in dir.
@@ -401,22 +406,22 @@ func (s *Stream) Append(ctx context.Context, expectedRev int64, events ...NewEve
 	req := &appendReq{expected: expectedRev, events: evs, wake: make(chan struct{}, 1)}
 	s.mu.Lock()
 	s.preparing--
-	s.signalArrivalLocked()
 	switch {
 	case err != nil:
+	case s.closed:
+		err = ErrClosed
+	case s.failed != nil:
+		err = s.failed
+	case s.ro:
+		err = fmt.Errorf("store: %s was opened read-only (no write permission)", s.path)
+	}
+	if err != nil {
+		s.nudgeLocked()
 		s.mu.Unlock()
 		return 0, err
-	case s.closed:
-		s.mu.Unlock()
-		return 0, ErrClosed
-	case s.failed != nil:
-		s.mu.Unlock()
-		return 0, s.failed
-	case s.ro:
-		s.mu.Unlock()
-		return 0, fmt.Errorf("store: %s was opened read-only (no write permission)", s.path)
 	}
 	s.queue = append(s.queue, req)
+	s.nudgeLocked()
 	lead := !s.leading
 	s.leading = true
 	s.mu.Unlock()
@@ -431,11 +436,14 @@ func (s *Stream) Append(ctx context.Context, expectedRev int64, events ...NewEve
 		}
 		s.mu.Lock()
 		if req.done {
+			s.returning--
+			s.nudgeLocked()
 			s.mu.Unlock()
 			return req.rev, req.err
 		}
 		if ctx.Err() != nil {
 			if req.taken {
+				req.left = true
 				s.mu.Unlock()
 				return 0, fmt.Errorf("store: append to %s interrupted while being written, outcome unknown: %w", s.path, ctx.Err())
 			}
@@ -475,10 +483,12 @@ func (s *Stream) handOnLocked() {
 	s.leading = false
 }
 
-// signalArrivalLocked wakes a leader waiting in takeLate.
-// The caller holds mu.
-func (s *Stream) signalArrivalLocked() {
-	if s.arrival != nil {
+// nudgeLocked wakes a leader waiting in takeLate once what it waits for
+// is queued, or once no Append is on its way: none preparing its batch and
+// none just acknowledged still returning (its caller may append again at
+// once, as a loop of appenders does). The caller holds mu.
+func (s *Stream) nudgeLocked() {
+	if s.arrival != nil && (len(s.queue) >= s.waitFor || s.preparing == 0 && s.returning == 0) {
 		close(s.arrival)
 		s.arrival = nil
 	}
@@ -494,7 +504,7 @@ func (s *Stream) lead() {
 	for _, r := range batch {
 		r.taken = true
 	}
-	want := s.lastRound
+	want := s.lastRound + 1 // rounds may grow: appenders may have joined
 	s.mu.Unlock()
 	if len(batch) > 0 {
 		batch = s.commitRound(batch, want)
@@ -503,6 +513,9 @@ func (s *Stream) lead() {
 	s.lastRound = len(batch)
 	for _, r := range batch {
 		r.done = true
+		if !r.left {
+			s.returning++
+		}
 		r.signal()
 	}
 	s.handOnLocked()
@@ -516,18 +529,20 @@ func (s *Stream) prepare(events []NewEvent) ([]prepared, error) {
 	if len(events) > 1 {
 		seen = make(map[string]int, len(events))
 	}
+	enc := encoders.Get().(*encoder)
+	defer putEncoder(enc)
 	for i, ev := range events {
 		what := func() string { return fmt.Sprintf("%d of %d", i+1, len(events)) }
 		if err := validEventType(ev.Type); err != nil {
 			return nil, fmt.Errorf("%w: event %s: %v", ErrInvalidEvent, what(), err)
 		}
-		id := ev.ID
+		id, fresh := ev.ID, false
 		if id == "" {
-			id = uuid.NewString()
+			id, fresh = uuid.NewString(), true
 		} else if err := validEventID(id); err != nil {
 			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what(), ev.Type, err)
 		}
-		raw, valid, err := marshalData(ev.Data)
+		raw, valid, err := marshalData(ev.Data, enc)
 		if err != nil {
 			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what(), ev.Type, err)
 		}
@@ -540,6 +555,9 @@ func (s *Stream) prepare(events []NewEvent) ([]prepared, error) {
 		canon, err := canonicalDataOf(raw, valid)
 		if err != nil {
 			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what(), ev.Type, err)
+		}
+		if len(canon) > 0 && enc.buf.Len() > 0 && &canon[0] == &enc.buf.Bytes()[0] {
+			canon = bytes.Clone(canon) // the encoder's buffer is reused
 		}
 		if s.pol.hasSecrets() {
 			if err := s.pol.checkEventSecrets(what(), ev.Type, id, raw, canon); err != nil {
@@ -556,7 +574,7 @@ func (s *Stream) prepare(events []NewEvent) ([]prepared, error) {
 			}
 			seen[id] = i
 		}
-		out[i] = prepared{id: id, typ: ev.Type, canon: canon, hash: idHash([]byte(id))}
+		out[i] = prepared{id: id, typ: ev.Type, canon: canon, hash: idHash([]byte(id)), fresh: fresh}
 	}
 	return out, nil
 }

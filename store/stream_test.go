@@ -626,17 +626,19 @@ func waitQueued(t *testing.T, s *Stream, n int) {
 	t.Fatalf("fewer than %d appends queued", n)
 }
 
-// TestLateJoinerWriteFailure drives a round directly: its first batch is
-// written, a batch that joined late fails to write. The first must commit,
-// the second fail, and the file hold exactly the first (or, when the
-// partial write cannot be undone, the handle be poisoned).
-func TestLateJoinerWriteFailure(t *testing.T) {
+// TestRoundWriteFailure drives a round directly: a batch queued first and
+// one that joined late are written with one write(2), which fails half
+// way. Both must fail and the file be left as it was (or, when the partial
+// write cannot be undone, the handle be poisoned); the next append works.
+func TestRoundWriteFailure(t *testing.T) {
 	t.Parallel()
 	for _, truncateFails := range []bool{false, true} {
 		t.Run(fmt.Sprintf("truncate fails %v", truncateFails), func(t *testing.T) {
 			t.Parallel()
 			r := newTestRun(t, Policy{})
 			s := r.Events()
+			mustAppend(t, s, 0, NewEvent{ID: "before", Type: "t"})
+			size := len(readFile(t, eventsPath(r)))
 			req := func(id string) *appendReq {
 				evs, err := s.prepare([]NewEvent{{ID: id, Type: "t", Data: strings.Repeat("x", 100)}})
 				if err != nil {
@@ -650,34 +652,137 @@ func TestLateJoinerWriteFailure(t *testing.T) {
 			s.mu.Unlock()
 			writes := 0
 			s.ops.write = func(f *os.File, b []byte) (int, error) {
-				if writes++; writes == 2 {
-					n, _ := f.Write(b[:len(b)/2])
-					return n, syscall.ENOSPC
-				}
-				return f.Write(b)
+				writes++
+				n, _ := f.Write(b[:len(b)/2])
+				return n, syscall.ENOSPC
 			}
 			if truncateFails {
 				s.ops.truncate = func(*os.File, int64) error { return syscall.EIO }
 			}
 			all := s.commitRound([]*appendReq{first}, 2)
-			if len(all) != 2 {
-				t.Fatalf("round handled %d requests, want 2", len(all))
-			}
-			if !errors.Is(late.err, syscall.ENOSPC) && !errors.Is(late.err, ErrStoreFailed) {
-				t.Fatalf("late joiner: rev %d err %v, want a write error", late.rev, late.err)
+			s.ops = defaultFileOps
+			if len(all) != 2 || writes != 1 {
+				t.Fatalf("round handled %d requests with %d writes, want 2 with 1", len(all), writes)
 			}
 			if truncateFails {
 				if !errors.Is(first.err, ErrStoreFailed) || !errors.Is(late.err, ErrStoreFailed) {
 					t.Fatalf("first %v, late %v: want both ErrStoreFailed", first.err, late.err)
 				}
+				diff(t, "ids after reopen", []string{"before"}, ids(readAll(t, reopen(t, r, Policy{}).Events())))
 				return
 			}
-			if first.err != nil || first.rev != 1 {
-				t.Fatalf("first: rev %d err %v, want rev 1", first.rev, first.err)
+			for _, q := range all {
+				if !errors.Is(q.err, syscall.ENOSPC) || errors.Is(q.err, ErrStoreFailed) {
+					t.Fatalf("%s: rev %d err %v, want ENOSPC without poisoning", q.events[0].id, q.rev, q.err)
+				}
 			}
-			s.ops = defaultFileOps
-			diff(t, "ids", []string{"first"}, ids(readAll(t, s)))
-			diff(t, "ids after reopen", []string{"first"}, ids(readAll(t, reopen(t, r, Policy{}).Events())))
+			if got := len(readFile(t, eventsPath(r))); got != size {
+				t.Fatalf("file is %d bytes after the failed write, want %d", got, size)
+			}
+			mustAppend(t, s, 1, NewEvent{ID: "after", Type: "t"})
+			diff(t, "ids after reopen", []string{"before", "after"}, ids(readAll(t, reopen(t, r, Policy{}).Events())))
 		})
 	}
+}
+
+// TestRoundWaitsForReturningAppender checks how a leader gathers a round:
+// it waits while an acknowledged Append is still on its way back to its
+// caller (who may append again at once), takes that caller's next batch,
+// and stops waiting as soon as nobody is on the way.
+func TestRoundWaitsForReturningAppender(t *testing.T) {
+	t.Parallel()
+	for _, again := range []bool{true, false} {
+		t.Run(fmt.Sprintf("appends again %v", again), func(t *testing.T) {
+			t.Parallel()
+			s := newTestRun(t, Policy{}).Events()
+			s.mu.Lock()
+			s.returning = 1
+			s.mu.Unlock()
+			got := make(chan []*appendReq, 1)
+			go func() { got <- s.takeLate(1, 3, time.Now().Add(time.Minute)) }()
+			select {
+			case late := <-got:
+				t.Fatalf("takeLate returned %d requests while an appender was on its way back", len(late))
+			case <-time.After(50 * time.Millisecond):
+			}
+			next := &appendReq{expected: AnyRev, wake: make(chan struct{}, 1)}
+			s.mu.Lock()
+			s.returning--
+			if again {
+				s.queue = append(s.queue, next)
+			}
+			s.nudgeLocked()
+			s.mu.Unlock()
+			select {
+			case late := <-got:
+				want := 0
+				if again {
+					want = 1
+				}
+				if len(late) != want || (again && (late[0] != next || !next.taken)) {
+					t.Fatalf("takeLate returned %d requests, want %d (the returning appender's next batch, taken)", len(late), want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("takeLate still waits with nobody on the way")
+			}
+		})
+	}
+}
+
+// TestAppendContextDoneWhileWritten cancels an append whose batch another
+// appender's round is syncing: it returns at once, saying the outcome is
+// unknown; the batch still commits, a retry with the same id learns its
+// revision, and later rounds do not count the caller that left as one
+// that may append again.
+func TestAppendContextDoneWhileWritten(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	s := r.Events()
+	holds := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	helds := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	var syncs atomic.Int64
+	s.ops.sync = func(f *os.File) error {
+		if n := syncs.Add(1); n <= 2 {
+			close(helds[n-1])
+			<-holds[n-1]
+		}
+		return fdatasync(f)
+	}
+	appendAsync := func(ctx context.Context, id string) chan error {
+		errc := make(chan error, 1)
+		go func() {
+			_, err := s.Append(ctx, AnyRev, NewEvent{ID: id, Type: "t"})
+			errc <- err
+		}()
+		return errc
+	}
+	a := appendAsync(context.Background(), "a")
+	<-helds[0] // round 1 (a) is syncing
+	c := appendAsync(context.Background(), "c")
+	waitQueued(t, s, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	b := appendAsync(ctx, "b")
+	waitQueued(t, s, 2)
+	close(holds[0])
+	<-helds[1] // round 2 (c, then b) is syncing
+	cancel()
+	if err := <-b; !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "outcome unknown") {
+		t.Fatalf("append cancelled while written: %v, want context.Canceled with outcome unknown", err)
+	}
+	close(holds[1])
+	for _, errc := range []chan error{a, c} {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rev := mustAppend(t, s, AnyRev, NewEvent{ID: "b", Type: "t"}); rev != 3 {
+		t.Fatalf("retry of the cancelled append: rev %d, want 3 (it committed)", rev)
+	}
+	s.mu.Lock()
+	returning := s.returning
+	s.mu.Unlock()
+	if returning != 0 {
+		t.Fatalf("%d appends counted as on their way back after every Append returned", returning)
+	}
+	diff(t, "ids", []string{"a", "c", "b"}, ids(readAll(t, s)))
 }

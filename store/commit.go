@@ -2,11 +2,13 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"runtime"
+	"slices"
 	"time"
 )
 
@@ -78,10 +80,9 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 		}
 		s.wbuf = pl.buf[:0]
 	}()
-	var accepted []*appendReq // requests whose batches are in pl.buf
 	deadline := time.Now().Add(groupCommitMaxWait)
 	for pending := batch; len(pending) > 0; {
-		accepted = append(accepted, pl.plan(pending)...)
+		pl.plan(pending)
 		pending = s.takeLate(len(all), want, deadline)
 		all = append(all, pending...)
 	}
@@ -96,12 +97,17 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 		err := fmt.Errorf("store: write %s: %w", s.path, werr)
 		if terr := s.ops.truncate(s.f, st.size); terr != nil {
 			err = s.poison(fmt.Errorf("%w: write to %s failed (%v) and truncating the partial round failed: %v", ErrStoreFailed, s.path, werr, terr))
+			fail(pl.accepted, err)
+			fail(pl.followers, err)
+			return all
 		}
-		fail(accepted, err)
-		return all
+		fail(pl.accepted, err)
+		return s.requeueAfter(all, pl.accepted, err)
 	}
 	if serr := s.ops.sync(s.f); serr != nil {
-		fail(accepted, s.poison(fmt.Errorf("%w: fdatasync %s: %v (outcome of the batch unknown; reopen the run)", ErrStoreFailed, s.path, serr)))
+		err := s.poison(fmt.Errorf("%w: fdatasync %s: %v (outcome of the batch unknown; reopen the run)", ErrStoreFailed, s.path, serr))
+		fail(pl.accepted, err)
+		fail(pl.followers, err)
 		return all
 	}
 	st.addLines(pl.lines)
@@ -117,6 +123,34 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 		s.saveCache()
 	}
 	return all
+}
+
+// requeueAfter handles a round whose write failed (and was undone): the
+// requests checked after its first accepted batch were checked against
+// batches that were never written — a conflict, a duplicate id or a repeat
+// they were told of may not exist — so they go back to the front of the
+// queue, unanswered, for the next round. Those whose caller has left get
+// err. It returns the requests the round answered. accepted (non-empty,
+// already failed with err) are the round's accepted requests.
+func (s *Stream) requeueAfter(all, accepted []*appendReq, err error) []*appendReq {
+	first := slices.Index(all, accepted[0])
+	answered, again := all[:first+1:first+1], []*appendReq(nil)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range all[first+1:] {
+		switch {
+		case slices.Contains(accepted, r):
+			answered = append(answered, r)
+		case r.left:
+			r.rev, r.err = 0, err
+			answered = append(answered, r)
+		default:
+			r.rev, r.err, r.taken = 0, nil, false
+			again = append(again, r)
+		}
+	}
+	s.queue = append(again, s.queue...)
+	return answered
 }
 
 // takeLate returns the requests queued while a round was being planned,
@@ -168,14 +202,16 @@ func (s *Stream) takeLate(have, want int, deadline time.Time) []*appendReq {
 // planner encodes the batches of a round into one buffer, checking each in
 // turn against the stream as it will be after the batches before it.
 type planner struct {
-	s     *Stream
-	cur   int64    // rev after the batches planned so far
-	prev  [32]byte // digest of rev cur
-	buf   []byte
-	lines []pendLine
-	idx   roundIndex
-	now   time.Time
-	text  []byte // scratch for prev's text form
+	s         *Stream
+	accepted  []*appendReq // requests whose batches are planned, in rev order
+	followers []*appendReq // requests that repeat an accepted one (see repeats)
+	cur       int64        // rev after the batches planned so far
+	prev      [32]byte     // digest of rev cur
+	buf       []byte
+	lines     []pendLine
+	idx       roundIndex
+	now       time.Time
+	text      []byte // scratch for prev's text form
 }
 
 // plannerMark is a planner position to return to.
@@ -194,11 +230,11 @@ func (pl *planner) reset(m plannerMark) {
 	pl.idx = roundIndex{} // rebuilt on demand
 }
 
-// plan checks and encodes reqs in order and returns those accepted (their
-// rev set); the others get their error.
-func (pl *planner) plan(reqs []*appendReq) []*appendReq {
+// plan checks and encodes reqs in order, adding those accepted (their rev
+// set) to pl.accepted and those repeating one to pl.followers; the others
+// get their error.
+func (pl *planner) plan(reqs []*appendReq) {
 	s, st := pl.s, pl.s.st
-	var accepted []*appendReq
 	for _, r := range reqs {
 		n := int64(len(r.events))
 		// An identical retry of a committed batch (the caller lost the
@@ -209,6 +245,11 @@ func (pl *planner) plan(reqs []*appendReq) []*appendReq {
 			continue
 		} else if same {
 			r.rev = rev
+			continue
+		}
+		if o := pl.repeats(r); o != nil {
+			r.rev = o.rev
+			pl.followers = append(pl.followers, r)
 			continue
 		}
 		if r.expected != AnyRev && r.expected != pl.cur {
@@ -247,9 +288,8 @@ func (pl *planner) plan(reqs []*appendReq) []*appendReq {
 		}
 		pl.cur += n
 		r.rev = pl.cur
-		accepted = append(accepted, r)
+		pl.accepted = append(pl.accepted, r)
 	}
-	return accepted
 }
 
 // poison makes err the handle's sticky failure and returns the sticky one.
@@ -273,27 +313,64 @@ type roundIndex struct {
 // stream or among the lines planned earlier in this round. Past 64 planned
 // lines it indexes them instead of scanning.
 func (s *Stream) roundDuplicate(p *pendLine, planned []pendLine, idx *roundIndex) (int64, error) {
+	if rev := plannedDuplicate(p, planned, idx); rev != 0 {
+		return rev, nil
+	}
+	return s.st.lookupDuplicate(s.f, p)
+}
+
+// plannedDuplicate returns the rev of the line planned earlier in this
+// round that uses p.id, or 0.
+func plannedDuplicate(p *pendLine, planned []pendLine, idx *roundIndex) int64 {
 	if len(planned) <= 64 {
 		for _, q := range planned {
 			if q.hash == p.hash && q.id == p.id {
-				return q.rev, nil
+				return q.rev
 			}
 		}
-	} else {
-		if idx.m == nil {
-			idx.m = make(map[uint64][]int, 2*len(planned))
-		}
-		for ; idx.n < len(planned); idx.n++ {
-			h := planned[idx.n].hash
-			idx.m[h] = append(idx.m[h], idx.n)
-		}
-		for _, i := range idx.m[p.hash] {
-			if planned[i].id == p.id {
-				return planned[i].rev, nil
-			}
+		return 0
+	}
+	if idx.m == nil {
+		idx.m = make(map[uint64][]int, 2*len(planned))
+	}
+	for ; idx.n < len(planned); idx.n++ {
+		h := planned[idx.n].hash
+		idx.m[h] = append(idx.m[h], idx.n)
+	}
+	for _, i := range idx.m[p.hash] {
+		if planned[i].id == p.id {
+			return planned[i].rev
 		}
 	}
-	return s.st.lookupDuplicate(s.f, p)
+	return 0
+}
+
+// repeats returns the batch accepted earlier in this round that r repeats
+// event for event (id, type, data) — a caller retrying an append whose
+// outcome it did not learn, before that append's round has ended — or nil.
+// r then shares that batch's outcome.
+func (pl *planner) repeats(r *appendReq) *appendReq {
+	first := r.events[0]
+	if first.fresh || len(pl.accepted) == 0 {
+		return nil
+	}
+	at := plannedDuplicate(&pendLine{id: first.id, hash: first.hash}, pl.lines, &pl.idx)
+	if at == 0 {
+		return nil
+	}
+	i, found := slices.BinarySearchFunc(pl.accepted, at, func(o *appendReq, rev int64) int {
+		return cmp.Compare(o.rev-int64(len(o.events))+1, rev)
+	})
+	if !found {
+		return nil // the id is inside another batch
+	}
+	o := pl.accepted[i]
+	if !slices.EqualFunc(o.events, r.events, func(a, b prepared) bool {
+		return a.id == b.id && a.typ == b.typ && bytes.Equal(a.canon, b.canon)
+	}) {
+		return nil
+	}
+	return o
 }
 
 // identicalRetry reports whether r repeats, event for event (id, type,

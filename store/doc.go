@@ -78,8 +78,11 @@
 // directory (events.jsonl, a torn-tail file, artifact links); directories
 // the package creates are fsynced into their parents.
 //
-// If the write fails, what it wrote is truncated away and every batch of
-// the round fails with the error. If fdatasync fails, or that truncation
+// If the write fails, what it wrote is truncated away and every accepted
+// batch of the round fails with the error; the batches checked after the
+// first accepted one were checked against batches that were never written,
+// so they are not answered but queued again for the next round. If
+// fdatasync fails, or that truncation
 // fails, the Stream is poisoned: the outcome of the round's batches is
 // unknown, every later write through the handle returns ErrStoreFailed, and
 // the failure is never retried into a false success (after a failed fsync
@@ -90,8 +93,10 @@
 // committed batch exactly (same ids, types and data, event for event, and
 // the committed batch has no other events) returns that batch's last rev and
 // writes nothing, whatever its expectedRev: a caller that lost an
-// acknowledgement can retry safely if it chose the ids. Any other reuse of
-// an id fails with INVALID_EVENT.
+// acknowledgement can retry safely if it chose the ids. A repeat of a batch
+// accepted earlier in the same round shares that batch's outcome, so a retry
+// that catches up with its original is answered the same way. Any other
+// reuse of an id fails with INVALID_EVENT.
 //
 // # Recovery on open
 //

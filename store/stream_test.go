@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -785,4 +786,100 @@ func TestAppendContextDoneWhileWritten(t *testing.T) {
 		t.Fatalf("%d appends counted as on their way back after every Append returned", returning)
 	}
 	diff(t, "ids", []string{"a", "c", "b"}, ids(readAll(t, s)))
+}
+
+// roundReq prepares one single-event request for driving commitRound.
+func roundReq(t *testing.T, s *Stream, id string, expected int64) *appendReq {
+	t.Helper()
+	evs, err := s.prepare([]NewEvent{{ID: id, Type: "t", Data: "payload"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &appendReq{expected: expected, events: evs, wake: make(chan struct{}, 1)}
+}
+
+// TestRoundWriteFailureRequeues fails the one write of a round that holds
+// a batch, a repeat of it (a caller retrying with the same id before the
+// round ended) and a batch expecting the revision before the round. The
+// last two were checked against the unwritten batch, so they must not be
+// answered with what that batch implied (the repeat's success, a
+// conflict): they go back to the queue and the next round commits them.
+func TestRoundWriteFailureRequeues(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	s := r.Events()
+	mustAppend(t, s, 0, NewEvent{ID: "before", Type: "t"})
+	orig, repeat, cas := roundReq(t, s, "x", AnyRev), roundReq(t, s, "x", AnyRev), roundReq(t, s, "y", 1)
+	s.mu.Lock()
+	s.queue = append(s.queue, repeat, cas)
+	s.mu.Unlock()
+	s.ops.write = func(f *os.File, b []byte) (int, error) {
+		n, _ := f.Write(b[:len(b)/2])
+		return n, syscall.ENOSPC
+	}
+	answered := s.commitRound([]*appendReq{orig}, 3)
+	s.ops = defaultFileOps
+	if len(answered) != 1 || answered[0] != orig || !errors.Is(orig.err, syscall.ENOSPC) {
+		t.Fatalf("round answered %d requests (orig err %v), want only orig with ENOSPC", len(answered), orig.err)
+	}
+	s.mu.Lock()
+	queued := slices.Clone(s.queue)
+	s.mu.Unlock()
+	if len(queued) != 2 || queued[0] != repeat || queued[1] != cas || repeat.taken || repeat.err != nil || cas.err != nil {
+		t.Fatalf("after the failed write the queue holds %d requests (repeat err %v, cas err %v), want repeat and cas, unanswered", len(queued), repeat.err, cas.err)
+	}
+	s.mu.Lock()
+	s.queue = nil
+	s.mu.Unlock()
+	// Checked against the stream as it is (rev 1), both commit.
+	s.commitRound([]*appendReq{cas, repeat}, 2)
+	if cas.err != nil || cas.rev != 2 || repeat.err != nil || repeat.rev != 3 {
+		t.Fatalf("next round: cas rev %d err %v, repeat rev %d err %v; want revs 2 and 3", cas.rev, cas.err, repeat.rev, repeat.err)
+	}
+	diff(t, "ids after reopen", []string{"before", "y", "x"}, ids(readAll(t, reopen(t, r, Policy{}).Events())))
+}
+
+// TestRoundRepeatSharesOutcome: a batch repeated in the round that commits
+// it (a caller retrying before it learnt the outcome) gets the batch's
+// revision, whatever its expectedRev, and is written once; a batch reusing
+// only some of its ids is refused.
+func TestRoundRepeatSharesOutcome(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	s := r.Events()
+	orig := roundReq(t, s, "x", 0)
+	repeat := roundReq(t, s, "x", 0) // stale once orig is planned; a repeat all the same
+	other, err := s.prepare([]NewEvent{{ID: "x", Type: "t", Data: "other payload"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reuse := &appendReq{expected: AnyRev, events: other, wake: make(chan struct{}, 1)}
+	s.mu.Lock()
+	s.queue = append(s.queue, repeat, reuse)
+	s.mu.Unlock()
+	s.commitRound([]*appendReq{orig}, 3)
+	if orig.err != nil || orig.rev != 1 || repeat.err != nil || repeat.rev != 1 {
+		t.Fatalf("orig rev %d err %v, repeat rev %d err %v; want both rev 1", orig.rev, orig.err, repeat.rev, repeat.err)
+	}
+	if !errors.Is(reuse.err, ErrInvalidEvent) {
+		t.Fatalf("a different batch reusing id x: %v, want INVALID_EVENT", reuse.err)
+	}
+	diff(t, "ids", []string{"x"}, ids(readAll(t, s)))
+}
+
+// TestRoundRepeatFailsWithOriginal: when the fdatasync of a round fails,
+// a repeat of a batch in it fails too (its outcome is the batch's).
+func TestRoundRepeatFailsWithOriginal(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{})
+	s := r.Events()
+	orig, repeat := roundReq(t, s, "x", AnyRev), roundReq(t, s, "x", AnyRev)
+	s.mu.Lock()
+	s.queue = append(s.queue, repeat)
+	s.mu.Unlock()
+	s.ops.sync = func(*os.File) error { return syscall.EIO }
+	s.commitRound([]*appendReq{orig}, 2)
+	if !errors.Is(orig.err, ErrStoreFailed) || !errors.Is(repeat.err, ErrStoreFailed) || repeat.rev != 0 {
+		t.Fatalf("orig %v, repeat rev %d err %v: want both ErrStoreFailed", orig.err, repeat.rev, repeat.err)
+	}
 }

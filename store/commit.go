@@ -87,6 +87,7 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 		all = append(all, pending...)
 	}
 	if len(pl.buf) == 0 {
+		s.syncFollowers(pl.followers)
 		return all
 	}
 	n, werr := s.ops.write(s.f, pl.buf)
@@ -102,7 +103,9 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 			return all
 		}
 		fail(pl.accepted, err)
-		return s.requeueAfter(all, pl.accepted, err)
+		all = s.requeueAfter(all, pl.accepted, err)
+		s.syncFollowers(pl.followers)
+		return all
 	}
 	if serr := s.ops.sync(s.f); serr != nil {
 		err := s.poison(fmt.Errorf("%w: fdatasync %s: %v (outcome of the batch unknown; reopen the run)", ErrStoreFailed, s.path, serr))
@@ -123,6 +126,28 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 		s.saveCache()
 	}
 	return all
+}
+
+// syncFollowers makes sure the batches that the identical retries among
+// reqs were answered with are durable, when the round wrote nothing to
+// cover them: one fdatasync, whose failure poisons the handle and fails
+// them. Requests put back in the queue (no longer taken) are left alone.
+func (s *Stream) syncFollowers(reqs []*appendReq) {
+	var answered []*appendReq
+	for _, r := range reqs {
+		if r.taken && r.err == nil && r.rev != 0 {
+			answered = append(answered, r)
+		}
+	}
+	if len(answered) == 0 {
+		return
+	}
+	if serr := s.ops.sync(s.f); serr != nil {
+		err := s.poison(fmt.Errorf("%w: fdatasync %s: %v (durability of the retried batch unknown; reopen the run)", ErrStoreFailed, s.path, serr))
+		for _, r := range answered {
+			r.rev, r.err = 0, err
+		}
+	}
 }
 
 // requeueAfter handles a round whose write failed (and was undone): the
@@ -245,6 +270,9 @@ func (pl *planner) plan(reqs []*appendReq) {
 			continue
 		} else if same {
 			r.rev = rev
+			// Durable only once an fdatasync of ours says so: the batch may
+			// come from a handle whose own fdatasync failed.
+			pl.followers = append(pl.followers, r)
 			continue
 		}
 		if o := pl.repeats(r); o != nil {

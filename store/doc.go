@@ -92,7 +92,8 @@
 // A stale expectedRev fails with REVISION_CONFLICT. A batch that repeats a
 // committed batch exactly (same ids, types and data, event for event, and
 // the committed batch has no other events) returns that batch's last rev and
-// writes nothing, whatever its expectedRev: a caller that lost an
+// writes nothing — after an fdatasync, as the batch may come from a handle
+// whose own fdatasync failed — whatever its expectedRev: a caller that lost an
 // acknowledgement can retry safely if it chose the ids. A repeat of a batch
 // accepted earlier in the same round shares that batch's outcome, so a retry
 // that catches up with its original is answered the same way. Any other

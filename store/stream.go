@@ -402,7 +402,7 @@ func (s *Stream) Append(ctx context.Context, expectedRev int64, events ...NewEve
 	s.mu.Lock()
 	s.preparing++
 	s.mu.Unlock()
-	evs, err := s.prepare(events)
+	evs, err := s.prepareCounted(events)
 	req := &appendReq{expected: expectedRev, events: evs, wake: make(chan struct{}, 1)}
 	s.mu.Lock()
 	s.preparing--
@@ -520,6 +520,22 @@ func (s *Stream) lead() {
 	}
 	s.handOnLocked()
 	s.mu.Unlock()
+}
+
+// prepareCounted is prepare for an Append counted in s.preparing: if it
+// panics (a MarshalJSON method may), the count is taken back before the
+// panic goes on, so that no round waits for this Append.
+func (s *Stream) prepareCounted(events []NewEvent) (evs []prepared, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.mu.Lock()
+			s.preparing--
+			s.nudgeLocked()
+			s.mu.Unlock()
+			panic(p)
+		}
+	}()
+	return s.prepare(events)
 }
 
 // prepare checks and canonicalises the events of one Append.

@@ -883,3 +883,52 @@ func TestRoundRepeatFailsWithOriginal(t *testing.T) {
 		t.Fatalf("orig %v, repeat rev %d err %v: want both ErrStoreFailed", orig.err, repeat.rev, repeat.err)
 	}
 }
+
+// panicker is event data whose marshalling panics.
+type panicker struct{}
+
+func (panicker) MarshalJSON() ([]byte, error) { panic("marshal panics") }
+
+// TestPanickingMarshaler: a panic while preparing an event goes on to the
+// caller, and the Append is no longer counted as preparing (rounds would
+// otherwise wait for it).
+func TestPanickingMarshaler(t *testing.T) {
+	t.Parallel()
+	s := newTestRun(t, Policy{}).Events()
+	func() {
+		defer func() {
+			if p := recover(); p != "marshal panics" {
+				t.Fatalf("recovered %v, want the marshaller's panic", p)
+			}
+		}()
+		s.Append(context.Background(), AnyRev, NewEvent{Type: "t", Data: panicker{}})
+	}()
+	s.mu.Lock()
+	preparing := s.preparing
+	s.mu.Unlock()
+	if preparing != 0 {
+		t.Fatalf("%d appends counted as preparing after the panic", preparing)
+	}
+	mustAppend(t, s, 0, NewEvent{Type: "t"})
+}
+
+// TestIdenticalRetrySyncs: an identical retry answered without writing is
+// answered only after an fdatasync of its own (the batch may come from a
+// handle whose fdatasync failed); if that fails, so does the retry.
+func TestIdenticalRetrySyncs(t *testing.T) {
+	t.Parallel()
+	s := newTestRun(t, Policy{}).Events()
+	mustAppend(t, s, 0, NewEvent{ID: "x", Type: "t"})
+	var syncs atomic.Int64
+	s.ops.sync = func(f *os.File) error {
+		syncs.Add(1)
+		return fdatasync(f)
+	}
+	if rev := mustAppend(t, s, AnyRev, NewEvent{ID: "x", Type: "t"}); rev != 1 || syncs.Load() != 1 {
+		t.Fatalf("identical retry: rev %d after %d fdatasyncs, want rev 1 after 1", rev, syncs.Load())
+	}
+	s.ops.sync = func(*os.File) error { return syscall.EIO }
+	if _, err := s.Append(context.Background(), AnyRev, NewEvent{ID: "x", Type: "t"}); !errors.Is(err, ErrStoreFailed) {
+		t.Fatalf("identical retry with a failing fdatasync: %v, want ErrStoreFailed", err)
+	}
+}

@@ -96,21 +96,22 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 	}
 	if werr != nil {
 		err := fmt.Errorf("store: write %s: %w", s.path, werr)
-		if terr := s.ops.truncate(s.f, st.size); terr != nil {
-			err = s.poison(fmt.Errorf("%w: write to %s failed (%v) and truncating the partial round failed: %v", ErrStoreFailed, s.path, werr, terr))
-			fail(pl.accepted, err)
-			fail(pl.followers, err)
+		// Undone durably: a crash must not bring back batches reported as
+		// not written. The fdatasync also covers the identical retries
+		// answered before the round's first accepted batch.
+		terr := s.ops.truncate(s.f, st.size)
+		if terr == nil {
+			terr = s.ops.sync(s.f)
+		}
+		if terr != nil {
+			failRound(all, pl, s.poison(fmt.Errorf("%w: write to %s failed (%v) and undoing the partial round failed: %v", ErrStoreFailed, s.path, werr, terr)))
 			return all
 		}
 		fail(pl.accepted, err)
-		all = s.requeueAfter(all, pl.accepted, err)
-		s.syncFollowers(pl.followers)
-		return all
+		return s.requeueAfter(all, pl.accepted, err)
 	}
 	if serr := s.ops.sync(s.f); serr != nil {
-		err := s.poison(fmt.Errorf("%w: fdatasync %s: %v (outcome of the batch unknown; reopen the run)", ErrStoreFailed, s.path, serr))
-		fail(pl.accepted, err)
-		fail(pl.followers, err)
+		failRound(all, pl, s.poison(fmt.Errorf("%w: fdatasync %s: %v (outcome of the batch unknown; reopen the run)", ErrStoreFailed, s.path, serr)))
 		return all
 	}
 	st.addLines(pl.lines)
@@ -129,24 +130,34 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 }
 
 // syncFollowers makes sure the batches that the identical retries among
-// reqs were answered with are durable, when the round wrote nothing to
-// cover them: one fdatasync, whose failure poisons the handle and fails
-// them. Requests put back in the queue (no longer taken) are left alone.
+// reqs (a round that wrote nothing) were answered with are durable: one
+// fdatasync, whose failure poisons the handle and fails them.
 func (s *Stream) syncFollowers(reqs []*appendReq) {
-	var answered []*appendReq
-	for _, r := range reqs {
-		if r.taken && r.err == nil && r.rev != 0 {
-			answered = append(answered, r)
-		}
-	}
-	if len(answered) == 0 {
+	if len(reqs) == 0 {
 		return
 	}
 	if serr := s.ops.sync(s.f); serr != nil {
 		err := s.poison(fmt.Errorf("%w: fdatasync %s: %v (durability of the retried batch unknown; reopen the run)", ErrStoreFailed, s.path, serr))
-		for _, r := range answered {
+		for _, r := range reqs {
 			r.rev, r.err = 0, err
 		}
+	}
+}
+
+// failRound answers a round that poisoned the handle: the identical
+// retries and repeats it answered, and every request from its first
+// accepted batch on — accepted, or checked against batches whose outcome
+// is now unknown — fail with err. Requests before the first accepted batch
+// were checked against the stream as it was and keep their answers.
+func failRound(all []*appendReq, pl *planner, err error) {
+	for _, r := range pl.followers {
+		r.rev, r.err = 0, err
+	}
+	if len(pl.accepted) == 0 {
+		return
+	}
+	for _, r := range all[slices.Index(all, pl.accepted[0]):] {
+		r.rev, r.err = 0, err
 	}
 }
 

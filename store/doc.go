@@ -78,26 +78,30 @@
 // directory (events.jsonl, a torn-tail file, artifact links); directories
 // the package creates are fsynced into their parents.
 //
-// If the write fails, what it wrote is truncated away and every accepted
-// batch of the round fails with the error; the batches checked after the
-// first accepted one were checked against batches that were never written,
-// so they are not answered but queued again for the next round. If
-// fdatasync fails, or that truncation
-// fails, the Stream is poisoned: the outcome of the round's batches is
-// unknown, every later write through the handle returns ErrStoreFailed, and
-// the failure is never retried into a false success (after a failed fsync
-// the kernel may drop the dirty pages and report later fsyncs as
-// successful). Reopening the run tells what is on disk.
+// If the write fails, what it wrote is truncated away (and fdatasync'd, so
+// that no crash brings it back) and every accepted batch of the round fails
+// with the error; the batches checked after the first accepted one were
+// checked against batches that were never written, so they are not answered
+// but queued again for the next round. If fdatasync fails, or undoing the
+// write fails, the Stream is poisoned: the outcome of the round's batches is
+// unknown and they fail with ErrStoreFailed, as do the batches checked after
+// them and the retries and repeats the round answered. Every later write
+// through the handle returns ErrStoreFailed, and the failure is never
+// retried into a false success (after a failed fsync the kernel may drop the
+// dirty pages and report later fsyncs as successful). Reopening the run
+// tells what is on disk.
 //
 // A stale expectedRev fails with REVISION_CONFLICT. A batch that repeats a
 // committed batch exactly (same ids, types and data, event for event, and
 // the committed batch has no other events) returns that batch's last rev and
-// writes nothing — after an fdatasync, as the batch may come from a handle
-// whose own fdatasync failed — whatever its expectedRev: a caller that lost an
+// writes nothing (after an fdatasync: the batch may come from a handle whose
+// own fdatasync failed), whatever its expectedRev: a caller that lost an
 // acknowledgement can retry safely if it chose the ids. A repeat of a batch
-// accepted earlier in the same round shares that batch's outcome, so a retry
-// that catches up with its original is answered the same way. Any other
-// reuse of an id fails with INVALID_EVENT.
+// accepted earlier in the same round — a retry that catches up with its
+// original — is answered with that batch's revision once the round is
+// durable, fails with it if the handle is poisoned, and is checked again in
+// the next round if the round's write fails. Any other reuse of an id fails
+// with INVALID_EVENT.
 //
 // # Recovery on open
 //

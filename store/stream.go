@@ -377,7 +377,9 @@ func (s *Stream) Rev() int64 {
 // (ErrRevisionConflict) carrying the current revision. A batch that is an
 // identical retry (same ids, types and data, event for event) of a batch
 // already committed — an Append whose acknowledgement was lost — returns
-// that batch's last revision and writes nothing, whatever expectedRev says.
+// that batch's last revision and writes nothing, whatever expectedRev says;
+// so does a repeat of a batch queued earlier in the same commit round (a
+// retry that caught up with its original), once that batch is durable.
 // Ids must be caller-chosen for a retry to be recognised.
 //
 // Other errors: ErrInvalidEvent (empty batch, bad id or type, data that is

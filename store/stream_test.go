@@ -660,10 +660,18 @@ func TestRoundWriteFailure(t *testing.T) {
 			if truncateFails {
 				s.ops.truncate = func(*os.File, int64) error { return syscall.EIO }
 			}
+			syncs := 0
+			s.ops.sync = func(f *os.File) error {
+				syncs++
+				return fdatasync(f)
+			}
 			all := s.commitRound([]*appendReq{first}, 2)
 			s.ops = defaultFileOps
 			if len(all) != 2 || writes != 1 {
 				t.Fatalf("round handled %d requests with %d writes, want 2 with 1", len(all), writes)
+			}
+			if want := map[bool]int{false: 1, true: 0}[truncateFails]; syncs != want {
+				t.Fatalf("%d fdatasyncs after the failed write, want %d (the truncation made durable)", syncs, want)
 			}
 			if truncateFails {
 				if !errors.Is(first.err, ErrStoreFailed) || !errors.Is(late.err, ErrStoreFailed) {
@@ -930,5 +938,55 @@ func TestIdenticalRetrySyncs(t *testing.T) {
 	s.ops.sync = func(*os.File) error { return syscall.EIO }
 	if _, err := s.Append(context.Background(), AnyRev, NewEvent{ID: "x", Type: "t"}); !errors.Is(err, ErrStoreFailed) {
 		t.Fatalf("identical retry with a failing fdatasync: %v, want ErrStoreFailed", err)
+	}
+}
+
+// TestRoundPoisonFailsDependents: when a round poisons the handle (its
+// write fails and cannot be undone, or its fdatasync fails), the requests
+// checked after its first accepted batch were checked against batches
+// whose outcome is unknown; they fail with the handle, not with the
+// conflict or duplicate id those batches implied. A request checked before
+// keeps its answer.
+func TestRoundPoisonFailsDependents(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		ops  func(*fileOps)
+	}{
+		{"write and truncate fail", func(o *fileOps) {
+			o.write = func(*os.File, []byte) (int, error) { return 0, syscall.ENOSPC }
+			o.truncate = func(*os.File, int64) error { return syscall.EIO }
+		}},
+		{"fdatasync fails", func(o *fileOps) {
+			o.sync = func(*os.File) error { return syscall.EIO }
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newTestRun(t, Policy{}).Events()
+			mustAppend(t, s, 0, NewEvent{ID: "before", Type: "t"})
+			stale := roundReq(t, s, "w", 0) // checked against the stream as it was
+			orig, cas := roundReq(t, s, "x", AnyRev), roundReq(t, s, "y", 1)
+			other, err := s.prepare([]NewEvent{{ID: "x", Type: "t", Data: "other"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reuse := &appendReq{expected: AnyRev, events: other, wake: make(chan struct{}, 1)}
+			s.mu.Lock()
+			s.queue = append(s.queue, orig, cas, reuse)
+			s.mu.Unlock()
+			tc.ops(&s.ops)
+			s.commitRound([]*appendReq{stale}, 4)
+			s.ops = defaultFileOps
+			var ce *ConflictError
+			if !errors.As(stale.err, &ce) || ce.Current != 1 {
+				t.Fatalf("stale: %v, want its REVISION_CONFLICT at rev 1", stale.err)
+			}
+			for name, r := range map[string]*appendReq{"orig": orig, "cas": cas, "reuse": reuse} {
+				if !errors.Is(r.err, ErrStoreFailed) || r.rev != 0 {
+					t.Errorf("%s: rev %d err %v, want ErrStoreFailed", name, r.rev, r.err)
+				}
+			}
+		})
 	}
 }

@@ -199,10 +199,12 @@ func (s *Stream) requeueAfter(all, accepted []*appendReq, err error) []*appendRe
 func (s *Stream) takeLate(have, want int, deadline time.Time) []*appendReq {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.waiting.Store(false)
 	yielded := false
 	for {
+		s.waiting.Store(true) // before returning is read (see returned)
 		n := len(s.queue)
-		idle := s.preparing == 0 && s.returning == 0
+		idle := s.preparing == 0 && s.returning.Load() == 0
 		if have+n >= want || (idle && (n > 0 || yielded)) || !time.Now().Before(deadline) {
 			late := s.queue
 			s.queue = nil

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -63,7 +64,7 @@ type appendReq struct {
 	events   []prepared
 	wake     chan struct{} // one token: done or promoted
 	taken    bool          // a leader has it (guarded by Stream.mu)
-	done     bool
+	done     atomic.Bool   // set (after rev and err) when the round has answered it
 	promoted bool
 	left     bool // its Append returned before the outcome was known
 	rev      int64
@@ -112,7 +113,8 @@ type Stream struct {
 	lastRound int           // requests in the last commit round
 	arrival   chan struct{} // closed when a waiting leader should look again
 	preparing int           // Appends preparing their batch (not yet queued)
-	returning int           // acknowledged Appends that have not returned yet
+	returning atomic.Int64  // acknowledged Appends that have not returned yet
+	waiting   atomic.Bool   // a leader in takeLate may wait (see returned)
 	waitFor   int           // queued requests a waiting leader wants
 }
 
@@ -436,11 +438,14 @@ func (s *Stream) Append(ctx context.Context, expectedRev int64, events ...NewEve
 		case <-req.wake:
 		case <-ctx.Done():
 		}
+		if req.done.Load() {
+			s.returned()
+			return req.rev, req.err
+		}
 		s.mu.Lock()
-		if req.done {
-			s.returning--
-			s.nudgeLocked()
+		if req.done.Load() {
 			s.mu.Unlock()
+			s.returned()
 			return req.rev, req.err
 		}
 		if ctx.Err() != nil {
@@ -485,12 +490,25 @@ func (s *Stream) handOnLocked() {
 	s.leading = false
 }
 
+// returned counts an acknowledged Append as returned, without taking mu
+// (all of a round's appenders return at once). The last one wakes a leader
+// that may be waiting for them: takeLate sets waiting before it reads
+// returning, and this reads waiting after it decrements, so one of the two
+// sees the other.
+func (s *Stream) returned() {
+	if s.returning.Add(-1) == 0 && s.waiting.Load() {
+		s.mu.Lock()
+		s.nudgeLocked()
+		s.mu.Unlock()
+	}
+}
+
 // nudgeLocked wakes a leader waiting in takeLate once what it waits for
 // is queued, or once no Append is on its way: none preparing its batch and
 // none just acknowledged still returning (its caller may append again at
 // once, as a loop of appenders does). The caller holds mu.
 func (s *Stream) nudgeLocked() {
-	if s.arrival != nil && (len(s.queue) >= s.waitFor || s.preparing == 0 && s.returning == 0) {
+	if s.arrival != nil && (len(s.queue) >= s.waitFor || s.preparing == 0 && s.returning.Load() == 0) {
 		close(s.arrival)
 		s.arrival = nil
 	}
@@ -514,10 +532,10 @@ func (s *Stream) lead() {
 	s.mu.Lock()
 	s.lastRound = len(batch)
 	for _, r := range batch {
-		r.done = true
 		if !r.left {
-			s.returning++
+			s.returning.Add(1)
 		}
+		r.done.Store(true)
 		r.signal()
 	}
 	s.handOnLocked()

@@ -705,7 +705,7 @@ func TestRoundWaitsForReturningAppender(t *testing.T) {
 			t.Parallel()
 			s := newTestRun(t, Policy{}).Events()
 			s.mu.Lock()
-			s.returning = 1
+			s.returning.Store(1)
 			s.mu.Unlock()
 			got := make(chan []*appendReq, 1)
 			go func() { got <- s.takeLate(1, 3, time.Now().Add(time.Minute)) }()
@@ -715,13 +715,16 @@ func TestRoundWaitsForReturningAppender(t *testing.T) {
 			case <-time.After(50 * time.Millisecond):
 			}
 			next := &appendReq{expected: AnyRev, wake: make(chan struct{}, 1)}
-			s.mu.Lock()
-			s.returning--
 			if again {
+				// Returned and queued its next batch at once.
+				s.mu.Lock()
+				s.returning.Add(-1)
 				s.queue = append(s.queue, next)
+				s.nudgeLocked()
+				s.mu.Unlock()
+			} else {
+				s.returned() // without mu, as Append returns
 			}
-			s.nudgeLocked()
-			s.mu.Unlock()
 			select {
 			case late := <-got:
 				want := 0
@@ -788,7 +791,7 @@ func TestAppendContextDoneWhileWritten(t *testing.T) {
 		t.Fatalf("retry of the cancelled append: rev %d, want 3 (it committed)", rev)
 	}
 	s.mu.Lock()
-	returning := s.returning
+	returning := s.returning.Load()
 	s.mu.Unlock()
 	if returning != 0 {
 		t.Fatalf("%d appends counted as on their way back after every Append returned", returning)

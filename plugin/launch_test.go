@@ -1,19 +1,18 @@
 package plugin_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/obversa/obversa/internal/testutil"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -192,27 +191,9 @@ func TestCloseStopsProcess(t *testing.T) {
 	}
 }
 
-// syncBuffer is a goroutine-safe bytes.Buffer for log capture.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestPluginOutputIsLogged(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	logger := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Trace, JSONFormat: true})
 	e, err := launch(t, "both", plugin.TypeEngine, func(cfg *plugin.LaunchConfig) { cfg.Logger = logger }).Engine()
 	if err != nil {

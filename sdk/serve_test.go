@@ -1,7 +1,6 @@
 package sdk_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,13 +8,13 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/obversa/obversa/internal/testutil"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/sdk"
 )
@@ -103,23 +102,6 @@ func (echoNode) Invoke(_ context.Context, req sdk.InvokeRequest) (json.RawMessag
 	return req.Input, nil
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func launch(t *testing.T, mode string, typ plugin.Type, logOut io.Writer) *plugin.Client {
 	t.Helper()
 	if logOut == nil {
@@ -139,7 +121,7 @@ func launch(t *testing.T, mode string, typ plugin.Type, logOut io.Writer) *plugi
 
 func TestServeEngine(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	c := launch(t, "engine", plugin.TypeEngine, &logs)
 	e, err := c.Engine()
 	if err != nil {

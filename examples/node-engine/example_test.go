@@ -14,12 +14,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/obversa/obversa/internal/testutil"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/sdk/conformance"
 )
@@ -174,24 +174,6 @@ func TestRunGraph(t *testing.T) {
 	}
 }
 
-// syncBuffer collects the host's log of a plugin.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // launch starts the launcher at path as the host does, logging into logs,
 // with env added to its environment.
 func launch(path string, logs io.Writer, env ...string) (*plugin.Client, error) {
@@ -234,7 +216,7 @@ func TestLauncherRefusesChangedCode(t *testing.T) {
 			if err := os.WriteFile(path, re.ReplaceAll(orig, []byte(tt.replacement)), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			var logs syncBuffer
+			var logs testutil.SyncBuffer
 			c, err := launch(path, &logs)
 			if err == nil {
 				c.Close()
@@ -251,7 +233,7 @@ func TestLauncherRefusesChangedCode(t *testing.T) {
 // reads before the launcher runs, stops the plugin.
 func TestLauncherRefusesNodeOptions(t *testing.T) {
 	needNode(t)
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	c, err := launch(launcher(), &logs, "NODE_OPTIONS=--max-old-space-size=512")
 	if err == nil {
 		c.Close()

@@ -11,16 +11,18 @@ const module = "github.com/obversa/obversa"
 // allowed maps a package prefix (relative to the module) to the prefixes
 // of ours it may import, directly or not (DESIGN §1). internal/proc is a
 // leaf (standard library and x/sys only) shared by the host and the SDK's
-// command runner. The longest matching
+// command runner; internal/testutil is a leaf too, imported by tests only.
+// The longest matching
 // prefix decides; "" means nothing of ours.
 var allowed = map[string][]string{
-	"store":         {},
-	"plugin":        {"plugin/internal/"},
-	"hcl":           {},
-	"sdk":           {"plugin", "sdk/", "internal/proc"},
-	"internal/proc": {},
-	"host":          {"store", "plugin", "hcl", "host/", "internal/proc"},
-	"plugins":       {"sdk", "plugin", "plugins/", "internal/proc"},
+	"store":             {},
+	"plugin":            {"plugin/internal/"},
+	"hcl":               {},
+	"sdk":               {"plugin", "sdk/", "internal/proc"},
+	"internal/proc":     {},
+	"internal/testutil": {},
+	"host":              {"store", "plugin", "hcl", "host/", "internal/proc"},
+	"plugins":           {"sdk", "plugin", "plugins/", "internal/proc"},
 }
 
 func rule(pkg string) (string, []string, bool) {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,3 +103,29 @@ func diff(t testing.TB, what string, want, got any, opts ...cmp.Option) {
 func nowMillis() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 
 func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }
+
+// syncGate holds the first fdatasyncs of a Stream (see holdSyncs).
+type syncGate struct {
+	held    []chan struct{} // held[i] is closed when fdatasync i (0-based) is held
+	release []chan struct{} // closing release[i] lets fdatasync i go on
+	count   atomic.Int64    // fdatasyncs called so far
+}
+
+// holdSyncs makes the first n fdatasyncs of s wait, each until the test
+// releases it, so that appends queue up behind a round; every fdatasync is
+// counted.
+func holdSyncs(s *Stream, n int) *syncGate {
+	g := &syncGate{}
+	for range n {
+		g.held = append(g.held, make(chan struct{}))
+		g.release = append(g.release, make(chan struct{}))
+	}
+	s.ops.sync = func(f *os.File) error {
+		if i := g.count.Add(1) - 1; i < int64(n) {
+			close(g.held[i])
+			<-g.release[i]
+		}
+		return fdatasync(f)
+	}
+	return g
+}

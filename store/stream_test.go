@@ -292,15 +292,8 @@ func TestGroupCommit(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
 	s := r.Events()
-	var syncs atomic.Int64
-	release, held := make(chan struct{}), make(chan struct{})
-	s.ops.sync = func(f *os.File) error {
-		if syncs.Add(1) == 1 {
-			close(held)
-			<-release
-		}
-		return fdatasync(f)
-	}
+	gate := holdSyncs(s, 1)
+	held, release, syncs := gate.held[0], gate.release[0], &gate.count
 	first := make(chan error, 1)
 	go func() {
 		_, err := s.Append(context.Background(), AnyRev, NewEvent{ID: "first", Type: "t"})
@@ -433,15 +426,8 @@ func TestAppendContextDoneWhileQueued(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
 	s := r.Events()
-	hold, held := make(chan struct{}), make(chan struct{})
-	var first atomic.Bool
-	s.ops.sync = func(f *os.File) error {
-		if first.CompareAndSwap(false, true) {
-			close(held)
-			<-hold
-		}
-		return fdatasync(f)
-	}
+	gate := holdSyncs(s, 1)
+	held, hold := gate.held[0], gate.release[0]
 	done := make(chan error, 1)
 	go func() {
 		_, err := s.Append(context.Background(), AnyRev, NewEvent{ID: "leader", Type: "t"})
@@ -570,15 +556,8 @@ func TestLargeRoundDuplicates(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
 	s := r.Events()
-	hold, held := make(chan struct{}), make(chan struct{})
-	var first atomic.Bool
-	s.ops.sync = func(f *os.File) error {
-		if first.CompareAndSwap(false, true) {
-			close(held)
-			<-hold
-		}
-		return fdatasync(f)
-	}
+	gate := holdSyncs(s, 1)
+	held, hold := gate.held[0], gate.release[0]
 	go s.Append(context.Background(), AnyRev, NewEvent{Type: "t"})
 	<-held
 	errs := make(chan error, 3)
@@ -750,16 +729,8 @@ func TestAppendContextDoneWhileWritten(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
 	s := r.Events()
-	holds := []chan struct{}{make(chan struct{}), make(chan struct{})}
-	helds := []chan struct{}{make(chan struct{}), make(chan struct{})}
-	var syncs atomic.Int64
-	s.ops.sync = func(f *os.File) error {
-		if n := syncs.Add(1); n <= 2 {
-			close(helds[n-1])
-			<-holds[n-1]
-		}
-		return fdatasync(f)
-	}
+	gate := holdSyncs(s, 2)
+	helds, holds := gate.held, gate.release
 	appendAsync := func(ctx context.Context, id string) chan error {
 		errc := make(chan error, 1)
 		go func() {
@@ -790,10 +761,7 @@ func TestAppendContextDoneWhileWritten(t *testing.T) {
 	if rev := mustAppend(t, s, AnyRev, NewEvent{ID: "b", Type: "t"}); rev != 3 {
 		t.Fatalf("retry of the cancelled append: rev %d, want 3 (it committed)", rev)
 	}
-	s.mu.Lock()
-	returning := s.returning.Load()
-	s.mu.Unlock()
-	if returning != 0 {
+	if returning := s.returning.Load(); returning != 0 {
 		t.Fatalf("%d appends counted as on their way back after every Append returned", returning)
 	}
 	diff(t, "ids", []string{"a", "c", "b"}, ids(readAll(t, s)))

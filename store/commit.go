@@ -22,11 +22,6 @@ import (
 // joiners — each with rev or err set.
 func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 	all := batch
-	fail := func(reqs []*appendReq, err error) {
-		for _, r := range reqs {
-			r.rev, r.err = 0, err
-		}
-	}
 	s.ioMu.Lock()
 	defer s.ioMu.Unlock()
 	s.mu.Lock()
@@ -34,14 +29,14 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 	s.mu.Unlock()
 	switch {
 	case closed:
-		fail(all, ErrClosed)
+		failAll(all, ErrClosed)
 		return all
 	case failed != nil:
-		fail(all, failed)
+		failAll(all, failed)
 		return all
 	}
 	if err := flock(s.f, lockExclusive); err != nil {
-		fail(all, fmt.Errorf("store: lock %s: %w", s.path, err))
+		failAll(all, fmt.Errorf("store: lock %s: %w", s.path, err))
 		return all
 	}
 	locked := true
@@ -57,7 +52,7 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 	// handle last looked.
 	size, err := s.fileSize()
 	if err != nil {
-		fail(all, err)
+		failAll(all, err)
 		return all
 	}
 	if size != s.st.size {
@@ -66,7 +61,7 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 			err = s.cutTorn(size)
 		}
 		if err != nil {
-			fail(all, err)
+			failAll(all, err)
 			return all
 		}
 		s.publish()
@@ -107,7 +102,7 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 			failRound(all, pl, s.poison(fmt.Errorf("%w: write to %s failed (%v) and undoing the partial round failed: %v", ErrStoreFailed, s.path, werr, terr)))
 			return all
 		}
-		fail(pl.accepted, err)
+		failAll(pl.accepted, err)
 		return s.requeueAfter(all, pl.accepted, err)
 	}
 	if serr := s.ops.sync(s.f); serr != nil {
@@ -138,9 +133,7 @@ func (s *Stream) syncFollowers(reqs []*appendReq) {
 	}
 	if serr := s.ops.sync(s.f); serr != nil {
 		err := s.poison(fmt.Errorf("%w: fdatasync %s: %v (durability of the retried batch unknown; reopen the run)", ErrStoreFailed, s.path, serr))
-		for _, r := range reqs {
-			r.rev, r.err = 0, err
-		}
+		failAll(reqs, err)
 	}
 }
 
@@ -150,13 +143,15 @@ func (s *Stream) syncFollowers(reqs []*appendReq) {
 // is now unknown — fail with err. Requests before the first accepted batch
 // were checked against the stream as it was and keep their answers.
 func failRound(all []*appendReq, pl *planner, err error) {
-	for _, r := range pl.followers {
-		r.rev, r.err = 0, err
+	failAll(pl.followers, err)
+	if len(pl.accepted) > 0 {
+		failAll(all[slices.Index(all, pl.accepted[0]):], err)
 	}
-	if len(pl.accepted) == 0 {
-		return
-	}
-	for _, r := range all[slices.Index(all, pl.accepted[0]):] {
+}
+
+// failAll answers every request of reqs with err.
+func failAll(reqs []*appendReq, err error) {
+	for _, r := range reqs {
 		r.rev, r.err = 0, err
 	}
 }

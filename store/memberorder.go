@@ -161,7 +161,6 @@ func (m *memberSorter) object(depth int) bool {
 	}
 	base := len(m.out)
 	first := len(m.members) // this object's members are m.members[first:]
-	defer func() { m.members = m.members[:first] }()
 	sorted := true
 	for {
 		if m.i >= len(m.in) || m.in[m.i] != '"' {
@@ -190,6 +189,7 @@ func (m *memberSorter) object(depth int) bool {
 			if !sorted {
 				m.reorder(base, m.members[first:])
 			}
+			m.members = m.members[:first] // the enclosing object's again
 			m.out = append(m.out, '}')
 			return true
 		default:

@@ -93,6 +93,26 @@ type Identity struct {
 	Tools       []string `json:"tools"`
 }
 
+// Or returns id with each empty field (a nil Tools) taken from d.
+func (id Identity) Or(d Identity) Identity {
+	if id.Adapter == "" {
+		id.Adapter = d.Adapter
+	}
+	if id.Provider == "" {
+		id.Provider = d.Provider
+	}
+	if id.ModelFamily == "" {
+		id.ModelFamily = d.ModelFamily
+	}
+	if id.Model == "" {
+		id.Model = d.Model
+	}
+	if id.Tools == nil {
+		id.Tools = d.Tools
+	}
+	return id
+}
+
 // Usage is token usage. Unknown usage (Known false) is never zero: callers
 // must keep it unknown at every level of aggregation (DESIGN §3).
 type Usage struct {

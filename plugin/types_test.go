@@ -82,3 +82,24 @@ func TestFailureError(t *testing.T) {
 		}
 	}
 }
+
+func TestIdentityOr(t *testing.T) {
+	t.Parallel()
+	d := Identity{Adapter: "a", Provider: "p", ModelFamily: "f", Model: "m", Tools: []string{"x"}}
+	tests := []struct {
+		name string
+		id   Identity
+		want Identity
+	}{
+		{"empty takes all", Identity{}, d},
+		{"set fields stay", Identity{Provider: "q", Model: "n"}, Identity{Adapter: "a", Provider: "q", ModelFamily: "f", Model: "n", Tools: []string{"x"}}},
+		{"empty tools stay empty", Identity{Tools: []string{}}, Identity{Adapter: "a", Provider: "p", ModelFamily: "f", Model: "m", Tools: []string{}}},
+	}
+	for _, tt := range tests {
+		got := tt.id.Or(d)
+		if got.Adapter != tt.want.Adapter || got.Provider != tt.want.Provider || got.ModelFamily != tt.want.ModelFamily ||
+			got.Model != tt.want.Model || strings.Join(got.Tools, ",") != strings.Join(tt.want.Tools, ",") || (got.Tools == nil) != (tt.want.Tools == nil) {
+			t.Errorf("%s: %+v.Or = %+v, want %+v", tt.name, tt.id, got, tt.want)
+		}
+	}
+}

@@ -466,7 +466,7 @@ func (r *round) static(ctx context.Context, s ProbeStartedData) (ProbeFinishedDa
 		}
 		return ProbeFinishedData{Outcome: OutcomeUnsupported, Detail: detail}, nil
 	}
-	sel := completeSelection(resp.Selection, t)
+	sel := resp.Selection.Or(t) // an engine that does not name a part of the target did not change it
 	lane, _ := r.x.plan.Lane(s.Lane)
 	if !laneAllows(lane.KnownSubstitutions, t, sel) {
 		return ProbeFinishedData{Outcome: OutcomeDisallowed, Selection: &sel,
@@ -513,27 +513,6 @@ func failureKind(f *plugin.Failure) plugin.FailureKind {
 		return plugin.FailureUnknown
 	}
 	return f.Kind
-}
-
-// completeSelection fills the fields an Admit selection left empty from
-// the target: an engine that does not name a part did not change it.
-func completeSelection(sel, t plugin.Identity) plugin.Identity {
-	if sel.Adapter == "" {
-		sel.Adapter = t.Adapter
-	}
-	if sel.Provider == "" {
-		sel.Provider = t.Provider
-	}
-	if sel.ModelFamily == "" {
-		sel.ModelFamily = t.ModelFamily
-	}
-	if sel.Model == "" {
-		sel.Model = t.Model
-	}
-	if sel.Tools == nil {
-		sel.Tools = t.Tools
-	}
-	return sel
 }
 
 // laneAllows reports whether a selection is the target itself or one of

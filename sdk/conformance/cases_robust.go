@@ -60,19 +60,11 @@ func caseLargeRequest(ctx context.Context, k *kit) verdict {
 }
 
 func casePanic(ctx context.Context, k *kit) verdict {
-	sc := plugin.Scenario{Kind: plugin.ScenarioPanic}
-	if can, why := k.canAsk(sc); !can {
-		return skip("%s", why)
-	}
-	s, err := k.launchConfigured(ctx)
-	if err != nil {
-		return fail("%v", err)
+	s, req, v, ok := k.scenarioSession(ctx, "robust.panic", plugin.Scenario{Kind: plugin.ScenarioPanic})
+	if !ok {
+		return v
 	}
 	defer s.close()
-	req := k.request("robust.panic")
-	if err := k.ask(ctx, s, &req, sc); err != nil {
-		return fail("%v", err)
-	}
 	t := collect(ctx, s, req)
 	f := t.failure()
 	switch {

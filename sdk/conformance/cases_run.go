@@ -22,19 +22,31 @@ const settleLimit = 3 * time.Second
 // scenarioRun launches a configured plugin, asks it for sc and runs once.
 // ok is false with a verdict when the case cannot proceed.
 func (k *kit) scenarioRun(ctx context.Context, caseName string, sc plugin.Scenario) (transcript, verdict, bool) {
+	s, req, v, ok := k.scenarioSession(ctx, caseName, sc)
+	if !ok {
+		return transcript{}, v, false
+	}
+	defer s.close()
+	return collect(ctx, s, req), verdict{}, true
+}
+
+// scenarioSession launches a configured plugin and asks it for sc, for a
+// Run of req; the caller closes s. ok is false with a verdict (skip when
+// the plugin cannot be asked for sc) when the case cannot proceed.
+func (k *kit) scenarioSession(ctx context.Context, caseName string, sc plugin.Scenario) (s *session, req plugin.RunRequest, v verdict, ok bool) {
 	if can, why := k.canAsk(sc); !can {
-		return transcript{}, skip("%s", why), false
+		return nil, req, skip("%s", why), false
 	}
 	s, err := k.launchConfigured(ctx)
 	if err != nil {
-		return transcript{}, fail("%v", err), false
+		return nil, req, fail("%v", err), false
 	}
-	defer s.close()
-	req := k.request(caseName)
+	req = k.request(caseName)
 	if err := k.ask(ctx, s, &req, sc); err != nil {
-		return transcript{}, fail("%v", err), false
+		s.close()
+		return nil, req, fail("%v", err), false
 	}
-	return collect(ctx, s, req), verdict{}, true
+	return s, req, verdict{}, true
 }
 
 // ordinaryRun launches a configured plugin and runs req once.
@@ -262,19 +274,11 @@ func countUses(ts []toolEvent) int {
 }
 
 func caseRunCancel(ctx context.Context, k *kit) verdict {
-	sc := plugin.Scenario{Kind: plugin.ScenarioDelay, Delay: time.Minute}
-	if can, why := k.canAsk(sc); !can {
-		return skip("%s", why)
-	}
-	s, err := k.launchConfigured(ctx)
-	if err != nil {
-		return fail("%v", err)
+	s, req, v, ok := k.scenarioSession(ctx, "run.cancel", plugin.Scenario{Kind: plugin.ScenarioDelay, Delay: time.Minute})
+	if !ok {
+		return v
 	}
 	defer s.close()
-	req := k.request("run.cancel")
-	if err := k.ask(ctx, s, &req, sc); err != nil {
-		return fail("%v", err)
-	}
 	rctx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	w, err := s.c.RunWire(rctx, req)

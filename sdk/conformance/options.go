@@ -175,25 +175,12 @@ func (o *Options) pluginType() plugin.Type {
 	return o.Type
 }
 
-// target fills the empty fields of Options.Target.
+// target fills the empty fields of Options.Target: the adapter from the
+// plugin's Describe, the rest from DefaultTarget, no tools.
 func (o *Options) target(adapter string) plugin.Identity {
-	t := o.Target
-	if t.Adapter == "" {
-		t.Adapter = adapter
-	}
-	if t.Provider == "" {
-		t.Provider = DefaultTarget.Provider
-	}
-	if t.ModelFamily == "" {
-		t.ModelFamily = DefaultTarget.ModelFamily
-	}
-	if t.Model == "" {
-		t.Model = DefaultTarget.Model
-	}
-	if t.Tools == nil {
-		t.Tools = []string{}
-	}
-	return t
+	d := DefaultTarget
+	d.Adapter, d.Tools = adapter, []string{}
+	return o.Target.Or(d)
 }
 
 // inheritedEnv lists the variables the host passes every plugin from its

@@ -81,15 +81,13 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 		pending = s.takeLate(len(all), want, deadline)
 		all = append(all, pending...)
 	}
-	if len(pl.buf) == 0 {
-		s.syncFollowers(pl.followers)
+	// A round that answers anything with success fdatasyncs once, also
+	// when it wrote nothing: the identical retries it answered rest on a
+	// batch that may come from a handle whose own fdatasync failed.
+	if len(pl.buf) == 0 && len(pl.followers) == 0 {
 		return all
 	}
-	n, werr := s.ops.write(s.f, pl.buf)
-	if werr == nil && n != len(pl.buf) {
-		werr = io.ErrShortWrite
-	}
-	if werr != nil {
+	if werr := s.write(pl.buf); werr != nil {
 		err := fmt.Errorf("store: write %s: %w", s.path, werr)
 		// Undone durably: a crash must not bring back batches reported as
 		// not written. The fdatasync also covers the identical retries
@@ -109,6 +107,9 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 		failRound(all, pl, s.poison(fmt.Errorf("%w: fdatasync %s: %v (outcome of the batch unknown; reopen the run)", ErrStoreFailed, s.path, serr)))
 		return all
 	}
+	if len(pl.lines) == 0 {
+		return all
+	}
 	st.addLines(pl.lines)
 	last := pl.lines[len(pl.lines)-1]
 	st.crc = crc32.Update(st.crc, castagnoli, pl.buf)
@@ -124,17 +125,16 @@ func (s *Stream) commitRound(batch []*appendReq, want int) []*appendReq {
 	return all
 }
 
-// syncFollowers makes sure the batches that the identical retries among
-// reqs (a round that wrote nothing) were answered with are durable: one
-// fdatasync, whose failure poisons the handle and fails them.
-func (s *Stream) syncFollowers(reqs []*appendReq) {
-	if len(reqs) == 0 {
-		return
+// write writes b with one write(2) (nothing when b is empty).
+func (s *Stream) write(b []byte) error {
+	if len(b) == 0 {
+		return nil
 	}
-	if serr := s.ops.sync(s.f); serr != nil {
-		err := s.poison(fmt.Errorf("%w: fdatasync %s: %v (durability of the retried batch unknown; reopen the run)", ErrStoreFailed, s.path, serr))
-		failAll(reqs, err)
+	n, err := s.ops.write(s.f, b)
+	if err == nil && n != len(b) {
+		err = io.ErrShortWrite
 	}
+	return err
 }
 
 // failRound answers a round that poisoned the handle: the identical

@@ -81,11 +81,12 @@ func classifyMedia(mediaType string) (mediaKind, error) {
 // to a temporary file, fsynced, linked to artifacts/sha256/<hex> and the
 // directory fsynced. Storing bytes already stored writes nothing.
 //
-// Errors: ErrInvalidArtifact, ErrKnownSecret, ErrStorageLimitExceeded
+// Errors: ErrNotOwner (the handle holds no ownership), ErrReadOnly,
+// ErrInvalidArtifact, ErrKnownSecret, ErrStorageLimitExceeded
 // (max_artifact_bytes, or max_total_artifact_bytes_per_run counting
 // distinct blobs), ErrClosed, I/O errors.
 func (r *Run) PutArtifact(ctx context.Context, data []byte, mediaType, purpose string) (ArtifactRef, error) {
-	if err := r.usable(); err != nil {
+	if err := r.owned(); err != nil {
 		return ArtifactRef{}, err
 	}
 	if err := ctx.Err(); err != nil {

@@ -36,6 +36,13 @@ type Backend interface {
 	OpenRunReadOnly(ctx context.Context, id string) (Record, error)
 	// ListRuns returns the ids of the namespace's runs, sorted.
 	ListRuns(ctx context.Context) ([]string, error)
+	// Verify re-checks a run's whole record and every referenced artifact
+	// without changing anything, reporting every fault it finds. It is a
+	// Backend method, not a Record one, because a damaged record cannot be
+	// opened (an open validates it) and yet must be reported on. A report
+	// with faults also returns an error wrapping the first fault's
+	// sentinel; ErrRunNotFound for a missing run.
+	Verify(ctx context.Context, id string) (Report, error)
 	// Close releases what the backend holds (connections); open Records
 	// stay usable until closed.
 	Close() error
@@ -58,7 +65,8 @@ type Record interface {
 	// Append writes events as one batch after expectedRev and returns the
 	// batch's last revision once it is durable. A stale expectedRev fails
 	// with a *ConflictError (ErrRevisionConflict); a handle without
-	// ownership fails with ErrNotOwner.
+	// ownership fails with ErrNotOwner; a read-only handle fails with
+	// ErrReadOnly.
 	Append(ctx context.Context, expectedRev int64, events ...NewEvent) (int64, error)
 	// Read calls fn for each committed event from fromRev (1-based) to the
 	// current end, in order, checking each event's digest and chain link.
@@ -66,7 +74,8 @@ type Record interface {
 	// Follow is Read that keeps waiting for new events until ctx ends or
 	// fn returns an error.
 	Follow(ctx context.Context, fromRev int64, fn func(Event) error) error
-	// PutArtifact stores data and returns its reference.
+	// PutArtifact stores data and returns its reference. Like Append it
+	// needs ownership (ErrNotOwner) and a writable handle (ErrReadOnly).
 	PutArtifact(ctx context.Context, data []byte, mediaType, purpose string) (ArtifactRef, error)
 	// ReadArtifact returns an artifact's bytes, re-hashed against ref.
 	ReadArtifact(ctx context.Context, ref ArtifactRef) ([]byte, error)
@@ -74,14 +83,13 @@ type Record interface {
 	// (ErrProcessLocked) naming the holder when another owner has it.
 	Lock(ctx context.Context) (Ownership, error)
 	// Adopt takes over the ownership a parent handed to this process
-	// (Ownership.Handoff), for a worker started by its watchdog.
+	// (Ownership.Handoff), for a worker started by its watchdog. It fails
+	// with ErrNotOwner when nothing (or another run's ownership) was
+	// handed over, or the ownership is no longer held.
 	Adopt(ctx context.Context) (Ownership, error)
 	// Holder returns the last recorded owner; found is false when the run
 	// was never locked.
 	Holder(ctx context.Context) (h Holder, found bool, err error)
-	// Verify re-checks the whole record and every referenced artifact
-	// without changing anything.
-	Verify(ctx context.Context) (Report, error)
 	// Close releases the handle. Ownership taken through it is not
 	// released by Close.
 	Close() error

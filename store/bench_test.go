@@ -59,7 +59,8 @@ func buildStream(tb testing.TB, dir string, n, batch int) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r, err := s.CreateRun(ctx, "r", Policy{})
+	rec, err := s.CreateRun(ctx, "r", Policy{})
+	r, _ := rec.(*Run)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func buildStream(tb testing.TB, dir string, n, batch int) string {
 			evs = append(evs, NewEvent{Type: "graph:node-completed", Data: benchData(i)})
 			i++
 		}
-		if _, err := r.Events().Append(ctx, AnyRev, evs...); err != nil {
+		if _, err := r.events.Append(ctx, AnyRev, evs...); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -129,7 +130,8 @@ func BenchmarkAppendDurable(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
 	s, _ := Open(dir, "bench")
-	r, err := s.CreateRun(ctx, "r", Policy{})
+	rec, err := s.CreateRun(ctx, "r", Policy{})
+	r, _ := rec.(*Run)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -146,7 +148,7 @@ func BenchmarkAppendDurable(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		t0 := time.Now()
-		rev, err = r.Events().Append(ctx, rev, NewEvent{Type: "graph:node-completed", Data: benchData(i)})
+		rev, err = r.events.Append(ctx, rev, NewEvent{Type: "graph:node-completed", Data: benchData(i)})
 		t1 := time.Now()
 		if err != nil {
 			b.Fatal(err)
@@ -257,12 +259,13 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 		b.Run(fmt.Sprintf("appenders=%d", n), func(b *testing.B) {
 			ctx := context.Background()
 			s, _ := Open(b.TempDir(), "bench")
-			r, err := s.CreateRun(ctx, "r", Policy{})
+			rec, err := s.CreateRun(ctx, "r", Policy{})
+			r, _ := rec.(*Run)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer r.Close()
-			st := r.Events()
+			st := r.events
 			var syncs, syncNs atomic.Int64
 			st.ops.sync = func(f *os.File) error {
 				t0 := time.Now()
@@ -320,7 +323,7 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 // and give it an id.
 func BenchmarkPrepare(b *testing.B) {
 	r := newTestRun(b, Policy{})
-	s := r.Events()
+	s := r.events
 	i := 0
 	for b.Loop() {
 		if _, err := s.prepare([]NewEvent{{Type: "graph:node-completed", Data: benchData(i)}}); err != nil {
@@ -344,8 +347,8 @@ func BenchmarkOpenVerify100k(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if r.Events().Rev() != 100_000 {
-				b.Fatalf("rev %d", r.Events().Rev())
+			if r.events.Rev() != 100_000 {
+				b.Fatalf("rev %d", r.events.Rev())
 			}
 			r.events.mu.Lock()
 			r.events.appended = false // keep Close from writing a cache
@@ -401,7 +404,7 @@ func BenchmarkReopenAfterAppend(b *testing.B) {
 			evs[j] = NewEvent{Type: "graph:node-completed", Data: benchData(i)}
 			i++
 		}
-		if _, err := w.Events().Append(ctx, AnyRev, evs...); err != nil {
+		if _, err := w.events.Append(ctx, AnyRev, evs...); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

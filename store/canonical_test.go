@@ -140,11 +140,11 @@ func TestAppendJCSString(t *testing.T) {
 func TestDigestIsOverCanonicalEnvelope(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	mustAppend(t, r.Events(), 0,
+	mustAppend(t, r.events, 0,
 		NewEvent{Type: "a", Data: map[string]any{"z": "é\n", "a": []int{1, 2}}},
 		NewEvent{ID: "custom:id/1", Type: "b:c", Data: 1.5})
 	lines := strings.SplitAfter(string(readFile(t, eventsPath(r))), "\n")
-	for i, e := range readAll(t, r.Events()) {
+	for i, e := range readAll(t, r.events) {
 		env := map[string]any{
 			"batch_end": e.BatchEnd, "data": e.Data, "id": e.ID, "prev": e.Prev,
 			"rev": e.Rev, "ts": e.TS.Format("2006-01-02T15:04:05.000Z"), "type": e.Type,

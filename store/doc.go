@@ -159,10 +159,15 @@
 // before hashing. Secret values are never written anywhere, error messages
 // included; errors name the event and field path instead.
 //
-// # Run lock
+// # Run lock and ownership
 //
-// Run.Lock takes flock(LOCK_EX|LOCK_NB) on <rundir>/lock and records the
-// holder (pid, process start time, boot id, host). The lock belongs to the
-// open file description, so a child given Lock.File keeps it held; the
-// kernel frees it when every descriptor is closed (DESIGN §6).
+// Only the run's owner writes its record: Append and PutArtifact through a
+// handle that holds no ownership fail with NOT_OWNER. Run.Lock takes
+// ownership: flock(LOCK_EX|LOCK_NB) on <rundir>/lock, recording the holder
+// (pid, process start time, boot id, host) in the file. The lock belongs
+// to the open file description, so a child handed the descriptor
+// (Ownership.Handoff, OBVERSA_LOCK_FD) and adopting it (Run.Adopt) owns
+// the run too; the kernel frees the lock when every descriptor is closed.
+// Recovery of a torn tail at open needs no ownership: it runs under the
+// exclusive flock on events.jsonl that every write holds.
 package store

@@ -79,6 +79,18 @@ var (
 	// ErrClosed is returned by any operation on a closed Run or Stream.
 	// Its code is RUN_STORAGE.
 	ErrClosed = errors.New("store closed")
+
+	// ErrNotOwner is returned by a write (Append, PutArtifact) through a
+	// handle that does not hold the run's ownership: it took no Lock and
+	// adopted none, or released it. Only the owner writes a run's record
+	// (docs/decisions.md, one writer). Adopt returns it when no ownership
+	// was handed to the process.
+	ErrNotOwner = errors.New("NOT_OWNER")
+
+	// ErrReadOnly is returned by a write through a handle opened
+	// read-only (OpenRunReadOnly, or a run directory without write
+	// permission). Its code is RUN_STORAGE.
+	ErrReadOnly = errors.New("store opened read-only")
 )
 
 // codes maps each sentinel to its stable code, in the order Code tests them.
@@ -93,6 +105,7 @@ var codes = []struct {
 	{ErrStorageLimitExceeded, "STORAGE_LIMIT_EXCEEDED"},
 	{ErrKnownSecret, "KNOWN_SECRET"},
 	{ErrProcessLocked, "PROCESS_LOCKED"},
+	{ErrNotOwner, "NOT_OWNER"},
 	{ErrRunExists, "RUN_EXISTS"},
 	{ErrRunNotFound, "RUN_NOT_FOUND"},
 	{ErrInvalidID, "INVALID_ID"},

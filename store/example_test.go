@@ -20,22 +20,32 @@ func Example() {
 		return
 	}
 	defer run.Close()
+	// Only the run's owner appends.
+	_, err = run.Append(ctx, 0, store.NewEvent{Type: "graph:node-dispatched"})
+	fmt.Println(store.Code(err))
+	own, err := run.Lock(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer own.Release()
 
 	// One batch: durable (written once, fdatasync'd) before Append returns.
-	rev, _ := run.Events().Append(ctx, 0,
+	rev, _ := run.Append(ctx, 0,
 		store.NewEvent{ID: "dispatch-draft-1", Type: "graph:node-dispatched", Data: map[string]any{"node": "draft", "position": "dag/draft/1"}},
 		store.NewEvent{ID: "start-draft-1", Type: "graph:node-attempt-started", Data: map[string]any{"node": "draft", "retry_safe": false}})
 	fmt.Println("committed through rev", rev)
 
 	// A writer that lost track of the stream is told so.
-	_, err = run.Events().Append(ctx, 0, store.NewEvent{Type: "graph:node-completed"})
+	_, err = run.Append(ctx, 0, store.NewEvent{Type: "graph:node-completed"})
 	fmt.Println(store.Code(err))
 
-	_ = run.Events().Read(ctx, 1, func(e store.Event) error {
+	_ = run.Read(ctx, 1, func(e store.Event) error {
 		fmt.Println(e.Rev, e.Type, string(e.Data))
 		return nil
 	})
 	// Output:
+	// NOT_OWNER
 	// committed through rev 2
 	// REVISION_CONFLICT
 	// 1 graph:node-dispatched {"node":"draft","position":"dag/draft/1"}
@@ -49,6 +59,8 @@ func ExampleRun_PutArtifact() {
 	st, _ := store.Open(root, "default")
 	run, _ := st.CreateRun(ctx, "run-1", store.Policy{KnownSecrets: []string{"sk-live-123456"}})
 	defer run.Close()
+	own, _ := run.Lock(ctx)
+	defer own.Release()
 
 	// Free text is redacted before hashing …
 	ref, _ := run.PutArtifact(ctx, []byte("calling API with key sk-live-123456\n"), "text/plain", "engine-log")
@@ -64,22 +76,24 @@ func ExampleRun_PutArtifact() {
 	// KNOWN_SECRET: application/json artifact (purpose "engine-result"): field $.env.KEY contains a known secret (value withheld)
 }
 
-func ExampleVerify() {
+func ExampleStore_Verify() {
 	root, _ := os.MkdirTemp("", "obversa-example-")
 	defer os.RemoveAll(root)
 	ctx := context.Background()
 	st, _ := store.Open(root, "default")
 	run, _ := st.CreateRun(ctx, "run-1", store.Policy{})
+	own, _ := run.Lock(ctx)
 	ref, _ := run.PutArtifact(ctx, []byte("result"), "text/plain", "result")
-	run.Events().Append(ctx, 0, store.NewEvent{Type: "graph:node-completed", Data: map[string]any{"result": ref}})
+	run.Append(ctx, 0, store.NewEvent{Type: "graph:node-completed", Data: map[string]any{"result": ref}})
+	own.Release()
 	run.Close()
 
-	rep, err := store.Verify(ctx, run.Dir())
+	rep, err := st.Verify(ctx, "run-1")
 	fmt.Println(rep.Events, rep.Artifacts, len(rep.Faults), err)
 
 	// Damage the artifact: Verify names it and the event that references it.
 	os.WriteFile(run.Dir()+"/artifacts/sha256/"+ref.Digest[len("sha256:"):], []byte("RESULT"), 0o644)
-	rep, err = store.Verify(ctx, run.Dir())
+	rep, err = st.Verify(ctx, "run-1")
 	fmt.Println(store.Code(err), rep.Faults[0].Rev, rep.Faults[0].Problem)
 	// Output:
 	// 1 1 0 <nil>

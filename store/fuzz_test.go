@@ -113,10 +113,10 @@ func FuzzRecover(f *testing.F) {
 			}
 			return
 		}
-		rev := r.Events().Rev()
+		rev := r.events.Rev()
 		var n int64
 		var last Event
-		if err := r.Events().Read(ctx, 1, func(e Event) error {
+		if err := r.events.Read(ctx, 1, func(e Event) error {
 			n++
 			if e.Rev != n {
 				t.Fatalf("read rev %d at position %d", e.Rev, n)
@@ -139,7 +139,7 @@ func FuzzRecover(f *testing.F) {
 		if err != nil {
 			t.Fatalf("reopen: %v", err)
 		}
-		if got := r2.Events().Rev(); got != rev {
+		if got := r2.events.Rev(); got != rev {
 			t.Fatalf("reopen rev %d, want %d", got, rev)
 		}
 		r2.Close()

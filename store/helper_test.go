@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // runHelper runs the test binary as a helper process (TestMain dispatches
@@ -25,6 +27,8 @@ func runHelper(role string) int {
 		return helperRace()
 	case "lock":
 		return helperLock()
+	case "adopt":
+		return helperAdopt()
 	case "hold":
 		// Keep inherited descriptors (a run lock) until stdin closes.
 		io.Copy(io.Discard, os.Stdin)
@@ -83,9 +87,9 @@ func helperAppend() int {
 				var last int64
 				var err error
 				if g == 0 {
-					exp := r.Events().Rev()
+					exp := r.events.Rev()
 					for {
-						last, err = r.Events().Append(ctx, exp, evs...)
+						last, err = r.events.Append(ctx, exp, evs...)
 						var ce *ConflictError
 						if errors.As(err, &ce) {
 							exp = ce.Current
@@ -94,7 +98,7 @@ func helperAppend() int {
 						break
 					}
 				} else {
-					last, err = r.Events().Append(ctx, AnyRev, evs...)
+					last, err = r.events.Append(ctx, AnyRev, evs...)
 				}
 				if err != nil {
 					fmt.Fprintf(os.Stderr, "append: %v\n", err)
@@ -123,13 +127,44 @@ func helperRace() int {
 	name := os.Getenv("STORE_NAME")
 	for in.Scan() {
 		exp, _ := strconv.ParseInt(in.Text(), 10, 64)
-		rev, err := r.Events().Append(ctx, exp, NewEvent{ID: fmt.Sprintf("%s-%d", name, exp), Type: "test:race", Data: name})
+		rev, err := r.events.Append(ctx, exp, NewEvent{ID: fmt.Sprintf("%s-%d", name, exp), Type: "test:race", Data: name})
 		if err != nil {
 			fmt.Printf("err %s\n", Code(err))
 		} else {
 			fmt.Printf("ok %d\n", rev)
 		}
 	}
+	return 0
+}
+
+// helperAdopt opens STORE_DIR, adopts the ownership handed to it and
+// appends one event, printing "ok <rev> env=<LockFDEnv after Adopt>
+// cloexec=<bool>" or "err <code>", then holds the ownership until stdin
+// closes.
+func helperAdopt() int {
+	ctx := context.Background()
+	r, err := OpenRunDir(ctx, os.Getenv("STORE_DIR"), Policy{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "open: %v\n", err)
+		return 3
+	}
+	defer r.Close()
+	fd := os.Getenv(LockFDEnv)
+	own, err := r.Adopt(ctx)
+	if err != nil {
+		fmt.Printf("err %s\n", Code(err))
+		return 0
+	}
+	rev, err := r.Append(ctx, r.Rev(), NewEvent{Type: "test:adopted"})
+	if err != nil {
+		fmt.Printf("err %s\n", Code(err))
+		return 0
+	}
+	n, _ := strconv.Atoi(fd)
+	flags, _ := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0)
+	fmt.Printf("ok %d env=%s cloexec=%v\n", rev, os.Getenv(LockFDEnv), flags&unix.FD_CLOEXEC != 0)
+	bufio.NewReader(os.Stdin).ReadString('\n')
+	own.Release()
 	return 0
 }
 
@@ -141,7 +176,7 @@ func helperLock() int {
 		fmt.Fprintf(os.Stderr, "open: %v\n", err)
 		return 3
 	}
-	l, err := r.Lock()
+	l, err := r.Lock(context.Background())
 	if err != nil {
 		fmt.Printf("refused %s\n", Code(err))
 		return 0

@@ -41,7 +41,8 @@ func TestKillAppender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.CreateRun(context.Background(), "run", Policy{})
+	rec, err := s.CreateRun(context.Background(), "run", Policy{})
+	r, _ := rec.(*Run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func checkAfterKill(t *testing.T, dir string, gen int, acks []ack, maxAcked int6
 		t.Fatalf("gen %d: reopen after kill: %v", gen, err)
 	}
 	defer r.Close()
-	rev := r.Events().Rev()
+	rev := r.events.Rev()
 	if rev < maxAcked {
 		t.Fatalf("gen %d: stream ends at rev %d but rev %d was acknowledged", gen, rev, maxAcked)
 	}
@@ -172,7 +173,7 @@ func checkAfterKill(t *testing.T, dir string, gen int, acks []ack, maxAcked int6
 	}
 	seen := map[int64]got{}
 	var last Event
-	if err := r.Events().Read(ctx, max(from, 1), func(e Event) error {
+	if err := r.events.Read(ctx, max(from, 1), func(e Event) error {
 		seen[e.Rev] = got{e.ID, e.BatchEnd}
 		last = e
 		return nil

@@ -1,13 +1,16 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -50,21 +53,33 @@ type procIdentity struct {
 	bootID    string
 }
 
-// Lock is a held run lock: flock(2) on <rundir>/lock. The lock belongs to
-// the open file description, so it is held while any process keeps a
-// descriptor for it — pass File to a child through exec.Cmd.ExtraFiles and
-// the lock is held while either process lives; the kernel frees it when the
-// last descriptor closes.
-type Lock struct {
-	f *os.File
+// LockFDEnv names the environment variable through which a parent hands
+// its run lock to a child (Ownership.Handoff): the number of the inherited
+// descriptor that holds it. Run.Adopt reads it and then unsets it, so
+// that it does not reach the child's own children.
+const LockFDEnv = "OBVERSA_LOCK_FD"
+
+// runLock is the file backend's Ownership: flock(2) on <rundir>/lock. The
+// lock belongs to the open file description, so it is held while any
+// process keeps a descriptor for it — a child given the descriptor
+// (Handoff) keeps it held while either process lives; the kernel frees it
+// when the last descriptor closes.
+type runLock struct {
+	run    *Run
+	holder Holder
+
+	mu sync.Mutex
+	f  *os.File // nil once released
 }
 
-// Lock takes the run's process lock without waiting. If another open file
-// description holds it, it returns a *LockedError (ErrProcessLocked) naming
-// the holder recorded in the lock file. On success it records
-// CurrentHolder() in the file.
-func (r *Run) Lock() (*Lock, error) {
-	if err := r.usable(); err != nil {
+// Lock takes the run's ownership without waiting: flock(LOCK_EX|LOCK_NB)
+// on <rundir>/lock. If another open file description holds it, it returns
+// a *LockedError (ErrProcessLocked) naming the holder recorded in the lock
+// file. On success it records CurrentHolder() in the file, and writes
+// through r are allowed until the ownership is released. Errors also:
+// ErrClosed, ErrReadOnly, I/O errors.
+func (r *Run) Lock(ctx context.Context) (Ownership, error) {
+	if err := r.writable(ctx); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(r.dir, lockFile)
@@ -75,12 +90,13 @@ func (r *Run) Lock() (*Lock, error) {
 	if err := flock(f, lockExclusive|lockNonBlock); err != nil {
 		f.Close()
 		if isWouldBlock(err) {
-			h, known, _ := ReadHolder(r.dir)
+			h, known, _ := readHolder(r.dir)
 			return nil, &LockedError{Dir: r.dir, Holder: h, Known: known}
 		}
 		return nil, fmt.Errorf("store: lock %s: %w", path, err)
 	}
-	rec, _ := json.Marshal(CurrentHolder())
+	h := CurrentHolder()
+	rec, _ := json.Marshal(h)
 	rec = append(rec, '\n')
 	if err := f.Truncate(0); err == nil {
 		_, err = f.WriteAt(rec, 0)
@@ -89,34 +105,124 @@ func (r *Run) Lock() (*Lock, error) {
 		f.Close()
 		return nil, fmt.Errorf("store: write holder record %s: %w", path, err)
 	}
-	return &Lock{f: f}, nil
+	return r.own(f, h), nil
 }
 
-// File returns the locked file, to hand to a child process
-// (exec.Cmd.ExtraFiles) so that the lock outlives this process while the
-// child runs.
-func (l *Lock) File() *os.File { return l.f }
+// Adopt takes over the run lock a parent handed to this process: the
+// descriptor named by LockFDEnv, which must be this run's lock file and
+// must hold its lock. The descriptor is marked close-on-exec (plugins and
+// their commands never inherit it, so no survivor of the run keeps it
+// locked) and LockFDEnv is unset. Errors: ErrNotOwner (nothing handed
+// over, another file, or the lock is held by another open file
+// description), ErrClosed, ErrReadOnly.
+func (r *Run) Adopt(ctx context.Context) (Ownership, error) {
+	if err := r.writable(ctx); err != nil {
+		return nil, err
+	}
+	v := os.Getenv(LockFDEnv)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return nil, fmt.Errorf("%w: run %s: no run lock was handed to this process (%s=%q)", ErrNotOwner, r.dir, LockFDEnv, v)
+	}
+	path := filepath.Join(r.dir, lockFile)
+	f := os.NewFile(uintptr(fd), path)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%w: run %s: descriptor %d handed over in %s: %v", ErrNotOwner, r.dir, fd, LockFDEnv, err)
+	}
+	li, err := os.Stat(path)
+	if err != nil || !os.SameFile(fi, li) {
+		return nil, fmt.Errorf("%w: run %s: descriptor %d handed over in %s is not this run's lock file", ErrNotOwner, r.dir, fd, LockFDEnv)
+	}
+	syscall.CloseOnExec(fd)
+	// Asking again for the lock the descriptor's open file description
+	// holds succeeds at once; another holder means it was not handed over.
+	if err := flock(f, lockExclusive|lockNonBlock); err != nil {
+		return nil, fmt.Errorf("%w: run %s: the descriptor handed over does not hold the run lock: %v", ErrNotOwner, r.dir, err)
+	}
+	os.Unsetenv(LockFDEnv)
+	h, _, _ := readHolder(r.dir)
+	return r.own(f, h), nil
+}
 
-// Release closes this process's descriptor. The lock is free once every
-// descriptor sharing it (including those handed to children) is closed —
-// note that a child being forked by another goroutine shares every
-// descriptor until it execs, which can keep the lock a moment longer. The
-// holder record is left in place: it describes the last holder.
-func (l *Lock) Release() error {
-	if l == nil || l.f == nil {
+// writable checks that r may take ownership.
+func (r *Run) writable(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := r.usable(); err != nil {
+		return err
+	}
+	if r.events.ro {
+		return fmt.Errorf("%w: %s", ErrReadOnly, r.dir)
+	}
+	return nil
+}
+
+// own makes the lock held through f the ownership writes through r go
+// under.
+func (r *Run) own(f *os.File, h Holder) *runLock {
+	l := &runLock{run: r, holder: h, f: f}
+	r.mu.Lock()
+	r.owner = l
+	r.mu.Unlock()
+	return l
+}
+
+// Holder describes the process that took the lock (for an adopted lock,
+// the parent that took it, as recorded in the lock file).
+func (l *runLock) Holder() Holder { return l.holder }
+
+// Epoch is 0: the kernel enforces the file lock, nothing else fences.
+func (l *runLock) Epoch() int64 { return 0 }
+
+// Handoff returns LockFDEnv=3 and the locked file: pass the file as the
+// first of exec.Cmd.ExtraFiles (it becomes descriptor 3) and the entry in
+// exec.Cmd.Env, and the child's Run.Adopt takes the lock over. Both then
+// hold it until the last of them releases it or exits. After Release it
+// returns nothing.
+func (l *runLock) Handoff() ([]string, []*os.File) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil, nil
+	}
+	return []string{LockFDEnv + "=3"}, []*os.File{l.f}
+}
+
+// Release gives the ownership up: writes through the run handle fail with
+// ErrNotOwner from now on, and this process's descriptor is closed. The
+// lock is free once every descriptor sharing it (including those handed
+// to children) is closed — note that a child being forked by another
+// goroutine shares every descriptor until it execs, which can keep the
+// lock a moment longer. The holder record is left in place: it describes
+// the last holder. Releasing twice does nothing.
+func (l *runLock) Release() error {
+	if l == nil {
 		return nil
 	}
-	err := l.f.Close()
+	l.mu.Lock()
+	f := l.f
 	l.f = nil
-	return err
+	l.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	r := l.run
+	r.mu.Lock()
+	if r.owner == l {
+		r.owner = nil
+	}
+	r.mu.Unlock()
+	return f.Close()
 }
 
-// ReadHolder reads the holder record of runDir's lock. found is false when
+// readHolder reads the holder record of runDir's lock. found is false when
 // there is no lock file or it is empty (never locked, or a holder is between
 // taking the lock and writing its record). The record describes the last
 // process that took the lock; whether it still holds it is what
 // Run.Lock (authoritative) or HolderAlive (a heuristic) tell.
-func ReadHolder(runDir string) (Holder, bool, error) {
+func readHolder(runDir string) (Holder, bool, error) {
 	b, err := os.ReadFile(filepath.Join(runDir, lockFile))
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(b) == 0) {
 		return Holder{}, false, nil

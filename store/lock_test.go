@@ -13,8 +13,8 @@ import (
 func TestLockInProcess(t *testing.T) {
 	// Not parallel: a child forked by another test shares every
 	// descriptor until it execs, which can briefly keep a released lock.
-	r := newTestRun(t, Policy{})
-	l, err := r.Lock()
+	r := newUnownedRun(t, Policy{})
+	l, err := r.Lock(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestLockInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	_, err = other.Lock()
+	_, err = other.Lock(context.Background())
 	var le *LockedError
 	if !errors.As(err, &le) || !errors.Is(err, ErrProcessLocked) || Code(err) != "PROCESS_LOCKED" {
 		t.Fatalf("second Lock: %v, want a *LockedError", err)
@@ -35,14 +35,14 @@ func TestLockInProcess(t *testing.T) {
 	if !strings.Contains(err.Error(), "pid ") || !HolderAlive(le.Holder) {
 		t.Errorf("error %q should name the pid; holder alive = %v", err, HolderAlive(le.Holder))
 	}
-	h, found, err := ReadHolder(r.Dir())
+	h, found, err := readHolder(r.Dir())
 	if err != nil || !found || h.PID != self.PID {
 		t.Fatalf("ReadHolder = %+v, %v, %v", h, found, err)
 	}
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
-	l2, err := other.Lock()
+	l2, err := other.Lock(context.Background())
 	if err != nil {
 		t.Fatalf("Lock after Release: %v", err)
 	}
@@ -55,14 +55,16 @@ func TestLockInProcess(t *testing.T) {
 func TestLockHeldByChild(t *testing.T) {
 	// Not parallel: a child forked by another test shares every
 	// descriptor until it execs, which can briefly keep a released lock.
-	r := newTestRun(t, Policy{})
-	l, err := r.Lock()
+	r := newUnownedRun(t, Policy{})
+	l, err := r.Lock(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"=hold")
-	cmd.ExtraFiles = []*os.File{l.File()}
+	env, files := l.Handoff()
+	cmd.Env = append(cmd.Env, env...)
+	cmd.ExtraFiles = files
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -71,14 +73,14 @@ func TestLockHeldByChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Release()
-	if _, err := r.Lock(); !errors.Is(err, ErrProcessLocked) {
+	if _, err := r.Lock(context.Background()); !errors.Is(err, ErrProcessLocked) {
 		t.Fatalf("Lock while the child holds the inherited descriptor: %v", err)
 	}
 	in.Close()
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	l2, err := r.Lock()
+	l2, err := r.Lock(context.Background())
 	if err != nil {
 		t.Fatalf("Lock after the child exited: %v", err)
 	}
@@ -90,12 +92,12 @@ func TestLockHeldByChild(t *testing.T) {
 func TestLockOtherProcess(t *testing.T) {
 	// Not parallel: a child forked by another test shares every
 	// descriptor until it execs, which can briefly keep a released lock.
-	r := newTestRun(t, Policy{})
+	r := newUnownedRun(t, Policy{})
 	h := startHelper(t, "lock", "STORE_DIR="+r.Dir())
 	if got := h.line(t); got != "locked" {
 		t.Fatalf("helper: %s", got)
 	}
-	_, err := r.Lock()
+	_, err := r.Lock(context.Background())
 	var le *LockedError
 	if !errors.As(err, &le) || le.Holder.PID != h.cmd.Process.Pid {
 		t.Fatalf("Lock: %v, want locked by helper pid %d", err, h.cmd.Process.Pid)
@@ -110,7 +112,7 @@ func TestLockOtherProcess(t *testing.T) {
 	if HolderAlive(le.Holder) {
 		t.Fatalf("HolderAlive(%+v) = true after it exited", le.Holder)
 	}
-	l, err := r.Lock()
+	l, err := r.Lock(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,15 +148,133 @@ func TestHolderAlive(t *testing.T) {
 func TestReadHolder(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if _, found, err := ReadHolder(dir); found || err != nil {
+	if _, found, err := readHolder(dir); found || err != nil {
 		t.Fatalf("no lock file: found %v, err %v", found, err)
 	}
 	writeFile(t, filepath.Join(dir, lockFile), nil)
-	if _, found, err := ReadHolder(dir); found || err != nil {
+	if _, found, err := readHolder(dir); found || err != nil {
 		t.Fatalf("empty lock file: found %v, err %v", found, err)
 	}
 	writeFile(t, filepath.Join(dir, lockFile), []byte("garbage"))
-	if _, _, err := ReadHolder(dir); err == nil {
+	if _, _, err := readHolder(dir); err == nil {
 		t.Fatal("garbage holder record: no error")
+	}
+}
+
+// TestOwnership: only a handle holding the run's ownership writes; a
+// released ownership writes no more; a read-only handle takes none.
+func TestOwnership(t *testing.T) {
+	ctx := context.Background()
+	r := newUnownedRun(t, Policy{})
+	ev := NewEvent{Type: "test:owned"}
+	if _, err := r.Append(ctx, 0, ev); !errors.Is(err, ErrNotOwner) || Code(err) != "NOT_OWNER" {
+		t.Fatalf("Append without ownership: %v", err)
+	}
+	if _, err := r.PutArtifact(ctx, []byte("x"), "text/plain", "t"); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("PutArtifact without ownership: %v", err)
+	}
+	own, err := r.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := own.Holder(); h.PID != os.Getpid() || own.Epoch() != 0 {
+		t.Fatalf("holder %+v epoch %d", h, own.Epoch())
+	}
+	other, err := OpenRunDir(ctx, r.Dir(), Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Append(ctx, 0, ev); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("Append through another handle of the same process: %v", err)
+	}
+	if _, err := r.Append(ctx, 0, ev); err != nil {
+		t.Fatalf("Append by the owner: %v", err)
+	}
+	if err := own.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := own.Release(); err != nil {
+		t.Fatalf("second Release: %v", err)
+	}
+	if env, files := own.Handoff(); env != nil || files != nil {
+		t.Fatalf("Handoff after Release = %v, %v", env, files)
+	}
+	if _, err := r.Append(ctx, 1, ev); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("Append after Release: %v", err)
+	}
+	ro, err := OpenRunDirReadOnly(ctx, r.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if _, err := ro.Lock(ctx); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("Lock of a read-only handle: %v", err)
+	}
+	if _, err := ro.Append(ctx, 1, ev); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("Append through a read-only handle: %v", err)
+	}
+}
+
+// TestAdopt hands the run's ownership to a child process, which adopts it
+// and appends; the lock stays held while the child lives. A child handed
+// nothing, or another run's lock, is refused with NOT_OWNER.
+func TestAdopt(t *testing.T) {
+	// Not parallel: a child forked by another test shares every
+	// descriptor until it execs, which can briefly keep a released lock.
+	ctx := context.Background()
+	r := newUnownedRun(t, Policy{})
+	own, err := r.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, files := own.Handoff()
+	h := startHelperFiles(t, "adopt", files, append(env, "STORE_DIR="+r.Dir())...)
+	if got := h.line(t); got != "ok 1 env= cloexec=true" {
+		t.Fatalf("child: %q, want it to append rev 1, unset %s and mark the descriptor close-on-exec", got, LockFDEnv)
+	}
+	own.Release()
+	if _, err := r.Lock(ctx); !errors.Is(err, ErrProcessLocked) {
+		t.Fatalf("Lock while the child holds the adopted lock: %v", err)
+	}
+	h.in.Close()
+	if err := h.cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	own2, err := r.Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock after the child exited: %v", err)
+	}
+	defer own2.Release()
+	if evs := readAll(t, r.events); len(evs) != 1 || evs[0].Type != "test:adopted" {
+		t.Fatalf("events %v", evs)
+	}
+
+	// Nothing handed over.
+	h = startHelper(t, "adopt", "STORE_DIR="+r.Dir(), LockFDEnv+"=")
+	if got := h.line(t); got != "err NOT_OWNER" {
+		t.Fatalf("child handed nothing: %q", got)
+	}
+	// Another run's lock.
+	o := newUnownedRun(t, Policy{})
+	oown, err := o.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oown.Release()
+	env, files = oown.Handoff()
+	h = startHelperFiles(t, "adopt", files, append(env, "STORE_DIR="+r.Dir())...)
+	if got := h.line(t); got != "err NOT_OWNER" {
+		t.Fatalf("child handed another run's lock: %q", got)
+	}
+	// This run's lock file, but a descriptor that does not hold the lock.
+	f, err := os.Open(filepath.Join(r.Dir(), lockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h = startHelperFiles(t, "adopt", []*os.File{f}, "STORE_DIR="+r.Dir(), LockFDEnv+"=3")
+	if got := h.line(t); got != "err NOT_OWNER" {
+		t.Fatalf("child handed a descriptor without the lock: %q", got)
 	}
 }

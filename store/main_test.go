@@ -23,14 +23,27 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// newTestRun creates a run in a fresh store.
+// newTestRun creates a run in a fresh store and takes its ownership.
 func newTestRun(t testing.TB, p Policy) *Run {
+	t.Helper()
+	r := newUnownedRun(t, p)
+	own, err := r.Lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { own.Release() })
+	return r
+}
+
+// newUnownedRun creates a run in a fresh store without taking ownership.
+func newUnownedRun(t testing.TB, p Policy) *Run {
 	t.Helper()
 	s, err := Open(t.TempDir(), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.CreateRun(context.Background(), "run-1", p)
+	rec, err := s.CreateRun(context.Background(), "run-1", p)
+	r, _ := rec.(*Run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,9 +51,13 @@ func newTestRun(t testing.TB, p Policy) *Run {
 	return r
 }
 
-// reopen closes r and opens its directory again.
+// reopen closes r and opens its directory again, releasing r's ownership
+// and taking it through the new handle.
 func reopen(t testing.TB, r *Run, p Policy) *Run {
 	t.Helper()
+	if o := r.owner; o != nil {
+		o.Release()
+	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +66,11 @@ func reopen(t testing.TB, r *Run, p Policy) *Run {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r2.Close() })
+	own, err := r2.Lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { own.Release() })
 	return r2
 }
 

@@ -21,8 +21,16 @@ type helperProc struct {
 
 func startHelper(t *testing.T, role string, env ...string) *helperProc {
 	t.Helper()
+	return startHelperFiles(t, role, nil, env...)
+}
+
+// startHelperFiles is startHelper handing files to the helper from
+// descriptor 3 on.
+func startHelperFiles(t *testing.T, role string, files []*os.File, env ...string) *helperProc {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), helperEnv+"="+role), env...)
+	cmd.ExtraFiles = files
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -89,7 +97,7 @@ func TestTwoProcessesSameExpectedRev(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r2.Close()
-	if got := len(readAll(t, r2.Events())); got != rounds {
+	if got := len(readAll(t, r2.events)); got != rounds {
 		t.Fatalf("%d events after %d rounds, want one per round", got, rounds)
 	}
 }

@@ -29,8 +29,8 @@ func TestEventLimits(t *testing.T) {
 	t.Run("payload", func(t *testing.T) {
 		t.Parallel()
 		r := newTestRun(t, Policy{MaxEventPayloadBytes: 100})
-		mustAppend(t, r.Events(), 0, NewEvent{Type: "t", Data: data(100)})
-		_, err := r.Events().Append(ctx, 1, NewEvent{Type: "t"}, NewEvent{Type: "t", Data: data(101)})
+		mustAppend(t, r.events, 0, NewEvent{Type: "t", Data: data(100)})
+		_, err := r.events.Append(ctx, 1, NewEvent{Type: "t"}, NewEvent{Type: "t", Data: data(101)})
 		var le *LimitError
 		if !errors.As(err, &le) || le.Limit != "max_event_payload_bytes" || le.Max != 100 || le.Size != 101 || Code(err) != "STORAGE_LIMIT_EXCEEDED" {
 			t.Fatalf("101-byte payload: %v", err)
@@ -39,7 +39,7 @@ func TestEventLimits(t *testing.T) {
 			t.Errorf("error %q does not say which event", err)
 		}
 		// The limit counts canonical bytes, not the caller's whitespace.
-		mustAppend(t, r.Events(), 1, NewEvent{Type: "t", Data: json.RawMessage(`  ` + string(data(100)) + `  `)})
+		mustAppend(t, r.events, 1, NewEvent{Type: "t", Data: json.RawMessage(`  ` + string(data(100)) + `  `)})
 	})
 	t.Run("batch", func(t *testing.T) {
 		t.Parallel()
@@ -51,14 +51,14 @@ func TestEventLimits(t *testing.T) {
 		for i := range evs {
 			evs[i] = NewEvent{Type: "t", Data: data(50)}
 		}
-		mustAppend(t, r.Events(), 0, evs...)
+		mustAppend(t, r.events, 0, evs...)
 		evs = append(evs, evs...)
-		_, err := r.Events().Append(ctx, int64(n), evs...)
+		_, err := r.events.Append(ctx, int64(n), evs...)
 		var le *LimitError
 		if !errors.As(err, &le) || le.Limit != "max_batch_bytes" || le.Size <= 1000 {
 			t.Fatalf("oversized batch: %v", err)
 		}
-		if r.Events().Rev() != int64(n) {
+		if r.events.Rev() != int64(n) {
 			t.Fatal("an oversized batch was written")
 		}
 	})
@@ -93,11 +93,7 @@ func TestArtifactLimits(t *testing.T) {
 	}
 	// Another handle (another process, as far as the store knows) sees the
 	// blobs on disk.
-	other, err := OpenRunDir(ctx, r.Dir(), Policy{MaxTotalArtifactBytesPerRun: 25})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := reopen(t, r, Policy{MaxTotalArtifactBytesPerRun: 25})
 	if _, err := other.PutArtifact(ctx, []byte("x"), "text/plain", "t"); !errors.As(err, &le) {
 		t.Fatalf("other handle over the total: %v", err)
 	}
@@ -146,8 +142,8 @@ func TestKnownSecretsInEvents(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := newTestRun(t, secretPolicy)
-			mustAppend(t, r.Events(), 0, NewEvent{Type: "t", Data: "fine"})
-			_, err := r.Events().Append(context.Background(), 1, NewEvent{Type: "ok"}, tt.event)
+			mustAppend(t, r.events, 0, NewEvent{Type: "t", Data: "fine"})
+			_, err := r.events.Append(context.Background(), 1, NewEvent{Type: "ok"}, tt.event)
 			if !errors.Is(err, ErrKnownSecret) || Code(err) != "KNOWN_SECRET" {
 				t.Fatalf("Append: %v, want KNOWN_SECRET", err)
 			}
@@ -155,7 +151,7 @@ func TestKnownSecretsInEvents(t *testing.T) {
 				t.Errorf("error %q should name event 2 of 2 and %q", err, tt.where)
 			}
 			noSecretIn(t, "the error", []byte(err.Error()))
-			if r.Events().Rev() != 1 {
+			if r.events.Rev() != 1 {
 				t.Fatal("a batch with a secret was written")
 			}
 			noSecretIn(t, "events.jsonl", readFile(t, eventsPath(r)))
@@ -234,10 +230,10 @@ func TestSecretsNeverWritten(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	r := newTestRun(t, secretPolicy)
-	r.Events().Append(ctx, 0, NewEvent{Type: "t", Data: secret})
+	r.events.Append(ctx, 0, NewEvent{Type: "t", Data: secret})
 	r.PutArtifact(ctx, []byte(secret), "application/json", "x")
 	r.PutArtifact(ctx, []byte(secret), "text/plain", "x")
-	mustAppend(t, r.Events(), 0, NewEvent{Type: "t", Data: "ok"})
+	mustAppend(t, r.events, 0, NewEvent{Type: "t", Data: "ok"})
 	r.Close()
 	filepath.Walk(r.Dir(), func(p string, fi os.FileInfo, err error) error {
 		if err == nil && fi.Mode().IsRegular() {

@@ -21,7 +21,7 @@ func TestOpenRunDirReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := run.Events().Append(ctx, 0, NewEvent{Type: "t", Data: map[string]int{"n": 1}}, NewEvent{Type: "t", Data: map[string]int{"n": 2}}); err != nil {
+	if _, err := run.(*Run).events.Append(ctx, 0, NewEvent{Type: "t", Data: map[string]int{"n": 1}}, NewEvent{Type: "t", Data: map[string]int{"n": 2}}); err != nil {
 		t.Fatal(err)
 	}
 	run.Close()
@@ -41,13 +41,13 @@ func TestOpenRunDirReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	if err := ro.Events().Read(ctx, 1, func(Event) error { n++; return nil }); err != nil {
+	if err := ro.events.Read(ctx, 1, func(Event) error { n++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if n != 2 {
 		t.Fatalf("read %d events, want the 2 committed", n)
 	}
-	if _, err := ro.Events().Append(ctx, 2, NewEvent{Type: "t", Data: 1}); err == nil {
+	if _, err := ro.events.Append(ctx, 2, NewEvent{Type: "t", Data: 1}); err == nil {
 		t.Fatal("append on a read-only run succeeded")
 	}
 	ro.Close()
@@ -77,7 +77,7 @@ func TestVerifyNoticesCutTail(t *testing.T) {
 	}
 	rev := int64(0)
 	for i := 0; i < 300; i++ {
-		if rev, err = run.Events().Append(ctx, rev, NewEvent{Type: "t", Data: map[string]int{"n": i}}); err != nil {
+		if rev, err = run.(*Run).events.Append(ctx, rev, NewEvent{Type: "t", Data: map[string]int{"n": i}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -24,7 +24,7 @@ func buildBatches(t *testing.T, sizes ...int) (dir string, starts []int64) {
 		for i := range evs {
 			evs[i] = NewEvent{ID: fmt.Sprintf("b%d-e%d", b, i), Type: "t", Data: map[string]any{"batch": b, "i": i, "text": "some payload"}}
 		}
-		rev = mustAppend(t, r.Events(), rev, evs...)
+		rev = mustAppend(t, r.events, rev, evs...)
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 		if cut == int64(len(full)) {
 			wantRev, wantSize = 6, cut
 		}
-		if got := r.Events().Rev(); got != wantRev {
+		if got := r.events.Rev(); got != wantRev {
 			t.Fatalf("cut at %d: rev %d, want %d", cut, got, wantRev)
 		}
 		if got := readFile(t, filepath.Join(dir, eventsFile)); !bytes.Equal(got, full[:wantSize]) {
@@ -94,7 +94,7 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 		case len(torn) != 1 || !bytes.Equal(readFile(t, torn[0]), full[last:cut]):
 			t.Fatalf("cut at %d: torn files %v, want one holding the %d cut bytes", cut, torn, cut-last)
 		}
-		if _, err := r.Events().Append(ctx, wantRev, NewEvent{Type: "t"}); err != nil {
+		if _, err := r.events.Append(ctx, wantRev, NewEvent{Type: "t"}); err != nil {
 			t.Fatalf("cut at %d: append after recovery: %v", cut, err)
 		}
 		r.Close()
@@ -151,7 +151,7 @@ func TestTornTails(t *testing.T) {
 				t.Fatalf("open: %v", err)
 			}
 			defer r.Close()
-			if got := r.Events().Rev(); got != tt.rev {
+			if got := r.events.Rev(); got != tt.rev {
 				t.Fatalf("rev %d, want %d", got, tt.rev)
 			}
 		})
@@ -267,7 +267,7 @@ func TestCacheNeverHidesDamage(t *testing.T) {
 		for j := range evs {
 			evs[j] = NewEvent{ID: fmt.Sprintf("e%d", i+j), Type: "t", Data: fmt.Sprintf("payload %d", i+j)}
 		}
-		mustAppend(t, r.Events(), int64(i), evs...)
+		mustAppend(t, r.events, int64(i), evs...)
 	}
 	r.Close() // writes the cache
 	path := eventsPath(r)
@@ -282,11 +282,11 @@ func TestCacheNeverHidesDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r2.events.loadedRev != 600 || r2.Events().Rev() != 600 {
-		t.Fatalf("loaded from cache rev %d, rev %d; want the cache to cover all 600", r2.events.loadedRev, r2.Events().Rev())
+	if r2.events.loadedRev != 600 || r2.events.Rev() != 600 {
+		t.Fatalf("loaded from cache rev %d, rev %d; want the cache to cover all 600", r2.events.loadedRev, r2.events.Rev())
 	}
 	// Ids in the cached prefix are still known.
-	if _, err := r2.Events().Append(ctx, 600, NewEvent{ID: "e17", Type: "t"}); !errors.Is(err, ErrInvalidEvent) {
+	if _, err := r2.events.Append(ctx, 600, NewEvent{ID: "e17", Type: "t"}); !errors.Is(err, ErrInvalidEvent) {
 		t.Fatalf("appending an id from the cached prefix: %v, want INVALID_EVENT", err)
 	}
 	r2.Close()
@@ -333,7 +333,7 @@ func TestCacheNeverHidesDamage(t *testing.T) {
 			if tt.name == "cache claims more than the file" {
 				want = 594 // the last batch lost its last line: torn, cut
 			}
-			if got := r.Events().Rev(); got != want {
+			if got := r.events.Rev(); got != want {
 				t.Fatalf("rev %d, want %d", got, want)
 			}
 			if r.events.loadedRev != 0 {
@@ -361,7 +361,7 @@ func TestOpenMissingRun(t *testing.T) {
 	if _, err := s.CreateRun(context.Background(), "r", Policy{}); !errors.Is(err, ErrRunExists) {
 		t.Fatalf("second CreateRun: %v", err)
 	}
-	runs, err := s.ListRuns()
+	runs, err := s.ListRuns(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,5 +379,5 @@ func TestOpenWithoutEventsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	mustAppend(t, r.Events(), 0, NewEvent{Type: "t"})
+	mustAppend(t, r.events, 0, NewEvent{Type: "t"})
 }

@@ -14,9 +14,9 @@ import (
 // runsDir is the directory under <root>/<namespace> holding run directories.
 const runsDir = "runs"
 
-// Store is one namespace of a storage directory: runs live in
-// <root>/<namespace>/runs/<run-id>/ (DESIGN §4). A Store holds no open
-// files; it is safe for concurrent use.
+// Store is the file backend: one namespace of a storage directory, runs
+// living in <root>/<namespace>/runs/<run-id>/ (layout in doc.go). A Store
+// holds no open files; it is safe for concurrent use.
 type Store struct {
 	root      string
 	namespace string
@@ -40,13 +40,27 @@ func Open(root, namespace string) (*Store, error) {
 	return &Store{root: abs, namespace: namespace, runs: filepath.Join(abs, namespace, runsDir)}, nil
 }
 
+// Compile-time checks that the file backend meets the contract.
+var (
+	_ Backend   = (*Store)(nil)
+	_ Record    = (*Run)(nil)
+	_ Ownership = (*runLock)(nil)
+)
+
+// Namespace returns the namespace this Store serves.
+func (s *Store) Namespace() string { return s.namespace }
+
+// Close does nothing: a Store holds no open files. Open Records stay
+// usable.
+func (s *Store) Close() error { return nil }
+
 // RunDir returns <root>/<namespace>/runs/<id>. It does not check id.
 func (s *Store) RunDir(id string) string { return filepath.Join(s.runs, id) }
 
 // CreateRun creates the run directory and its empty event stream, fsyncing
-// every directory it adds an entry to, and returns the open run. Errors:
-// ErrInvalidID, ErrInvalidPolicy, ErrRunExists, I/O errors.
-func (s *Store) CreateRun(ctx context.Context, id string, p Policy) (*Run, error) {
+// every directory it adds an entry to, and returns the open run (a *Run).
+// Errors: ErrInvalidID, ErrInvalidPolicy, ErrRunExists, I/O errors.
+func (s *Store) CreateRun(ctx context.Context, id string, p Policy) (Record, error) {
 	if err := ValidID(id); err != nil {
 		return nil, fmt.Errorf("store: run id: %w", err)
 	}
@@ -86,18 +100,38 @@ func (s *Store) CreateRun(ctx context.Context, id string, p Policy) (*Run, error
 // OpenRun opens an existing run, recovering its event stream (see doc.go):
 // a torn last batch is moved aside and cut off; damage anywhere else
 // returns a *CorruptError (ErrCorruptEventStream) and changes nothing.
-// Errors: ErrInvalidID, ErrInvalidPolicy, ErrRunNotFound,
-// ErrCorruptEventStream, I/O errors.
-func (s *Store) OpenRun(ctx context.Context, id string, p Policy) (*Run, error) {
+// The returned Record is a *Run. Errors: ErrInvalidID, ErrInvalidPolicy,
+// ErrRunNotFound, ErrCorruptEventStream, I/O errors.
+func (s *Store) OpenRun(ctx context.Context, id string, p Policy) (Record, error) {
 	if err := ValidID(id); err != nil {
 		return nil, fmt.Errorf("store: run id: %w", err)
 	}
 	return OpenRunDir(ctx, s.RunDir(id), p)
 }
 
+// OpenRunReadOnly opens an existing run for reading only, like
+// OpenRunDirReadOnly. The returned Record is a *Run.
+func (s *Store) OpenRunReadOnly(ctx context.Context, id string) (Record, error) {
+	if err := ValidID(id); err != nil {
+		return nil, fmt.Errorf("store: run id: %w", err)
+	}
+	return OpenRunDirReadOnly(ctx, s.RunDir(id))
+}
+
+// Verify re-checks the run id like the package function Verify.
+func (s *Store) Verify(ctx context.Context, id string) (Report, error) {
+	if err := ValidID(id); err != nil {
+		return Report{}, fmt.Errorf("store: run id: %w", err)
+	}
+	return Verify(ctx, s.RunDir(id))
+}
+
 // ListRuns returns the ids of the namespace's runs, sorted. A namespace
 // with no runs yet (no directory) has none.
-func (s *Store) ListRuns() ([]string, error) {
+func (s *Store) ListRuns(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	ents, err := os.ReadDir(s.runs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -161,7 +195,8 @@ func openRun(ctx context.Context, dir string, pol *policy, readOnly bool) (*Run,
 	return &Run{id: filepath.Base(dir), dir: dir, pol: pol, events: ev, arts: newArtifactStore(dir, pol)}, nil
 }
 
-// Run is an open run directory. It is safe for concurrent use.
+// Run is an open run directory, the file backend's Record. It is safe for
+// concurrent use.
 type Run struct {
 	id     string
 	dir    string
@@ -171,6 +206,7 @@ type Run struct {
 
 	mu     sync.Mutex
 	closed bool
+	owner  *runLock // the ownership writes go under; nil when none is held
 }
 
 // ID returns the run id (the directory's name).
@@ -179,12 +215,9 @@ func (r *Run) ID() string { return r.id }
 // Dir returns the run directory.
 func (r *Run) Dir() string { return r.dir }
 
-// Events returns the run's event stream (events.jsonl).
-func (r *Run) Events() *Stream { return r.events }
-
 // Close closes the event stream (saving its validated-prefix cache if this
 // handle appended). Later calls on the run or its stream return ErrClosed.
-// A Lock taken through the run is not released by Close.
+// Ownership taken through the run is not released by Close.
 func (r *Run) Close() error {
 	r.mu.Lock()
 	if r.closed {

@@ -417,7 +417,7 @@ func (s *Stream) Append(ctx context.Context, expectedRev int64, events ...NewEve
 	case s.failed != nil:
 		err = s.failed
 	case s.ro:
-		err = fmt.Errorf("store: %s was opened read-only (no write permission)", s.path)
+		err = fmt.Errorf("%w: %s", ErrReadOnly, s.path)
 	}
 	if err != nil {
 		s.nudgeLocked()

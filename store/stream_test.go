@@ -39,7 +39,7 @@ func briefs(evs []Event) []brief {
 func TestAppendAndRead(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	s := r.Events()
+	s := r.events
 	if got := s.Rev(); got != 0 {
 		t.Fatalf("empty stream Rev = %d", got)
 	}
@@ -75,14 +75,14 @@ func TestAppendAndRead(t *testing.T) {
 		}
 	}
 	check(s)
-	check(reopen(t, r, Policy{}).Events())
+	check(reopen(t, r, Policy{}).events)
 }
 
 func TestGeneratedIDsAreUUIDs(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	mustAppend(t, r.Events(), 0, NewEvent{Type: "t"}, NewEvent{Type: "t"})
-	evs := readAll(t, r.Events())
+	mustAppend(t, r.events, 0, NewEvent{Type: "t"}, NewEvent{Type: "t"})
+	evs := readAll(t, r.events)
 	if len(evs[0].ID) != 36 || evs[0].ID == evs[1].ID {
 		t.Fatalf("generated ids %q %q: want two distinct UUIDs", evs[0].ID, evs[1].ID)
 	}
@@ -121,7 +121,7 @@ func TestAppendConditional(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := newTestRun(t, Policy{})
-			s := r.Events()
+			s := r.events
 			mustAppend(t, s, 0, ev("a", 1), ev("b", 2))
 			mustAppend(t, s, 2, ev("c", 3), ev("d", 4))
 			rev, err := s.Append(context.Background(), tt.expected, tt.events...)
@@ -177,9 +177,9 @@ func TestAppendInvalid(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := newTestRun(t, Policy{})
-			mustAppend(t, r.Events(), 0, NewEvent{ID: "first", Type: "t"})
+			mustAppend(t, r.events, 0, NewEvent{ID: "first", Type: "t"})
 			before := readFile(t, eventsPath(r))
-			_, err := r.Events().Append(context.Background(), tt.expected, tt.events...)
+			_, err := r.events.Append(context.Background(), tt.expected, tt.events...)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Append: %v, want %v", err, tt.want)
 			}
@@ -197,8 +197,8 @@ func TestDataKeepsExactNumbers(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
 	data := json.RawMessage(`{"a":9007199254740992,"b":0.1,"c":1.0,"d":1E2,"e":-0,"f":"12345678901234567890","g":0e99999999999,"h":1.5e300}`)
-	mustAppend(t, r.Events(), 0, NewEvent{Type: "t", Data: data})
-	got := string(readAll(t, r.Events())[0].Data)
+	mustAppend(t, r.events, 0, NewEvent{Type: "t", Data: data})
+	got := string(readAll(t, r.events)[0].Data)
 	want := `{"a":9007199254740992,"b":0.1,"c":1,"d":100,"e":0,"f":"12345678901234567890","g":0,"h":1.5e+300}`
 	if got != want {
 		t.Fatalf("stored data %s, want %s", got, want)
@@ -208,7 +208,7 @@ func TestDataKeepsExactNumbers(t *testing.T) {
 func TestReadFrom(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	s := r.Events()
+	s := r.events
 	for i := 0; i < 300; i += 3 {
 		mustAppend(t, s, int64(i), NewEvent{Type: "t", Data: i}, NewEvent{Type: "t", Data: i + 1}, NewEvent{Type: "t", Data: i + 2})
 	}
@@ -238,16 +238,16 @@ func TestReadFrom(t *testing.T) {
 		}
 	}
 	check(s)
-	check(reopen(t, r, Policy{}).Events())
+	check(reopen(t, r, Policy{}).events)
 }
 
 func TestReadStopsOnCallbackError(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	mustAppend(t, r.Events(), 0, NewEvent{Type: "t"}, NewEvent{Type: "t"}, NewEvent{Type: "t"})
+	mustAppend(t, r.events, 0, NewEvent{Type: "t"}, NewEvent{Type: "t"}, NewEvent{Type: "t"})
 	stop := errors.New("stop")
 	n := 0
-	err := r.Events().Read(context.Background(), 1, func(Event) error { n++; return stop })
+	err := r.events.Read(context.Background(), 1, func(Event) error { n++; return stop })
 	if err != stop || n != 1 {
 		t.Fatalf("Read = %v after %d calls, want the callback's error after 1", err, n)
 	}
@@ -262,19 +262,19 @@ func TestHandlesSeeEachOther(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	mustAppend(t, a.Events(), 0, NewEvent{ID: "1", Type: "t"})
-	if got := b.Events().Rev(); got != 1 {
+	mustAppend(t, a.events, 0, NewEvent{ID: "1", Type: "t"})
+	if got := b.events.Rev(); got != 1 {
 		t.Fatalf("b.Rev() = %d after a appended, want 1", got)
 	}
-	mustAppend(t, b.Events(), 1, NewEvent{ID: "2", Type: "t"})
-	if _, err := a.Events().Append(ctx, 1, NewEvent{ID: "3", Type: "t"}); !errors.Is(err, ErrRevisionConflict) {
+	mustAppend(t, b.events, 1, NewEvent{ID: "2", Type: "t"})
+	if _, err := a.events.Append(ctx, 1, NewEvent{ID: "3", Type: "t"}); !errors.Is(err, ErrRevisionConflict) {
 		t.Fatalf("a appending at stale rev 1: %v, want a conflict", err)
 	}
-	if _, err := a.Events().Append(ctx, 2, NewEvent{ID: "2", Type: "t", Data: "other"}); !errors.Is(err, ErrInvalidEvent) {
+	if _, err := a.events.Append(ctx, 2, NewEvent{ID: "2", Type: "t", Data: "other"}); !errors.Is(err, ErrInvalidEvent) {
 		t.Fatalf("a appending b's id: %v, want INVALID_EVENT", err)
 	}
-	mustAppend(t, a.Events(), AnyRev, NewEvent{ID: "3", Type: "t"})
-	diff(t, "ids through b", []string{"1", "2", "3"}, ids(readAll(t, b.Events())))
+	mustAppend(t, a.events, AnyRev, NewEvent{ID: "3", Type: "t"})
+	diff(t, "ids through b", []string{"1", "2", "3"}, ids(readAll(t, b.events)))
 }
 
 func ids(evs []Event) []string {
@@ -291,7 +291,7 @@ func ids(evs []Event) []string {
 func TestGroupCommit(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	s := r.Events()
+	s := r.events
 	gate := holdSyncs(s, 1)
 	held, release, syncs := gate.held[0], gate.release[0], &gate.count
 	first := make(chan error, 1)
@@ -341,7 +341,7 @@ func TestGroupCommit(t *testing.T) {
 func TestFsyncFailurePoisonsHandle(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	s := r.Events()
+	s := r.events
 	mustAppend(t, s, 0, NewEvent{Type: "t"})
 	s.ops.sync = func(*os.File) error { return syscall.EIO }
 	_, err := s.Append(context.Background(), 1, NewEvent{Type: "t"}, NewEvent{Type: "t"})
@@ -353,7 +353,7 @@ func TestFsyncFailurePoisonsHandle(t *testing.T) {
 		t.Fatalf("Append after a failed fsync: %v, want ErrStoreFailed", err)
 	}
 	// The outcome was unknown; reopening tells.
-	rev := reopen(t, r, Policy{}).Events().Rev()
+	rev := reopen(t, r, Policy{}).events.Rev()
 	if rev != 1 && rev != 3 {
 		t.Fatalf("after reopen rev %d, want 1 or 3", rev)
 	}
@@ -362,7 +362,7 @@ func TestFsyncFailurePoisonsHandle(t *testing.T) {
 func TestWriteFailureIsUndone(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	s := r.Events()
+	s := r.events
 	mustAppend(t, s, 0, NewEvent{Type: "t"})
 	size := len(readFile(t, eventsPath(r)))
 	s.ops.write = func(f *os.File, b []byte) (int, error) {
@@ -380,7 +380,7 @@ func TestWriteFailureIsUndone(t *testing.T) {
 	if rev := mustAppend(t, s, 1, NewEvent{Type: "t"}); rev != 2 {
 		t.Fatalf("next append rev %d, want 2", rev)
 	}
-	if rev := reopen(t, r, Policy{}).Events().Rev(); rev != 2 {
+	if rev := reopen(t, r, Policy{}).events.Rev(); rev != 2 {
 		t.Fatalf("after reopen rev %d, want 2", rev)
 	}
 }
@@ -388,7 +388,7 @@ func TestWriteFailureIsUndone(t *testing.T) {
 func TestWriteAndTruncateFailurePoisons(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	s := r.Events()
+	s := r.events
 	s.ops.write = func(f *os.File, b []byte) (int, error) {
 		n, _ := f.Write(b[:len(b)/2])
 		return n, syscall.EIO
@@ -402,7 +402,7 @@ func TestWriteAndTruncateFailurePoisons(t *testing.T) {
 		t.Fatalf("Append after poisoning: %v, want ErrStoreFailed", err)
 	}
 	// The half-written batch is a torn tail for the next open.
-	if rev := reopen(t, r, Policy{}).Events().Rev(); rev != 0 {
+	if rev := reopen(t, r, Policy{}).events.Rev(); rev != 0 {
 		t.Fatalf("after reopen rev %d, want 0", rev)
 	}
 }
@@ -412,10 +412,10 @@ func TestAppendContextDone(t *testing.T) {
 	r := newTestRun(t, Policy{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := r.Events().Append(ctx, 0, NewEvent{Type: "t"}); !errors.Is(err, context.Canceled) {
+	if _, err := r.events.Append(ctx, 0, NewEvent{Type: "t"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Append with a cancelled context: %v", err)
 	}
-	if r.Events().Rev() != 0 {
+	if r.events.Rev() != 0 {
 		t.Fatal("a cancelled append was written")
 	}
 }
@@ -425,7 +425,7 @@ func TestAppendContextDone(t *testing.T) {
 func TestAppendContextDoneWhileQueued(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	s := r.Events()
+	s := r.events
 	gate := holdSyncs(s, 1)
 	held, hold := gate.held[0], gate.release[0]
 	done := make(chan error, 1)
@@ -464,7 +464,7 @@ func TestAppendContextDoneWhileQueued(t *testing.T) {
 func TestClosed(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	s := r.Events()
+	s := r.events
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +481,7 @@ func TestClosed(t *testing.T) {
 	if _, err := r.PutArtifact(ctx, []byte("x"), "text/plain", "p"); !errors.Is(err, ErrClosed) {
 		t.Errorf("PutArtifact after Close: %v", err)
 	}
-	if _, err := r.Lock(); !errors.Is(err, ErrClosed) {
+	if _, err := r.Lock(context.Background()); !errors.Is(err, ErrClosed) {
 		t.Errorf("Lock after Close: %v", err)
 	}
 }
@@ -494,12 +494,12 @@ func TestFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	mustAppend(t, r.Events(), 0, NewEvent{ID: "1", Type: "t"}, NewEvent{ID: "2", Type: "t"})
+	mustAppend(t, r.events, 0, NewEvent{ID: "1", Type: "t"}, NewEvent{ID: "2", Type: "t"})
 	ctx, cancel := context.WithCancel(context.Background())
 	got := make(chan Event, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- r.Events().Follow(ctx, 2, func(e Event) error { got <- e; return nil })
+		done <- r.events.Follow(ctx, 2, func(e Event) error { got <- e; return nil })
 	}()
 	next := func() string {
 		t.Helper()
@@ -514,11 +514,11 @@ func TestFollow(t *testing.T) {
 	if id := next(); id != "2" {
 		t.Fatalf("first followed event %s, want 2", id)
 	}
-	mustAppend(t, r.Events(), 2, NewEvent{ID: "3", Type: "t"}) // same handle: immediate
+	mustAppend(t, r.events, 2, NewEvent{ID: "3", Type: "t"}) // same handle: immediate
 	if id := next(); id != "3" {
 		t.Fatalf("followed %s, want 3", id)
 	}
-	mustAppend(t, other.Events(), 3, NewEvent{ID: "4", Type: "t"}, NewEvent{ID: "5", Type: "t"}) // other handle: polled
+	mustAppend(t, other.events, 3, NewEvent{ID: "4", Type: "t"}, NewEvent{ID: "5", Type: "t"}) // other handle: polled
 	if a, b := next(), next(); a != "4" || b != "5" {
 		t.Fatalf("followed %s %s, want 4 5", a, b)
 	}
@@ -531,9 +531,9 @@ func TestFollow(t *testing.T) {
 func TestEventMarshalJSONIsTheStoredLine(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	mustAppend(t, r.Events(), 0, NewEvent{Type: "t", Data: map[string]any{"k": "v"}}, NewEvent{Type: "u"})
+	mustAppend(t, r.events, 0, NewEvent{Type: "t", Data: map[string]any{"k": "v"}}, NewEvent{Type: "u"})
 	lines := strings.SplitAfter(string(readFile(t, eventsPath(r))), "\n")
-	for i, e := range readAll(t, r.Events()) {
+	for i, e := range readAll(t, r.events) {
 		b, err := json.Marshal(e)
 		if err != nil {
 			t.Fatal(err)
@@ -555,7 +555,7 @@ func TestEventMarshalJSONIsTheStoredLine(t *testing.T) {
 func TestLargeRoundDuplicates(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	s := r.Events()
+	s := r.events
 	gate := holdSyncs(s, 1)
 	held, hold := gate.held[0], gate.release[0]
 	go s.Append(context.Background(), AnyRev, NewEvent{Type: "t"})
@@ -616,7 +616,7 @@ func TestRoundWriteFailure(t *testing.T) {
 		t.Run(fmt.Sprintf("truncate fails %v", truncateFails), func(t *testing.T) {
 			t.Parallel()
 			r := newTestRun(t, Policy{})
-			s := r.Events()
+			s := r.events
 			mustAppend(t, s, 0, NewEvent{ID: "before", Type: "t"})
 			size := len(readFile(t, eventsPath(r)))
 			req := func(id string) *appendReq {
@@ -656,7 +656,7 @@ func TestRoundWriteFailure(t *testing.T) {
 				if !errors.Is(first.err, ErrStoreFailed) || !errors.Is(late.err, ErrStoreFailed) {
 					t.Fatalf("first %v, late %v: want both ErrStoreFailed", first.err, late.err)
 				}
-				diff(t, "ids after reopen", []string{"before"}, ids(readAll(t, reopen(t, r, Policy{}).Events())))
+				diff(t, "ids after reopen", []string{"before"}, ids(readAll(t, reopen(t, r, Policy{}).events)))
 				return
 			}
 			for _, q := range all {
@@ -668,7 +668,7 @@ func TestRoundWriteFailure(t *testing.T) {
 				t.Fatalf("file is %d bytes after the failed write, want %d", got, size)
 			}
 			mustAppend(t, s, 1, NewEvent{ID: "after", Type: "t"})
-			diff(t, "ids after reopen", []string{"before", "after"}, ids(readAll(t, reopen(t, r, Policy{}).Events())))
+			diff(t, "ids after reopen", []string{"before", "after"}, ids(readAll(t, reopen(t, r, Policy{}).events)))
 		})
 	}
 }
@@ -682,7 +682,7 @@ func TestRoundWaitsForReturningAppender(t *testing.T) {
 	for _, again := range []bool{true, false} {
 		t.Run(fmt.Sprintf("appends again %v", again), func(t *testing.T) {
 			t.Parallel()
-			s := newTestRun(t, Policy{}).Events()
+			s := newTestRun(t, Policy{}).events
 			s.mu.Lock()
 			s.returning.Store(1)
 			s.mu.Unlock()
@@ -728,7 +728,7 @@ func TestRoundWaitsForReturningAppender(t *testing.T) {
 func TestAppendContextDoneWhileWritten(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	s := r.Events()
+	s := r.events
 	gate := holdSyncs(s, 2)
 	helds, holds := gate.held, gate.release
 	appendAsync := func(ctx context.Context, id string) chan error {
@@ -786,7 +786,7 @@ func roundReq(t *testing.T, s *Stream, id string, expected int64) *appendReq {
 func TestRoundWriteFailureRequeues(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	s := r.Events()
+	s := r.events
 	mustAppend(t, s, 0, NewEvent{ID: "before", Type: "t"})
 	orig, repeat, cas := roundReq(t, s, "x", AnyRev), roundReq(t, s, "x", AnyRev), roundReq(t, s, "y", 1)
 	s.mu.Lock()
@@ -815,7 +815,7 @@ func TestRoundWriteFailureRequeues(t *testing.T) {
 	if cas.err != nil || cas.rev != 2 || repeat.err != nil || repeat.rev != 3 {
 		t.Fatalf("next round: cas rev %d err %v, repeat rev %d err %v; want revs 2 and 3", cas.rev, cas.err, repeat.rev, repeat.err)
 	}
-	diff(t, "ids after reopen", []string{"before", "y", "x"}, ids(readAll(t, reopen(t, r, Policy{}).Events())))
+	diff(t, "ids after reopen", []string{"before", "y", "x"}, ids(readAll(t, reopen(t, r, Policy{}).events)))
 }
 
 // TestRoundRepeatSharesOutcome: a batch repeated in the round that commits
@@ -825,7 +825,7 @@ func TestRoundWriteFailureRequeues(t *testing.T) {
 func TestRoundRepeatSharesOutcome(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	s := r.Events()
+	s := r.events
 	orig := roundReq(t, s, "x", 0)
 	repeat := roundReq(t, s, "x", 0) // stale once orig is planned; a repeat all the same
 	other, err := s.prepare([]NewEvent{{ID: "x", Type: "t", Data: "other payload"}})
@@ -851,7 +851,7 @@ func TestRoundRepeatSharesOutcome(t *testing.T) {
 func TestRoundRepeatFailsWithOriginal(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
-	s := r.Events()
+	s := r.events
 	orig, repeat := roundReq(t, s, "x", AnyRev), roundReq(t, s, "x", AnyRev)
 	s.mu.Lock()
 	s.queue = append(s.queue, repeat)
@@ -873,7 +873,7 @@ func (panicker) MarshalJSON() ([]byte, error) { panic("marshal panics") }
 // otherwise wait for it).
 func TestPanickingMarshaler(t *testing.T) {
 	t.Parallel()
-	s := newTestRun(t, Policy{}).Events()
+	s := newTestRun(t, Policy{}).events
 	func() {
 		defer func() {
 			if p := recover(); p != "marshal panics" {
@@ -896,7 +896,7 @@ func TestPanickingMarshaler(t *testing.T) {
 // handle whose fdatasync failed); if that fails, so does the retry.
 func TestIdenticalRetrySyncs(t *testing.T) {
 	t.Parallel()
-	s := newTestRun(t, Policy{}).Events()
+	s := newTestRun(t, Policy{}).events
 	mustAppend(t, s, 0, NewEvent{ID: "x", Type: "t"})
 	var syncs atomic.Int64
 	s.ops.sync = func(f *os.File) error {
@@ -934,7 +934,7 @@ func TestRoundPoisonFailsDependents(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := newTestRun(t, Policy{}).Events()
+			s := newTestRun(t, Policy{}).events
 			mustAppend(t, s, 0, NewEvent{ID: "before", Type: "t"})
 			stale := roundReq(t, s, "w", 0) // checked against the stream as it was
 			orig, cas := roundReq(t, s, "x", AnyRev), roundReq(t, s, "y", 1)

@@ -21,10 +21,10 @@ func TestVerify(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mustAppend(t, r.Events(), 0,
+		mustAppend(t, r.events, 0,
 			NewEvent{Type: "graph:node-completed", Data: map[string]any{"node": "a", "result": a}},
 			NewEvent{Type: "graph:engine-attempt-recorded", Data: map[string]any{"parts_artifact": b, "nested": []any{map[string]any{"again": a}}}})
-		mustAppend(t, r.Events(), 2, NewEvent{Type: "note", Data: map[string]any{"digest": "not a reference"}})
+		mustAppend(t, r.events, 2, NewEvent{Type: "note", Data: map[string]any{"digest": "not a reference"}})
 		r.Close()
 		return r, a, b
 	}

@@ -44,12 +44,12 @@ func newEventsCmd(g *globals) *cobra.Command {
 				return nil
 			}
 			if follow {
-				err = run.Events().Follow(ctx, from, print)
+				err = run.Follow(ctx, from, print)
 				if ctx.Err() != nil {
 					return nil
 				}
 			} else {
-				err = run.Events().Read(ctx, from, print)
+				err = run.Read(ctx, from, print)
 			}
 			if err != nil {
 				return failedErr(err)

@@ -436,7 +436,7 @@ func TestPreflightInterruptedProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock, err := run.Lock()
+	lock, err := run.Lock(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

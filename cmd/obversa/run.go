@@ -42,7 +42,7 @@ func newRunCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return refusal(err)
 			}
-			run, err := watchdog.Create(ctx, pr)
+			run, owner, err := watchdog.Create(ctx, pr)
 			if err != nil {
 				if errors.Is(err, store.ErrRunExists) {
 					return existingRun(ctx, pr, err)
@@ -54,7 +54,7 @@ func newRunCmd(g *globals) *cobra.Command {
 			}
 			defer run.Close()
 			fmt.Fprintf(os.Stderr, "run %s: record in %s\n", pr.Plan.RunID, run.Dir())
-			opts := watchdog.SuperviseOptions{}
+			opts := watchdog.SuperviseOptions{Owner: owner}
 			if progress || (!asJSON && isTerminal(os.Stderr)) {
 				opts.Progress = progressPrinter(os.Stderr)
 			}
@@ -85,11 +85,11 @@ func existingRun(ctx context.Context, pr *watchdog.Prepared, cause error) error 
 		return failedErr(err)
 	}
 	defer run.Close()
-	lock, err := run.Lock()
+	owner, err := run.Lock(ctx)
 	if err != nil {
 		return failedErr(err)
 	}
-	_ = lock.Release()
+	_ = owner.Release()
 	return usageErr(fmt.Errorf("%w; choose another --run-id, or carry it on with `obversa resume %s`", cause, run.Dir()))
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"syscall"
@@ -23,7 +24,7 @@ func newStopCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			h, ok, err := store.ReadHolder(dir)
+			h, ok, err := holder(cmd.Context(), dir)
 			if err != nil {
 				return failedErr(err)
 			}
@@ -39,6 +40,16 @@ func newStopCmd(g *globals) *cobra.Command {
 	}
 }
 
+// holder returns the recorded holder of the run at dir.
+func holder(ctx context.Context, dir string) (store.Holder, bool, error) {
+	run, err := store.OpenRunDirReadOnly(ctx, dir)
+	if err != nil {
+		return store.Holder{}, false, err
+	}
+	defer run.Close()
+	return run.Holder(ctx)
+}
+
 // stopIdle ends a run no watchdog holds (paused, or interrupted) by
 // recording STOPPED under the run's lock; an ended run is left alone.
 func stopIdle(cmd *cobra.Command, dir string) error {
@@ -48,11 +59,11 @@ func stopIdle(cmd *cobra.Command, dir string) error {
 		return failedErr(err)
 	}
 	defer run.Close()
-	lock, err := run.Lock()
+	owner, err := run.Lock(ctx)
 	if err != nil {
 		return failedErr(err)
 	}
-	defer lock.Release()
+	defer owner.Release()
 	x, err := executor.New(ctx, executor.Options{Run: run})
 	if err != nil {
 		return failedErr(err)
@@ -62,8 +73,7 @@ func stopIdle(cmd *cobra.Command, dir string) error {
 	}
 	out, _ := json.Marshal(map[string]string{"message": "stopped by obversa stop while no watchdog held the run"})
 	res := graph.RunResult{RunID: run.ID(), Kind: "fail", Code: watchdog.CodeStopped, Output: out}
-	st := run.Events()
-	if _, err := st.Append(ctx, st.Rev(), store.NewEvent{Type: graph.EventRunFinished, Data: res}); err != nil {
+	if _, err := run.Append(ctx, run.Rev(), store.NewEvent{Type: graph.EventRunFinished, Data: res}); err != nil {
 		return failedErr(err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "recorded STOPPED for %s\n", dir)

@@ -17,8 +17,10 @@ import (
 
 // Options configures one execution of a stored run.
 type Options struct {
-	// Run is the open run record.
-	Run *store.Run
+	// Run is the open run record. Execute appends to it, so it must hold
+	// the run's ownership then (store.ErrNotOwner otherwise); reading
+	// (New, State, Finished) needs none.
+	Run store.Record
 	// Engines and Bindings are the run's launched plugins, by plugin name
 	// (an engine's name is the adapter of the lane targets it serves).
 	Engines  map[string]plugin.Engine
@@ -37,14 +39,13 @@ type Options struct {
 
 // Executor runs one stored run. Create it with New; call Execute once.
 type Executor struct {
-	o      Options
-	start  *plan.RunStarted
-	def    *graph.Definition
-	plan   *plan.Plan
-	state  *graph.State
-	stream *store.Stream
-	rev    int64
-	log    hclog.Logger
+	o     Options
+	start *plan.RunStarted
+	def   *graph.Definition
+	plan  *plan.Plan
+	state *graph.State
+	rev   int64
+	log   hclog.Logger
 
 	seq        map[string]int // last engine-attempt sequence per position
 	retiredMu  sync.Mutex     // retired is read by attempt goroutines
@@ -73,10 +74,10 @@ type message struct {
 }
 
 // LoadRunStarted reads and checks the run's first event.
-func LoadRunStarted(ctx context.Context, run *store.Run) (*plan.RunStarted, error) {
+func LoadRunStarted(ctx context.Context, run store.Record) (*plan.RunStarted, error) {
 	var rs *plan.RunStarted
 	stop := errors.New("stop")
-	err := run.Events().Read(ctx, 1, func(e store.Event) error {
+	err := run.Read(ctx, 1, func(e store.Event) error {
 		if e.Type != graph.EventRunStarted {
 			return fmt.Errorf("%w: first event is %s", ErrNotStarted, e.Type)
 		}
@@ -115,13 +116,13 @@ func New(ctx context.Context, o Options) (*Executor, error) {
 	}
 	x := &Executor{
 		o: o, start: rs, def: rs.Definition, plan: rs.Plan, state: st,
-		stream: o.Run.Events(), log: o.Logger, seq: map[string]int{},
+		log: o.Logger, seq: map[string]int{},
 		msgs: make(chan message), loopEnd: make(chan struct{}), fatal: make(chan error, 1),
 	}
 	if x.log == nil {
 		x.log = hclog.NewNullLogger()
 	}
-	err = x.stream.Read(ctx, 1, func(e store.Event) error {
+	err = x.o.Run.Read(ctx, 1, func(e store.Event) error {
 		x.rev = e.Rev
 		if e.Rev == 1 {
 			return nil
@@ -243,7 +244,7 @@ func (x *Executor) commit(ctx context.Context, b batch) error {
 	if len(b) == 0 {
 		return nil
 	}
-	rev, err := x.stream.Append(ctx, x.rev, b...)
+	rev, err := x.o.Run.Append(ctx, x.rev, b...)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrRecord, err)
 	}

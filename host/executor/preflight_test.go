@@ -101,7 +101,7 @@ func target(adapter string) plugin.Identity {
 // harness is a stored run with one engine node on lane "w".
 type harness struct {
 	t      *testing.T
-	run    *store.Run
+	run    store.Record
 	log    *callLog
 	engine map[string]plugin.Engine
 	probes map[string]PluginProbe
@@ -164,15 +164,27 @@ func newHarness(t *testing.T, s setup) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.run, err = st.CreateRun(ctx, "r1", store.Policy{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.run.Close() })
-	if _, err := h.run.Events().Append(ctx, 0, store.NewEvent{Type: graph.EventRunStarted, Data: rs}); err != nil {
+	h.run = ownedRun(t, st, "r1")
+	if _, err := h.run.Append(ctx, 0, store.NewEvent{Type: graph.EventRunStarted, Data: rs}); err != nil {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// ownedRun creates run id in st, owned by the test, closed at its end.
+func ownedRun(t *testing.T, st *store.Store, id string) store.Record {
+	t.Helper()
+	ctx := context.Background()
+	run, err := st.CreateRun(ctx, id, store.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := run.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { owner.Release(); run.Close() })
+	return run
 }
 
 // executor folds the record into a fresh executor with the harness's
@@ -199,8 +211,7 @@ func (h *harness) execute() string {
 // append records events as another process would.
 func (h *harness) append(events ...store.NewEvent) {
 	h.t.Helper()
-	st := h.run.Events()
-	if _, err := st.Append(context.Background(), st.Rev(), events...); err != nil {
+	if _, err := h.run.Append(context.Background(), h.run.Rev(), events...); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -210,7 +221,7 @@ func (h *harness) append(events ...store.NewEvent) {
 func (h *harness) events() []string {
 	h.t.Helper()
 	var out []string
-	err := h.run.Events().Read(context.Background(), 2, func(e store.Event) error {
+	err := h.run.Read(context.Background(), 2, func(e store.Event) error {
 		line := e.Type
 		switch e.Type {
 		case EventProbeStarted:
@@ -470,7 +481,7 @@ func TestPreflightHealthTimeoutStopsPlugin(t *testing.T) {
 		t.Fatal("the plugin that did not answer was not stopped")
 	}
 	var detail string
-	_ = h.run.Events().Read(context.Background(), 2, func(e store.Event) error {
+	_ = h.run.Read(context.Background(), 2, func(e store.Event) error {
 		var d ProbeFinishedData
 		if e.Type == EventProbeFinished && json.Unmarshal(e.Data, &d) == nil && d.Outcome == OutcomeFailed {
 			detail = d.Detail
@@ -567,21 +578,16 @@ func addLane(t *testing.T, h *harness, adapter string, e *fakeEngine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := st.CreateRun(ctx, "r2", store.Policy{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh := ownedRun(t, st, "r2")
 	p.RunID = "r2"
 	nrs, err := plan.NewRunStarted("run.hcl", rs.Definition, p, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fresh.Events().Append(ctx, 0, store.NewEvent{Type: graph.EventRunStarted, Data: nrs}); err != nil {
+	if _, err := fresh.Append(ctx, 0, store.NewEvent{Type: graph.EventRunStarted, Data: nrs}); err != nil {
 		t.Fatal(err)
 	}
-	old := h.run
 	h.run = fresh
-	t.Cleanup(func() { fresh.Close(); old.Close() })
 }
 
 // TestPreflightOpenProbe: a probe left open refuses the start with
@@ -670,14 +676,10 @@ func TestPreflightDisabled(t *testing.T) {
 	rs, _ := LoadRunStarted(ctx, h.run)
 	rs.Plan.Preflight = nil
 	st, _ := store.Open(rs.Plan.Storage.Directory, "default")
-	run, err := st.CreateRun(ctx, "nopf", store.Policy{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
+	run := ownedRun(t, st, "nopf")
 	rs.Plan.RunID = "nopf"
 	nrs, _ := plan.NewRunStarted("run.hcl", rs.Definition, rs.Plan, time.Now())
-	if _, err := run.Events().Append(ctx, 0, store.NewEvent{Type: graph.EventRunStarted, Data: nrs}); err != nil {
+	if _, err := run.Append(ctx, 0, store.NewEvent{Type: graph.EventRunStarted, Data: nrs}); err != nil {
 		t.Fatal(err)
 	}
 	h.run = run

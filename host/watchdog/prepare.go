@@ -228,35 +228,46 @@ func Policy(p *plan.Plan) store.Policy {
 
 // Create writes the prepared run: the run directory, the pinned copies of
 // its plugins in the cache, and graph:run-started carrying the definition
-// and plan with their digests. graph:run-started is exempt from
-// max_event_payload_bytes: it must hold the whole definition.
-func Create(ctx context.Context, pr *Prepared) (*store.Run, error) {
+// and plan with their digests. It takes the run's ownership before
+// appending and returns it, for Supervise (SuperviseOptions.Owner).
+// graph:run-started is exempt from max_event_payload_bytes: it must hold
+// the whole definition.
+func Create(ctx context.Context, pr *Prepared) (store.Record, store.Ownership, error) {
 	st, err := store.Open(pr.Plan.Storage.Directory, pr.Plan.Namespace)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, pl := range pr.Plan.Plugins {
 		if _, err := launch.Cache(pr.Plan.Storage.Directory, pl.Name, pl.Source, pl.SHA256); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	pol := Policy(pr.Plan)
 	pol.MaxEventPayloadBytes = 0
 	run, err := st.CreateRun(ctx, pr.Plan.RunID, pol)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	owner, err := run.Lock(ctx)
+	if err != nil {
+		run.Close()
+		return nil, nil, err
+	}
+	// Nothing was recorded on a failure below: leave no run behind that
+	// could only be refused again.
+	discard := func() {
+		owner.Release()
+		run.Close()
+		_ = os.RemoveAll(run.Dir())
 	}
 	rs, err := plan.NewRunStarted(pr.RunFile.Filename, pr.Definition, pr.Plan, time.Now())
 	if err != nil {
-		run.Close()
-		return nil, err
+		discard()
+		return nil, nil, err
 	}
-	if _, err := run.Events().Append(ctx, 0, store.NewEvent{Type: graph.EventRunStarted, Data: rs}); err != nil {
-		// Nothing was recorded: leave no run behind that could only be
-		// refused again.
-		run.Close()
-		_ = os.RemoveAll(run.Dir())
-		return nil, fmt.Errorf("the record refused the run's definition and plan (nothing was written): %w", err)
+	if _, err := run.Append(ctx, 0, store.NewEvent{Type: graph.EventRunStarted, Data: rs}); err != nil {
+		discard()
+		return nil, nil, fmt.Errorf("the record refused the run's definition and plan (nothing was written): %w", err)
 	}
-	return run, nil
+	return run, owner, nil
 }

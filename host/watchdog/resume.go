@@ -79,15 +79,15 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.Run
 		return nil, false, err
 	}
 	defer run.Close()
-	lock, err := run.Lock()
+	owner, err := run.Lock(ctx)
 	if err != nil {
 		return nil, false, err
 	}
-	// Supervise takes the lock over; every earlier return releases it.
+	// Supervise takes the ownership over; every earlier return releases it.
 	handed := false
 	defer func() {
 		if !handed {
-			lock.Release()
+			owner.Release()
 		}
 	}()
 	x, err := executor.New(ctx, executor.Options{Run: run, Start: rs})
@@ -135,13 +135,12 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.Run
 	b = append(b, pf...)
 	b = append(b, ev...)
 	b = append(b, store.NewEvent{Type: graph.EventRunResumed, Data: map[string]string{"position": o.Position}})
-	st := run.Events()
-	if _, err := st.Append(ctx, st.Rev(), b...); err != nil {
+	if _, err := run.Append(ctx, run.Rev(), b...); err != nil {
 		return nil, false, err
 	}
 	handed = true
 	so := o.Supervise
-	so.Lock = lock
+	so.Owner = owner
 	res, err = Supervise(ctx, run, so)
 	return res, false, err
 }
@@ -203,11 +202,11 @@ func InterruptPreflight(ctx context.Context, runDir string) (id string, already 
 		return "", false, err
 	}
 	defer run.Close()
-	lock, err := run.Lock()
+	owner, err := run.Lock(ctx)
 	if err != nil {
 		return "", false, err
 	}
-	defer lock.Release()
+	defer owner.Release()
 	x, err := executor.New(ctx, executor.Options{Run: run, Start: rs})
 	if err != nil {
 		return "", false, err
@@ -264,14 +263,21 @@ func operatorEvents(st *graph.State, o ResumeOptions) ([]store.NewEvent, error) 
 }
 
 // Approve records an operator's decision on an approval pause:
-// graph:approval-decided{position, decision}. It returns
-// ErrResumePosition when the position does not wait for approval.
+// graph:approval-decided{position, decision}. It takes the run's
+// ownership first, so it fails with store.ErrProcessLocked while a
+// watchdog or worker holds the run. It returns ErrResumePosition when the
+// position does not wait for approval.
 func Approve(ctx context.Context, runDir, position string, deny bool) error {
 	run, err := store.OpenRunDir(ctx, runDir, store.Policy{})
 	if err != nil {
 		return err
 	}
 	defer run.Close()
+	owner, err := run.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer owner.Release()
 	x, err := executor.New(ctx, executor.Options{Run: run})
 	if err != nil {
 		return err
@@ -292,15 +298,14 @@ func Approve(ctx context.Context, runDir, position string, deny bool) error {
 	if deny {
 		decision = "deny"
 	}
-	st := run.Events()
-	_, err = st.Append(ctx, st.Rev(), store.NewEvent{Type: graph.EventApproval, Data: graph.ApprovalData{Position: position, Decision: decision}})
+	_, err = run.Append(ctx, run.Rev(), store.NewEvent{Type: graph.EventApproval, Data: graph.ApprovalData{Position: position, Decision: decision}})
 	return err
 }
 
 // checkWorkspace verifies the workspace before a resume: a paused run
 // against its runner-pause-anchor (which must exist), a run taken over
 // after a crash against the last snapshot, if one was taken.
-func checkWorkspace(ctx context.Context, run *store.Run, p *plan.Plan, paused bool) error {
+func checkWorkspace(ctx context.Context, run store.Record, p *plan.Plan, paused bool) error {
 	g := newGuard(p, run.Dir())
 	if !g.active() {
 		return nil

@@ -112,7 +112,7 @@ func Status(ctx context.Context, runDir string) (*Report, error) {
 	var pf *executor.PreflightFold
 	var exited, ended time.Time
 	exitedRestart := -1
-	err = run.Events().Read(ctx, 1, func(e store.Event) error {
+	err = run.Read(ctx, 1, func(e store.Event) error {
 		r.Events = e.Rev
 		if pf != nil {
 			// Status is read-only and tolerant: an event the fold rejects
@@ -211,7 +211,7 @@ func Status(ctx context.Context, runDir string) (*Report, error) {
 			r.Phase = PhaseRecovering
 		}
 		if r.Phase != PhaseStarting {
-			if h, ok, err := store.ReadHolder(runDir); err == nil && (!ok || !store.HolderAlive(h)) {
+			if h, ok, err := run.Holder(ctx); err == nil && (!ok || !store.HolderAlive(h)) {
 				r.Phase = PhaseInterrupted
 			}
 		}

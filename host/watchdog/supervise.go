@@ -31,9 +31,6 @@ const (
 	EventCleanup       = "run:cleanup"
 )
 
-// LockFDEnv tells the worker which inherited fd holds the run lock.
-const LockFDEnv = "OBVERSA_LOCK_FD"
-
 // MaxWorkerOutput is the worker console budget in bytes (DESIGN §6).
 const MaxWorkerOutput = 1_000_000
 
@@ -72,9 +69,10 @@ type SuperviseOptions struct {
 	Progress func(store.Event)
 	// Logger receives the watchdog's own log; nil discards.
 	Logger hclog.Logger
-	// Lock is the run's lock when the caller already holds it; nil takes
-	// it. Supervise releases it when it returns.
-	Lock *store.Lock
+	// Owner is the run's ownership when the caller already holds it
+	// (taken through the run handle given to Supervise); nil takes it.
+	// Supervise hands it to each worker and releases it when it returns.
+	Owner store.Ownership
 }
 
 // OwnerMarker returns the run's owner marker value, "sha256:<hex>", derived
@@ -88,7 +86,7 @@ func OwnerMarker(runDir string) string {
 	return d
 }
 
-// Supervise takes the run's process lock and runs workers until the run
+// Supervise takes the run's ownership (unless o.Owner holds it) and runs workers until the run
 // records a result, restarting a crashed worker with backoff
 // min(max_backoff, initial_backoff·2^n) up to max_restarts. It enforces the
 // run's timeout (from its start, including backoff) and the worker console
@@ -97,7 +95,7 @@ func OwnerMarker(runDir string) string {
 // cancelled, TIMEOUT, OUTPUT_LIMIT, RESTART_EXHAUSTED,
 // TEARDOWN_INCOMPLETE). It returns store.ErrProcessLocked (as
 // *store.LockedError) when another process holds the run.
-func Supervise(ctx context.Context, run *store.Run, o SuperviseOptions) (*graph.RunResult, error) {
+func Supervise(ctx context.Context, run store.Record, o SuperviseOptions) (*graph.RunResult, error) {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
@@ -108,21 +106,21 @@ func Supervise(ctx context.Context, run *store.Run, o SuperviseOptions) (*graph.
 		}
 		o.Exe = exe
 	}
-	lock := o.Lock
-	if lock == nil {
+	owner := o.Owner
+	if owner == nil {
 		var err error
-		if lock, err = run.Lock(); err != nil {
+		if owner, err = run.Lock(ctx); err != nil {
 			return nil, err
 		}
 	}
-	defer lock.Release()
+	defer owner.Release()
 	_ = proc.SetChildSubreaper()
 
 	rs, err := executor.LoadRunStarted(ctx, run)
 	if err != nil {
 		return nil, err
 	}
-	s := &supervisor{run: run, o: o, lock: lock, plan: rs.Plan, marker: OwnerMarker(run.Dir())}
+	s := &supervisor{run: run, o: o, owner: owner, plan: rs.Plan, marker: OwnerMarker(run.Dir())}
 	if rs.Plan.Limits.TimeoutMS > 0 {
 		s.deadline = rs.StartedAt.Add(rs.Plan.Timeout())
 	}
@@ -132,9 +130,9 @@ func Supervise(ctx context.Context, run *store.Run, o SuperviseOptions) (*graph.
 }
 
 type supervisor struct {
-	run      *store.Run
+	run      store.Record
 	o        SuperviseOptions
-	lock     *store.Lock
+	owner    store.Ownership
 	plan     *plan.Plan
 	marker   string
 	deadline time.Time
@@ -148,7 +146,7 @@ func (s *supervisor) follow() func() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var last atomic.Int64 // last revision reported
-	last.Store(s.run.Events().Rev())
+	last.Store(s.run.Rev())
 	report := func(e store.Event) error {
 		s.o.Progress(e)
 		last.Store(e.Rev)
@@ -156,13 +154,13 @@ func (s *supervisor) follow() func() {
 	}
 	go func() {
 		defer close(done)
-		_ = s.run.Events().Follow(ctx, last.Load()+1, report)
+		_ = s.run.Follow(ctx, last.Load()+1, report)
 	}()
 	return func() {
 		// Stop the follower, then report what it had not seen yet.
 		cancel()
 		<-done
-		_ = s.run.Events().Read(context.Background(), last.Load()+1, report)
+		_ = s.run.Read(context.Background(), last.Load()+1, report)
 	}
 }
 
@@ -193,7 +191,7 @@ func (s *supervisor) loop(ctx context.Context) (*graph.RunResult, error) {
 			}
 			return nil, err
 		}
-		from := s.run.Events().Rev()
+		from := s.run.Rev()
 		ex, err := s.runWorker(ctx, restart)
 		if err != nil {
 			return nil, err
@@ -287,8 +285,9 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) 
 	defer logf.Close()
 	out := &limitWriter{w: logf, limit: MaxWorkerOutput, over: make(chan struct{})}
 	cmd := exec.Command(s.o.Exe, "worker", "--run-dir", s.run.Dir())
-	cmd.Env = append(withoutOwner(os.Environ()), launch.OwnerEnv+"="+s.marker, LockFDEnv+"=3")
-	cmd.ExtraFiles = []*os.File{s.lock.File()}
+	env, files := s.owner.Handoff()
+	cmd.Env = append(append(withoutOwner(os.Environ()), launch.OwnerEnv+"="+s.marker), env...)
+	cmd.ExtraFiles = files
 	cmd.Stdout, cmd.Stderr = out, out
 	// The worker watches its stdin: EOF means the watchdog is gone.
 	stdin, err := cmd.StdinPipe()
@@ -354,7 +353,7 @@ func fillExit(ex *exit, err error) {
 func withoutOwner(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
-		if !strings.HasPrefix(kv, launch.OwnerEnv+"=") && !strings.HasPrefix(kv, LockFDEnv+"=") {
+		if !strings.HasPrefix(kv, launch.OwnerEnv+"=") && !strings.HasPrefix(kv, store.LockFDEnv+"=") {
 			out = append(out, kv)
 		}
 	}
@@ -389,7 +388,7 @@ func stopRun(ctx context.Context, marker string, grace time.Duration) (found, le
 // recorded returns the result a worker recorded after rev from, if any.
 func (s *supervisor) recorded(ctx context.Context, from int64) (*graph.RunResult, error) {
 	var res *graph.RunResult
-	err := s.run.Events().Read(ctx, from+1, func(e store.Event) error {
+	err := s.run.Read(ctx, from+1, func(e store.Event) error {
 		switch e.Type {
 		case graph.EventRunFinished, graph.EventRunWaiting:
 			res = &graph.RunResult{}
@@ -402,8 +401,7 @@ func (s *supervisor) recorded(ctx context.Context, from int64) (*graph.RunResult
 
 // record appends one watchdog event at the current end of the record.
 func (s *supervisor) record(ctx context.Context, typ string, data any) error {
-	st := s.run.Events()
-	_, err := st.Append(ctx, st.Rev(), store.NewEvent{Type: typ, Data: data})
+	_, err := s.run.Append(ctx, s.run.Rev(), store.NewEvent{Type: typ, Data: data})
 	return err
 }
 

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -27,12 +26,6 @@ import (
 // nothing for them) on SIGTERM, SIGINT, or EOF on stdin — the watchdog's
 // end of the pipe closing means the watchdog is gone.
 func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult, error) {
-	// The run lock came in as an inherited fd: keep holding it here, but
-	// never hand it on to plugins and their commands, or a survivor would
-	// keep the run locked after the watchdog and worker are gone.
-	if fd, err := strconv.Atoi(os.Getenv(LockFDEnv)); err == nil && fd > 2 {
-		syscall.CloseOnExec(fd)
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sig := make(chan os.Signal, 1)
@@ -57,6 +50,14 @@ func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult
 		return nil, err
 	}
 	defer run.Close()
+	// The watchdog handed the run's ownership over as an inherited
+	// descriptor; Adopt keeps it from plugins and their commands, so no
+	// survivor keeps the run locked after the watchdog and worker are gone.
+	owner, err := run.Adopt(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer owner.Release()
 
 	logf, err := os.OpenFile(filepath.Join(runDir, "plugins.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -148,11 +149,10 @@ func probes(set *launch.Set, p *plan.Plan) map[string]executor.PluginProbe {
 }
 
 // pluginChanged records the terminal PLUGIN_CHANGED result.
-func pluginChanged(ctx context.Context, run *store.Run, runID string, cause error) (*graph.RunResult, error) {
+func pluginChanged(ctx context.Context, run store.Record, runID string, cause error) (*graph.RunResult, error) {
 	out, _ := json.Marshal(map[string]string{"message": cause.Error()})
 	res := &graph.RunResult{RunID: runID, Kind: "fail", Code: CodePluginChanged, Output: out}
-	st := run.Events()
-	if _, err := st.Append(ctx, st.Rev(), store.NewEvent{Type: graph.EventRunFinished, Data: res}); err != nil {
+	if _, err := run.Append(ctx, run.Rev(), store.NewEvent{Type: graph.EventRunFinished, Data: res}); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -160,7 +160,7 @@ func pluginChanged(ctx context.Context, run *store.Run, runID string, cause erro
 
 // openRun opens the run at runDir under the record policy of its own plan:
 // the plan is read first, through a handle without policy, and checked.
-func openRun(ctx context.Context, runDir string) (*store.Run, *plan.RunStarted, error) {
+func openRun(ctx context.Context, runDir string) (store.Record, *plan.RunStarted, error) {
 	probe, err := store.OpenRunDir(ctx, runDir, store.Policy{})
 	if err != nil {
 		return nil, nil, err

@@ -104,7 +104,7 @@ func (g *guard) release() {
 }
 
 // save takes a snapshot, stores it as an artifact and records it as typ.
-func (g *guard) save(ctx context.Context, run *store.Run, typ string) (*workspace.Snapshot, error) {
+func (g *guard) save(ctx context.Context, run store.Record, typ string) (*workspace.Snapshot, error) {
 	if !g.active() {
 		return nil, nil
 	}
@@ -117,7 +117,7 @@ func (g *guard) save(ctx context.Context, run *store.Run, typ string) (*workspac
 
 // recordSnapshot stores a snapshot as an artifact and records it as typ
 // (run:workspace-snapshot or run:pause-anchor).
-func recordSnapshot(ctx context.Context, run *store.Run, typ string, snap *workspace.Snapshot) error {
+func recordSnapshot(ctx context.Context, run store.Record, typ string, snap *workspace.Snapshot) error {
 	b, err := workspace.Encode(snap)
 	if err != nil {
 		return err
@@ -126,8 +126,7 @@ func recordSnapshot(ctx context.Context, run *store.Run, typ string, snap *works
 	if err != nil {
 		return err
 	}
-	st := run.Events()
-	_, err = st.Append(ctx, st.Rev(), store.NewEvent{Type: typ, Data: SnapshotData{Provider: snap.Provider, Digest: snap.Digest, Files: snap.Files, Anchor: ref}})
+	_, err = run.Append(ctx, run.Rev(), store.NewEvent{Type: typ, Data: SnapshotData{Provider: snap.Provider, Digest: snap.Digest, Files: snap.Files, Anchor: ref}})
 	return err
 }
 
@@ -142,9 +141,9 @@ func (g *guard) verify(ctx context.Context, snap *workspace.Snapshot) error {
 // lastAnchor reads the newest snapshot the record holds (a pause anchor or
 // a crash snapshot) taken after the last worker started. ErrAnchorMissing when there is none or its artifact
 // is gone; ErrAnchorInvalid when it does not decode.
-func lastAnchor(ctx context.Context, run *store.Run) (*workspace.Snapshot, error) {
+func lastAnchor(ctx context.Context, run store.Record) (*workspace.Snapshot, error) {
 	var last *SnapshotData
-	err := run.Events().Read(ctx, 1, func(e store.Event) error {
+	err := run.Read(ctx, 1, func(e store.Event) error {
 		if e.Type == EventWorkerStarted {
 			// A worker ran since: older snapshots no longer describe the
 			// workspace it leaves.

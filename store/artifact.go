@@ -95,44 +95,68 @@ func (r *Run) PutArtifact(ctx context.Context, data []byte, mediaType, purpose s
 	return r.arts.put(data, mediaType, purpose)
 }
 
-func (a *artifactStore) put(data []byte, mediaType, purpose string) (ArtifactRef, error) {
+// prepareArtifact applies the artifact rules that do not depend on where
+// the blob is kept: the media type and purpose are checked, known secrets
+// redacted (text) or refused, max_artifact_bytes checked, and the bytes to
+// store (data, or its redacted copy) hashed into their reference.
+func (p *policy) prepareArtifact(data []byte, mediaType, purpose string) (ArtifactRef, []byte, error) {
 	kind, err := classifyMedia(mediaType)
 	if err != nil {
-		return ArtifactRef{}, err
+		return ArtifactRef{}, nil, err
 	}
 	if len(purpose) > maxPurposeLen || strings.ContainsFunc(purpose, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return ArtifactRef{}, fmt.Errorf("%w: purpose must be at most %d bytes without control characters", ErrInvalidArtifact, maxPurposeLen)
+		return ArtifactRef{}, nil, fmt.Errorf("%w: purpose must be at most %d bytes without control characters", ErrInvalidArtifact, maxPurposeLen)
 	}
-	if a.pol.containsSecret([]byte(mediaType)) || a.pol.containsSecret([]byte(purpose)) {
-		return ArtifactRef{}, fmt.Errorf("%w: the artifact's media type or purpose contains a known secret (value withheld)", ErrKnownSecret)
+	if p.containsSecret([]byte(mediaType)) || p.containsSecret([]byte(purpose)) {
+		return ArtifactRef{}, nil, fmt.Errorf("%w: the artifact's media type or purpose contains a known secret (value withheld)", ErrKnownSecret)
 	}
 	switch kind {
 	case mediaText:
-		data, _ = a.pol.redact(data)
-		if a.pol.containsSecret(data) { // only if a secret contains the marker
-			return ArtifactRef{}, fmt.Errorf("%w: a %s artifact (purpose %q) still contains a known secret after redaction", ErrKnownSecret, mediaType, purpose)
+		data, _ = p.redact(data)
+		if p.containsSecret(data) { // only if a secret contains the marker
+			return ArtifactRef{}, nil, fmt.Errorf("%w: a %s artifact (purpose %q) still contains a known secret after redaction", ErrKnownSecret, mediaType, purpose)
 		}
 	case mediaJSON:
-		if found, path := a.pol.secretInJSON(data, "$"); found {
+		if found, path := p.secretInJSON(data, "$"); found {
 			where := "its content"
 			if path != "" {
 				where = "field " + path
 			}
-			return ArtifactRef{}, fmt.Errorf("%w: %s artifact (purpose %q): %s contains a known secret (value withheld)", ErrKnownSecret, mediaType, purpose, where)
+			return ArtifactRef{}, nil, fmt.Errorf("%w: %s artifact (purpose %q): %s contains a known secret (value withheld)", ErrKnownSecret, mediaType, purpose, where)
 		}
 	default:
-		if a.pol.containsSecret(data) {
-			return ArtifactRef{}, fmt.Errorf("%w: %s artifact (purpose %q) contains a known secret (value withheld)", ErrKnownSecret, mediaType, purpose)
+		if p.containsSecret(data) {
+			return ArtifactRef{}, nil, fmt.Errorf("%w: %s artifact (purpose %q) contains a known secret (value withheld)", ErrKnownSecret, mediaType, purpose)
 		}
 	}
 	size := int64(len(data))
-	if max := a.pol.MaxArtifactBytes; max > 0 && size > max {
-		return ArtifactRef{}, &LimitError{Limit: "max_artifact_bytes", Max: max, Size: size,
+	if max := p.MaxArtifactBytes; max > 0 && size > max {
+		return ArtifactRef{}, nil, &LimitError{Limit: "max_artifact_bytes", Max: max, Size: size,
 			What: fmt.Sprintf("a %s artifact (purpose %q)", mediaType, purpose)}
 	}
 	sum := sha256.Sum256(data)
 	hexSum := hex.EncodeToString(sum[:])
-	ref := ArtifactRef{Digest: digestPrefix + hexSum, Size: size, MediaType: mediaType, Purpose: purpose}
+	return ArtifactRef{Digest: digestPrefix + hexSum, Size: size, MediaType: mediaType, Purpose: purpose}, data, nil
+}
+
+// checkRunTotal refuses a new distinct artifact ref that would take the
+// run's total of distinct artifact bytes from total past
+// max_total_artifact_bytes_per_run.
+func (p *policy) checkRunTotal(total int64, ref ArtifactRef) error {
+	if max := p.MaxTotalArtifactBytesPerRun; max > 0 && total+ref.Size > max {
+		return &LimitError{Limit: "max_total_artifact_bytes_per_run", Max: max, Size: total + ref.Size,
+			What: fmt.Sprintf("the run's distinct artifacts with this %s artifact (purpose %q)", ref.MediaType, ref.Purpose)}
+	}
+	return nil
+}
+
+func (a *artifactStore) put(data []byte, mediaType, purpose string) (ArtifactRef, error) {
+	ref, data, err := a.pol.prepareArtifact(data, mediaType, purpose)
+	if err != nil {
+		return ArtifactRef{}, err
+	}
+	size := ref.Size
+	hexSum := ref.Digest[len(digestPrefix):]
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -161,9 +185,10 @@ func (a *artifactStore) put(data []byte, mediaType, purpose string) (ArtifactRef
 		}
 		replace = true // a damaged copy: put the right bytes in its place
 	}
-	if max := a.pol.MaxTotalArtifactBytesPerRun; max > 0 && !replace && a.total+size > max {
-		return ArtifactRef{}, &LimitError{Limit: "max_total_artifact_bytes_per_run", Max: max, Size: a.total + size,
-			What: fmt.Sprintf("the run's distinct artifacts with this %s artifact (purpose %q)", mediaType, purpose)}
+	if !replace {
+		if err := a.pol.checkRunTotal(a.total, ref); err != nil {
+			return ArtifactRef{}, err
+		}
 	}
 	if err := a.writeBlob(final, data, replace); err != nil {
 		return ArtifactRef{}, err

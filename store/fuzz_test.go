@@ -153,3 +153,28 @@ func FuzzRecover(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseLine: ParseLine never panics, and a line it accepts is exactly
+// what AppendLine lays out for the event it returns.
+func FuzzParseLine(f *testing.F) {
+	for _, l := range bytes.SplitAfter(seedStream(f), []byte("\n")) {
+		if len(l) > 0 {
+			f.Add(l)
+		}
+	}
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		e, err := ParseLine(bytes.Clone(line))
+		if err != nil {
+			var ce *CorruptError
+			if !errors.As(err, &ce) || ce.Problem == "" {
+				t.Fatalf("error %v is not a *CorruptError with a problem", err)
+			}
+			return
+		}
+		want := bytes.TrimSuffix(line, []byte("\n"))
+		if got := AppendLine(nil, e); !bytes.Equal(got, append(bytes.Clone(want), '\n')) {
+			t.Fatalf("AppendLine(ParseLine(%q)) = %q", line, got)
+		}
+	})
+}

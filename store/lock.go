@@ -25,20 +25,20 @@ type Holder struct {
 	PID       int       `json:"pid"`
 	StartTime uint64    `json:"start_time"` // /proc/<pid>/stat field 22, clock ticks since boot
 	BootID    string    `json:"boot_id"`    // /proc/sys/kernel/random/boot_id
-	Host      string    `json:"host"`       // os.Hostname
+	Host      string    `json:"host"`       // HostName: $OBVERSA_HOST, else os.Hostname
 	StartedAt time.Time `json:"started_at"` // when the lock was taken
 }
 
-// CurrentHolder describes the calling process, with StartedAt set to now.
+// CurrentHolder describes the calling process (its host named by
+// HostName), with StartedAt set to now.
 // Fields the platform cannot provide are left zero.
 func CurrentHolder() Holder {
-	host, _ := os.Hostname()
 	self := selfProcess()
 	return Holder{
 		PID:       os.Getpid(),
 		StartTime: self.startTime,
 		BootID:    self.bootID,
-		Host:      host,
+		Host:      HostName(),
 		StartedAt: time.Now().UTC(),
 	}
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // AnyRev as Append's expectedRev appends without a revision check. Use it
@@ -560,57 +557,5 @@ func (s *Stream) prepareCounted(events []NewEvent) (evs []prepared, err error) {
 
 // prepare checks and canonicalises the events of one Append.
 func (s *Stream) prepare(events []NewEvent) ([]prepared, error) {
-	out := make([]prepared, len(events))
-	var seen map[string]int
-	if len(events) > 1 {
-		seen = make(map[string]int, len(events))
-	}
-	enc := encoders.Get().(*encoder)
-	defer putEncoder(enc)
-	for i, ev := range events {
-		what := func() string { return fmt.Sprintf("%d of %d", i+1, len(events)) }
-		if err := validEventType(ev.Type); err != nil {
-			return nil, fmt.Errorf("%w: event %s: %v", ErrInvalidEvent, what(), err)
-		}
-		id, fresh := ev.ID, false
-		if id == "" {
-			id, fresh = uuid.NewString(), true
-		} else if err := validEventID(id); err != nil {
-			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what(), ev.Type, err)
-		}
-		raw, valid, err := marshalData(ev.Data, enc)
-		if err != nil {
-			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what(), ev.Type, err)
-		}
-		if s.pol.hasSecrets() && s.pol.containsSecret(raw) {
-			// Refuse before anything else looks at the data.
-			if err := s.pol.checkEventSecrets(what(), ev.Type, id, raw, raw); err != nil {
-				return nil, err
-			}
-		}
-		canon, err := canonicalDataOf(raw, valid)
-		if err != nil {
-			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what(), ev.Type, err)
-		}
-		if len(canon) > 0 && enc.buf.Len() > 0 && &canon[0] == &enc.buf.Bytes()[0] {
-			canon = bytes.Clone(canon) // the encoder's buffer is reused
-		}
-		if s.pol.hasSecrets() {
-			if err := s.pol.checkEventSecrets(what(), ev.Type, id, raw, canon); err != nil {
-				return nil, err
-			}
-		}
-		if max := s.pol.MaxEventPayloadBytes; max > 0 && int64(len(canon)) > max {
-			return nil, &LimitError{Limit: "max_event_payload_bytes", Max: max, Size: int64(len(canon)),
-				What: fmt.Sprintf("the data of event %s (type %q)", what(), ev.Type)}
-		}
-		if seen != nil {
-			if j, dup := seen[id]; dup {
-				return nil, fmt.Errorf("%w: events %d and %d of the batch have the same id", ErrInvalidEvent, j+1, i+1)
-			}
-			seen[id] = i
-		}
-		out[i] = prepared{id: id, typ: ev.Type, canon: canon, hash: idHash([]byte(id)), fresh: fresh}
-	}
-	return out, nil
+	return prepareEvents(s.pol, events)
 }

@@ -105,7 +105,7 @@ func Verify(ctx context.Context, runDir string) (Report, error) {
 		return Report{}, err
 	}
 	checkAgainstCache(path, &rep)
-	if err := verifyArtifacts(ctx, filepath.Join(runDir, artifactsDir, blobsDir), refs, &rep); err != nil {
+	if err := verifyArtifacts(ctx, dirBlobs(filepath.Join(runDir, artifactsDir, blobsDir)), refs, &rep); err != nil {
 		return Report{}, err
 	}
 	return rep, verifyError(runDir, rep)
@@ -135,20 +135,69 @@ type refUse struct {
 	rev    int64
 }
 
-// verifyStream checks every line of the stream and collects the artifact
-// references of the events that passed.
+// verifyStream checks every line of the stream file f.
 func verifyStream(ctx context.Context, f *os.File, path string) (Report, map[string]refUse, error) {
-	var rep Report
 	fi, err := f.Stat()
 	if err != nil {
-		return rep, nil, fmt.Errorf("store: verify: %w", err)
+		return Report{}, nil, fmt.Errorf("store: verify: %w", err)
 	}
-	size := fi.Size()
+	return verifyLines(ctx, path, io.NewSectionReader(f, 0, fi.Size()))
+}
+
+// VerifyLines is Verify for a backend that keeps events elsewhere: lines
+// yields the run's events as the lines events.jsonl would hold (in rev
+// order; AppendLine makes them), name names the stream in faults and
+// errors, and open returns a referenced artifact's stored bytes by digest
+// (an error wrapping fs.ErrNotExist when there is none). Every line gets
+// the checks Verify makes (strict envelope, canonical data, digest, hash
+// chain, contiguous revs, unique ids, batch structure), then every
+// artifact referenced from event data is read and re-hashed. The report
+// and the error are Verify's.
+func VerifyLines(ctx context.Context, name string, lines io.Reader, open BlobOpener) (Report, error) {
+	rep, refs, err := verifyLines(ctx, name, lines)
+	if err != nil {
+		return Report{}, err
+	}
+	if err := verifyArtifacts(ctx, open, refs, &rep); err != nil {
+		return Report{}, err
+	}
+	return rep, verifyError(name, rep)
+}
+
+// BlobOpener returns the stored bytes of the artifact with the given
+// digest ("sha256:<hex>"); an error wrapping fs.ErrNotExist says there is
+// none. VerifyLines closes what it returns.
+type BlobOpener func(ctx context.Context, digest string) (io.ReadCloser, error)
+
+// dirBlobs opens blobs in the file backend's artifacts/sha256 directory.
+func dirBlobs(dir string) BlobOpener {
+	return func(_ context.Context, digest string) (io.ReadCloser, error) {
+		return os.Open(filepath.Join(dir, digest[len(digestPrefix):]))
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// verifyLines checks every line r yields and collects the artifact
+// references of the events that passed.
+func verifyLines(ctx context.Context, path string, r io.Reader) (Report, map[string]refUse, error) {
+	var rep Report
+	cr := &countingReader{r: r}
 	st := newChainState()
 	st.ids = nil
 	st.byID = map[string]int64{}
-	lr := newLineReader(io.NewSectionReader(f, 0, size), 0, 256<<10)
-	sc := newScanner(ctx, path, st, f, lr)
+	lr := newLineReader(cr, 0, 256<<10)
+	sc := newScanner(ctx, path, st, nil, lr)
 	refs := map[string]refUse{}
 	var pending []refUse
 	sc.onLine = func(env *envelope) {
@@ -185,7 +234,10 @@ func verifyStream(ctx context.Context, f *os.File, path string) (Report, map[str
 			return rep, nil, err
 		}
 		if res.torn {
-			rep.TornBytes, rep.TornReason = size-st.size, res.why
+			if _, err := io.Copy(io.Discard, cr); err != nil {
+				return rep, nil, fmt.Errorf("store: verify: read %s: %w", path, err)
+			}
+			rep.TornBytes, rep.TornReason = cr.n-st.size, res.why
 		}
 		break
 	}
@@ -248,7 +300,7 @@ func sortedKeys(m map[string]any) []string {
 }
 
 // verifyArtifacts checks each referenced blob, in digest order.
-func verifyArtifacts(ctx context.Context, blobs string, refs map[string]refUse, rep *Report) error {
+func verifyArtifacts(ctx context.Context, open BlobOpener, refs map[string]refUse, rep *Report) error {
 	digests := make([]string, 0, len(refs))
 	for d := range refs {
 		digests = append(digests, d)
@@ -272,9 +324,9 @@ func verifyArtifacts(ctx context.Context, blobs string, refs map[string]refUse, 
 			fault("ARTIFACT_INTEGRITY", "malformed reference (digest must be sha256:<64 lower-case hex>, size a non-negative integer)")
 			continue
 		}
-		f, err := os.Open(filepath.Join(blobs, hexSum))
+		f, err := open(ctx, d)
 		if errors.Is(err, fs.ErrNotExist) {
-			fault("ARTIFACT_NOT_FOUND", "no such blob in artifacts/sha256")
+			fault("ARTIFACT_NOT_FOUND", "no blob is stored under this digest")
 			continue
 		}
 		if err != nil {

@@ -48,7 +48,7 @@ func TestVerify(t *testing.T) {
 		if !errors.Is(err, ErrArtifactNotFound) {
 			t.Fatalf("Verify: %v", err)
 		}
-		diff(t, "faults", []Fault{{Code: "ARTIFACT_NOT_FOUND", Rev: 1, Artifact: a.Digest, Problem: "no such blob in artifacts/sha256"}}, rep.Faults)
+		diff(t, "faults", []Fault{{Code: "ARTIFACT_NOT_FOUND", Rev: 1, Artifact: a.Digest, Problem: "no blob is stored under this digest"}}, rep.Faults)
 	})
 	t.Run("damaged artifact", func(t *testing.T) {
 		t.Parallel()

@@ -1,6 +1,7 @@
 package hcl
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -8,9 +9,11 @@ import (
 	hclv2 "github.com/hashicorp/hcl/v2"
 )
 
-// WriteDiagnostics writes diagnostics for a person to read: a first line
-// "file:line:col: severity: summary", then the source snippet and the detail,
-// wrapped at width columns (0 disables wrapping), without colour.
+// WriteDiagnostics writes diagnostics for a person to read, each once: a
+// first line "file:line:col: severity: summary" (or "severity: summary"
+// for a diagnostic without a source range), then the source snippet and
+// the detail, wrapped at width columns (0 disables wrapping), without
+// colour.
 //
 // The snippet text comes from sources (file name → content, as named in
 // the diagnostics' ranges) when it holds the file, and otherwise from
@@ -37,22 +40,82 @@ func WriteDiagnostics(w io.Writer, diags hclv2.Diagnostics, sources map[string][
 			files[r.Filename] = &hclv2.File{Bytes: src}
 		}
 	}
-	tw := hclv2.NewDiagnosticTextWriter(w, files, width, false)
+	var buf bytes.Buffer
+	tw := hclv2.NewDiagnosticTextWriter(&buf, files, width, false)
 	for _, dg := range diags {
-		// A file:line:col first line, as compilers print it, so editors and
-		// people can jump to the place; HCL's block with the snippet follows.
-		if r := dg.Subject; r != nil {
-			sev := "error"
-			if dg.Severity == hclv2.DiagWarning {
-				sev = "warning"
-			}
-			if _, err := fmt.Fprintf(w, "%s:%d:%d: %s: %s\n", r.Filename, r.Start.Line, r.Start.Column, sev, dg.Summary); err != nil {
-				return err
-			}
-		}
+		buf.Reset()
 		if err := tw.WriteDiagnostic(dg); err != nil {
+			return err
+		}
+		// HCL's writer starts with "Error: summary"; a file:line:col line,
+		// as compilers print it, takes its place so editors and people can
+		// jump to the place and the summary is printed once.
+		body := buf.Bytes()
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			body = body[i:]
+		}
+		if _, err := fmt.Fprintf(w, "%s%s", diagnosticHead(dg), body); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// diagnosticHead is the first line of a written diagnostic, without its
+// newline: "file:line:col: error: summary", or "error: summary" when the
+// diagnostic has no source range.
+func diagnosticHead(dg *hclv2.Diagnostic) string {
+	sev := "error"
+	if dg.Severity == hclv2.DiagWarning {
+		sev = "warning"
+	}
+	if r := dg.Subject; r != nil && r.Filename != "" {
+		return fmt.Sprintf("%s:%d:%d: %s: %s", r.Filename, r.Start.Line, r.Start.Column, sev, dg.Summary)
+	}
+	return fmt.Sprintf("%s: %s", sev, dg.Summary)
+}
+
+// JSONDiagnostic is the machine-readable form of a diagnostic, the shape
+// Terraform's `validate -json` uses: severity "error" or "warning", the
+// summary and detail, and the source range when there is one.
+type JSONDiagnostic struct {
+	Severity string     `json:"severity"`
+	Summary  string     `json:"summary"`
+	Detail   string     `json:"detail,omitempty"`
+	Range    *JSONRange `json:"range,omitempty"`
+}
+
+// JSONRange is a source range: the file as named to the decoder and the
+// start and end positions (end exclusive).
+type JSONRange struct {
+	Filename string  `json:"filename"`
+	Start    JSONPos `json:"start"`
+	End      JSONPos `json:"end"`
+}
+
+// JSONPos is a position in a file: 1-based line and column (columns count
+// characters), and the 0-based byte offset.
+type JSONPos struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	Byte   int `json:"byte"`
+}
+
+// DiagnosticsJSON converts diagnostics to their JSON form, in order. It
+// never returns nil, so an empty list encodes as [].
+func DiagnosticsJSON(diags hclv2.Diagnostics) []JSONDiagnostic {
+	out := make([]JSONDiagnostic, 0, len(diags))
+	for _, dg := range diags {
+		j := JSONDiagnostic{Severity: "error", Summary: dg.Summary, Detail: dg.Detail}
+		if dg.Severity == hclv2.DiagWarning {
+			j.Severity = "warning"
+		}
+		if r := dg.Subject; r != nil && r.Filename != "" {
+			j.Range = &JSONRange{Filename: r.Filename,
+				Start: JSONPos{Line: r.Start.Line, Column: r.Start.Column, Byte: r.Start.Byte},
+				End:   JSONPos{Line: r.End.Line, Column: r.End.Column, Byte: r.End.Byte}}
+		}
+		out = append(out, j)
+	}
+	return out
 }

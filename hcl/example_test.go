@@ -71,7 +71,6 @@ func ExampleWriteDiagnostics() {
 	_ = hcl.WriteDiagnostics(os.Stdout, diags, map[string][]byte{"run.hcl": src}, 80)
 	// Output:
 	// run.hcl:3:14: error: Unknown lane "writr"
-	// Error: Unknown lane "writr"
 	//
 	//   on run.hcl line 3:
 	//    3:     lane   = "writr"

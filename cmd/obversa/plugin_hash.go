@@ -8,9 +8,16 @@ import (
 	"github.com/obversa/obversa/plugin"
 )
 
+// hashed is the --json result of plugin hash.
+type hashed struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
 func newPluginHashCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "hash BIN",
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "hash [--json] BIN",
 		Short: "Print a plugin binary's SHA-256 (the value for `sha256 = …`)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -18,8 +25,14 @@ func newPluginHashCmd() *cobra.Command {
 			if err != nil {
 				return usageErr(err)
 			}
+			if asJSON {
+				writeJSON(cmd.OutOrStdout(), hashed{Path: args[0], SHA256: sum})
+				return nil
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s  %s\n", sum, args[0])
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {path, sha256} as one JSON object")
+	return cmd
 }

@@ -27,11 +27,29 @@ func defaultPluginsDir() string {
 	return filepath.Join(home, ".obversa", "plugins")
 }
 
+// installed is the --json result of plugin install.
+type installed struct {
+	Name             string   `json:"name"`
+	Version          string   `json:"version"`
+	Platform         string   `json:"platform"`
+	SHA256           string   `json:"sha256"`
+	Path             string   `json:"path"`
+	KeyID            string   `json:"key_id,omitempty"` // "" when no --key verified the origin
+	AlreadyInstalled bool     `json:"already_installed"`
+	Ignored          []string `json:"ignored"`
+	// Types are the plugin types the binary serves, from Describe; empty
+	// when describing it failed.
+	Types []string `json:"types"`
+	// Block is the plugin block to paste into a run file.
+	Block string `json:"block"`
+}
+
 func newPluginInstallCmd() *cobra.Command {
 	var keyArgs []string
 	var dir string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "install [--key PUB]... [--dir DIR] ARCHIVE|DIR",
+		Use:   "install [--key PUB]... [--dir DIR] [--json] ARCHIVE|DIR",
 		Short: "Verify a distributed plugin and place it in the plugins directory",
 		Long: `install reads a release (a .tar.gz, .tgz, .tar or .zip archive, or a
 directory) holding exactly one binary named obversa-plugin-<name> and its
@@ -57,20 +75,9 @@ into a run file is printed.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			w := cmd.OutOrStdout()
 			st := inst.Statement
-			verb := "installed"
-			if inst.AlreadyInstalled {
-				verb = "already installed"
-			}
-			fmt.Fprintf(w, "%s %s %s (%s, sha256 %s) at %s\n", verb, st.Name, st.Version, st.Platform(), inst.SHA256, inst.Path)
-			if inst.KeyID != "" {
-				fmt.Fprintf(w, "signature verified: key %s\n", inst.KeyID)
-			} else {
-				fmt.Fprintln(os.Stderr, "warning: no --key given: the signature's origin was not verified, only that it names these bytes")
-			}
-			for _, f := range inst.Ignored {
-				fmt.Fprintf(w, "ignored %s\n", f)
+			if inst.KeyID == "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning: no --key given: the signature's origin was not verified, only that it names these bytes")
 			}
 			trusted := make([]string, 0, len(keys))
 			for _, k := range keys {
@@ -78,22 +85,42 @@ into a run file is printed.`,
 					trusted = append(trusted, fmt.Sprintf("%q", k.String()))
 				}
 			}
-			var types []string
+			types := []string{}
 			d, err := describeBinary(cmd.Context(), inst.Path)
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "warning: describing the plugin failed: %v\n", err)
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: describing the plugin failed: %v\n", err)
 			} else {
 				for _, t := range d.Description.Types {
 					types = append(types, string(t))
 				}
 			}
+			var block strings.Builder
+			printPluginBlock(&block, st.Name, types, inst.Path, inst.SHA256, trusted)
+			w := cmd.OutOrStdout()
+			if asJSON {
+				writeJSON(w, installed{Name: st.Name, Version: st.Version, Platform: st.Platform(), SHA256: inst.SHA256, Path: inst.Path,
+					KeyID: inst.KeyID, AlreadyInstalled: inst.AlreadyInstalled, Ignored: append([]string{}, inst.Ignored...), Types: types, Block: block.String()})
+				return nil
+			}
+			verb := "installed"
+			if inst.AlreadyInstalled {
+				verb = "already installed"
+			}
+			fmt.Fprintf(w, "%s %s %s (%s, sha256 %s) at %s\n", verb, st.Name, st.Version, st.Platform(), inst.SHA256, inst.Path)
+			if inst.KeyID != "" {
+				fmt.Fprintf(w, "signature verified: key %s\n", inst.KeyID)
+			}
+			for _, f := range inst.Ignored {
+				fmt.Fprintf(w, "ignored %s\n", f)
+			}
 			fmt.Fprintln(w, "\nadd it to a run file:")
-			printPluginBlock(w, st.Name, types, inst.Path, inst.SHA256, trusted)
+			fmt.Fprint(w, block.String())
 			return nil
 		},
 	}
 	cmd.Flags().StringArrayVar(&keyArgs, "key", nil, "trusted public key, inline or a .pub file (repeatable)")
 	cmd.Flags().StringVar(&dir, "dir", "", "plugins directory (default $"+pluginsDirEnv+" or ~/.obversa/plugins)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was installed and the plugin block as one JSON object")
 	return cmd
 }
 

@@ -10,11 +10,20 @@ import (
 	"github.com/obversa/obversa/plugin"
 )
 
+// keygenResult is the --json result of plugin keygen.
+type keygenResult struct {
+	KeyID     string `json:"key_id"`
+	SecretKey string `json:"secret_key"` // the file written
+	PublicKey string `json:"public_key"` // the file written
+	Public    string `json:"public"`     // the public key's base64 line, for trusted_keys
+	Encrypted bool   `json:"encrypted"`
+}
+
 func newPluginKeygenCmd() *cobra.Command {
 	var secret, public, passwordFile string
-	var force bool
+	var force, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "keygen [--secret FILE] [--public FILE] [--password-file FILE]",
+		Use:   "keygen [--secret FILE] [--public FILE] [--password-file FILE] [--json]",
 		Short: "Create a minisign key pair for signing plugins",
 		Long: `keygen creates a minisign (Ed25519) key pair in the reference tool's format:
 the secret key (mode 0600) signs plugins with ` + "`obversa plugin sign`" + `, the public
@@ -62,6 +71,10 @@ seconds). Existing files are kept unless --force.`,
 				return err
 			}
 			w := cmd.OutOrStdout()
+			if asJSON {
+				writeJSON(w, keygenResult{KeyID: k.ID(), SecretKey: secret, PublicKey: public, Public: k.PublicKey().String(), Encrypted: pw != ""})
+				return nil
+			}
 			state := "unencrypted: keep it private"
 			if pw != "" {
 				state = "encrypted with the password"
@@ -75,6 +88,7 @@ seconds). Existing files are kept unless --force.`,
 	cmd.Flags().StringVar(&public, "public", defaultPublicKey, "public key file to write")
 	cmd.Flags().StringVar(&passwordFile, "password-file", "", "encrypt the secret key with the password on this file's first line")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing key files")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the key id, the files and the public key as one JSON object")
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,10 +15,27 @@ import (
 	"github.com/obversa/obversa/host/watchdog"
 )
 
+// lockedJSON is one plugin of plugin lock's --json result.
+type lockedJSON struct {
+	Name      string `json:"name"`
+	Path      string `json:"path"`
+	SHA256    string `json:"sha256"`
+	KeyID     string `json:"key_id,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	// Changed is false when the lock file already held this entry.
+	Changed bool `json:"changed"`
+}
+
+// lockResult is the --json result of plugin lock.
+type lockResult struct {
+	LockFile string       `json:"lock_file"`
+	Plugins  []lockedJSON `json:"plugins"`
+}
+
 func newPluginLockCmd() *cobra.Command {
-	var upgrade bool
+	var upgrade, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "lock [--upgrade] FILE",
+		Use:   "lock [--upgrade] [--json] FILE",
 		Short: "Pin every plugin of a run file (digest, and signature where trusted_keys apply) in obversa.lock.hcl beside it",
 		Long: `lock hashes every plugin binary of the run file and records its SHA-256 in
 obversa.lock.hcl beside the run file. Where trusted_keys apply, the binary's
@@ -28,16 +46,18 @@ refused unless --upgrade is given. Nothing is written if any plugin fails.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rf, diags := hcl.DecodeFile(args[0])
 			if diags.HasErrors() {
-				_ = hcl.WriteDiagnostics(os.Stderr, diags, nil, 100)
-				return &exitError{code: exitUsage}
+				return diagsErr(diags)
 			}
 			path := hcl.LockFilePath(args[0])
 			lf, diags := hcl.DecodeLockFile(path)
 			if diags.HasErrors() {
-				_ = hcl.WriteDiagnostics(os.Stderr, diags, nil, 100)
-				return &exitError{code: exitUsage}
+				return diagsErr(diags)
 			}
 			w := cmd.OutOrStdout()
+			if asJSON {
+				w = io.Discard
+			}
+			res := lockResult{LockFile: path, Plugins: []lockedJSON{}}
 			for i := range rf.Plugins {
 				pl := &rf.Plugins[i]
 				keys, err := launch.TrustedKeys(rf, pl)
@@ -58,13 +78,16 @@ refused unless --upgrade is given. Nothing is written if any plugin fails.`,
 					signed = fmt.Sprintf(" signed by %s (%s %s)", v.KeyID, v.Statement.Name, v.Statement.Version)
 				}
 				old, ok := lf.Lookup(pl.Name)
+				res.Plugins = append(res.Plugins, lockedJSON{Name: entry.Name, Path: entry.Path, SHA256: entry.SHA256,
+					KeyID: entry.KeyID, Signature: entry.Signature, Changed: !ok || old != entry})
 				switch {
 				case ok && old == entry:
 					fmt.Fprintf(w, "%-16s %s%s (unchanged)\n", pl.Name, src.SHA256, signed)
 					continue
 				case ok && old.SHA256 != entry.SHA256 && !upgrade:
-					return usageErr(fmt.Errorf("plugin %q: %s has sha256 %s, %s pins %s; if the new binary is trusted, run `obversa plugin lock --upgrade %s`",
-						pl.Name, pl.Path, src.SHA256, path, old.SHA256, args[0]))
+					return &exitError{code: exitUsage, reason: "PLUGIN_DIGEST_MISMATCH",
+						err: fmt.Errorf("plugin %q: %s has sha256 %s, %s pins %s; if the new binary is trusted, run `obversa plugin lock --upgrade %s`",
+							pl.Name, pl.Path, src.SHA256, path, old.SHA256, args[0])}
 				}
 				lf.Set(entry)
 				fmt.Fprintf(w, "%-16s %s%s\n", pl.Name, src.SHA256, signed)
@@ -73,9 +96,13 @@ refused unless --upgrade is given. Nothing is written if any plugin fails.`,
 				return failedErr(err)
 			}
 			fmt.Fprintf(w, "wrote %s\n", path)
+			if asJSON {
+				writeJSON(cmd.OutOrStdout(), res)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&upgrade, "upgrade", false, "accept new digests for plugins already pinned")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the lock file's path and every pinned plugin as one JSON object")
 	return cmd
 }

@@ -15,11 +15,25 @@ import (
 	"github.com/obversa/obversa/plugin"
 )
 
+// signResult is the --json result of plugin sign: the statement signed
+// and where the signature went.
+type signResult struct {
+	Path      string `json:"path"`
+	Signature string `json:"signature"` // the .minisig file written
+	KeyID     string `json:"key_id"`
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Protocol  int    `json:"protocol"`
+	Platform  string `json:"platform"`
+	SHA256    string `json:"sha256"`
+}
+
 func newPluginSignCmd() *cobra.Command {
 	var key, passwordFile, name, version, goos, goarch, out string
 	var protocol int
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "sign --key SECRET [--name N --version V] BIN",
+		Use:   "sign --key SECRET [--name N --version V] [--json] BIN",
 		Short: "Sign a plugin binary (writes BIN.minisig)",
 		Long: `sign writes BIN.minisig, a minisign signature whose trusted comment binds
 the plugin's name, version, protocol version, OS/arch and SHA-256:
@@ -80,6 +94,11 @@ header. The reference tool verifies the result: minisign -V -p minisign.pub -m B
 			if err := os.WriteFile(out, sig, 0o644); err != nil {
 				return failedErr(err)
 			}
+			if asJSON {
+				writeJSON(cmd.OutOrStdout(), signResult{Path: bin, Signature: out, KeyID: k.ID(), Name: st.Name, Version: st.Version,
+					Protocol: st.Protocol, Platform: st.Platform(), SHA256: st.SHA256})
+				return nil
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "signed %s (%s %s, protocol %d, %s, sha256 %s) with key %s\nwrote %s\n",
 				bin, st.Name, st.Version, st.Protocol, st.Platform(), st.SHA256, k.ID(), out)
 			return nil
@@ -93,6 +112,7 @@ header. The reference tool verifies the result: minisign -V -p minisign.pub -m B
 	cmd.Flags().StringVar(&goos, "os", "", "GOOS the binary is built for (default: read from the binary)")
 	cmd.Flags().StringVar(&goarch, "arch", "", "GOARCH the binary is built for (default: read from the binary)")
 	cmd.Flags().StringVar(&out, "out", "", "signature file to write (default: BIN.minisig)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was signed and the signature file as one JSON object")
 	return cmd
 }
 

@@ -10,11 +10,23 @@ import (
 	"github.com/obversa/obversa/plugin"
 )
 
+// verifyResult is the --json result of plugin verify.
+type verifyResult struct {
+	Path     string `json:"path"`
+	KeyID    string `json:"key_id"`
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Protocol int    `json:"protocol"`
+	Platform string `json:"platform"`
+	SHA256   string `json:"sha256"`
+}
+
 func newPluginVerifyCmd() *cobra.Command {
 	var keyArgs []string
 	var sigPath string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "verify [--key PUB]... BIN",
+		Use:   "verify [--key PUB]... [--json] BIN",
 		Short: "Verify a plugin binary's signature (BIN.minisig) and its statement",
 		Long: `verify checks that BIN.minisig is a valid signature of BIN by one of the
 given public keys (inline "RW…" or .pub files; default ./minisign.pub) and
@@ -44,6 +56,11 @@ when it is, 1 (PLUGIN_UNTRUSTED) when it is not, 2 for usage errors.`,
 				return usageErr(err)
 			}
 			st := v.Statement
+			if asJSON {
+				writeJSON(cmd.OutOrStdout(), verifyResult{Path: bin, KeyID: v.KeyID, Name: st.Name, Version: st.Version,
+					Protocol: st.Protocol, Platform: st.Platform(), SHA256: v.SHA256})
+				return nil
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s is %s %s (protocol %d, %s), sha256 %s, signed by key %s\n",
 				bin, st.Name, st.Version, st.Protocol, st.Platform(), v.SHA256, v.KeyID)
 			return nil
@@ -51,5 +68,6 @@ when it is, 1 (PLUGIN_UNTRUSTED) when it is not, 2 for usage errors.`,
 	}
 	cmd.Flags().StringArrayVar(&keyArgs, "key", nil, "trusted public key, inline or a .pub file (repeatable; default ./minisign.pub)")
 	cmd.Flags().StringVar(&sigPath, "signature", "", "signature file (default: BIN.minisig)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the verified statement as one JSON object")
 	return cmd
 }

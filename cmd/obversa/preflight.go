@@ -27,8 +27,7 @@ func newPreflightCmd(g *globals) *cobra.Command {
 			return failedErr(err)
 		}
 		if asJSON {
-			b, _ := json.MarshalIndent(r.Preflight, "", "  ")
-			fmt.Fprintln(cmd.OutOrStdout(), string(b))
+			writeJSON(cmd.OutOrStdout(), r.Preflight)
 			return nil
 		}
 		printPreflight(cmd.OutOrStdout(), r, dir)
@@ -48,14 +47,14 @@ digest, the plugin's health, a static Admit and, where the lane asks, one live c
 		Args: cobra.ExactArgs(1),
 		RunE: show,
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the preflight report as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the preflight report as one JSON object")
 	status := &cobra.Command{
 		Use:   "status [--json] RUN",
 		Short: "Show a stored run's preflight phase (read-only)",
 		Args:  cobra.ExactArgs(1),
 		RunE:  show,
 	}
-	status.Flags().BoolVar(&asJSON, "json", false, "print the preflight report as JSON")
+	status.Flags().BoolVar(&asJSON, "json", false, "print the preflight report as one JSON object")
 	interrupt := &cobra.Command{
 		Use:   "interrupt RUN",
 		Short: "Close a preflight probe a crash left open as interrupted and record a preflight pause",

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,25 +17,6 @@ const (
 	exitUsage    = 2
 	exitPaused   = 3
 )
-
-// exitError carries an exit status through cobra; its message (if any) is
-// printed to stderr.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
-
-func usageErr(err error) error  { return &exitError{code: exitUsage, err: err} }
-func failedErr(err error) error { return &exitError{code: exitFailed, err: err} }
 
 // globals are the persistent flags.
 type globals struct {
@@ -62,20 +42,11 @@ func newRoot() *cobra.Command {
 func execute(args []string) int {
 	root := newRoot()
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return exitComplete
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "Error:", ee.err)
-		}
-		return ee.code
-	}
-	// cobra's own errors: unknown command or flag, wrong arg count.
-	fmt.Fprintln(os.Stderr, "Error:", err)
-	return exitUsage
+	return printFailure(os.Stdout, os.Stderr, err, wantsJSON(cmd, args))
 }
 
 // runDir resolves RUN: the path of a run directory (one holding
@@ -93,7 +64,7 @@ func (g *globals) runDir(arg string) (string, error) {
 	}
 	dir := st.RunDir(arg)
 	if _, err := os.Stat(filepath.Join(dir, "events.jsonl")); err != nil {
-		return "", usageErr(fmt.Errorf("no run %q under %s (namespace %q); pass the run directory printed by `obversa run`, or --storage", arg, g.storage, g.namespace))
+		return "", usageErr(fmt.Errorf("%w: no run %q under %s (namespace %q); pass the run directory printed by `obversa run`, or --storage", store.ErrRunNotFound, arg, g.storage, g.namespace))
 	}
 	return dir, nil
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/watchdog"
@@ -111,12 +110,12 @@ func stopContext() (context.Context, func()) {
 }
 
 // refusal turns a Prepare error into a usage error; run file diagnostics
-// are printed with their source snippets.
+// travel as diagnostics, printed with their source snippets (or in the
+// refusal object of --json).
 func refusal(err error) error {
 	var de *watchdog.DiagnosticsError
 	if errors.As(err, &de) {
-		_ = hcl.WriteDiagnostics(os.Stderr, de.Diags, nil, 100)
-		return &exitError{code: exitUsage}
+		return diagsErr(de.Diags)
 	}
 	return usageErr(fmt.Errorf("the run was not started: %w", err))
 }

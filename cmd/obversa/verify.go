@@ -8,9 +8,18 @@ import (
 	"github.com/obversa/obversa/store"
 )
 
+// verified is the --json result of verify: the run directory, whether it
+// passed, and the store's report.
+type verified struct {
+	Dir string `json:"dir"`
+	OK  bool   `json:"ok"`
+	store.Report
+}
+
 func newVerifyCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "verify RUN",
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "verify [--json] RUN",
 		Short: "Re-check a stored run's hash chain and every referenced artifact",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -23,6 +32,16 @@ func newVerifyCmd(g *globals) *cobra.Command {
 				return failedErr(err)
 			}
 			w := cmd.OutOrStdout()
+			if asJSON {
+				if rep.Faults == nil {
+					rep.Faults = []store.Fault{}
+				}
+				writeJSON(w, verified{Dir: dir, OK: len(rep.Faults) == 0, Report: rep})
+				if len(rep.Faults) > 0 {
+					return &exitError{code: exitFailed}
+				}
+				return nil
+			}
 			if rep.TornBytes > 0 {
 				// Not corruption: a write a crash cut short. The next open
 				// moves it aside; verify changes nothing.
@@ -44,4 +63,6 @@ func newVerifyCmd(g *globals) *cobra.Command {
 			return &exitError{code: exitFailed, err: fmt.Errorf("%d faults in %s", len(rep.Faults), dir)}
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")
+	return cmd
 }

@@ -31,11 +31,15 @@ func newRoot() *cobra.Command {
 		Short:         "Run graphs of agent work durably",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints what `obversa version` prints.
+		Version: readVersion().String(),
 	}
+	root.SetVersionTemplate("{{.Version}}")
 	root.PersistentFlags().StringVar(&g.storage, "storage", ".obversa", "storage directory holding stored runs")
 	root.PersistentFlags().StringVar(&g.namespace, "namespace", "default", "namespace of stored runs")
 	root.AddCommand(newRunCmd(g), newWorkerCmd(), newStatusCmd(g), newEventsCmd(g), newValidateCmd(),
-		newVerifyCmd(g), newPluginCmd(), newStopCmd(g), newResumeCmd(g), newApproveCmd(g), newPreflightCmd(g))
+		newVerifyCmd(g), newPluginCmd(), newStopCmd(g), newResumeCmd(g), newApproveCmd(g), newPreflightCmd(g),
+		newVersionCmd())
 	return root
 }
 

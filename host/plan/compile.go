@@ -18,33 +18,8 @@ import (
 // of run runID. digests maps each plugin name to the SHA-256 (hex) it is
 // pinned to; a plugin without one is an error wrapping ErrUnpinned.
 func Compile(rf *hcl.RunFile, runID string, digests map[string]string) (*graph.Definition, *Plan, error) {
-	def := &graph.Definition{
-		Name:              rf.Graph.Name,
-		GlobalConcurrency: rf.Graph.GlobalConcurrency,
-		StopOnError:       rf.Graph.StopOnError,
-		RetryCapPerNode:   rf.Graph.RetryCapPerNode,
-		KeyedConcurrency:  []graph.KeyLimit{},
-		Nodes:             []graph.NodeDef{},
-	}
-	for _, k := range rf.Graph.KeyedConcurrency {
-		def.KeyedConcurrency = append(def.KeyedConcurrency, graph.KeyLimit{Key: k.Key, Limit: k.Limit})
-	}
-	approval := map[string]bool{}
-	for _, id := range rf.Graph.Approval {
-		approval[id] = true
-	}
-	for _, n := range rf.Graph.Nodes {
-		deps := n.DependsOn
-		if deps == nil {
-			deps = []string{}
-		}
-		def.Nodes = append(def.Nodes, graph.NodeDef{
-			ID: n.ID, Kind: n.Kind, Lane: n.Lane, Binding: n.Binding, Prompt: n.Prompt,
-			Input: n.Input, DependsOn: deps, RetrySafe: n.RetrySafe,
-			TimeoutMS: n.Timeout.Milliseconds(), Key: n.Key, Approval: n.Approval || approval[n.ID],
-		})
-	}
-	if err := def.Validate(); err != nil {
+	def, err := Definition(rf)
+	if err != nil {
 		return nil, nil, err
 	}
 	p := &Plan{
@@ -188,4 +163,42 @@ func (rs *RunStarted) Check() error {
 		return fmt.Errorf("%w: plan digest %s, recorded %s", ErrDigest, pd, rs.PlanDigest)
 	}
 	return rs.Definition.Validate()
+}
+
+// Definition compiles the graph of a decoded run file into its stored
+// definition (the DAG form, docs/run-file.md), without pinning anything:
+// what Compile records and what `obversa graph FILE` draws. The error
+// wraps graph.ErrInvalidDefinition; a run file that decoded without
+// errors never gives one.
+func Definition(rf *hcl.RunFile) (*graph.Definition, error) {
+	def := &graph.Definition{
+		Name:              rf.Graph.Name,
+		GlobalConcurrency: rf.Graph.GlobalConcurrency,
+		StopOnError:       rf.Graph.StopOnError,
+		RetryCapPerNode:   rf.Graph.RetryCapPerNode,
+		KeyedConcurrency:  []graph.KeyLimit{},
+		Nodes:             []graph.NodeDef{},
+	}
+	for _, k := range rf.Graph.KeyedConcurrency {
+		def.KeyedConcurrency = append(def.KeyedConcurrency, graph.KeyLimit{Key: k.Key, Limit: k.Limit})
+	}
+	approval := map[string]bool{}
+	for _, id := range rf.Graph.Approval {
+		approval[id] = true
+	}
+	for _, n := range rf.Graph.Nodes {
+		deps := n.DependsOn
+		if deps == nil {
+			deps = []string{}
+		}
+		def.Nodes = append(def.Nodes, graph.NodeDef{
+			ID: n.ID, Kind: n.Kind, Lane: n.Lane, Binding: n.Binding, Prompt: n.Prompt,
+			Input: n.Input, DependsOn: deps, RetrySafe: n.RetrySafe,
+			TimeoutMS: n.Timeout.Milliseconds(), Key: n.Key, Approval: n.Approval || approval[n.ID],
+		})
+	}
+	if err := def.Validate(); err != nil {
+		return nil, err
+	}
+	return def, nil
 }

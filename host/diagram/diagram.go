@@ -1,0 +1,163 @@
+package diagram
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/obversa/obversa/host/graph"
+)
+
+// ErrFormat is returned by ParseFormat and Write for a format other than
+// FormatMermaid and FormatDOT.
+var ErrFormat = errors.New("unknown diagram format")
+
+// Format is an output format.
+type Format string
+
+// Output formats.
+const (
+	FormatMermaid Format = "mermaid"
+	FormatDOT     Format = "dot"
+)
+
+// ParseFormat returns the format named s ("mermaid" or "dot"), or an
+// error wrapping ErrFormat that lists both.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(s); f {
+	case FormatMermaid, FormatDOT:
+		return f, nil
+	}
+	return "", fmt.Errorf("%w %q: use mermaid or dot", ErrFormat, s)
+}
+
+// Diagram is a graph as drawn, independent of the format.
+type Diagram struct {
+	// Name is the graph's name ("dag"), the DOT graph's id.
+	Name string
+	// Nodes are drawn in this order.
+	Nodes []Node
+	// Edges run from a dependency to its dependent, by node id.
+	Edges []Edge
+	// Groups frame nodes that belong together (a loop's members, a
+	// for_each node's instances); parents come before their children.
+	Groups []Group
+}
+
+// Node is one box.
+type Node struct {
+	// ID is the node id, unique in the diagram.
+	ID string
+	// Kind is graph.KindRequired, KindOptional or KindFinalizer.
+	Kind string
+	// Lane or Binding is set (the other is "").
+	Lane, Binding string
+	// Approval marks a node that waits for `obversa approve`.
+	Approval bool
+	// Status, when not "", colours the node: a graph.Status name ("idle",
+	// "dispatched", "started", "paused", "passed", "failed") or
+	// StatusBlocked. Other values are shown in the label, uncoloured.
+	Status string
+	// Group is the ID of the group the node is drawn in, "" for none.
+	Group string
+}
+
+// StatusBlocked is the status of a node that can no longer run because a
+// dependency failed: derived by a reader of the fold, never recorded.
+const StatusBlocked = "blocked"
+
+// Edge is one depends_on entry.
+type Edge struct {
+	From, To string
+}
+
+// Group is a labelled frame around nodes and other groups.
+type Group struct {
+	// ID is unique among groups; Label is shown on the frame.
+	ID, Label string
+	// Parent is the ID of the enclosing group, "" for the top level.
+	Parent string
+}
+
+// New builds the diagram of a definition. statuses, when not nil, gives
+// the fold's status of nodes by id; a node without an entry is drawn
+// uncoloured.
+func New(def *graph.Definition, statuses map[string]graph.Status) *Diagram {
+	d := &Diagram{Name: def.Name}
+	for _, n := range def.Nodes {
+		node := Node{ID: n.ID, Kind: n.Kind, Lane: n.Lane, Binding: n.Binding, Approval: n.Approval}
+		if s, ok := statuses[n.ID]; ok {
+			node.Status = s.String()
+		}
+		d.Nodes = append(d.Nodes, node)
+		for _, dep := range n.DependsOn {
+			d.Edges = append(d.Edges, Edge{From: dep, To: n.ID})
+		}
+	}
+	return d
+}
+
+// Write draws the diagram in format f. Errors: ErrFormat, or the
+// writer's.
+func (d *Diagram) Write(w io.Writer, f Format) error {
+	switch f {
+	case FormatMermaid:
+		return d.mermaid(w)
+	case FormatDOT:
+		return d.dot(w)
+	}
+	return fmt.Errorf("%w %q: use mermaid or dot", ErrFormat, f)
+}
+
+// detail is the second line of a node's label: kind, lane or binding,
+// approval and status.
+func (n Node) detail() string {
+	s := n.Kind
+	switch {
+	case n.Lane != "":
+		s += " · lane " + n.Lane
+	case n.Binding != "":
+		s += " · binding " + n.Binding
+	}
+	if n.Approval {
+		s += " · approval"
+	}
+	if n.Status != "" {
+		s += " · " + n.Status
+	}
+	return s
+}
+
+// style is how a status is coloured: fill and stroke, as #rrggbb.
+type style struct{ fill, stroke string }
+
+// styles colour the statuses a fold knows; the palette stays readable
+// with black text on light and dark backgrounds.
+var styles = map[string]style{
+	"idle":        {"#f1f3f5", "#868e96"},
+	"dispatched":  {"#d0ebff", "#1c7ed6"},
+	"started":     {"#d0ebff", "#1c7ed6"},
+	"paused":      {"#fff3bf", "#f08c00"},
+	"passed":      {"#d3f9d8", "#2b8a3e"},
+	"failed":      {"#ffe3e3", "#c92a2a"},
+	StatusBlocked: {"#e9ecef", "#495057"},
+}
+
+// statusOrder is the order class definitions are written in.
+var statusOrder = []string{"idle", "dispatched", "started", "paused", "passed", "failed", StatusBlocked}
+
+// children returns the nodes and groups directly inside group parent
+// ("" for the top level), in diagram order.
+func (d *Diagram) children(parent string) (nodes []Node, groups []Group) {
+	for _, n := range d.Nodes {
+		if n.Group == parent {
+			nodes = append(nodes, n)
+		}
+	}
+	for _, g := range d.Groups {
+		if g.Parent == parent {
+			groups = append(groups, g)
+		}
+	}
+	return nodes, groups
+}

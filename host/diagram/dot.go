@@ -1,0 +1,76 @@
+package diagram
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/obversa/obversa/host/graph"
+)
+
+// dot writes a Graphviz digraph, top to bottom, finalizers on the last
+// rank. Groups are clusters.
+func (d *Diagram) dot(out io.Writer) error {
+	w := bufio.NewWriter(out)
+	fmt.Fprintf(w, "digraph %s {\n", dotID(d.Name))
+	fmt.Fprintln(w, `  rankdir=TB;`)
+	fmt.Fprintln(w, `  node [shape=box, fontname="Helvetica"];`)
+	groupIDs := map[string]string{}
+	for i, g := range d.Groups {
+		groupIDs[g.ID] = fmt.Sprintf("cluster_%d", i)
+	}
+	var walk func(parent, indent string)
+	walk = func(parent, indent string) {
+		nodes, groups := d.children(parent)
+		for _, n := range nodes {
+			fmt.Fprintf(w, "%s%s [%s];\n", indent, dotID(n.ID), dotAttrs(n))
+		}
+		for _, g := range groups {
+			fmt.Fprintf(w, "%ssubgraph %s {\n%s  label=%s;\n", indent, groupIDs[g.ID], indent, dotID(g.Label))
+			walk(g.ID, indent+"  ")
+			fmt.Fprintf(w, "%s}\n", indent)
+		}
+	}
+	walk("", "  ")
+	for _, e := range d.Edges {
+		fmt.Fprintf(w, "  %s -> %s;\n", dotID(e.From), dotID(e.To))
+	}
+	var last []string
+	for _, n := range d.Nodes {
+		if n.Kind == graph.KindFinalizer {
+			last = append(last, dotID(n.ID))
+		}
+	}
+	if len(last) > 0 {
+		fmt.Fprintf(w, "  { rank=sink; %s; }\n", strings.Join(last, "; "))
+	}
+	fmt.Fprintln(w, "}")
+	return w.Flush()
+}
+
+// dotAttrs are a node's attributes: its two-line label, a dashed border
+// for optional nodes, a double border for finalizers, a fill for a status.
+func dotAttrs(n Node) string {
+	attrs := []string{"label=" + dotID(n.ID+"\n"+n.detail())}
+	var styleWords []string
+	switch n.Kind {
+	case graph.KindOptional:
+		styleWords = append(styleWords, "dashed")
+	case graph.KindFinalizer:
+		attrs = append(attrs, "peripheries=2")
+	}
+	if st, ok := styles[n.Status]; ok {
+		styleWords = append(styleWords, "filled")
+		attrs = append(attrs, "fillcolor="+dotID(st.fill), "color="+dotID(st.stroke))
+	}
+	if len(styleWords) > 0 {
+		attrs = append(attrs, "style="+dotID(strings.Join(styleWords, ",")))
+	}
+	return strings.Join(attrs, ", ")
+}
+
+// dotID quotes s as a DOT string id; a newline becomes the \n escape.
+func dotID(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}

@@ -1,0 +1,76 @@
+package diagram
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/obversa/obversa/host/graph"
+)
+
+// mermaid writes a Mermaid flowchart, top to bottom. Node and group ids
+// are generated (n0, n1…, g0, g1…): ids from the run file may contain
+// '.' or be words Mermaid reserves ("end"), so they only appear in labels.
+func (d *Diagram) mermaid(out io.Writer) error {
+	w := bufio.NewWriter(out)
+	ids := map[string]string{}
+	for i, n := range d.Nodes {
+		ids[n.ID] = fmt.Sprintf("n%d", i)
+	}
+	groupIDs := map[string]string{}
+	for i, g := range d.Groups {
+		groupIDs[g.ID] = fmt.Sprintf("g%d", i)
+	}
+	fmt.Fprintln(w, "flowchart TD")
+	var walk func(parent, indent string)
+	walk = func(parent, indent string) {
+		nodes, groups := d.children(parent)
+		for _, n := range nodes {
+			fmt.Fprintf(w, "%s%s%s\n", indent, ids[n.ID], mermaidShape(n))
+		}
+		for _, g := range groups {
+			fmt.Fprintf(w, "%ssubgraph %s [\"%s\"]\n", indent, groupIDs[g.ID], mermaidText(g.Label))
+			walk(g.ID, indent+"  ")
+			fmt.Fprintf(w, "%send\n", indent)
+		}
+	}
+	walk("", "  ")
+	for _, e := range d.Edges {
+		fmt.Fprintf(w, "  %s --> %s\n", ids[e.From], ids[e.To])
+	}
+	byStatus := map[string][]string{}
+	for _, n := range d.Nodes {
+		if _, ok := styles[n.Status]; ok {
+			byStatus[n.Status] = append(byStatus[n.Status], ids[n.ID])
+		}
+	}
+	for _, s := range statusOrder {
+		if len(byStatus[s]) == 0 {
+			continue
+		}
+		st := styles[s]
+		fmt.Fprintf(w, "  classDef %s fill:%s,stroke:%s,color:#000\n", s, st.fill, st.stroke)
+		fmt.Fprintf(w, "  class %s %s\n", strings.Join(byStatus[s], ","), s)
+	}
+	return w.Flush()
+}
+
+// mermaidShape is a node's shape and label: a box for required nodes, a
+// rounded box for optional ones, a subroutine (double-bordered) box for
+// finalizers.
+func mermaidShape(n Node) string {
+	label := "\"" + mermaidText(n.ID) + "<br/>" + mermaidText(n.detail()) + "\""
+	switch n.Kind {
+	case graph.KindOptional:
+		return "(" + label + ")"
+	case graph.KindFinalizer:
+		return "[[" + label + "]]"
+	}
+	return "[" + label + "]"
+}
+
+// mermaidText escapes text for a quoted Mermaid label with entity codes.
+func mermaidText(s string) string {
+	return strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "\n", " ").Replace(s)
+}

@@ -4,7 +4,7 @@ BIN     := bin
 PKGS    := ./...
 FUZZTIME ?= 20s
 
-.PHONY: help build node-engine test test-short demo bench fuzz generate generate-check lint conformance clean
+.PHONY: help build node-engine test test-short demo bench fuzz generate generate-check proto-check lint conformance clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -49,6 +49,9 @@ conformance: build node-engine ## Run the plugin conformance kit on every bundle
 	$(BIN)/obversa plugin conformance $(BIN)/mock-engine
 	$(BIN)/obversa plugin conformance --config plugins/cmd-engine/testdata/conformance.json $(BIN)/cmd-engine
 	$(BIN)/obversa plugin conformance $(BIN)/node-engine
+
+proto-check: ## Fail if the vendored .proto files in plugin/proto drift from what the Go side compiles against
+	$(GO) test -count=1 -run '^TestVendoredProtos' ./plugin/
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -205,6 +205,7 @@ func TestLauncherRefusesChangedCode(t *testing.T) {
 		{"changed file", `"src/engine.js": "[0-9a-f]{64}"`, `"src/engine.js": "` + strings.Repeat("0", 64) + `"`, "changed after this launcher was built"},
 		{"unlisted file", `"src/engine.js": "[0-9a-f]{64}",?`, ``, "is not one of the files this launcher was built with"},
 		{"changed protocol", `"[^"]*plugin\.proto": "[0-9a-f]{64}"`, `"` + filepath.Join(repoRoot, "plugin/proto/obversa/plugin/v1/plugin.proto") + `": "` + strings.Repeat("1", 64) + `"`, "plugin.proto changed"},
+		{"changed health protocol", `"[^"]*health\.proto": "[0-9a-f]{64}"`, `"` + filepath.Join(repoRoot, "plugin/proto/grpc/health/v1/health.proto") + `": "` + strings.Repeat("2", 64) + `"`, "health.proto changed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,7 +7,7 @@
 // OUT defaults to bin/node-engine at the repository root. The launcher
 // names this directory and this machine's node by absolute path, so build
 // it where it runs, then pin it (obversa plugin lock). Rebuild and re-pin
-// after any change to the code, the dependencies or plugin.proto.
+// after any change to the code, the dependencies or the protocol files.
 
 const fs = require('fs');
 const path = require('path');
@@ -15,7 +15,10 @@ const crypto = require('crypto');
 
 const ROOT = __dirname;
 const REPO = path.resolve(ROOT, '..', '..', '..');
-const PROTO = path.join(REPO, 'plugin', 'proto', 'obversa', 'plugin', 'v1', 'plugin.proto');
+// The protocol files the plugin parses at start (src/protocol.js lists
+// them), under plugin/proto.
+const PROTO_DIR = path.join(REPO, 'plugin', 'proto');
+const { PROTOS } = require('./src/protocol');
 const NODE_MAJOR = 20;
 
 function sha256(file) {
@@ -43,14 +46,15 @@ function build(out) {
   walk(path.join(ROOT, 'src'), manifest);
   walk(path.join(ROOT, 'node_modules'), manifest);
   manifest['package.json'] = sha256(path.join(ROOT, 'package.json'));
-  manifest[PROTO] = sha256(PROTO);
+  for (const p of PROTOS) manifest[path.join(PROTO_DIR, p)] = sha256(path.join(PROTO_DIR, p));
   const sorted = Object.fromEntries(Object.keys(manifest).sort().map((k) => [k, manifest[k]]));
   const text = [
     `#!${process.execPath}`,
     '// The node-engine launcher, written by examples/plugins/node-engine/build.js; do not edit.',
     "'use strict';",
     `const ROOT = ${JSON.stringify(ROOT)};`,
-    `const PROTO = ${JSON.stringify(PROTO)};`,
+    `const PROTO_DIR = ${JSON.stringify(PROTO_DIR)};`,
+    `const PROTOS = ${JSON.stringify(PROTOS)};`,
     `const NODE_MAJOR = ${NODE_MAJOR};`,
     `const MANIFEST = ${JSON.stringify(sorted, null, 1)};`,
     fs.readFileSync(path.join(ROOT, 'launcher.js'), 'utf8'),

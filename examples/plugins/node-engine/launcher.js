@@ -1,8 +1,9 @@
 // The body of the node-engine launcher. build.js writes the launcher: a
 // "#!" line naming this machine's node, the constants ROOT (this
-// directory), PROTO (plugin.proto), NODE_MAJOR and MANIFEST (the SHA-256 of
-// every file under src/, node_modules/ and package.json, and of
-// plugin.proto), then this text. The launcher is the one executable a run
+// directory), PROTO_DIR (plugin/proto) and PROTOS (the protocol files under
+// it), NODE_MAJOR and MANIFEST (the SHA-256 of every file under src/,
+// node_modules/ and package.json, and of the protocol files), then this
+// text. The launcher is the one executable a run
 // pins, so its digest covers all the code the plugin runs: before anything
 // is loaded it checks the package manifests, and every JavaScript or JSON
 // file node loads afterwards is read once, checked against MANIFEST and
@@ -11,7 +12,7 @@
 // ES modules are not hooked: the checked code imports none, and making it
 // import one changes its digest. Node reads NODE_OPTIONS before any of this
 // runs, so the launcher refuses to serve when it is set.
-/* global ROOT, PROTO, NODE_MAJOR, MANIFEST */
+/* global ROOT, PROTO_DIR, PROTOS, NODE_MAJOR, MANIFEST */
 
 const fs = require('fs');
 const path = require('path');
@@ -75,4 +76,6 @@ Module._extensions['.json'] = (module, filename) => {
 };
 Module._extensions['.node'] = (module, filename) => refuse(`native addon ${filename} is not allowed`);
 
-require(path.join(ROOT, 'src', 'main.js')).main({ protoText: verifiedRead(PROTO).toString('utf8') });
+const protoTexts = {};
+for (const p of PROTOS) protoTexts[p] = verifiedRead(path.join(PROTO_DIR, p)).toString('utf8');
+require(path.join(ROOT, 'src', 'main.js')).main({ protoTexts });

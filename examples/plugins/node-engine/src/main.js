@@ -5,18 +5,16 @@
 //
 // It is started through its launcher (build.js writes it), which verifies
 // every file it loads against the digests the launcher carries and passes
-// in the verified text of plugin.proto. Run directly (node src/main.js) it
-// reads plugin.proto from the repository instead.
+// in the verified text of the protocol files (src/protocol.js). Run
+// directly (node src/main.js) it reads them from the repository instead.
 
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const util = require('util');
 const grpc = require('@grpc/grpc-js');
-const protoLoader = require('@grpc/proto-loader');
-const protobuf = require('protobufjs');
 
-const hostProto = require('./hostproto');
+const { loadProtocol } = require('./protocol');
 const { Engine, Failure, wireFailure } = require('./engine');
 const { logger } = require('./log');
 const { serverCertificate } = require('./tls');
@@ -34,8 +32,6 @@ const PROTOCOL_VERSIONS = [1];
 // Messages up to 64 MiB in both directions (plugin.MaxMessageBytes).
 const MAX_MESSAGE_BYTES = 64 << 20;
 
-const PLUGIN_PROTO = path.join(__dirname, '..', '..', '..', '..', 'plugin', 'proto', 'obversa', 'plugin', 'v1', 'plugin.proto');
-
 const log = logger('node-engine');
 
 // refuse explains on stderr why the plugin will not start and exits 1.
@@ -50,23 +46,6 @@ function negotiate(offered) {
   const versions = String(offered || '1').split(',').map((s) => Number(s.trim())).filter(Number.isInteger);
   const common = versions.filter((v) => PROTOCOL_VERSIONS.includes(v));
   return common.length ? Math.max(...common) : null;
-}
-
-// loadProtocol parses plugin.proto and the host services into one root
-// and returns {definition, types}.
-function loadProtocol(protoText) {
-  const root = protobuf.parse(protoText, { keepCase: true }).root;
-  root.addJSON(hostProto.nested);
-  const definition = protoLoader.fromJSON(root.toJSON(), {
-    keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true,
-  });
-  return {
-    definition,
-    types: {
-      Failure: root.lookupType('obversa.plugin.v1.Failure'),
-      Status: root.lookupType('google.rpc.Status'),
-    },
-  };
 }
 
 // gRPC codes a typed failure travels with on a unary call; only the
@@ -92,7 +71,7 @@ function main(opts = {}) {
   // Standard output carries the handshake line and nothing else.
   console.log = console.info = (...args) => log.info(util.format(...args));
 
-  const { definition, types } = loadProtocol(opts.protoText || fs.readFileSync(PLUGIN_PROTO, 'utf8'));
+  const { definition, types } = loadProtocol(opts.protoTexts);
   const engine = new Engine(log);
 
   // failureStatus is the gRPC error of a unary call that failed: the

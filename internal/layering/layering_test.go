@@ -15,14 +15,15 @@ const module = "github.com/obversa/obversa"
 // The longest matching
 // prefix decides; "" means nothing of ours.
 var allowed = map[string][]string{
-	"store":             {},
-	"plugin":            {"plugin/internal/"},
-	"hcl":               {},
-	"sdk":               {"plugin", "sdk/", "internal/proc"},
-	"internal/proc":     {},
-	"internal/testutil": {},
-	"host":              {"store", "plugin", "hcl", "host/", "internal/proc"},
-	"plugins":           {"sdk", "plugin", "plugins/", "internal/proc"},
+	"store":                {},
+	"plugin":               {"plugin/internal/"},
+	"hcl":                  {},
+	"sdk":                  {"plugin", "sdk/", "internal/proc"},
+	"internal/proc":        {},
+	"internal/testutil":    {},
+	"internal/exampletest": {"plugin", "internal/testutil"},
+	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc"},
+	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc"},
 }
 
 func rule(pkg string) (string, []string, bool) {

@@ -1,0 +1,205 @@
+// Package exampletest holds what the tests of the example plugins and run
+// files share: the repository's root, building binaries, running the
+// obversa CLI as a user does, launching a plugin as the host does, and
+// skipping a test whose runtime is missing — or failing it where CI says the
+// runtime must be there. Only tests import it.
+package exampletest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/obversa/obversa/internal/testutil"
+	"github.com/obversa/obversa/plugin"
+)
+
+// RepoRoot returns the module root: the nearest directory above the working
+// directory that holds go.mod.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// RunAll runs each command in dir and returns the first failure with the
+// command's combined output.
+func RunAll(dir string, cmds ...*exec.Cmd) error {
+	for _, cmd := range cmds {
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%v: %v\n%s", cmd.Args, err, out)
+		}
+	}
+	return nil
+}
+
+// Runtime is a language runtime a test needs. Missing says why it is not
+// usable ("" when it is); RequireEnv names the variable that, when set (CI
+// sets it), turns a missing runtime into a failure instead of a skip.
+type Runtime struct {
+	Missing    string
+	RequireEnv string
+}
+
+// Need skips t, or fails it when r.RequireEnv is set, if the runtime is
+// missing.
+func (r Runtime) Need(t testing.TB) {
+	t.Helper()
+	if r.Missing == "" {
+		return
+	}
+	if os.Getenv(r.RequireEnv) != "" {
+		t.Fatalf("%s, and %s is set", r.Missing, r.RequireEnv)
+	}
+	t.Skipf("%s (set %s to make this a failure)", r.Missing, r.RequireEnv)
+}
+
+// Obversa runs the obversa binary bin in dir with args and returns its exit
+// status, stdout and stderr.
+func Obversa(t testing.TB, bin, dir string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.ExitCode(), out.String(), errb.String()
+	case err != nil:
+		t.Fatalf("obversa %v: %v", args, err)
+	}
+	return 0, out.String(), errb.String()
+}
+
+// RunResult is what `obversa run --json` prints for a run, and where the
+// run's record is.
+type RunResult struct {
+	RunID  string `json:"run_id"`
+	Kind   string `json:"kind"`
+	Code   string `json:"code"`
+	Output struct {
+		Nodes map[string]string `json:"nodes"`
+	} `json:"output"`
+	// Dir is the run's directory in the storage; Stderr what run printed
+	// there.
+	Dir    string `json:"-"`
+	Stderr string `json:"-"`
+}
+
+// RunExample copies the run file runHCL into a fresh directory with the
+// plugin path pluginPath (as the file spells it, quoted) replaced by
+// launcher, pins it (obversa plugin lock) and runs it (obversa run --json
+// --run-id example), all with the obversa binary bin. It fails t when the
+// file does not name pluginPath, or when locking or running does not give a
+// result object.
+func RunExample(t testing.TB, bin, runHCL, pluginPath, launcher string) RunResult {
+	t.Helper()
+	src, err := os.ReadFile(runHCL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := fmt.Sprintf("%q", pluginPath)
+	if !bytes.Contains(src, []byte(quoted)) {
+		t.Fatalf("%s names no plugin path %s", runHCL, quoted)
+	}
+	text := strings.ReplaceAll(string(src), quoted, fmt.Sprintf("%q", launcher))
+	dir := t.TempDir()
+	runFile := filepath.Join(dir, "run.hcl")
+	if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := Obversa(t, bin, dir, "plugin", "lock", runFile); code != 0 {
+		t.Fatalf("plugin lock: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := Obversa(t, bin, dir, "run", "--json", "--run-id", "example", runFile)
+	var res RunResult
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &res); err != nil {
+		t.Fatalf("run --json printed %q (exit %d, stderr %s): %v", stdout, code, stderr, err)
+	}
+	res.Dir = filepath.Join(dir, ".obversa", "default", "runs", "example")
+	res.Stderr = stderr
+	return res
+}
+
+// Launch starts the plugin binary at path as the host does (its digest
+// pinned, the host's handshake and mTLS), as an engine named name, logging
+// into logs, with PATH and env as its environment.
+func Launch(name, path string, logs io.Writer, env ...string) (*plugin.Client, error) {
+	sum, err := plugin.FileSHA256(path)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return plugin.Launch(ctx, plugin.LaunchConfig{
+		Name: name, Type: plugin.TypeEngine, Path: path, SHA256: sum,
+		Env:    append([]string{"PATH=" + os.Getenv("PATH")}, env...),
+		Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug}),
+	})
+}
+
+// Refusal is a change to a launcher's manifest and the message the
+// changed launcher must stop with: Entry is a regular expression matching a
+// manifest entry, Replacement what it becomes.
+type Refusal struct {
+	Name, Entry, Replacement, Want string
+}
+
+// CheckRefusals writes a copy of the launcher at path changed as each
+// refusal says, launches it as the host does, and checks that it stops
+// before its handshake (plugin.ErrHandshake) with the refusal's message in
+// the plugin's log.
+func CheckRefusals(t *testing.T, path string, refusals []Refusal) {
+	t.Helper()
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range refusals {
+		t.Run(tt.Name, func(t *testing.T) {
+			re := regexp.MustCompile(tt.Entry)
+			if !re.Match(orig) {
+				t.Fatalf("launcher has no manifest entry matching %s", tt.Entry)
+			}
+			changed := filepath.Join(t.TempDir(), filepath.Base(path))
+			if err := os.WriteFile(changed, re.ReplaceAll(orig, []byte(tt.Replacement)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			var logs testutil.SyncBuffer
+			c, err := Launch("example", changed, &logs)
+			if err == nil {
+				c.Close()
+				t.Fatal("the launcher started the plugin")
+			}
+			if !errors.Is(err, plugin.ErrHandshake) || !strings.Contains(logs.String(), tt.Want) {
+				t.Errorf("launch error %v; host log:\n%s\nwant ErrHandshake and %q", err, logs.String(), tt.Want)
+			}
+		})
+	}
+}

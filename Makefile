@@ -1,10 +1,13 @@
 # Obversa — one target per habit; `make help` lists them.
 GO      ?= go
+# Debian's python3, which sees python3-grpcio, python3-grpc-tools and
+# python3-protobuf; a python3 earlier on PATH (pyenv) usually does not.
+PYTHON  ?= /usr/bin/python3
 BIN     := bin
 PKGS    := ./...
 FUZZTIME ?= 20s
 
-.PHONY: help build node-engine test test-short demo bench fuzz generate generate-check proto-check lint conformance clean
+.PHONY: help build node-engine python-engine test test-short demo bench fuzz generate generate-check proto-check lint conformance clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -16,6 +19,9 @@ build: ## Build obversa and the bundled plugins into bin/
 
 node-engine: ## Install the JavaScript engine's npm packages and build bin/node-engine (node >= 20)
 	cd examples/plugins/node-engine && npm ci --ignore-scripts --no-audit --no-fund && node build.js
+
+python-engine: ## Build bin/python-engine (Debian packages python3-grpcio, python3-grpc-tools, python3-protobuf)
+	$(PYTHON) examples/plugins/python-engine/build.py
 
 test: ## Run every test (crash matrices included)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
@@ -45,10 +51,11 @@ generate: ## Regenerate the protocol code (pinned generator versions)
 generate-check: ## Fail if the committed generated code differs from a fresh generation
 	./scripts/generate-check.sh
 
-conformance: build node-engine ## Run the plugin conformance kit on every bundled engine
+conformance: build node-engine python-engine ## Run the plugin conformance kit on every bundled engine
 	$(BIN)/obversa plugin conformance $(BIN)/mock-engine
 	$(BIN)/obversa plugin conformance --config plugins/cmd-engine/testdata/conformance.json $(BIN)/cmd-engine
 	$(BIN)/obversa plugin conformance $(BIN)/node-engine
+	$(BIN)/obversa plugin conformance $(BIN)/python-engine
 
 proto-check: ## Fail if the vendored .proto files in plugin/proto drift from what the Go side compiles against
 	$(GO) test -count=1 -run '^TestVendoredProtos' ./plugin/

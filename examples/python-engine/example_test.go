@@ -88,6 +88,21 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+// TestPythonUnitTests runs the engine's own tests (unittest, in
+// examples/plugins/python-engine/tests): configuration, rate limits, keys,
+// cancellation, and stdout forwarded through GRPCStdio.
+func TestPythonUnitTests(t *testing.T) {
+	py.Need(t)
+	cmd := exec.Command(python, "-m", "unittest", "discover", "-s", "tests")
+	cmd.Dir = pluginDir
+	cmd.Env = append(os.Environ(), "PYTHONPATH=src:build/gen")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "\nOK") {
+		t.Fatalf("python -m unittest: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
+
 // TestRunGraph runs run.hcl with the real obversa binary: preflight retires
 // the provider whose key is missing (auth) and the lane goes on with its
 // fallback; the optional node over the model's rate limit fails rate_limit

@@ -3,20 +3,18 @@ package plugin
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
 )
 
@@ -36,11 +34,24 @@ type LaunchConfig struct {
 	Name string
 	// Type is the plugin-set key to dispense: TypeEngine or TypeNode.
 	Type Type
-	// Path is the absolute path of the binary to execute.
+	// Path is the absolute path of the plugin binary.
 	Path string
 	// SHA256 is the expected digest of the binary as 64 lower-case hex
 	// digits; required. A binary with another digest is never executed.
 	SHA256 string
+	// Verified says that Path is a content-addressed copy whose bytes were
+	// already checked against SHA256 by this host (CopyBinary, or the run's
+	// plugin cache); Launch then executes it without reading it again.
+	// false = Launch copies Path into CacheDir with CopyBinary first and
+	// executes the copy, never Path itself.
+	Verified bool
+	// CacheDir is where Launch places the verified copy when Verified is
+	// false; empty = a new private temporary directory, removed when the
+	// Client closes.
+	CacheDir string
+	// Redact, when set, is applied to the plugin's stderr before a start
+	// error quotes it (the host passes its known-secret redaction).
+	Redact func(string) string
 	// Args are the arguments after the program name.
 	Args []string
 	// Env is the complete environment of the plugin process ("KEY=value");
@@ -75,54 +86,76 @@ type Client struct {
 	// still running.
 	stopProc  context.CancelFunc
 	closeOnce sync.Once
+	// tmpDir is the private copy's directory to remove on Close, if any.
+	tmpDir string
 }
 
-// FileSHA256 returns the SHA-256 of the file at path as lower-case hex. It
-// returns the error from opening or reading the file (an *fs.PathError for
-// os errors).
-func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("hashing %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// Launch verifies and starts a plugin binary and completes the go-plugin
-// handshake (DESIGN §3, §7). It first hashes cfg.Path: a missing file gives
-// an error wrapping ErrPluginMissing, another digest a *DigestMismatchError
-// (matching ErrDigestMismatch); in both cases nothing is executed. It then
-// executes the binary directly (no shell) through go-plugin with the same
-// digest re-checked by go-plugin's SecureConfig, gRPC only, automatic mTLS,
-// exactly cfg.Env as environment and, on Linux, SIGKILL when the launching
-// thread dies. Handshake failures wrap ErrHandshake; a binary the kernel
-// refuses to execute gives the *fs.PathError from exec, wrapped; an invalid
-// cfg gives ErrLaunchConfig. If ctx ends first the process is killed and the error
-// wraps ctx.Err(). ctx does not bound the life of the plugin: Close does.
+// Launch starts a plugin from a verified copy of its binary and completes
+// the go-plugin handshake (DESIGN §3, §7). Unless cfg.Verified, it first
+// copies cfg.Path into cfg.CacheDir with CopyBinary, hashing while copying:
+// a missing file gives an error wrapping ErrPluginMissing, another digest a
+// *DigestMismatchError (ErrDigestMismatch), a device or pipe a
+// *NotRegularError; in each case nothing is executed. Only the copy is ever
+// executed, directly (no shell), gRPC only, with automatic mTLS, exactly
+// cfg.Env as environment, its unix socket in a short private directory
+// (so a long TMPDIR does not matter) and, on Linux, SIGKILL when the
+// launching thread dies. A failed handshake is a *StartError (ErrHandshake)
+// that says why: the plugin's exit code or signal, a first stdout line that
+// is not a handshake or is too long, and the end of its stderr. A binary
+// the kernel refuses to execute gives the *fs.PathError from exec,
+// wrapped; an invalid cfg gives ErrLaunchConfig. If ctx ends first the
+// process is killed and the error wraps ctx.Err(). ctx does not bound the
+// life of the plugin: Close does.
 func Launch(ctx context.Context, cfg LaunchConfig) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	actual, err := FileSHA256(cfg.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("plugin %q: binary %s does not exist: %w", cfg.Name, cfg.Path, ErrPluginMissing)
-	}
+	path, tmpDir, err := cfg.binary()
 	if err != nil {
-		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
+		return nil, err
 	}
-	if actual != cfg.SHA256 {
-		return nil, &DigestMismatchError{Name: cfg.Name, Path: cfg.Path, Expected: cfg.SHA256, Actual: actual}
+	c, err := launch(ctx, cfg, path)
+	if err != nil {
+		if tmpDir != "" {
+			_ = os.RemoveAll(tmpDir)
+		}
+		return nil, err
 	}
+	c.tmpDir = tmpDir
+	return c, nil
+}
+
+// binary returns the verified copy to execute and, when Launch made a
+// private directory for it, that directory.
+func (cfg *LaunchConfig) binary() (path, tmpDir string, err error) {
+	if cfg.Verified {
+		return cfg.Path, "", nil
+	}
+	dir := cfg.CacheDir
+	if dir == "" {
+		if tmpDir, err = os.MkdirTemp("", "obversa-plugin-"); err != nil {
+			return "", "", err
+		}
+		dir = tmpDir
+	}
+	copied, err := CopyBinary(cfg.Name, cfg.Path, dir, CopyOptions{Expected: cfg.SHA256})
+	if err != nil {
+		if tmpDir != "" {
+			_ = os.RemoveAll(tmpDir)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", "", fmt.Errorf("plugin %q: binary %s does not exist: %w", cfg.Name, cfg.Path, ErrPluginMissing)
+		}
+		return "", "", err
+	}
+	return copied.Path, tmpDir, nil
+}
+
+// launch executes the verified binary at path and completes the handshake.
+func launch(ctx context.Context, cfg LaunchConfig, path string) (*Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("plugin %q: launch: %w", cfg.Name, err)
 	}
-	sum, _ := hex.DecodeString(cfg.SHA256) // validated above
-
 	logger := cfg.Logger
 	if logger == nil {
 		logger = hclog.NewNullLogger()
@@ -136,15 +169,33 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Client, error) {
 	// The exec context is detached from ctx: it lives as long as the
 	// plugin and is cancelled only to kill the process.
 	procCtx, stopProc := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(procCtx, cfg.Path, cfg.Args...)
-	cmd.Env = append(make([]string, 0, len(cfg.Env)), cfg.Env...)
-	setProcAttr(cmd)
+	env := append(make([]string, 0, len(cfg.Env)+8), cfg.Env...)
+	newCmd := func() *exec.Cmd {
+		cmd := exec.CommandContext(procCtx, path, cfg.Args...)
+		cmd.Env = env
+		setProcAttr(cmd)
+		return cmd
+	}
+	var run *procRunner
+	sockets, err := socketDir()
+	if err != nil {
+		stopProc()
+		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
+	}
 
 	gp := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: VersionedPlugins(),
-		Cmd:              cmd,
-		SecureConfig:     &goplugin.SecureConfig{Checksum: sum, Hash: sha256.New()},
+		// go-plugin hands its own variables (protocol versions, client
+		// certificate, socket directory) on a command of its own; the
+		// plugin runs as cmd with them added. Its stdin is /dev/null,
+		// never the host's.
+		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
+			env = append(env, spec.Env...)
+			run = newProcRunner(newCmd, logger, cfg.Redact)
+			return run, nil
+		},
+		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: sockets},
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		Managed:          false,
 		AutoMTLS:         true,
@@ -158,9 +209,14 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Client, error) {
 			grpc.MaxCallSendMsgSize(MaxMessageBytes),
 		)},
 	})
+	kill := func() {
+		if run != nil {
+			killGroup(run.cmd)
+		}
+	}
 	fail := func(err error) (*Client, error) {
 		stopProc()
-		killGroup(cmd)
+		kill()
 		gp.Kill()
 		return nil, err
 	}
@@ -179,19 +235,19 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Client, error) {
 	case err = <-started:
 	case <-overdue.C:
 		stopProc()
-		killGroup(cmd)
+		kill()
 		err = <-started
 		if err == nil {
 			err = fmt.Errorf("timeout while waiting for plugin to start")
 		}
 	case <-ctx.Done():
 		stopProc()
-		killGroup(cmd)
+		kill()
 		<-started
 		return fail(fmt.Errorf("plugin %q: launch: %w", cfg.Name, ctx.Err()))
 	}
 	if err != nil {
-		return fail(startError(cfg, startTimeout, err))
+		return fail(startError(cfg, path, startTimeout, err, run))
 	}
 
 	rpc, err := gp.Client()
@@ -207,7 +263,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Client, error) {
 		typ:      cfg.Type,
 		gp:       gp,
 		conn:     grpcClient.Conn,
-		proc:     cmd.Process,
+		proc:     run.cmd.Process,
 		logger:   logger,
 		stopProc: stopProc,
 	}
@@ -254,39 +310,6 @@ func isHexDigest(s string) bool {
 	return true
 }
 
-// go-plugin reports handshake problems only as text; these are the texts
-// of the pinned go-plugin version (client.go), checked by tests.
-const (
-	gpUnrecognized = "Unrecognized remote plugin message: "
-	gpExited       = "plugin exited before we could connect"
-	gpTimeout      = "timeout while waiting for plugin to start"
-)
-
-// startError turns an error of go-plugin's Client.Start into ours.
-func startError(cfg LaunchConfig, timeout time.Duration, err error) error {
-	msg := err.Error()
-	var pathErr *fs.PathError
-	switch {
-	case errors.Is(err, goplugin.ErrChecksumsDoNotMatch):
-		return fmt.Errorf("plugin %q: binary %s changed between the digest check and exec: %w",
-			cfg.Name, cfg.Path, ErrDigestMismatch)
-	case errors.As(err, &pathErr):
-		return fmt.Errorf("plugin %q: executing %s: %w", cfg.Name, cfg.Path, err)
-	case strings.HasPrefix(msg, gpUnrecognized):
-		line, _, _ := strings.Cut(strings.TrimPrefix(msg, gpUnrecognized), "\n")
-		if line == "" {
-			return fmt.Errorf("plugin %q: %s exited before its handshake: %w", cfg.Name, cfg.Path, ErrHandshake)
-		}
-		return fmt.Errorf("plugin %q printed to stdout before its handshake: %q: %w", cfg.Name, line, ErrHandshake)
-	case msg == gpExited:
-		return fmt.Errorf("plugin %q: %s exited before its handshake: %w", cfg.Name, cfg.Path, ErrHandshake)
-	case msg == gpTimeout:
-		return fmt.Errorf("plugin %q: %s did not complete its handshake within %s: %w", cfg.Name, cfg.Path, timeout, ErrHandshake)
-	default:
-		return fmt.Errorf("plugin %q: starting %s: %v: %w", cfg.Name, cfg.Path, err, ErrHandshake)
-	}
-}
-
 // Engine returns the plugin as an Engine. It returns an error wrapping
 // ErrWrongType when the plugin was launched with another Type. Calls on a
 // closed Client fail with ErrPluginTransport or ErrPluginExited.
@@ -320,6 +343,9 @@ func (c *Client) Exited() bool { return c.gp.Exited() }
 func (c *Client) Close() {
 	c.closeOnce.Do(func() {
 		defer c.stopProc()
+		if c.tmpDir != "" {
+			defer os.RemoveAll(c.tmpDir)
+		}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)

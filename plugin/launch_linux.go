@@ -1,7 +1,11 @@
 package plugin
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -20,4 +24,30 @@ func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil && cmd.Process.Pid > 0 {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
+}
+
+// pfExiting is the kernel's PF_EXITING task flag: the process is in exit.
+const pfExiting = 0x4
+
+// exiting reports whether pid is a zombie or already exiting: field 9 of
+// /proc/<pid>/stat (flags) carries PF_EXITING from the start of the exit,
+// before the process closes its files.
+func exiting(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 7 {
+		return false
+	}
+	if f[0] == "Z" || f[0] == "X" {
+		return true
+	}
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	return err == nil && flags&pfExiting != 0
 }

@@ -17,11 +17,12 @@ import (
 )
 
 // markerScript writes an executable shell script that records that it ran
-// by creating "<script>.ran"; it never performs a handshake.
+// by creating "<script>.ran" (wherever the copy it runs as lives); it
+// never performs a handshake.
 func markerScript(t *testing.T) (path, digest string) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "not-a-plugin.sh")
-	body := []byte("#!/bin/sh\necho ran > \"$0.ran\"\n")
+	body := []byte("#!/bin/sh\necho ran > '" + path + ".ran'\n")
 	if err := os.WriteFile(path, body, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestLaunchHandshakeFailures(t *testing.T) {
 		timeout time.Duration
 		mention string
 	}{
-		{"noise", 0, `plugin "fake" printed to stdout before its handshake: "hello from a noisy plugin"`},
+		{"noise", 0, `printed to stdout before its handshake: "hello from a noisy plugin"`},
 		{"exit", 0, "exited before its handshake"},
 		{"slow-start", 300 * time.Millisecond, "did not complete its handshake within 300ms"},
 	}

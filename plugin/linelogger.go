@@ -7,17 +7,22 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// maxLineBytes bounds a buffered line of stray plugin output; longer lines
-// are logged in pieces.
-const maxLineBytes = 64 << 10
+// maxLineBytes bounds a logged line of stray plugin output; the rest of a
+// longer line is counted, not kept.
+const maxLineBytes = 16 << 10
 
-// lineLogger is an io.Writer that logs each complete line written to it,
-// for the plugin's stray stdout and stderr after the handshake.
+// lineLogger is an io.Writer that logs each line written to it, for the
+// plugin's stray stdout and stderr after the handshake. A line longer than
+// maxLineBytes is logged once, cut, with "truncated" = true and its full
+// length in "line_bytes"; a last line without a newline is logged by
+// Flush. Memory stays bounded by maxLineBytes whatever the plugin writes.
 type lineLogger struct {
 	mu     sync.Mutex
 	logger hclog.Logger
 	stream string
 	buf    []byte
+	// over counts the bytes of the current line beyond buf (cut).
+	over int64
 }
 
 func newLineLogger(logger hclog.Logger, stream string) *lineLogger {
@@ -28,25 +33,45 @@ func newLineLogger(logger hclog.Logger, stream string) *lineLogger {
 func (w *lineLogger) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		room := maxLineBytes - len(w.buf)
+		if len(chunk) <= room {
+			w.buf = append(w.buf, chunk...)
+		} else {
+			w.buf = append(w.buf, chunk[:room]...)
+			w.over += int64(len(chunk) - room)
+		}
 		if i < 0 {
 			break
 		}
-		w.log(w.buf[:i])
-		w.buf = w.buf[i+1:]
+		w.emit()
+		p = p[i+1:]
 	}
-	if len(w.buf) >= maxLineBytes {
-		w.log(w.buf)
-		w.buf = nil
-	}
-	if len(w.buf) == 0 {
-		w.buf = nil
-	}
-	return len(p), nil
+	return n, nil
 }
 
-func (w *lineLogger) log(line []byte) {
-	w.logger.Info("plugin output", "stream", w.stream, "line", string(bytes.TrimRight(line, "\r")))
+// Flush logs a pending line that has no newline yet.
+func (w *lineLogger) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf) > 0 || w.over > 0 {
+		w.emit()
+	}
+}
+
+func (w *lineLogger) emit() {
+	line := string(bytes.TrimRight(w.buf, "\r"))
+	if w.over > 0 {
+		w.logger.Info("plugin output", "stream", w.stream, "line", line,
+			"truncated", true, "line_bytes", int64(len(w.buf))+w.over)
+	} else {
+		w.logger.Info("plugin output", "stream", w.stream, "line", line)
+	}
+	w.buf, w.over = w.buf[:0], 0
 }

@@ -1,12 +1,15 @@
 package plugin_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,6 +54,29 @@ func runHelper(mode string) int {
 		fmt.Println("hello from a noisy plugin")
 	case "exit":
 		return 3
+	case "long-line":
+		// A 100 KiB line where the handshake belongs; still alive.
+		fmt.Println(strings.Repeat("x", 100<<10))
+		time.Sleep(time.Minute)
+	case "exit-message":
+		fmt.Fprintln(os.Stderr, "cannot read config /etc/fake.conf; token sekrit-123 rejected")
+		return 1
+	case "kill-self":
+		fmt.Fprintln(os.Stderr, "about to die")
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(time.Minute)
+	case "bind-long":
+		// A plugin that ignores the directory the host offers and binds
+		// under a long TMPDIR instead.
+		_ = os.Setenv("PLUGIN_UNIX_SOCKET_DIR", os.Getenv("TMPDIR"))
+	case "stdout-after":
+		// Writes to the real stdout after the handshake, as a plugin in
+		// another language would: a line, then 1 MiB without a newline.
+		go func() {
+			time.Sleep(200 * time.Millisecond)
+			_, _ = syscall.Write(1, []byte("after the handshake\n"))
+			_, _ = syscall.Write(1, bytes.Repeat([]byte("y"), 1<<20))
+		}()
 	case "slow-start":
 		time.Sleep(time.Minute)
 	case "not-serving":

@@ -78,6 +78,9 @@ const (
 	// ReasonDigest: the signed statement names another SHA-256 than the
 	// binary's.
 	ReasonDigest UntrustedReason = "digest"
+	// ReasonPlatform: the signed statement names another platform
+	// (os/arch) than the machine that is about to run the binary.
+	ReasonPlatform UntrustedReason = "platform"
 )
 
 // UntrustedError reports a binary whose signature was not accepted. It
@@ -320,57 +323,84 @@ type Verified struct {
 // (ReasonUnknownKey), a signature that does not verify
 // (ReasonBadSignature), or a statement for other bytes (ReasonDigest).
 // Failing to read the binary returns that error (fs.ErrNotExist when it is
-// missing).
+// missing, *NotRegularError for a device, pipe or directory). It does not
+// check the statement's platform: a release for another machine may be
+// verified here; CopyBinary, which prepares a binary to run, does.
 func VerifySignature(binPath, sigPath string, keys []PublicKey) (*Verified, error) {
-	untrusted := func(reason UntrustedReason, err error, format string, args ...any) error {
-		return &UntrustedError{Path: binPath, SignaturePath: sigPath, Reason: reason, Detail: fmt.Sprintf(format, args...), Err: err}
-	}
-	text, err := readSignatureFile(sigPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, untrusted(ReasonUnsigned, nil, "no signature %s, but a signature by a trusted key is required; sign it with `obversa plugin sign --key KEY %s`", sigPath, binPath)
-	}
+	ts, err := loadSignature(binPath, sigPath, keys)
 	if err != nil {
-		return nil, untrusted(ReasonUnsigned, err, "reading signature %s: %v", sigPath, err)
+		return nil, err
 	}
-	if len(text) > maxSignatureBytes {
-		return nil, untrusted(ReasonMalformed, nil, "%s is larger than a signature can be (%d bytes)", sigPath, maxSignatureBytes)
-	}
-	sig, err := ParseSignature(text)
-	if err != nil {
-		return nil, untrusted(ReasonMalformed, err, "%s: %v", sigPath, err)
-	}
-	var key *PublicKey
-	trusted := make([]string, 0, len(keys))
-	for i := range keys {
-		trusted = append(trusted, keys[i].ID())
-		if keys[i].ID() == sig.KeyID {
-			key = &keys[i]
-		}
-	}
-	if key == nil {
-		return nil, untrusted(ReasonUnknownKey, nil, "signed by key %s, which is not trusted (trusted keys: %s)", sig.KeyID, strings.Join(trusted, ", "))
-	}
-	f, err := os.Open(binPath)
+	f, err := openRegular(binPath)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	actual, ok, err := sig.Verify(f, *key)
+	actual, ok, err := ts.sig.Verify(f, ts.key)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", binPath, err)
 	}
-	if !ok {
-		return nil, untrusted(ReasonBadSignature, nil, "signature %s by key %s does not verify: the binary (sha256 %s) or the signature changed after signing", sigPath, sig.KeyID, actual)
+	return ts.result(actual, ok)
+}
+
+// trustedSignature is a signature file made by a trusted key, read and
+// parsed, before the binary's bytes are checked against it.
+type trustedSignature struct {
+	binPath, sigPath string
+	sig              *Signature
+	key              PublicKey
+	text             []byte
+}
+
+func (t *trustedSignature) untrusted(reason UntrustedReason, err error, format string, args ...any) error {
+	return &UntrustedError{Path: t.binPath, SignaturePath: t.sigPath, Reason: reason, Detail: fmt.Sprintf(format, args...), Err: err}
+}
+
+// loadSignature reads sigPath and finds the trusted key that made it; the
+// refusals are VerifySignature's.
+func loadSignature(binPath, sigPath string, keys []PublicKey) (*trustedSignature, error) {
+	t := &trustedSignature{binPath: binPath, sigPath: sigPath}
+	text, err := readSignatureFile(sigPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, t.untrusted(ReasonUnsigned, nil, "no signature %s, but a signature by a trusted key is required; sign it with `obversa plugin sign --key KEY %s`", sigPath, binPath)
 	}
-	st, err := ParseStatement(sig.TrustedComment)
 	if err != nil {
-		return nil, untrusted(ReasonMalformed, err, "the trusted comment of %s is not an Obversa plugin statement (%v); sign the binary with `obversa plugin sign`", sigPath, err)
+		return nil, t.untrusted(ReasonUnsigned, err, "reading signature %s: %v", sigPath, err)
+	}
+	if len(text) > maxSignatureBytes {
+		return nil, t.untrusted(ReasonMalformed, nil, "%s is larger than a signature can be (%d bytes)", sigPath, maxSignatureBytes)
+	}
+	sig, err := ParseSignature(text)
+	if err != nil {
+		return nil, t.untrusted(ReasonMalformed, err, "%s: %v", sigPath, err)
+	}
+	trusted := make([]string, 0, len(keys))
+	for i := range keys {
+		trusted = append(trusted, keys[i].ID())
+		if keys[i].ID() == sig.KeyID {
+			t.sig, t.key, t.text = sig, keys[i], text
+			return t, nil
+		}
+	}
+	return nil, t.untrusted(ReasonUnknownKey, nil, "signed by key %s, which is not trusted (trusted keys: %s)", sig.KeyID, strings.Join(trusted, ", "))
+}
+
+// result turns the outcome of Signature.Verify over the binary's bytes
+// (their digest actual, and whether the signature verified) into what the
+// signature proved, or the refusal.
+func (t *trustedSignature) result(actual string, ok bool) (*Verified, error) {
+	if !ok {
+		return nil, t.untrusted(ReasonBadSignature, nil, "signature %s by key %s does not verify: the binary (sha256 %s) or the signature changed after signing", t.sigPath, t.sig.KeyID, actual)
+	}
+	st, err := ParseStatement(t.sig.TrustedComment)
+	if err != nil {
+		return nil, t.untrusted(ReasonMalformed, err, "the trusted comment of %s is not an Obversa plugin statement (%v); sign the binary with `obversa plugin sign`", t.sigPath, err)
 	}
 	if st.SHA256 != actual {
-		return nil, untrusted(ReasonDigest, nil, "signature %s vouches for sha256 %s, but the binary has sha256 %s", sigPath, st.SHA256, actual)
+		return nil, t.untrusted(ReasonDigest, nil, "signature %s vouches for sha256 %s, but the binary has sha256 %s", t.sigPath, st.SHA256, actual)
 	}
-	sigSum := sha256.Sum256(text)
-	return &Verified{KeyID: sig.KeyID, Statement: st, SHA256: actual, Signature: "sha256:" + hex.EncodeToString(sigSum[:])}, nil
+	sigSum := sha256.Sum256(t.text)
+	return &Verified{KeyID: t.sig.KeyID, Statement: st, SHA256: actual, Signature: "sha256:" + hex.EncodeToString(sigSum[:])}, nil
 }
 
 // maxSignatureBytes bounds what is read of a signature file: real ones are
@@ -379,7 +409,7 @@ const maxSignatureBytes = 64 << 10
 
 // readSignatureFile reads at most maxSignatureBytes+1 bytes of path.
 func readSignatureFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}

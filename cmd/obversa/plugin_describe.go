@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -35,15 +36,22 @@ func describeBinary(ctx context.Context, bin string) (*described, error) {
 	if launch.IsSidecar(path) {
 		return nil, fmt.Errorf("%w: %s is a signature, key or checksum file", launch.ErrSidecar, bin)
 	}
-	sum, err := plugin.FileSHA256(path)
+	// The binary is read once, into a private copy named by its digest;
+	// only that copy is executed.
+	tmp, err := os.MkdirTemp("", "obversa-describe-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	copied, err := plugin.CopyBinary("describe", path, tmp, plugin.CopyOptions{})
 	if err != nil {
 		return nil, err
 	}
 	var errs []error
 	for _, typ := range []plugin.Type{plugin.TypeEngine, plugin.TypeNode} {
-		d, err := describeAs(ctx, path, sum, typ)
+		d, err := describeAs(ctx, copied.Path, copied.SHA256, typ)
 		if err == nil {
-			return &described{Path: path, SHA256: sum, Protocol: plugin.ProtocolVersion, Description: d}, nil
+			return &described{Path: path, SHA256: copied.SHA256, Protocol: plugin.ProtocolVersion, Description: d}, nil
 		}
 		if !errors.Is(err, plugin.ErrWrongType) {
 			return nil, err
@@ -56,7 +64,7 @@ func describeBinary(ctx context.Context, bin string) (*described, error) {
 func describeAs(ctx context.Context, path, sum string, typ plugin.Type) (*plugin.Description, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c, err := plugin.Launch(ctx, plugin.LaunchConfig{Name: "describe", Type: typ, Path: path, SHA256: sum, Env: launch.Env(nil)})
+	c, err := plugin.Launch(ctx, plugin.LaunchConfig{Name: "describe", Type: typ, Path: path, SHA256: sum, Verified: true, Env: launch.Env(nil)})
 	if err != nil {
 		return nil, err
 	}

@@ -39,8 +39,9 @@ func newPluginLockCmd() *cobra.Command {
 		Short: "Pin every plugin of a run file (digest, and signature where trusted_keys apply) in obversa.lock.hcl beside it",
 		Long: `lock hashes every plugin binary of the run file and records its SHA-256 in
 obversa.lock.hcl beside the run file. Where trusted_keys apply, the binary's
-signature (BIN.minisig) must verify with one of them, and its key id and
-digest are recorded too. A plugin already pinned to another digest is
+signature (BIN.minisig) must verify with one of them and name this
+platform, and its key id and digest are recorded too. A path that is not
+a regular file (a device, a named pipe) is refused without reading it. A plugin already pinned to another digest is
 refused unless --upgrade is given. Nothing is written if any plugin fails.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -64,7 +65,7 @@ refused unless --upgrade is given. Nothing is written if any plugin fails.`,
 				if err != nil {
 					return usageErr(err)
 				}
-				src, err := launch.CheckSource(pl.Name, pl.Path, pl.SHA256, keys)
+				src, err := launch.CheckSource(pl.Name, pl.Path, pl.SHA256, keys, "")
 				if errors.Is(err, fs.ErrNotExist) {
 					return usageErr(fmt.Errorf("%w: plugin %q: %s does not exist; build it or fix `path` in %s", watchdog.ErrPluginMissing, pl.Name, pl.Path, args[0]))
 				}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -504,6 +505,13 @@ func TestTrustSignatures(t *testing.T) {
 		{name: "statement names another digest", trust: `trusted_keys = ["RELEASE"]`,
 			prepare: func(t *testing.T, s *trustSetup) { signOtherDigest(t, filepath.Join(s.dir, "keys/release.key"), s.bin) },
 			detail:  "vouches for sha256 " + strings.Repeat("ab", 32)},
+		{name: "signed for another platform", trust: `trusted_keys = ["RELEASE"]`,
+			prepare: func(t *testing.T, s *trustSetup) {
+				if r := obversa(t, s.dir, "plugin", "sign", "--key", "keys/release.key", "--name", "cmd", "--version", "0.1.0",
+					"--os", "plan9", "--arch", runtime.GOARCH, s.bin); r.code != 0 {
+					t.Fatalf("sign: %s", r.stderr)
+				}
+			}, detail: "is for cmd 0.1.0 on plan9/" + runtime.GOARCH + ", but this machine is " + runtime.GOOS + "/" + runtime.GOARCH},
 		{name: "binary swapped after signing", trust: `trusted_keys = ["RELEASE"]`,
 			prepare: func(t *testing.T, s *trustSetup) {
 				signBin(t, s.dir, "keys/release.key", s.bin)

@@ -3,7 +3,6 @@ package launch
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -13,59 +12,21 @@ import (
 // CachePath returns where the pinned copy of a binary with digest sum (hex)
 // lives: <storage>/plugins/sha256/<hex>.
 func CachePath(storageDir, sum string) string {
-	return filepath.Join(storageDir, "plugins", "sha256", sum)
+	return filepath.Join(CacheDir(storageDir), sum)
 }
 
-// Cache copies the binary at src into the plugin cache under its digest and
-// returns the cached path. The copy is written to a temporary file, synced,
-// checked against sum, made read-only and renamed into place, so a reader
-// never sees a partial binary. An existing entry is re-hashed and reused;
-// one whose bytes no longer match returns an error wrapping
-// ErrPluginChanged. src must itself hash to sum (plugin.DigestMismatchError
-// otherwise).
-func Cache(storageDir, name, src, sum string) (string, error) {
-	dst := CachePath(storageDir, sum)
-	if _, err := os.Stat(dst); err == nil {
-		return dst, VerifyCached(name, dst, sum)
+// CacheDir returns the plugin cache of a storage directory:
+// <storage>/plugins/sha256.
+func CacheDir(storageDir string) string {
+	return filepath.Join(storageDir, "plugins", "sha256")
+}
+
+// cacheError reports a tampered cache entry as PLUGIN_CHANGED.
+func cacheError(err error) error {
+	if errors.Is(err, plugin.ErrCacheChanged) {
+		return fmt.Errorf("%w: %v", ErrPluginChanged, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return "", err
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		return "", fmt.Errorf("plugin %q: %w", name, err)
-	}
-	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, in); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	got, err := plugin.FileSHA256(tmp.Name())
-	if err != nil {
-		return "", err
-	}
-	if got != sum {
-		return "", &plugin.DigestMismatchError{Name: name, Path: src, Expected: sum, Actual: got}
-	}
-	if err := os.Chmod(tmp.Name(), 0o555); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return "", err
-	}
-	return dst, syncDir(filepath.Dir(dst))
+	return err
 }
 
 // VerifyCached re-hashes a cache entry (DESIGN §7): bytes that no longer

@@ -25,11 +25,18 @@ func markerPlugin(t *testing.T, dir string) (path, digest string) {
 	return path, digest
 }
 
+// cache places src in storage's plugin cache as a run start does.
+func cache(t *testing.T, storage, src, digest string) (string, error) {
+	t.Helper()
+	s, err := launch.CheckSource("p", src, digest, nil, storage)
+	return s.Cached, err
+}
+
 func TestCacheIsContentAddressedAndReadOnly(t *testing.T) {
 	t.Parallel()
 	storage := t.TempDir()
 	src, digest := markerPlugin(t, t.TempDir())
-	got, err := launch.Cache(storage, "p", src, digest)
+	got, err := cache(t, storage, src, digest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,14 +50,14 @@ func TestCacheIsContentAddressedAndReadOnly(t *testing.T) {
 	if st.Mode().Perm() != 0o555 {
 		t.Errorf("cache entry mode %v, want r-xr-xr-x", st.Mode().Perm())
 	}
-	// The source may now change or vanish: the entry stays, and caching
-	// the same digest again reuses it.
+	// Checking the same bytes again reuses the entry; the source may then
+	// vanish: the entry stays.
+	again, err := launch.CheckSource("p", src, digest, nil, storage)
+	if err != nil || again.Cached != got {
+		t.Errorf("CheckSource again = %+v, %v; want the existing entry", again, err)
+	}
 	if err := os.Remove(src); err != nil {
 		t.Fatal(err)
-	}
-	again, err := launch.Cache(storage, "p", src, digest)
-	if err != nil || again != got {
-		t.Errorf("Cache again = %s, %v; want the existing entry", again, err)
 	}
 	if err := launch.VerifyCached("p", got, digest); err != nil {
 		t.Errorf("VerifyCached = %v", err)
@@ -61,7 +68,7 @@ func TestCacheRefusesWrongSource(t *testing.T) {
 	t.Parallel()
 	src, _ := markerPlugin(t, t.TempDir())
 	wrong := strings.Repeat("0", 64)
-	_, err := launch.Cache(t.TempDir(), "p", src, wrong)
+	_, err := cache(t, t.TempDir(), src, wrong)
 	if !errors.Is(err, plugin.ErrDigestMismatch) {
 		t.Fatalf("Cache(wrong digest) = %v, want ErrDigestMismatch", err)
 	}
@@ -83,14 +90,14 @@ func TestTamperedCacheIsPluginChanged(t *testing.T) {
 	t.Parallel()
 	storage := t.TempDir()
 	src, digest := markerPlugin(t, t.TempDir())
-	cached, err := launch.Cache(storage, "p", src, digest)
+	cached, err := cache(t, storage, src, digest)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tamper(t, cached)
 	for name, err := range map[string]error{
 		"VerifyCached": launch.VerifyCached("p", cached, digest),
-		"Cache":        func() error { _, err := launch.Cache(storage, "p", src, digest); return err }(),
+		"CheckSource":  func() error { _, err := launch.CheckSource("p", src, digest, nil, storage); return err }(),
 	} {
 		if !errors.Is(err, launch.ErrPluginChanged) || !strings.Contains(err.Error(), "PLUGIN_CHANGED") || !strings.Contains(err.Error(), digest) {
 			t.Errorf("%s = %v, want PLUGIN_CHANGED naming the pinned digest", name, err)
@@ -119,7 +126,7 @@ func TestStartLaunchesFromCache(t *testing.T) {
 	t.Parallel()
 	storage := t.TempDir()
 	src, digest := markerPlugin(t, t.TempDir())
-	cached, err := launch.Cache(storage, "p", src, digest)
+	cached, err := cache(t, storage, src, digest)
 	if err != nil {
 		t.Fatal(err)
 	}

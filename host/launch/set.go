@@ -16,11 +16,17 @@ import (
 
 // Options configures Start.
 type Options struct {
-	// StorageDir holds the plugin cache.
+	// StorageDir holds the plugin cache; every plugin is executed from its
+	// entry there, never from its source path.
 	StorageDir string
-	// FromSource launches the pinned source binaries instead of the cache
-	// (the pre-run check, before the cache is filled).
-	FromSource bool
+	// Fresh says that this process has just written and verified the
+	// cache entries (the pre-run check, through CheckSource), so they are
+	// not hashed again: a binary is hashed once per run start (DESIGN §9).
+	// false = each entry is re-verified before it is executed (a worker).
+	Fresh bool
+	// Redact, when set, redacts known secrets from plugin stderr quoted
+	// in start errors.
+	Redact func(string) string
 	// Logger receives the plugins' stderr logs; nil discards.
 	Logger hclog.Logger
 	// HealthTimeout bounds each health check; default 5 s.
@@ -53,9 +59,8 @@ func Start(ctx context.Context, plugins []plan.PluginPlan, o Options) (*Set, err
 }
 
 func (s *Set) start(ctx context.Context, p plan.PluginPlan, o Options) error {
-	path := p.Source
-	if !o.FromSource {
-		path = CachePath(o.StorageDir, p.SHA256)
+	path := CachePath(o.StorageDir, p.SHA256)
+	if !o.Fresh {
 		if err := VerifyCached(p.Name, path, p.SHA256); err != nil {
 			return err
 		}
@@ -65,8 +70,8 @@ func (s *Set) start(ctx context.Context, p plan.PluginPlan, o Options) error {
 		logger = hclog.NewNullLogger()
 	}
 	c, err := plugin.Launch(ctx, plugin.LaunchConfig{
-		Name: p.Name, Type: plugin.Type(p.Type), Path: path, SHA256: p.SHA256,
-		Args: p.Args, Env: Env(p.Env, p.PassEnv...), Logger: logger,
+		Name: p.Name, Type: plugin.Type(p.Type), Path: path, SHA256: p.SHA256, Verified: true,
+		Args: p.Args, Env: Env(p.Env, p.PassEnv...), Logger: logger, Redact: o.Redact,
 	})
 	if err != nil {
 		return err

@@ -85,39 +85,34 @@ type Source struct {
 	SHA256 string
 	// Verified is the signature check, nil when no key was required.
 	Verified *plugin.Verified
+	// Cached is the verified copy in the plugin cache, the file to execute;
+	// empty when CheckSource was given no storage directory.
+	Cached string
 }
 
-// CheckSource hashes a plugin's source binary and, when keys is not
-// empty, verifies its signature (path + ".minisig") against them. The
+// CheckSource reads a plugin's source binary once (plugin.CopyBinary):
+// it hashes it, verifies its signature (path + ".minisig") against keys
+// when keys is not empty, including that the signed statement names this
+// platform, and, when storageDir is not empty, places the verified bytes
+// in the plugin cache (CachePath), the only copy that is ever executed. The
 // digest is compared with expected (when not empty) before the signature
 // is looked at, so a swapped binary is reported as a digest mismatch
 // naming both digests. Errors name the plugin: ErrSidecar for a path that
-// names a signature or checksum file, an fs.ErrNotExist error for a
-// missing binary, *plugin.DigestMismatchError, or *plugin.UntrustedError
-// (PLUGIN_UNTRUSTED).
-func CheckSource(name, path, expected string, keys []plugin.PublicKey) (Source, error) {
+// names a signature or checksum file, *plugin.NotRegularError for a
+// device, pipe or directory, an fs.ErrNotExist error for a missing binary,
+// *plugin.DigestMismatchError, *plugin.UntrustedError (PLUGIN_UNTRUSTED),
+// or ErrPluginChanged for a cache entry with other bytes.
+func CheckSource(name, path, expected string, keys []plugin.PublicKey, storageDir string) (Source, error) {
 	if IsSidecar(path) {
 		return Source{}, fmt.Errorf("%w: plugin %q: %s is a signature, key or checksum file; `path` must name the plugin binary itself", ErrSidecar, name, path)
 	}
-	actual, err := plugin.FileSHA256(path)
+	dir := ""
+	if storageDir != "" {
+		dir = CacheDir(storageDir)
+	}
+	c, err := plugin.CopyBinary(name, path, dir, plugin.CopyOptions{Expected: expected, Keys: keys})
 	if err != nil {
-		return Source{}, fmt.Errorf("plugin %q: %w", name, err)
+		return Source{}, cacheError(err)
 	}
-	if expected != "" && actual != expected {
-		return Source{}, &plugin.DigestMismatchError{Name: name, Path: path, Expected: expected, Actual: actual}
-	}
-	src := Source{SHA256: actual}
-	if len(keys) == 0 {
-		return src, nil
-	}
-	v, err := plugin.VerifySignature(path, path+plugin.SignatureSuffix, keys)
-	if err != nil {
-		return Source{}, fmt.Errorf("plugin %q: %w", name, err)
-	}
-	if v.SHA256 != actual {
-		// The file changed between the two reads.
-		return Source{}, &plugin.DigestMismatchError{Name: name, Path: path, Expected: actual, Actual: v.SHA256}
-	}
-	src.Verified = v
-	return src, nil
+	return Source{SHA256: c.SHA256, Verified: c.Verified, Cached: c.Path}, nil
 }

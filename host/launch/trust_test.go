@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -137,15 +138,42 @@ func TestCheckSource(t *testing.T) {
 	sign(t, k, bin, "p", "1")
 	unsigned := writeFile(t, dir, "unsigned-bin", "plugin bytes", 0o755)
 	other := strings.Repeat("ab", 32)
+	// A release signed for another platform (lock and run refuse it, as
+	// install does).
+	elsewhere := writeFile(t, dir, "elsewhere-bin", "plugin bytes", 0o755)
+	otherOS := "plan9"
+	if runtime.GOOS == otherOS {
+		otherOS = "linux"
+	}
+	sig, _, err := k.Sign(elsewhere, plugin.Statement{Name: "p", Version: "1", Protocol: plugin.ProtocolVersion, OS: otherOS, Arch: runtime.GOARCH})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "elsewhere-bin"+plugin.SignatureSuffix, string(sig), 0o644)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("cached", func(t *testing.T) {
+		storage := t.TempDir()
+		src, err := launch.CheckSource("p", bin, digest, nil, storage)
+		if err != nil || src.Cached != launch.CachePath(storage, digest) {
+			t.Fatalf("CheckSource = %+v, %v; want the copy at %s", src, err, launch.CachePath(storage, digest))
+		}
+		if err := launch.VerifyCached("p", src.Cached, digest); err != nil {
+			t.Errorf("cached copy: %v", err)
+		}
+	})
 
 	t.Run("pinned, no keys", func(t *testing.T) {
-		src, err := launch.CheckSource("p", bin, digest, nil)
+		src, err := launch.CheckSource("p", bin, digest, nil, "")
 		if err != nil || src.SHA256 != digest || src.Verified != nil {
 			t.Errorf("CheckSource = %+v, %v", src, err)
 		}
 	})
 	t.Run("signed by a trusted key", func(t *testing.T) {
-		src, err := launch.CheckSource("p", bin, digest, []plugin.PublicKey{stranger.PublicKey(), k.PublicKey()})
+		src, err := launch.CheckSource("p", bin, digest, []plugin.PublicKey{stranger.PublicKey(), k.PublicKey()}, "")
 		if err != nil || src.Verified == nil || src.Verified.KeyID != k.ID() || src.SHA256 != digest {
 			t.Errorf("CheckSource = %+v, %v", src, err)
 		}
@@ -163,10 +191,15 @@ func TestCheckSource(t *testing.T) {
 		{"digest before signature", bin, other, []plugin.PublicKey{stranger.PublicKey()}, plugin.ErrDigestMismatch, []string{digest, other, bin}},
 		{"unsigned", unsigned, digest, []plugin.PublicKey{k.PublicKey()}, plugin.ErrUntrusted, []string{`plugin "p"`, "PLUGIN_UNTRUSTED", "no signature"}},
 		{"wrong key", bin, digest, []plugin.PublicKey{stranger.PublicKey()}, plugin.ErrUntrusted, []string{"PLUGIN_UNTRUSTED", k.ID()}},
+		{"signed for another platform", elsewhere, "", []plugin.PublicKey{k.PublicKey()}, plugin.ErrUntrusted,
+			[]string{`plugin "p"`, "PLUGIN_UNTRUSTED", otherOS + "/" + runtime.GOARCH, "this machine is " + runtime.GOOS + "/" + runtime.GOARCH}},
+		{"named pipe", fifo, "", nil, plugin.ErrNotRegular, []string{`plugin "p"`, fifo, "a named pipe"}},
+		{"character device", "/dev/zero", "", nil, plugin.ErrNotRegular, []string{`plugin "p"`, "/dev/zero", "a character device"}},
+		{"directory", dir, "", nil, plugin.ErrNotRegular, []string{`plugin "p"`, dir, "a directory"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := launch.CheckSource("p", tt.path, tt.expected, tt.keys)
+			_, err := launch.CheckSource("p", tt.path, tt.expected, tt.keys, "")
 			if !errors.Is(err, tt.is) {
 				t.Fatalf("CheckSource = %v, want %v", err, tt.is)
 			}

@@ -29,6 +29,10 @@ var (
 	// ErrPluginMissing is returned by Prepare when a plugin binary does not
 	// exist.
 	ErrPluginMissing = errors.New("plugin binary not found")
+	// ErrNotRegular is returned by Prepare and Pins when a plugin path
+	// names a device, named pipe, socket or directory rather than a
+	// binary; nothing is read from it.
+	ErrNotRegular = errors.New("plugin path is not a regular file")
 )
 
 // DiagnosticsError carries the run file's diagnostics; the CLI prints them

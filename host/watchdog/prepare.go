@@ -45,12 +45,13 @@ type Prepared struct {
 }
 
 // Prepare decodes and validates the run file, resolves every plugin's pin
-// (run file `sha256`, else obversa.lock.hcl), checks each binary's digest
-// and, where trusted_keys apply, its signature (DESIGN §7), checks that a
-// cached copy of each pinned binary, if one exists, is intact, launches
-// each plugin once (handshake, health, Describe, Configure) and compiles
-// the definition and plan. Nothing is written except, with
-// TrustOnFirstUse, the lock file. Errors: *DiagnosticsError for the run
+// (run file `sha256`, else obversa.lock.hcl), copies each binary into the
+// plugin cache while checking its digest and, where trusted_keys apply,
+// its signature (DESIGN §7; an existing cache entry must hold the same
+// bytes), launches each plugin once from its cache entry (handshake,
+// health, Describe, Configure) and compiles the definition and plan.
+// Nothing of the run is written; the plugin cache is filled and, with
+// TrustOnFirstUse, the lock file written. Errors: *DiagnosticsError for the run
 // file, ErrUnpinned, ErrPinConflict, ErrPluginMissing,
 // *plugin.DigestMismatchError, *plugin.UntrustedError (PLUGIN_UNTRUSTED),
 // launch.ErrTrustedKey, launch.ErrSidecar, launch.ErrPluginChanged
@@ -74,7 +75,7 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 		}
 		rf.Storage.Namespace = o.Namespace
 	}
-	pins, err := Pins(rf, path, o.TrustOnFirstUse)
+	pins, err := Pins(rf, path, o.TrustOnFirstUse, rf.Storage.Directory)
 	if err != nil {
 		return nil, err
 	}
@@ -97,15 +98,9 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 		pl := &p.Plugins[i]
 		pin := pins[pl.Name]
 		pl.KeyID, pl.Signature = pin.KeyID, pin.Signature
-		cached := launch.CachePath(p.Storage.Directory, pl.SHA256)
-		if _, err := os.Lstat(cached); err == nil {
-			if err := launch.VerifyCached(pl.Name, cached, pl.SHA256); err != nil {
-				return nil, err
-			}
-		}
 	}
 	if !o.SkipPluginCheck {
-		set, err := launch.Start(ctx, p.Plugins, launch.Options{FromSource: true, Logger: o.Logger})
+		set, err := launch.Start(ctx, p.Plugins, launch.Options{StorageDir: p.Storage.Directory, Fresh: true, Logger: o.Logger})
 		if err != nil {
 			return nil, err
 		}
@@ -126,16 +121,20 @@ type Pin struct {
 
 // Pins resolves each plugin's expected digest — the run file's `sha256`,
 // else obversa.lock.hcl; both must agree when both exist — and checks the
-// binary on disk against it; where trusted_keys apply (launch.TrustedKeys)
-// it also requires a valid signature by one of them. A plugin pinned
-// nowhere is refused unless tofu is set, in which case its current digest
-// (and verified signature) is written to the lock file once every plugin
-// has passed. Errors name the plugin, the path and, for a mismatch, both
-// digests and the command that re-pins: ErrPinConflict, ErrUnpinned,
-// ErrPluginMissing, *plugin.DigestMismatchError, *plugin.UntrustedError,
-// launch.ErrTrustedKey, launch.ErrSidecar, or a *DiagnosticsError for an
-// invalid lock file.
-func Pins(rf *hcl.RunFile, runFile string, tofu bool) (map[string]Pin, error) {
+// binary on disk against it, reading it once (launch.CheckSource); where
+// trusted_keys apply (launch.TrustedKeys) it also requires a valid
+// signature by one of them for this platform. With storageDir set, the
+// checked bytes are placed in that storage directory's plugin cache, the
+// only copy a run executes. A plugin pinned nowhere is refused unless tofu
+// is set, in which case its current digest (and verified signature) is
+// written to the lock file once every plugin has passed. Errors name the
+// plugin, the path and, for a mismatch, both digests and the command that
+// re-pins: ErrPinConflict, ErrUnpinned, ErrPluginMissing, ErrNotRegular
+// (a device, pipe or directory), *plugin.DigestMismatchError,
+// *plugin.UntrustedError, launch.ErrTrustedKey, launch.ErrSidecar,
+// launch.ErrPluginChanged, or a *DiagnosticsError for an invalid lock
+// file.
+func Pins(rf *hcl.RunFile, runFile string, tofu bool, storageDir string) (map[string]Pin, error) {
 	lockPath := hcl.LockFilePath(runFile)
 	lf, diags := hcl.DecodeLockFile(lockPath)
 	if diags.HasErrors() {
@@ -158,13 +157,13 @@ func Pins(rf *hcl.RunFile, runFile string, tofu bool) (map[string]Pin, error) {
 		case expected == "" && inLock:
 			expected = locked.SHA256
 		case expected == "" && !tofu:
-			if _, err := launch.CheckSource(pl.Name, pl.Path, "", nil); err != nil {
+			if _, err := launch.CheckSource(pl.Name, pl.Path, "", nil, ""); err != nil {
 				return nil, pinError(err, rf, pl, runFile)
 			}
 			return nil, fmt.Errorf("%w: plugin %q (%s) has no sha256 in the run file and no entry in %s; run `obversa plugin lock %s` to pin it",
 				ErrUnpinned, pl.Name, pl.Path, lockPath, runFile)
 		}
-		src, err := launch.CheckSource(pl.Name, pl.Path, expected, keys)
+		src, err := launch.CheckSource(pl.Name, pl.Path, expected, keys, storageDir)
 		if err != nil {
 			return nil, pinError(err, rf, pl, runFile)
 		}
@@ -190,7 +189,11 @@ func Pins(rf *hcl.RunFile, runFile string, tofu bool) (map[string]Pin, error) {
 // pinError adds to a CheckSource error what the user should do.
 func pinError(err error, rf *hcl.RunFile, pl *hcl.Plugin, runFile string) error {
 	var mismatch *plugin.DigestMismatchError
+	var notRegular *plugin.NotRegularError
 	switch {
+	case errors.As(err, &notRegular):
+		return fmt.Errorf("%w: plugin %q: path %s is %s; `path` in %s must name the plugin binary, a regular file",
+			ErrNotRegular, pl.Name, pl.Path, notRegular.Kind, rf.Filename)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w: plugin %q: %s does not exist; build it (make build) or fix `path` in %s", ErrPluginMissing, pl.Name, pl.Path, rf.Filename)
 	case errors.As(err, &mismatch) && pl.SHA256 != "":
@@ -226,8 +229,8 @@ func Policy(p *plan.Plan) store.Policy {
 	return pol
 }
 
-// Create writes the prepared run: the run directory, the pinned copies of
-// its plugins in the cache, and graph:run-started carrying the definition
+// Create writes the prepared run (whose plugins Prepare placed in the
+// cache): the run directory and graph:run-started carrying the definition
 // and plan with their digests. It takes the run's ownership before
 // appending and returns it, for Supervise (SuperviseOptions.Owner).
 // graph:run-started is exempt from max_event_payload_bytes: it must hold
@@ -237,11 +240,8 @@ func Create(ctx context.Context, pr *Prepared) (store.Record, store.Ownership, e
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, pl := range pr.Plan.Plugins {
-		if _, err := launch.Cache(pr.Plan.Storage.Directory, pl.Name, pl.Source, pl.SHA256); err != nil {
-			return nil, nil, err
-		}
-	}
+	// Prepare placed every plugin in the cache; the worker re-verifies
+	// each entry before executing it.
 	pol := Policy(pr.Plan)
 	pol.MaxEventPayloadBytes = 0
 	run, err := st.CreateRun(ctx, pr.Plan.RunID, pol)

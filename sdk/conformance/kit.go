@@ -167,11 +167,19 @@ func Check(ctx context.Context, binaryPath string, opts Options) (*Report, error
 	case st.Mode().Perm()&0o111 == 0:
 		return nil, fmt.Errorf("%s is not executable: %w", bin, ErrBinary)
 	}
-	sha, err := plugin.FileSHA256(bin)
+	// The binary is read once, into a private copy named by its digest;
+	// every case executes that copy, never the path given.
+	tmp, err := os.MkdirTemp("", "obversa-conformance-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	copied, err := plugin.CopyBinary("conformance", bin, tmp, plugin.CopyOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", err, ErrBinary)
 	}
-	k := &kit{bin: bin, sha: sha, opts: opts, typ: opts.pluginType(), env: opts.environment(), logger: opts.Logger}
+	sha := copied.SHA256
+	k := &kit{bin: copied.Path, sha: sha, opts: opts, typ: opts.pluginType(), env: opts.environment(), logger: opts.Logger}
 	if k.logger == nil {
 		k.logger = hclog.NewNullLogger()
 	}
@@ -344,7 +352,7 @@ type session struct {
 // launch starts the plugin through plugin.Launch, as a run would.
 func (k *kit) launch(ctx context.Context) (*session, error) {
 	c, err := plugin.Launch(ctx, plugin.LaunchConfig{
-		Name: "conformance", Type: k.typ, Path: k.bin, SHA256: k.sha,
+		Name: "conformance", Type: k.typ, Path: k.bin, SHA256: k.sha, Verified: true,
 		Args: k.opts.Args, Env: k.env, Logger: k.logger,
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"math/big"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/obversa/obversa/plugin"
@@ -50,6 +51,19 @@ type rawProcess struct {
 // thread, with the host's parent-death signal (rawProcAttr). The caller
 // must call stop.
 func rawStart(bin string, args, env, handshake []string) (*rawProcess, error) {
+	for i := 0; ; i++ {
+		p, err := rawStartOnce(bin, args, env, handshake)
+		// The kit's private copy of the binary was written moments ago: a
+		// child another goroutine forked meanwhile may still hold it open
+		// for writing until it execs (golang.org/issue/22315).
+		if !errors.Is(err, syscall.ETXTBSY) || i == 20 {
+			return p, err
+		}
+		time.Sleep(time.Duration(i+1) * time.Millisecond)
+	}
+}
+
+func rawStartOnce(bin string, args, env, handshake []string) (*rawProcess, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(append([]string{}, env...), handshake...)
 	rawProcAttr(cmd)

@@ -1,0 +1,102 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+)
+
+// StartError reports a plugin that was executed but did not complete its
+// handshake, with what the host saw of it. It matches ErrHandshake.
+type StartError struct {
+	// Name is the plugin name, Path the binary executed.
+	Name, Path string
+	// What happened, in words: "exited before its handshake", "printed to
+	// stdout before its handshake: \"…\"", "wrote a line of 102400 bytes
+	// on stdout before its handshake (…)", "did not complete its handshake
+	// within 10s", or go-plugin's own text.
+	What string
+	// Exit is how the process ended on its own: "exit code 1", "killed by
+	// signal SIGSEGV"; empty when it was still running (the host then
+	// killed it).
+	Exit string
+	// Cause, when known, names the underlying problem, e.g. a unix socket
+	// path too long to bind.
+	Cause string
+	// Stderr is the last 4 KiB (at most) of the plugin's stderr, with the
+	// host's known secrets redacted.
+	Stderr string
+}
+
+// Error names the plugin and says what happened, how it ended and what it
+// last wrote to stderr.
+func (e *StartError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "plugin %q: %s %s", e.Name, e.Path, e.What)
+	if e.Exit != "" {
+		fmt.Fprintf(&b, " (%s)", e.Exit)
+	}
+	if e.Cause != "" {
+		fmt.Fprintf(&b, "; %s", e.Cause)
+	}
+	if s := strings.TrimSpace(e.Stderr); s != "" {
+		fmt.Fprintf(&b, "; its stderr ends with:\n%s\n", s)
+	} else {
+		b.WriteString("; it wrote nothing to stderr")
+	}
+	return b.String() + ": " + ErrHandshake.Error()
+}
+
+// Is reports whether target is ErrHandshake.
+func (e *StartError) Is(target error) bool { return target == ErrHandshake }
+
+// go-plugin reports handshake problems only as text; these are the texts
+// of the pinned go-plugin version (client.go), checked by tests.
+const (
+	gpUnrecognized = "Unrecognized remote plugin message: "
+	gpExited       = "plugin exited before we could connect"
+	gpTimeout      = "timeout while waiting for plugin to start"
+)
+
+// exitWait bounds the wait for a failed plugin's exit status; go-plugin
+// kills the process when the handshake fails, so it comes at once.
+const exitWait = 2 * time.Second
+
+// startError turns an error of go-plugin's Client.Start into ours, using
+// what the runner saw (nil when the process never started).
+func startError(cfg LaunchConfig, path string, timeout time.Duration, err error, run *procRunner) error {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) || run == nil || run.cmd.Process == nil {
+		return fmt.Errorf("plugin %q: executing %s: %w", cfg.Name, path, err)
+	}
+	e := &StartError{Name: cfg.Name, Path: path}
+	msg := err.Error()
+	<-run.lineDone
+	switch {
+	case run.longLine > 0:
+		e.What = fmt.Sprintf("wrote a line of %d bytes on stdout before its handshake (the handshake line comes first and is at most %d bytes; logs belong on stderr)",
+			run.longLine, maxHandshakeBytes)
+	case strings.HasPrefix(msg, gpUnrecognized):
+		line, _, _ := strings.Cut(strings.TrimPrefix(msg, gpUnrecognized), "\n")
+		if line == "" {
+			e.What = "exited before its handshake"
+		} else {
+			e.What = fmt.Sprintf("printed to stdout before its handshake: %q", line)
+		}
+	case msg == gpExited:
+		e.What = "exited before its handshake"
+	case msg == gpTimeout:
+		e.What = fmt.Sprintf("did not complete its handshake within %s", timeout)
+	default:
+		e.What = "failed its handshake: " + msg
+	}
+	e.Exit = run.exitWithin(exitWait)
+	e.Stderr = run.stderr.String()
+	if strings.Contains(e.Stderr, "bind: invalid argument") {
+		e.Cause = fmt.Sprintf("it could not bind its unix socket, which happens when the socket path is over %d bytes (the host offered the directory %s in %s)",
+			maxSocketPath, socketDirOf(cfg), envUnixSocketDir)
+	}
+	return e
+}

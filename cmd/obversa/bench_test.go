@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/obversa/obversa/host/executor"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/store"
 )
 
@@ -127,11 +127,11 @@ func foldTime(b *testing.B, runDir string) time.Duration {
 		b.Fatal(err)
 	}
 	defer run.Close()
-	x, err := executor.New(b.Context(), executor.Options{Run: run})
+	st, err := runstate.Load(b.Context(), run)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if x.Finished() == nil {
+	if st.Finished() == nil {
 		b.Fatal("the folded record has no result")
 	}
 	return time.Since(start)

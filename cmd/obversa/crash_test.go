@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/internal/failpoint"
 )
 
 // crashRunFile is a two-node graph whose first node ("work") leaves one
@@ -133,7 +134,7 @@ func TestCrashMatrix(t *testing.T) {
 				if tt.point == "during" {
 					r = killDuring(t, dir, runFile, eff)
 				} else {
-					r = obversaEnv(t, dir, []string{watchdog.FaultEnv + "=" + tt.point + ":work:" + filepath.Join(dir, "fault.flag")}, "run", "--run-id", "c", runFile)
+					r = obversaEnv(t, dir, []string{failpoint.Env + "=" + tt.point + ":work:" + filepath.Join(dir, "fault.flag")}, "run", "--run-id", "c", runFile)
 				}
 				runDir := runDirOf(runFile, "c")
 				st := status(t, runDir)
@@ -203,7 +204,7 @@ func workerPID(t *testing.T, runDir string) int {
 				PID int `json:"pid"`
 			} `json:"data"`
 		}
-		if json.Unmarshal([]byte(line), &e) == nil && e.Type == watchdog.EventWorkerStarted {
+		if json.Unmarshal([]byte(line), &e) == nil && e.Type == runstate.EventWorkerStarted {
 			pid = e.Data.PID
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/obversa/obversa/host/executor"
-	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/store"
 )
@@ -98,7 +98,7 @@ func printPreflight(w io.Writer, r *watchdog.Report, dir string) {
 	fmt.Fprintf(w, "preflight:  %s\n", p.Phase)
 	fmt.Fprintf(w, "probes:     %d started, %d finished\n", p.Probes, p.Finished)
 	if o := p.OpenProbe; o != nil {
-		fmt.Fprintf(w, "open probe: %s (%s check of lane %q, target %s), left open by a crash\n", o.ProbeID, o.Check, o.Lane, executor.TargetName(o.Target))
+		fmt.Fprintf(w, "open probe: %s (%s check of lane %q, target %s), left open by a crash\n", o.ProbeID, o.Check, o.Lane, runstate.TargetName(o.Target))
 		fmt.Fprintf(w, "next:       obversa preflight interrupt %s\n", dir)
 	}
 	if p.PauseEventID != "" {
@@ -121,10 +121,10 @@ func printPreflight(w io.Writer, r *watchdog.Report, dir string) {
 		case a.LiveProbe != "":
 			live = "live " + a.LiveProbe
 		}
-		fmt.Fprintf(w, "admitted:   %s → %s (static %s, %s)\n", l, executor.TargetName(a.Target), a.Static, live)
+		fmt.Fprintf(w, "admitted:   %s → %s (static %s, %s)\n", l, runstate.TargetName(a.Target), a.Static, live)
 	}
 	for _, b := range p.Blocked {
-		fmt.Fprintf(w, "blocked:    %s %s: %s\n", b.Lane, executor.TargetName(b.Target), b.Reason)
+		fmt.Fprintf(w, "blocked:    %s %s: %s\n", b.Lane, runstate.TargetName(b.Target), b.Reason)
 	}
 	if p.Failed != nil {
 		fmt.Fprintf(w, "failed:     %s\n", p.Failed.Message)
@@ -137,19 +137,14 @@ func printPreflight(w io.Writer, r *watchdog.Report, dir string) {
 
 // preflightHint explains a preflight pause or a refused start in the
 // human form of a result.
-func preflightHint(w io.Writer, res *graph.RunResult, dir string) {
-	if res == nil || (res.Code != executor.CodePreflightPaused && res.Code != executor.CodeProtocol) {
+func preflightHint(w io.Writer, res *runstate.Result, dir string) {
+	if res == nil || res.Output == nil || (res.Code != runstate.CodePreflightPaused && res.Code != runstate.CodeProtocol) {
 		return
 	}
-	var out struct {
-		ID      string `json:"preflight_event_id"`
-		Message string `json:"message"`
+	if m := res.Output.Message; m != "" {
+		fmt.Fprintf(w, "%s: %s\n", res.Code, m)
 	}
-	_ = json.Unmarshal(res.Output, &out)
-	if out.Message != "" {
-		fmt.Fprintf(w, "%s: %s\n", res.Code, out.Message)
-	}
-	if out.ID != "" {
-		fmt.Fprintf(w, "carry it on with `obversa resume --preflight %s %s`\n", out.ID, dir)
+	if id := res.Output.PreflightEventID; id != "" {
+		fmt.Fprintf(w, "carry it on with `obversa resume --preflight %s %s`\n", id, dir)
 	}
 }

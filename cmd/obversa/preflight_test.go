@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/sdk"
 	"github.com/obversa/obversa/sdk/enginetest"
@@ -196,7 +197,7 @@ func pauseID(t *testing.T, out map[string]any) string {
 	t.Helper()
 	o, _ := out["output"].(map[string]any)
 	id, _ := o["preflight_event_id"].(string)
-	if out["kind"] != "pause" || out["code"] != "PREFLIGHT_PAUSED" || id == "" {
+	if out["kind"] != "paused" || out["code"] != "PREFLIGHT_PAUSED" || id == "" {
 		t.Fatalf("result %v, want a PREFLIGHT_PAUSED pause with its event id", out)
 	}
 	return id
@@ -404,7 +405,7 @@ func TestPreflightInterruptedProbe(t *testing.T) {
 	r := newPFRun(t)
 	r.setReady(true)
 	flag := filepath.Join(r.dir, "fault.flag")
-	res, out := r.run("OBVERSA_FAULT=in-probe:w/live:" + flag)
+	res, out := r.run(failpoint.Env + "=in-probe:w/live:" + flag)
 	if res.code != exitFailed || out["code"] != "PROTOCOL" {
 		log, _ := os.ReadFile(filepath.Join(r.runDir, "worker.log"))
 		t.Fatalf("run: exit %d %v, want PROTOCOL: %s\nworker.log:\n%s", res.code, out, res.stderr, log)
@@ -459,7 +460,7 @@ func TestPreflightInterruptedProbe(t *testing.T) {
 		t.Errorf("a repeated interrupt appended events")
 	}
 	tail := before[len(before)-3:]
-	if diff := cmp.Diff([]string{"preflight:probe-finished", "preflight:paused", "graph:run-waiting pause"}, tail); diff != "" {
+	if diff := cmp.Diff([]string{"preflight:probe-finished", "preflight:paused", "graph:run-waiting paused"}, tail); diff != "" {
 		t.Errorf("interrupt events (-want +got):\n%s", diff)
 	}
 	if rep := r.report(); rep["phase"] != "paused" || rep["pause_reason"] != "interrupted" || rep["usage"] != "unknown" {

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/obversa/obversa/host/graph"
-	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/store"
 )
 
@@ -56,7 +56,7 @@ func progressLine(e store.Event) string {
 		return fmt.Sprintf("  paused     %s: waits for %s", d.Position, d.Request.Kind)
 	case graph.EventNodeResumed:
 		return "  resumed    " + d.Position
-	case watchdog.EventWorkerExited:
+	case runstate.EventWorkerExited:
 		return fmt.Sprintf("  worker crashed (exit %d %s); restart %d", d.ExitCode, d.Signal, d.Restart+1)
 	}
 	return ""

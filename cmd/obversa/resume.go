@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/store"
 )
@@ -66,29 +68,43 @@ func newResumeCmd(g *globals) *cobra.Command {
 
 func newApproveCmd(g *globals) *cobra.Command {
 	var deny bool
+	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "approve [--deny] RUN POSITION",
-		Short: "Record a decision on a position waiting for approval; `obversa resume` then acts on it",
-		Args:  cobra.ExactArgs(2),
+		Use:   "approve [--deny] [--timeout D] RUN POSITION",
+		Short: "Decide a position waiting for approval: recorded at once, or by the run's live worker",
+		Long: `Records allow (or, with --deny, deny) for a position paused for approval.
+
+On a paused run the decision is recorded at once; ` + "`obversa resume --position`" + ` then acts on it.
+On a run whose worker is live, the decision is queued for the worker, which records it
+itself and carries the position on at once (allowed: it starts; denied: it fails DENIED);
+approve waits up to --timeout for its answer. One position takes one decision: a second
+approve or deny is refused, naming the decision already recorded.`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, err := g.runDir(args[0])
 			if err != nil {
 				return err
 			}
-			if err := watchdog.Approve(cmd.Context(), dir, args[1], deny); err != nil {
-				if errors.Is(err, watchdog.ErrResumePosition) || errors.Is(err, watchdog.ErrAlreadyDecided) {
-					return usageErr(err)
-				}
+			a, err := watchdog.Approve(cmd.Context(), dir, args[1], deny, timeout)
+			switch {
+			case errors.Is(err, runstate.ErrNotAwaitingApproval), errors.Is(err, watchdog.ErrAlreadyDecided):
+				return usageErr(err)
+			case err != nil:
 				return failedErr(err)
 			}
 			verb := "approved"
 			if deny {
 				verb = "denied"
 			}
+			if a.Request != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s: recorded by the run's live worker (request %s); the run carries on\n", verb, args[1], a.Request)
+				return nil
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s %s; run `obversa resume --position %s %s` to carry on\n", verb, args[1], args[1], args[0])
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&deny, "deny", false, "deny instead of allow: resume then records DENIED")
+	cmd.Flags().BoolVar(&deny, "deny", false, "deny instead of allow: the position then fails DENIED")
+	cmd.Flags().DurationVar(&timeout, "timeout", watchdog.DefaultApproveTimeout, "how long to wait for a live worker's answer")
 	return cmd
 }

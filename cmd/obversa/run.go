@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/store"
 )
@@ -121,16 +121,13 @@ func refusal(err error) error {
 }
 
 // report prints a run result and returns the exit status for it.
-func report(w io.Writer, res *graph.RunResult, dir string, asJSON bool) error {
+func report(w io.Writer, res *runstate.Result, dir string, asJSON bool) error {
 	// A large output lives in an artifact; show the whole of it.
-	if ref, ok := executor.OutputArtifact(res); ok {
-		if run, err := store.OpenRunDirReadOnly(context.Background(), dir); err == nil {
-			if out, err := run.ReadArtifact(context.Background(), ref); err == nil {
-				full := *res
-				full.Output = out
-				res = &full
-			}
-			run.Close()
+	if out := res.Output; out != nil && out.Artifact != nil {
+		if full, err := readOutput(dir, *out.Artifact); err == nil {
+			cp := *res
+			cp.Output = full
+			res = &cp
 		}
 	}
 	if asJSON {
@@ -141,37 +138,44 @@ func report(w io.Writer, res *graph.RunResult, dir string, asJSON bool) error {
 		fmt.Fprintf(w, "record: %s\n", dir)
 		fmt.Fprintf(w, "inspect: obversa status %s   obversa events %s\n", dir, dir)
 	}
-	switch res.Kind {
-	case "complete":
+	switch {
+	case res.Kind == runstate.KindComplete:
 		return nil
-	case "pause":
+	case res.Kind == runstate.KindPaused:
 		return &exitError{code: exitPaused}
 	default:
 		return &exitError{code: exitFailed}
 	}
 }
 
-// summary is the one-line human form of a result.
-func summary(res *graph.RunResult) string {
-	var out struct {
-		Nodes            json.RawMessage `json:"nodes"`
-		Failed           []string        `json:"failed"`
-		Message          string          `json:"message"`
-		Waiting          []graph.PauseRequest
-		PreflightEventID string `json:"preflight_event_id"`
-		Errors           map[string]struct {
-			Code     string `json:"code"`
-			Message  string `json:"message"`
-			Position string `json:"position"`
-		} `json:"errors"`
+// readOutput reads back a run output kept as an artifact.
+func readOutput(dir string, ref graph.ArtifactRef) (*runstate.Output, error) {
+	run, err := store.OpenRunDirReadOnly(context.Background(), dir)
+	if err != nil {
+		return nil, err
 	}
-	_ = json.Unmarshal(res.Output, &out)
+	defer run.Close()
+	b, err := run.ReadArtifact(context.Background(), store.ArtifactRef(ref))
+	if err != nil {
+		return nil, err
+	}
+	var out runstate.Output
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// summary is the one-line human form of a result.
+func summary(res *runstate.Result) string {
+	out := res.Output
+	if out == nil {
+		out = &runstate.Output{}
+	}
 	switch res.Kind {
-	case "complete":
-		var nodes map[string]json.RawMessage
-		_ = json.Unmarshal(out.Nodes, &nodes)
-		return fmt.Sprintf("complete: %d nodes passed", len(nodes))
-	case "pause":
+	case runstate.KindComplete:
+		return fmt.Sprintf("complete: %d nodes passed", len(out.Nodes))
+	case runstate.KindPaused:
 		switch {
 		case out.PreflightEventID != "":
 			return fmt.Sprintf("paused %s: resume with `obversa resume --preflight %s RUN`", res.Code, out.PreflightEventID)
@@ -179,15 +183,15 @@ func summary(res *graph.RunResult) string {
 			return fmt.Sprintf("paused %s: %s", res.Code, out.Message)
 		}
 		var w []string
-		for _, p := range out.Waiting {
+		for _, p := range out.Paused {
 			w = append(w, p.Position+" ("+p.Kind+")")
 		}
-		msg := "paused: waiting on " + strings.Join(w, ", ")
-		for _, p := range out.Waiting {
+		msg := "paused at " + strings.Join(w, ", ")
+		for _, p := range out.Paused {
 			switch p.Kind {
-			case "approval":
+			case graph.PauseApproval:
 				msg += fmt.Sprintf("\n  next: obversa approve [--deny] RUN %s, then obversa resume --position %s RUN", p.Position, p.Position)
-			case "reconcile-attempt":
+			case graph.PauseReconcile:
 				msg += fmt.Sprintf("\n  next: check whether attempt %s took effect, then obversa resume --position %s --reconciled=done|not-done RUN", p.AttemptID, p.Position)
 			}
 		}

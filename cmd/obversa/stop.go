@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/obversa/obversa/host/executor"
-	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/store"
 )
@@ -51,29 +49,15 @@ func holder(ctx context.Context, dir string) (store.Holder, bool, error) {
 }
 
 // stopIdle ends a run no watchdog holds (paused, or interrupted) by
-// recording STOPPED under the run's lock; an ended run is left alone.
+// recording STOPPED; an ended run is left alone.
 func stopIdle(cmd *cobra.Command, dir string) error {
-	ctx := cmd.Context()
-	run, err := store.OpenRunDir(ctx, dir, store.Policy{})
-	if err != nil {
-		return failedErr(err)
-	}
-	defer run.Close()
-	owner, err := run.Lock(ctx)
-	if err != nil {
-		return failedErr(err)
-	}
-	defer owner.Release()
-	x, err := executor.New(ctx, executor.Options{Run: run})
-	if err != nil {
-		return failedErr(err)
-	}
-	if f := x.Finished(); f != nil {
-		return usageErr(fmt.Errorf("the run already ended (%s %s); nothing to stop", f.Kind, f.Code))
-	}
-	out, _ := json.Marshal(map[string]string{"message": "stopped by obversa stop while no watchdog held the run"})
-	res := graph.RunResult{RunID: run.ID(), Kind: "fail", Code: watchdog.CodeStopped, Output: out}
-	if _, err := run.Append(ctx, run.Rev(), store.NewEvent{Type: graph.EventRunFinished, Data: res}); err != nil {
+	res, err := watchdog.StopIdle(cmd.Context(), dir)
+	switch {
+	case errors.Is(err, watchdog.ErrAlreadyEnded):
+		return usageErr(fmt.Errorf("the run already ended (%s %s); nothing to stop", res.Kind, res.Code))
+	case errors.Is(err, store.ErrProcessLocked):
+		return failedErr(fmt.Errorf("%w; the run's watchdog went away while this command looked: try `obversa stop` again", err))
+	case err != nil:
 		return failedErr(err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "recorded STOPPED for %s\n", dir)

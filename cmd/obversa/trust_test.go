@@ -21,7 +21,7 @@ import (
 	"aead.dev/minisign"
 
 	"github.com/obversa/obversa/hcl"
-	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -265,7 +265,7 @@ func TestTrustRestartRunsPinnedBytes(t *testing.T) {
 				t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
 			runDir := runDirOf(s.runFile, "rb")
-			if n := countEvents(t, runDir, watchdog.EventWorkerStarted); n != 2 {
+			if n := countEvents(t, runDir, runstate.EventWorkerStarted); n != 2 {
 				t.Errorf("%d workers started, want 2 (one restart)", n)
 			}
 			if b, _ := os.ReadFile(effectsFile); strings.Count(string(b), "\n") != 2 {
@@ -362,8 +362,8 @@ func lastWorkerPID(t *testing.T, runDir string) int {
 	t.Helper()
 	pid := 0
 	forEvents(t, runDir, func(typ string, data json.RawMessage) {
-		if typ == watchdog.EventWorkerStarted {
-			var d watchdog.WorkerStartedData
+		if typ == runstate.EventWorkerStarted {
+			var d runstate.WorkerStartedData
 			if json.Unmarshal(data, &d) == nil {
 				pid = d.PID
 			}

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/internal/proc"
 )
 
@@ -114,14 +116,14 @@ func TestRestartExhausted(t *testing.T) {
 	t.Parallel()
 	runFile, dir, _ := watchdogCase{restart: `max_restarts = 1
   initial_backoff = "50ms"`, limits: `timeout = "1m"`, slow: "true"}.write(t)
-	r := obversaEnv(t, dir, []string{watchdog.FaultEnv + "=after-dispatch:fast:-"}, "run", "--run-id", "x", runFile)
+	r := obversaEnv(t, dir, []string{failpoint.Env + "=after-dispatch:fast:-"}, "run", "--run-id", "x", runFile)
 	runDir := runDirOf(runFile, "x")
 	st := status(t, runDir)
 	res := recorded(t, runDir, "graph:run-finished")
 	if r.code != exitFailed || len(res) != 1 || res[0]["code"] != watchdog.CodeRestartExhausted || st.RestartCount != 1 {
 		t.Fatalf("exit %d, result %v, restarts %d: %s", r.code, res, st.RestartCount, r.stderr)
 	}
-	if n := len(recorded(t, runDir, watchdog.EventWorkerExited)); n != 2 {
+	if n := len(recorded(t, runDir, runstate.EventWorkerExited)); n != 2 {
 		t.Fatalf("%d worker crashes recorded, want 2", n)
 	}
 }
@@ -132,7 +134,7 @@ func TestTimeoutDuringBackoff(t *testing.T) {
   initial_backoff = "30s"
   max_backoff = "30s"`, limits: `timeout = "2s"`, slow: "true"}.write(t)
 	start := time.Now()
-	r := obversaEnv(t, dir, []string{watchdog.FaultEnv + "=after-dispatch:fast:" + filepath.Join(dir, "flag")}, "run", "--run-id", "x", runFile)
+	r := obversaEnv(t, dir, []string{failpoint.Env + "=after-dispatch:fast:" + filepath.Join(dir, "flag")}, "run", "--run-id", "x", runFile)
 	res := recorded(t, runDirOf(runFile, "x"), "graph:run-finished")
 	if r.code != exitFailed || len(res) != 1 || res[0]["code"] != watchdog.CodeTimeout {
 		t.Fatalf("exit %d, result %v: %s", r.code, res, r.stderr)
@@ -141,9 +143,9 @@ func TestTimeoutDuringBackoff(t *testing.T) {
 		t.Fatalf("the timeout took %s to stop a 30 s backoff", el)
 	}
 	// Resuming after the deadline returns TIMEOUT without a worker.
-	before := len(recorded(t, runDirOf(runFile, "x"), watchdog.EventWorkerStarted))
+	before := len(recorded(t, runDirOf(runFile, "x"), runstate.EventWorkerStarted))
 	obversa(t, dir, "resume", runDirOf(runFile, "x"))
-	if after := len(recorded(t, runDirOf(runFile, "x"), watchdog.EventWorkerStarted)); after != before {
+	if after := len(recorded(t, runDirOf(runFile, "x"), runstate.EventWorkerStarted)); after != before {
 		t.Fatalf("resume after the deadline started a worker")
 	}
 }
@@ -151,13 +153,13 @@ func TestTimeoutDuringBackoff(t *testing.T) {
 func TestOutputLimit(t *testing.T) {
 	t.Parallel()
 	runFile, dir, _ := watchdogCase{restart: `max_restarts = 3`, limits: `timeout = "1m"`, slow: "true"}.write(t)
-	r := obversaEnv(t, dir, []string{watchdog.FaultEnv + "=flood::-"}, "run", "--run-id", "x", runFile)
+	r := obversaEnv(t, dir, []string{failpoint.Env + "=flood::-"}, "run", "--run-id", "x", runFile)
 	runDir := runDirOf(runFile, "x")
 	res := recorded(t, runDir, "graph:run-finished")
 	if r.code != exitFailed || len(res) != 1 || res[0]["code"] != watchdog.CodeOutputLimit {
 		t.Fatalf("exit %d, result %v: %s", r.code, res, r.stderr)
 	}
-	if n := len(recorded(t, runDir, watchdog.EventWorkerStarted)); n != 1 {
+	if n := len(recorded(t, runDir, runstate.EventWorkerStarted)); n != 1 {
 		t.Fatalf("%d workers started, want 1 (no restart after OUTPUT_LIMIT)", n)
 	}
 	if fi, err := os.Stat(filepath.Join(runDir, "worker.log")); err != nil || fi.Size() > watchdog.MaxWorkerOutput {
@@ -209,7 +211,7 @@ func TestWatchdogKilled(t *testing.T) {
 	if n := effects(t, fast); n != 1 {
 		t.Fatalf("the completed node ran %d times", n)
 	}
-	if n := len(recorded(t, runDir, watchdog.EventTakeover)); n != 1 {
+	if n := len(recorded(t, runDir, runstate.EventTakeover)); n != 1 {
 		t.Fatalf("%d takeovers recorded", n)
 	}
 }
@@ -273,13 +275,13 @@ func TestWorkspaceDriftDuringBackoff(t *testing.T) {
 		t.Fatal(err)
 	}
 	flag := filepath.Join(t.TempDir(), "flag")
-	cmd, errb := startRun(t, dir, runFile, "x", watchdog.FaultEnv+"=after-dispatch:fast:"+flag)
+	cmd, errb := startRun(t, dir, runFile, "x", failpoint.Env+"=after-dispatch:fast:"+flag)
 	runDir := runDirOf(runFile, "x")
 	waitFor(t, 30*time.Second, "the crash snapshot", func() bool {
 		if _, err := os.Stat(filepath.Join(runDir, "events.jsonl")); err != nil {
 			return false
 		}
-		return len(recorded(t, runDir, watchdog.EventWorkspaceSnapshot)) == 1
+		return len(recorded(t, runDir, runstate.EventWorkspaceSnapshot)) == 1
 	})
 	if err := os.WriteFile(data, []byte("edited during backoff\n"), 0o644); err != nil {
 		t.Fatal(err)

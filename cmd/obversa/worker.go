@@ -16,6 +16,7 @@ const cpuProfileEnv = "OBVERSA_WORKER_CPUPROFILE"
 
 func newWorkerCmd() *cobra.Command {
 	var dir string
+	var restart int
 	cmd := &cobra.Command{
 		Use:    "worker --run-dir DIR",
 		Short:  "Run a stored run's executor (started by the watchdog)",
@@ -33,13 +34,14 @@ func newWorkerCmd() *cobra.Command {
 				}
 				defer pprof.StopCPUProfile()
 			}
-			if _, err := watchdog.Work(cmd.Context(), dir, os.Stdin); err != nil {
+			if _, err := watchdog.Work(cmd.Context(), dir, restart, os.Stdin); err != nil {
 				return failedErr(err)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&dir, "run-dir", "", "run directory")
+	cmd.Flags().IntVar(&restart, "restart", 0, "how many workers the watchdog started before this one")
 	_ = cmd.MarkFlagRequired("run-dir")
 	return cmd
 }

@@ -153,7 +153,7 @@ func Run(binDir string, log io.Writer) (rep *Report, err error) {
 	}
 	rep.Calls = append(rep.Calls, strings.Fields(string(calls))...)
 
-	rep.OK = rep.Paused.Exit == 3 && rep.Paused.Kind == "pause" && rep.Paused.Code == "PREFLIGHT_PAUSED" &&
+	rep.OK = rep.Paused.Exit == 3 && rep.Paused.Kind == "paused" && rep.Paused.Code == "PREFLIGHT_PAUSED" &&
 		rep.PreflightEventID != "" && rep.DispatchedBeforeResume == 0 &&
 		rep.Resumed.Exit == 0 && rep.Resumed.Kind == "complete" && slices.Equal(rep.Calls, wantCalls)
 	return rep, nil

@@ -31,7 +31,7 @@ func TestExample(t *testing.T) {
 		t.Fatalf("Run: %v\n%s", err, log.String())
 	}
 	want := &Report{
-		Paused:                 Result{Kind: "pause", Code: "PREFLIGHT_PAUSED", Exit: 3},
+		Paused:                 Result{Kind: "paused", Code: "PREFLIGHT_PAUSED", Exit: 3},
 		PreflightEventID:       "preflight-pause-1",
 		DispatchedBeforeResume: 0,
 		Resumed:                Result{Kind: "complete", Exit: 0},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
 )
@@ -18,13 +19,13 @@ import (
 // stays started in the record.
 func (x *Executor) attempt(runCtx context.Context, s start) {
 	ctx := runCtx
-	if s.node.TimeoutMS > 0 {
+	if t := s.node.Timeout(); t > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(runCtx, time.Duration(s.node.TimeoutMS)*time.Millisecond)
+		ctx, cancel = context.WithTimeout(runCtx, t)
 		defer cancel()
 	}
 	results, err := x.loadResults(ctx, s)
-	var events []store.NewEvent
+	var events []event
 	switch {
 	case err != nil:
 		events = x.failed(s, CodeInput, "", err.Error())
@@ -43,7 +44,7 @@ func (x *Executor) attempt(runCtx context.Context, s start) {
 
 // send hands the events of attempt s to the loop and waits until they are
 // durable.
-func (x *Executor) send(ctx context.Context, s start, events []store.NewEvent, settle bool) error {
+func (x *Executor) send(ctx context.Context, s start, events []event, settle bool) error {
 	m := message{node: s.node.ID, position: s.position, events: events, settle: settle, ack: make(chan error, 1)}
 	select {
 	case x.msgs <- m:
@@ -80,15 +81,14 @@ func (x *Executor) loadResults(ctx context.Context, s start) (map[string]json.Ra
 }
 
 // failed builds a node-failed settle.
-func (x *Executor) failed(s start, code, kind, msg string) []store.NewEvent {
-	e, _ := newEvent(graph.EventNodeFailed, graph.FailedData{Node: s.node.ID, Position: s.position, Code: code, Message: msg, FailureKind: kind})
-	return []store.NewEvent{e}
+func (x *Executor) failed(s start, code, kind, msg string) []event {
+	return []event{newEvent(graph.EventNodeFailed, graph.FailedData{Node: s.node.ID, Position: s.position, Code: code, Message: msg, FailureKind: kind})}
 }
 
 // completed builds a node-completed settle, moving a result too large for
 // an event into an artifact; one too large for an artifact fails the node
 // RESULT_TOO_LARGE.
-func (x *Executor) completed(ctx context.Context, s start, result json.RawMessage) []store.NewEvent {
+func (x *Executor) completed(ctx context.Context, s start, result json.RawMessage) []event {
 	data := graph.CompletedData{Node: s.node.ID, Position: s.position, Result: result}
 	if !x.fitsEvent(len(result)) {
 		ref, err := x.o.Run.PutArtifact(ctx, result, "application/json", "node-result")
@@ -102,12 +102,11 @@ func (x *Executor) completed(ctx context.Context, s start, result json.RawMessag
 		r := graph.ArtifactRef(ref)
 		data.Result, data.ResultArtifact = nil, &r
 	}
-	e, _ := newEvent(graph.EventNodeCompleted, data)
-	return []store.NewEvent{e}
+	return []event{newEvent(graph.EventNodeCompleted, data)}
 }
 
 // invoke runs a binding node.
-func (x *Executor) invoke(ctx context.Context, s start, results map[string]json.RawMessage) []store.NewEvent {
+func (x *Executor) invoke(ctx context.Context, s start, results map[string]json.RawMessage) []event {
 	b, ok := x.o.Bindings[s.node.Binding]
 	if !ok {
 		return x.failed(s, CodeNodeFailed, "", fmt.Sprintf("%v: binding %q", ErrPluginMissing, s.node.Binding))
@@ -116,10 +115,16 @@ func (x *Executor) invoke(ctx context.Context, s start, results map[string]json.
 	if err != nil {
 		return x.failed(s, CodeInput, "", err.Error())
 	}
+	if failpoint.Enabled {
+		failpoint.Hit(ctx, failpoint.BeforePlugin, s.node.ID)
+	}
 	out, err := b.Invoke(ctx, plugin.InvokeRequest{
 		RunID: x.plan.RunID, NodeID: s.node.ID, Position: s.position, AttemptID: s.attempt,
 		Input: input, WorkspaceDir: x.plan.Workspace.Root, Timeout: remaining(ctx),
 	})
+	if failpoint.Enabled {
+		failpoint.Hit(ctx, failpoint.AfterPlugin, s.node.ID)
+	}
 	if err != nil {
 		if x.pluginDied(err) {
 			return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
 )
@@ -63,7 +64,7 @@ func live(targets []plugin.Identity, retired []graph.RetiredTarget) []plugin.Ide
 // one live fallback sharing the attempt's deadline. Each call is recorded
 // (graph:engine-attempt-recorded) and, when it proves a target dead, the
 // retirement (graph:model-unavailable) is durable before the fallback.
-func (x *Executor) engine(ctx context.Context, s start, results map[string]json.RawMessage) []store.NewEvent {
+func (x *Executor) engine(ctx context.Context, s start, results map[string]json.RawMessage) []event {
 	lane, ok := x.plan.Lane(s.node.Lane)
 	if !ok {
 		return x.failed(s, CodeNodeFailed, "", fmt.Sprintf("lane %q is not in the plan", s.node.Lane))
@@ -72,7 +73,7 @@ func (x *Executor) engine(ctx context.Context, s start, results map[string]json.
 	if err != nil {
 		return x.failed(s, CodeInput, "", err.Error())
 	}
-	targets := live(lane.Targets(), x.retiredSnapshot())
+	targets := live(lane.Targets(), x.rs.Retired())
 	if len(targets) > 2 {
 		targets = targets[:2]
 	}
@@ -89,51 +90,57 @@ func (x *Executor) engine(ctx context.Context, s start, results map[string]json.
 			return x.failed(s, CodeNodeFailed, "", fmt.Sprintf("%v: engine %q", ErrPluginMissing, t.Adapter))
 		}
 		seq++
+		if failpoint.Enabled {
+			failpoint.Hit(ctx, failpoint.BeforePlugin, s.node.ID)
+		}
 		res, err := eng.Run(ctx, plugin.RunRequest{
 			Purpose: plugin.PurposeOrdinary, RunID: x.plan.RunID, NodeID: s.node.ID, Position: s.position,
 			AttemptID: s.attempt, Target: t, Prompt: prompt, Tools: t.Tools,
 			WorkspaceDir: x.plan.Workspace.Root, Timeout: remaining(ctx),
 		}, func(plugin.RunEvent) error { return nil })
+		if failpoint.Enabled {
+			failpoint.Hit(ctx, failpoint.AfterPlugin, s.node.ID)
+		}
 		rec := graph.EngineAttemptData{Node: s.node.ID, Position: s.position, Sequence: seq,
 			Requested: mustJSON(t), Effective: json.RawMessage("null"), Usage: mustJSON(plugin.Usage{})}
 		if err == nil {
 			rec.Outcome, rec.Effective, rec.Usage = "completed", mustJSON(res.Effective), mustJSON(res.Usage)
 			if err := x.keepParts(ctx, &rec, mustJSON(res.Parts)); err != nil {
-				e, _ := newEvent(graph.EventEngineAttempt, rec)
+				e := newEvent(graph.EventEngineAttempt, rec)
 				code := store.Code(err)
 				if errors.Is(err, store.ErrStorageLimitExceeded) {
 					code = CodeResultTooLarge
 				}
-				return append([]store.NewEvent{e}, x.failed(s, code, "", "keeping the engine result: "+err.Error())...)
+				return append([]event{e}, x.failed(s, code, "", "keeping the engine result: "+err.Error())...)
 			}
-			e, _ := newEvent(graph.EventEngineAttempt, rec)
+			e := newEvent(graph.EventEngineAttempt, rec)
 			final, ok := res.Final()
 			if !ok {
-				return append([]store.NewEvent{e}, x.failed(s, CodeNodeFailed, string(plugin.FailureUnknown), "engine result has no final part")...)
+				return append([]event{e}, x.failed(s, CodeNodeFailed, string(plugin.FailureUnknown), "engine result has no final part")...)
 			}
 			value := final.JSON
 			if final.Kind != plugin.PartStructured {
 				value = mustJSON(final.Text)
 			}
-			return append([]store.NewEvent{e}, x.completed(ctx, s, value)...)
+			return append([]event{e}, x.completed(ctx, s, value)...)
 		}
 		if x.pluginDied(err) {
 			return nil
 		}
 		code, kind := classify(ctx, err)
 		rec.Outcome, rec.FailureKind, rec.Message = "failed", kind, err.Error()
-		e, _ := newEvent(graph.EventEngineAttempt, rec)
+		e := newEvent(graph.EventEngineAttempt, rec)
 		var f *plugin.Failure
 		var retire []graph.RetiredTarget
 		if errors.As(err, &f) && ctx.Err() == nil {
 			retire = Retire(t, f)
 		}
 		if len(retire) == 0 {
-			return append([]store.NewEvent{e}, x.failed(s, code, kind, err.Error())...)
+			return append([]event{e}, x.failed(s, code, kind, err.Error())...)
 		}
-		mu, _ := newEvent(graph.EventModelUnavailable, graph.ModelUnavailableData{Node: s.node.ID, Position: s.position, FailureKind: kind, Retired: retire})
+		mu := newEvent(graph.EventModelUnavailable, graph.ModelUnavailableData{Node: s.node.ID, Position: s.position, FailureKind: kind, Retired: retire})
 		// Durable before any fallback is tried.
-		if err := x.send(ctx, s, []store.NewEvent{e, mu}, false); err != nil {
+		if err := x.send(ctx, s, []event{e, mu}, false); err != nil {
 			return x.failed(s, CodeNodeFailed, kind, "recording the engine attempt: "+err.Error())
 		}
 	}
@@ -154,14 +161,6 @@ func (x *Executor) keepParts(ctx context.Context, rec *graph.EngineAttemptData, 
 	r := graph.ArtifactRef(ref)
 	rec.PartsArtifact = &r
 	return nil
-}
-
-// retiredSnapshot copies the retired list under the loop's ownership: the
-// attempt goroutine reads it only at start, before handing events over.
-func (x *Executor) retiredSnapshot() []graph.RetiredTarget {
-	x.retiredMu.Lock()
-	defer x.retiredMu.Unlock()
-	return append([]graph.RetiredTarget(nil), x.retired...)
 }
 
 func mustJSON(v any) json.RawMessage {

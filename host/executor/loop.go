@@ -8,6 +8,8 @@ import (
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/store"
 )
 
@@ -31,9 +33,9 @@ type start struct {
 // cancelled, nothing more is recorded for them, and ctx.Err() is returned:
 // the record then shows them started, and the next worker recovers them by
 // the crash table.
-func (x *Executor) Execute(ctx context.Context) (*graph.RunResult, error) {
-	if x.finished != nil {
-		return x.finished, nil
+func (x *Executor) Execute(ctx context.Context) (*runstate.Result, error) {
+	if f := x.rs.Finished(); f != nil {
+		return f, nil
 	}
 	// Preflight (preflight.go) decides before anything is dispatched.
 	if res, err := x.preflight(ctx); res != nil || err != nil {
@@ -61,6 +63,8 @@ func (x *Executor) Execute(ctx context.Context) (*graph.RunResult, error) {
 	}
 	x.launch(ctx, append(starts, more...))
 
+	var requests requestPoll
+	defer requests.stop()
 	for {
 		if x.active == 0 {
 			return x.finish(ctx)
@@ -71,6 +75,13 @@ func (x *Executor) Execute(ctx context.Context) (*graph.RunResult, error) {
 			return nil, ctx.Err()
 		case err := <-x.fatal:
 			return nil, err
+		case <-requests.tick(x.o.Requests != nil && x.rs.AwaitingApproval()):
+			starts, err := x.answerRequests(ctx)
+			if err != nil {
+				return nil, err
+			}
+			x.launch(ctx, starts)
+			continue
 		case m = <-x.msgs:
 		}
 		// Whatever else has settled meanwhile shares this append: one
@@ -152,8 +163,10 @@ func (x *Executor) handleGroup(ctx context.Context, msgs []message) ([]start, er
 	if err != nil {
 		return nil, err
 	}
-	for _, node := range settled {
-		_ = x.fault(ctx, nil, FaultAfterResult, node)
+	if failpoint.Enabled {
+		for _, node := range settled {
+			failpoint.Hit(ctx, failpoint.AfterResult, node)
+		}
 	}
 	return starts, nil
 }
@@ -183,16 +196,14 @@ func (x *Executor) refuseResult(ctx context.Context, m message, cause error) ([]
 	return starts, x.commit(ctx, b)
 }
 
-// refold rebuilds the state from the record after a refused append.
+// refold rebuilds the state from the record after a refused append: what
+// was folded for the refused batch is dropped.
 func (x *Executor) refold(ctx context.Context) error {
-	fresh, err := New(ctx, x.o)
+	fresh, err := runstate.Load(ctx, x.o.Run)
 	if err != nil {
 		return err
 	}
-	x.retiredMu.Lock()
-	x.retired = fresh.retired
-	x.retiredMu.Unlock()
-	x.state, x.rev, x.seq, x.waiting = fresh.state, fresh.rev, fresh.seq, fresh.waiting
+	x.rs, x.rev = fresh, fresh.Rev()
 	return nil
 }
 
@@ -202,13 +213,12 @@ func (x *Executor) refold(ctx context.Context) error {
 // with a reconcile-attempt request, node code is not called.
 func (x *Executor) recover(b *batch) ([]start, error) {
 	var starts []start
-	for _, n := range x.state.InFlight() {
+	for _, n := range x.rs.Graph().InFlight() {
 		if n.Status == graph.StatusStarted {
 			if n.Def.Lane != "" {
 				// The engine call the crash cut off: no identity is known.
-				x.seq[n.Position]++
 				if err := x.add(b, graph.EventEngineAttempt, graph.EngineAttemptData{
-					Node: n.Def.ID, Position: n.Position, Sequence: x.seq[n.Position],
+					Node: n.Def.ID, Position: n.Position, Sequence: x.rs.Sequence(n.Position) + 1,
 					Requested: json.RawMessage("null"), Effective: json.RawMessage("null"),
 					Usage: json.RawMessage(`{"known":false}`), Outcome: "interrupted",
 				}); err != nil {
@@ -217,12 +227,12 @@ func (x *Executor) recover(b *batch) ([]start, error) {
 			}
 			if !n.RetrySafe {
 				if err := x.add(b, graph.EventNodePaused, graph.PausedData{Node: n.Def.ID, Position: n.Position,
-					Request: graph.PauseRequest{Kind: "reconcile-attempt", Position: n.Position, AttemptID: x.attemptID(n)}}); err != nil {
+					Request: graph.PauseRequest{Kind: graph.PauseReconcile, Position: n.Position, AttemptID: x.attemptID(n)}}); err != nil {
 					return nil, err
 				}
 				continue
 			}
-			if err := x.add(b, graph.EventNodeResumed, graph.ResumedData{Node: n.Def.ID, Position: n.Position, Reason: "retry-safe"}); err != nil {
+			if err := x.add(b, graph.EventNodeResumed, graph.ResumedData{Node: n.Def.ID, Position: n.Position, Reason: graph.ResumedRetrySafe}); err != nil {
 				return nil, err
 			}
 		}
@@ -247,24 +257,26 @@ func (x *Executor) gate(b *batch, n *graph.NodeState) ([]start, error) {
 		switch n.Approved {
 		case "":
 			return nil, x.add(b, graph.EventNodePaused, graph.PausedData{Node: n.Def.ID, Position: n.Position,
-				Request: graph.PauseRequest{Kind: "approval", Position: n.Position}})
-		case "deny":
+				Request: graph.PauseRequest{Kind: graph.PauseApproval, Position: n.Position}})
+		case graph.DecisionDeny:
 			return nil, x.add(b, graph.EventNodeFailed, graph.FailedData{Node: n.Def.ID, Position: n.Position,
 				Code: CodeDenied, Message: "denied by operator"})
 		}
 	}
-	if err := x.fault(x.ctx, b, FaultAfterDispatch, n.Def.ID); err != nil {
-		return nil, err
+	if failpoint.Enabled {
+		if err := x.crashPoint(x.ctx, b, failpoint.AfterDispatch, n.Def.ID); err != nil {
+			return nil, err
+		}
 	}
 	id := x.attemptID(n)
 	if err := x.add(b, graph.EventAttemptStarted, graph.AttemptStartedData{Node: n.Def.ID, Position: n.Position,
 		AttemptID: id, RetrySafe: n.Def.RetrySafe}); err != nil {
 		return nil, err
 	}
-	st := start{node: n.Def, position: n.Position, attempt: id, seq: x.seq[n.Position],
+	st := start{node: n.Def, position: n.Position, attempt: id, seq: x.rs.Sequence(n.Position),
 		results: map[string]json.RawMessage{}, artifacts: map[string]graph.ArtifactRef{}}
 	for _, dep := range x.visible(n.Def) {
-		d := x.state.Node(dep)
+		d := x.rs.Graph().Node(dep)
 		switch {
 		case d.Status != graph.StatusPassed:
 		case d.ResultArtifact != nil:
@@ -295,7 +307,7 @@ func (x *Executor) visible(n *graph.NodeDef) []string {
 			if !seen[id] {
 				seen[id] = true
 				out = append(out, id)
-				walk(x.state.Node(id).Def.DependsOn)
+				walk(x.rs.Graph().Node(id).Def.DependsOn)
 			}
 		}
 	}
@@ -306,11 +318,11 @@ func (x *Executor) visible(n *graph.NodeDef) []string {
 // decide asks the graph for its next decision and records it, with the
 // attempt-started of every dispatched position, into b.
 func (x *Executor) decide(b *batch) ([]start, error) {
-	ds, _ := x.state.Next()
+	ds, _ := x.rs.Graph().Next()
 	if len(ds) == 0 {
 		return nil, nil
 	}
-	if max := x.plan.Limits.MaxDispatches; max > 0 && x.state.Dispatched()+len(ds) > max {
+	if max := x.plan.Limits.MaxDispatches; max > 0 && x.rs.Graph().Dispatched()+len(ds) > max {
 		x.budgetStop = true
 		return nil, nil
 	}
@@ -322,7 +334,7 @@ func (x *Executor) decide(b *batch) ([]start, error) {
 	}
 	var starts []start
 	for _, d := range ds {
-		s, err := x.gate(b, x.state.Node(d.Node))
+		s, err := x.gate(b, x.rs.Graph().Node(d.Node))
 		if err != nil {
 			return nil, err
 		}
@@ -334,7 +346,9 @@ func (x *Executor) decide(b *batch) ([]start, error) {
 // launch starts an attempt goroutine per start.
 func (x *Executor) launch(ctx context.Context, starts []start) {
 	for _, s := range starts {
-		_ = x.fault(ctx, nil, FaultAfterStart, s.node.ID)
+		if failpoint.Enabled {
+			failpoint.Hit(ctx, failpoint.AfterStart, s.node.ID)
+		}
 		x.active++
 		x.wg.Add(1)
 		go func() {
@@ -345,56 +359,51 @@ func (x *Executor) launch(ctx context.Context, starts []start) {
 }
 
 // finish records the graph's outcome.
-func (x *Executor) finish(ctx context.Context) (*graph.RunResult, error) {
-	_, out := x.state.Next()
+func (x *Executor) finish(ctx context.Context) (*runstate.Result, error) {
+	g := x.rs.Graph()
+	_, out := g.Next()
 	if out == nil {
 		// Nothing in flight and nothing dispatchable only happens under the
 		// dispatch budget.
 		out = &graph.Outcome{Kind: graph.OutcomeFail, Code: CodeBudget}
 	}
-	res := &graph.RunResult{RunID: x.plan.RunID}
+	res := &runstate.Result{RunID: x.plan.RunID, Output: &runstate.Output{}}
 	typ := graph.EventRunFinished
 	switch {
-	case x.budgetStop && out.Kind != graph.OutcomeWaiting:
-		res.Kind, res.Code = "fail", CodeBudget
-		res.Output, _ = json.Marshal(map[string]any{"max_dispatches": x.plan.Limits.MaxDispatches, "dispatched": x.state.Dispatched()})
+	case x.budgetStop && out.Kind != graph.OutcomePaused:
+		res.Kind, res.Code = runstate.KindFail, CodeBudget
+		res.Output.MaxDispatches, res.Output.Dispatched = x.plan.Limits.MaxDispatches, g.Dispatched()
 	case out.Kind == graph.OutcomeComplete:
-		res.Kind = "complete"
-		nodes := map[string]json.RawMessage{}
+		res.Kind = runstate.KindComplete
+		res.Output.Nodes = map[string]json.RawMessage{}
 		for _, id := range out.Nodes {
-			n := x.state.Node(id)
+			n := g.Node(id)
 			switch {
 			case n.Result != nil:
-				nodes[id] = n.Result
+				res.Output.Nodes[id] = n.Result
 			case n.ResultArtifact != nil:
-				nodes[id], _ = json.Marshal(map[string]any{"result_artifact": n.ResultArtifact})
+				res.Output.Nodes[id] = mustJSON(graph.CompletedData{ResultArtifact: n.ResultArtifact})
 			}
 		}
-		res.Output, _ = json.Marshal(map[string]any{"nodes": nodes})
 	case out.Kind == graph.OutcomeFail:
-		res.Kind, res.Code = "fail", out.Code
-		failures := map[string]any{}
+		res.Kind, res.Code = runstate.KindFail, out.Code
+		res.Output.Failed, res.Output.Passed = out.Failed, out.Nodes
+		res.Output.Errors = map[string]runstate.NodeError{}
 		for _, id := range out.Failed {
-			n := x.state.Node(id)
-			if n.Failure != nil {
-				failures[id] = map[string]string{"code": n.Failure.Code, "message": n.Failure.Message, "position": n.Failure.Position}
+			if f := g.Node(id).Failure; f != nil {
+				res.Output.Errors[id] = runstate.NodeError{Code: f.Code, Message: f.Message, Position: f.Position}
 			} else {
-				failures[id] = map[string]string{"code": "BLOCKED", "message": "a dependency failed"}
+				res.Output.Errors[id] = runstate.NodeError{Code: runstate.CodeBlocked, Message: "a dependency failed"}
 			}
 		}
-		passed := out.Nodes
-		if passed == nil {
-			passed = []string{}
-		}
-		res.Output, _ = json.Marshal(map[string]any{"failed": out.Failed, "errors": failures, "nodes": passed})
 	default:
-		if x.waiting != nil {
+		if p := x.rs.Paused(); p != nil {
 			// Already recorded; nothing changed since.
-			return x.waiting, nil
+			return p, nil
 		}
-		res.Kind = "pause"
+		res.Kind = runstate.KindPaused
 		typ = graph.EventRunWaiting
-		res.Output, _ = json.Marshal(map[string]any{"waiting": out.Waiting})
+		res.Output.Paused = out.Paused
 	}
 	if err := x.keepOutput(ctx, res); err != nil {
 		return nil, err
@@ -403,28 +412,17 @@ func (x *Executor) finish(ctx context.Context) (*graph.RunResult, error) {
 }
 
 // keepOutput moves a result output too large for an event into an
-// artifact: the event then carries {"output_artifact": ref} and
-// OutputArtifact finds it again.
-func (x *Executor) keepOutput(ctx context.Context, res *graph.RunResult) error {
-	if x.fitsEvent(len(res.Output)) {
+// artifact: the event then carries only Output.Artifact.
+func (x *Executor) keepOutput(ctx context.Context, res *runstate.Result) error {
+	b := mustJSON(res.Output)
+	if x.fitsEvent(len(b)) {
 		return nil
 	}
-	ref, err := x.o.Run.PutArtifact(ctx, res.Output, "application/json", "run-output")
+	ref, err := x.o.Run.PutArtifact(ctx, b, "application/json", "run-output")
 	if err != nil {
 		return fmt.Errorf("%w: keeping the run output: %w", ErrRecord, err)
 	}
-	res.Output, _ = json.Marshal(map[string]any{"output_artifact": ref})
+	r := graph.ArtifactRef(ref)
+	res.Output = &runstate.Output{Artifact: &r}
 	return nil
-}
-
-// OutputArtifact returns the artifact a result's output was moved to
-// (keepOutput), or false when the output is in the event itself.
-func OutputArtifact(res *graph.RunResult) (store.ArtifactRef, bool) {
-	var ref struct {
-		Artifact *store.ArtifactRef `json:"output_artifact"`
-	}
-	if json.Unmarshal(res.Output, &ref) != nil || ref.Artifact == nil {
-		return store.ArtifactRef{}, false
-	}
-	return *ref.Artifact, true
 }

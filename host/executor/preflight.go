@@ -9,6 +9,8 @@ import (
 
 	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -17,20 +19,12 @@ var (
 	// when the record shows a preflight probe a crash left open: its
 	// outcome is unknown, so nothing starts until an operator closes it
 	// with `obversa preflight interrupt` (DESIGN §5). Code PROTOCOL.
-	ErrProbeOpen = errors.New(CodeProtocol)
+	ErrProbeOpen = errors.New(runstate.CodeProtocol)
 	// ErrNothingToInterrupt is returned by InterruptPreflight when no
 	// probe is open and the open preflight pause (if any) was not recorded
 	// by an interrupt.
 	ErrNothingToInterrupt = errors.New("no preflight probe is open")
 )
-
-// FaultInProbe fires once a probe's preflight:probe-started is durable
-// and before its check runs; the Fault's node is "<lane>/<check>".
-const FaultInProbe = "in-probe"
-
-// DefaultPreflightTimeout bounds each probe when the plan's policy has no
-// timeout (the run file's default is the same).
-const DefaultPreflightTimeout = 20 * time.Second
 
 // preflightPrompt is the prompt of a live probe: a tool-free question any
 // model answers cheaply.
@@ -56,71 +50,58 @@ type PluginProbe struct {
 // plugins, by plugin name (the adapter of the lane targets they serve).
 func (x *Executor) SetProbes(p map[string]PluginProbe) { x.o.Probes = p }
 
-// preflightFold returns the executor's preflight fold, created on first
-// use (a record holding only graph:run-started folds nothing).
-func (x *Executor) preflightFold() *PreflightFold {
-	if x.pf == nil {
-		x.pf = NewPreflightFold(x.plan.Preflight)
-	}
-	return x.pf
-}
-
 // preflight runs the preflight phase (DESIGN §5 "Preflight") when the
 // plan has a policy and the record has not admitted the run yet. It
 // returns nil, nil when dispatch may go on; otherwise the result it
 // recorded (graph:run-waiting PREFLIGHT_PAUSED or PROTOCOL,
 // graph:run-finished PREFLIGHT_FAILED). When ctx ends during a probe it
 // returns ctx.Err() with the probe left open in the record.
-func (x *Executor) preflight(ctx context.Context) (*graph.RunResult, error) {
-	f := x.preflightFold()
+func (x *Executor) preflight(ctx context.Context) (*runstate.Result, error) {
+	f := x.rs.Preflight()
 	switch {
-	case x.plan.Preflight == nil, f.admitted != nil:
+	case x.plan.Preflight == nil, f.Admitted() != nil:
 		return nil, nil
-	case f.failed != nil:
+	case f.Failed() != nil:
 		// preflight:failed and its graph:run-finished share one append.
 		return nil, fmt.Errorf("%w: preflight:failed without graph:run-finished", graph.ErrInvalidEvent)
 	}
 	if open := f.Open(); len(open) > 0 {
 		return x.refuseOpenProbe(ctx, open[0])
 	}
-	if f.pause != "" && x.waiting != nil {
+	if id, _ := f.OpenPause(); id != "" && x.rs.Paused() != nil {
 		// Paused and not resumed: only `obversa resume --preflight` goes on.
-		return x.waiting, nil
+		return x.rs.Paused(), nil
 	}
-	timeout := time.Duration(x.plan.Preflight.TimeoutMS) * time.Millisecond
-	if timeout <= 0 {
-		timeout = DefaultPreflightTimeout
-	}
-	r := &round{x: x, timeout: timeout, lanes: map[string]AdmittedLane{}}
+	r := &round{x: x, timeout: x.plan.PreflightTimeout(), lanes: map[string]runstate.AdmittedLane{}}
 	return r.run(ctx)
 }
 
 // OpenProbeError returns the PROTOCOL error for probe p, left open by a
 // crash in the run at runDir: it names the probe and what to do.
-func OpenProbeError(p ProbeStartedData, runDir string) error {
+func OpenProbeError(p runstate.ProbeStartedData, runDir string) error {
 	return fmt.Errorf("%w: preflight probe %s (%s check of lane %q, target %s) was left open by a crash, so its outcome is unknown; "+
 		"close it with `obversa preflight interrupt %s` (it records a preflight pause and prints its event id), "+
 		"then carry on with `obversa resume --preflight EVENT_ID %s`",
-		ErrProbeOpen, p.ProbeID, p.Check, p.Lane, TargetName(p.Target), runDir, runDir)
+		ErrProbeOpen, p.ProbeID, p.Check, p.Lane, runstate.TargetName(p.Target), runDir, runDir)
 }
 
 // refuseOpenProbe records that the start was refused: a graph:run-waiting
 // {kind "fail", code PROTOCOL} that stops the watchdog from restarting the
 // worker while leaving the run resumable once the probe is closed.
-func (x *Executor) refuseOpenProbe(ctx context.Context, p ProbeStartedData) (*graph.RunResult, error) {
-	if x.waiting != nil && x.waiting.Code == CodeProtocol {
-		return x.waiting, nil
+func (x *Executor) refuseOpenProbe(ctx context.Context, p runstate.ProbeStartedData) (*runstate.Result, error) {
+	if w := x.rs.Paused(); w != nil && w.Code == runstate.CodeProtocol {
+		return w, nil
 	}
-	res := &graph.RunResult{RunID: x.plan.RunID, Kind: "fail", Code: CodeProtocol, Output: mustJSON(map[string]any{
-		"message": OpenProbeError(p, x.o.Run.Dir()).Error(), "probe_id": p.ProbeID,
-		"lane": p.Lane, "check": p.Check, "target": p.Target,
-	})}
+	target := p.Target
+	res := &runstate.Result{RunID: x.plan.RunID, Kind: runstate.KindFail, Code: runstate.CodeProtocol, Output: &runstate.Output{
+		Message: OpenProbeError(p, x.o.Run.Dir()).Error(), ProbeID: p.ProbeID, Lane: p.Lane, Check: p.Check, Target: &target,
+	}}
 	return x.recordResult(ctx, nil, graph.EventRunWaiting, res)
 }
 
 // recordResult appends b with the run's result of type typ
 // (graph:run-finished or graph:run-waiting) in one write.
-func (x *Executor) recordResult(ctx context.Context, b batch, typ string, res *graph.RunResult) (*graph.RunResult, error) {
+func (x *Executor) recordResult(ctx context.Context, b batch, typ string, res *runstate.Result) (*runstate.Result, error) {
 	if err := x.add(&b, typ, res); err != nil {
 		return nil, err
 	}
@@ -140,28 +121,28 @@ func (x *Executor) recordResult(ctx context.Context, b batch, typ string, res *g
 // true and appends nothing; otherwise ErrNothingToInterrupt. The caller
 // must hold the run's lock (no worker may run).
 func (x *Executor) InterruptPreflight(ctx context.Context) (id string, already bool, err error) {
-	f := x.preflightFold()
+	f := x.rs.Preflight()
 	open := f.Open()
 	if len(open) == 0 {
-		if f.pause != "" && f.reason == ReasonInterrupted {
-			return f.pause, true, nil
+		if id, reason := f.OpenPause(); id != "" && reason == runstate.ReasonInterrupted {
+			return id, true, nil
 		}
 		return "", false, fmt.Errorf("%w (preflight phase %s)", ErrNothingToInterrupt, f.Report().Phase)
 	}
 	var b batch
 	for _, p := range open {
-		fin := ProbeFinishedData{ProbeID: p.ProbeID, Outcome: OutcomeInterrupted,
+		fin := runstate.ProbeFinishedData{ProbeID: p.ProbeID, Outcome: runstate.OutcomeInterrupted,
 			Detail: "closed by `obversa preflight interrupt`: the probe's outcome is unknown"}
-		if p.Check == CheckLive {
+		if p.Check == runstate.CheckLive {
 			fin.Usage = &plugin.Usage{}
 		}
-		if err := x.add(&b, EventProbeFinished, fin); err != nil {
+		if err := x.add(&b, runstate.EventProbeFinished, fin); err != nil {
 			return "", false, err
 		}
 	}
 	p := open[0]
-	reason := fmt.Sprintf("probe %s (%s check of lane %q, target %s) was interrupted by a crash", p.ProbeID, p.Check, p.Lane, TargetName(p.Target))
-	id, _, err = x.pausePreflight(ctx, b, PreflightPausedData{Reason: ReasonInterrupted, ProbeID: p.ProbeID, Lane: p.Lane, Check: p.Check}, reason)
+	reason := fmt.Sprintf("probe %s (%s check of lane %q, target %s) was interrupted by a crash", p.ProbeID, p.Check, p.Lane, runstate.TargetName(p.Target))
+	id, _, err = x.pausePreflight(ctx, b, runstate.PreflightPausedData{Reason: runstate.ReasonInterrupted, ProbeID: p.ProbeID, Lane: p.Lane, Check: p.Check}, reason)
 	return id, false, err
 }
 
@@ -169,15 +150,14 @@ func (x *Executor) InterruptPreflight(ctx context.Context) (id string, already b
 // preflight-pause-<n>) and graph:run-waiting{kind "pause", code
 // PREFLIGHT_PAUSED, output {preflight_event_id, message}}, and returns the
 // pause's event id and the result.
-func (x *Executor) pausePreflight(ctx context.Context, b batch, d PreflightPausedData, message string) (string, *graph.RunResult, error) {
-	f := x.preflightFold()
-	id := f.PauseID(f.pauses + 1)
-	if err := x.add(&b, EventPreflightPaused, d); err != nil {
+func (x *Executor) pausePreflight(ctx context.Context, b batch, d runstate.PreflightPausedData, message string) (string, *runstate.Result, error) {
+	id := x.rs.Preflight().NextPauseID()
+	if err := x.add(&b, runstate.EventPreflightPaused, d); err != nil {
 		return "", nil, err
 	}
 	b[len(b)-1].ID = id
-	res := &graph.RunResult{RunID: x.plan.RunID, Kind: "pause", Code: CodePreflightPaused,
-		Output: mustJSON(map[string]string{"preflight_event_id": id, "message": message})}
+	res := &runstate.Result{RunID: x.plan.RunID, Kind: runstate.KindPaused, Code: runstate.CodePreflightPaused,
+		Output: &runstate.Output{PreflightEventID: id, Message: message}}
 	if _, err := x.recordResult(ctx, b, graph.EventRunWaiting, res); err != nil {
 		return "", nil, err
 	}
@@ -189,8 +169,8 @@ type round struct {
 	x       *Executor
 	b       batch // folded, waiting for the next append
 	timeout time.Duration
-	lanes   map[string]AdmittedLane
-	blocked []BlockedTarget
+	lanes   map[string]runstate.AdmittedLane
+	blocked []runstate.BlockedTarget
 }
 
 // verdict is what one lane target's checks decided.
@@ -204,9 +184,9 @@ const (
 
 type targetResult struct {
 	verdict verdict
-	lane    AdmittedLane
+	lane    runstate.AdmittedLane
 	reason  string
-	probe   ProbeStartedData // the probe that paused the run
+	probe   runstate.ProbeStartedData // the probe that paused the run
 }
 
 // run checks every lane in order: for each target not yet retired, the
@@ -215,7 +195,7 @@ type targetResult struct {
 // lane-dead failure retires the target (graph:model-unavailable, the rules
 // of Retire) and moves on; a blocked target moves on; any other failure
 // pauses the run; a lane left without a target fails it.
-func (r *round) run(ctx context.Context) (*graph.RunResult, error) {
+func (r *round) run(ctx context.Context) (*runstate.Result, error) {
 	x := r.x
 	for _, pol := range x.plan.Preflight.Lanes {
 		lane, ok := x.plan.Lane(pol.Lane)
@@ -227,13 +207,13 @@ func (r *round) run(ctx context.Context) (*graph.RunResult, error) {
 		seen := map[string]bool{}
 	targets:
 		for _, t := range lane.Targets() {
-			key := targetKey(pol.Lane, t)
+			key := runstate.TargetKey(pol.Lane, t)
 			if seen[key] {
 				continue
 			}
 			seen[key] = true
-			if len(live([]plugin.Identity{t}, x.retiredSnapshot())) == 0 {
-				notes = append(notes, TargetName(t)+" is retired")
+			if len(live([]plugin.Identity{t}, x.rs.Retired())) == 0 {
+				notes = append(notes, runstate.TargetName(t)+" is retired")
 				continue
 			}
 			res, err := r.target(ctx, pol.Lane, pol.Live, pol.UnsupportedStatic, t)
@@ -248,8 +228,8 @@ func (r *round) run(ctx context.Context) (*graph.RunResult, error) {
 			case verdictSkip:
 				notes = append(notes, res.reason)
 			case verdictPause:
-				d := PreflightPausedData{Reason: res.reason, ProbeID: res.probe.ProbeID, Lane: pol.Lane, Check: res.probe.Check}
-				msg := fmt.Sprintf("lane %q target %s: %s check failed: %s", pol.Lane, TargetName(t), res.probe.Check, res.reason)
+				d := runstate.PreflightPausedData{Reason: res.reason, ProbeID: res.probe.ProbeID, Lane: pol.Lane, Check: res.probe.Check}
+				msg := fmt.Sprintf("lane %q target %s: %s check failed: %s", pol.Lane, runstate.TargetName(t), res.probe.Check, res.reason)
 				_, res, err := x.pausePreflight(ctx, r.b, d, msg)
 				return res, err
 			}
@@ -258,50 +238,50 @@ func (r *round) run(ctx context.Context) (*graph.RunResult, error) {
 			return r.fail(ctx, pol.Lane, notes)
 		}
 	}
-	if err := x.add(&r.b, EventPreflightAdmitted, PreflightAdmittedData{Lanes: r.lanes, Blocked: r.blocked}); err != nil {
+	if err := x.add(&r.b, runstate.EventPreflightAdmitted, runstate.PreflightAdmittedData{Lanes: r.lanes, Blocked: r.blocked}); err != nil {
 		return nil, err
 	}
 	return nil, x.commit(ctx, r.b)
 }
 
 // fail records preflight:failed and graph:run-finished PREFLIGHT_FAILED.
-func (r *round) fail(ctx context.Context, lane string, notes []string) (*graph.RunResult, error) {
+func (r *round) fail(ctx context.Context, lane string, notes []string) (*runstate.Result, error) {
 	msg := fmt.Sprintf("lane %q has no admissible target", lane)
 	if len(notes) > 0 {
 		msg += ": " + strings.Join(notes, "; ")
 	}
-	if err := r.x.add(&r.b, EventPreflightFailed, PreflightFailedData{Lanes: []string{lane}, Message: msg}); err != nil {
+	if err := r.x.add(&r.b, runstate.EventPreflightFailed, runstate.PreflightFailedData{Lanes: []string{lane}, Message: msg}); err != nil {
 		return nil, err
 	}
-	res := &graph.RunResult{RunID: r.x.plan.RunID, Kind: "fail", Code: CodePreflightFailed,
-		Output: mustJSON(map[string]any{"message": msg, "lanes": []string{lane}})}
+	res := &runstate.Result{RunID: r.x.plan.RunID, Kind: runstate.KindFail, Code: runstate.CodePreflightFailed,
+		Output: &runstate.Output{Message: msg, Lanes: []string{lane}}}
 	return r.x.recordResult(ctx, r.b, graph.EventRunFinished, res)
 }
 
 // target runs the checks of one lane target in order.
 func (r *round) target(ctx context.Context, lane, livePolicy, unsupported string, t plugin.Identity) (targetResult, error) {
-	for _, check := range []string{CheckDigest, CheckHealth} {
+	for _, check := range []string{runstate.CheckDigest, runstate.CheckHealth} {
 		p, fin, _, err := r.probe(ctx, lane, t, check)
 		if err != nil {
 			return targetResult{}, err
 		}
-		if fin.Outcome != OutcomePassed {
+		if fin.Outcome != runstate.OutcomePassed {
 			return targetResult{verdict: verdictPause, reason: fin.Detail, probe: p}, nil
 		}
 	}
-	p, fin, f, err := r.probe(ctx, lane, t, CheckStatic)
+	p, fin, f, err := r.probe(ctx, lane, t, runstate.CheckStatic)
 	if err != nil {
 		return targetResult{}, err
 	}
-	al := AdmittedLane{Target: t, Static: OutcomePassed}
+	al := runstate.AdmittedLane{Target: t, Static: runstate.OutcomePassed}
 	switch fin.Outcome {
-	case OutcomePassed:
-	case OutcomeUnsupported:
+	case runstate.OutcomePassed:
+	case runstate.OutcomeUnsupported:
 		if unsupported != hcl.UnsupportedStaticAllow {
 			return r.block(lane, t, fin.Detail+` (unsupported_static = "block")`), nil
 		}
-		al.Static = OutcomeUnsupported
-	case OutcomeDisallowed:
+		al.Static = runstate.OutcomeUnsupported
+	case runstate.OutcomeDisallowed:
 		return r.block(lane, t, fin.Detail), nil
 	default:
 		return r.failed(p, fin, f)
@@ -309,15 +289,15 @@ func (r *round) target(ctx context.Context, lane, livePolicy, unsupported string
 	if livePolicy != hcl.LiveRequired {
 		return targetResult{verdict: verdictAdmit, lane: al}, nil
 	}
-	if id, ok := r.x.preflightFold().receiptFor(lane, t); ok {
+	if id, ok := r.x.rs.Preflight().ReceiptFor(lane, t); ok {
 		al.LiveProbe, al.LiveReused = id, true
 		return targetResult{verdict: verdictAdmit, lane: al}, nil
 	}
-	p, fin, f, err = r.probe(ctx, lane, t, CheckLive)
+	p, fin, f, err = r.probe(ctx, lane, t, runstate.CheckLive)
 	if err != nil {
 		return targetResult{}, err
 	}
-	if fin.Outcome != OutcomePassed {
+	if fin.Outcome != runstate.OutcomePassed {
 		return r.failed(p, fin, f)
 	}
 	al.LiveProbe = p.ProbeID
@@ -327,11 +307,11 @@ func (r *round) target(ctx context.Context, lane, livePolicy, unsupported string
 // failed routes a failed static or live probe: a lane-dead typed failure
 // retires what it proves (recorded before the next probe starts) and the
 // lane moves on; anything else pauses the run.
-func (r *round) failed(p ProbeStartedData, fin ProbeFinishedData, f *plugin.Failure) (targetResult, error) {
+func (r *round) failed(p runstate.ProbeStartedData, fin runstate.ProbeFinishedData, f *plugin.Failure) (targetResult, error) {
 	if f != nil {
 		if retire := Retire(p.Target, f); len(retire) > 0 {
 			err := r.x.add(&r.b, graph.EventModelUnavailable, graph.ModelUnavailableData{FailureKind: fin.FailureKind, Retired: retire})
-			return targetResult{verdict: verdictSkip, reason: fmt.Sprintf("%s retired by its %s check: %s", TargetName(p.Target), p.Check, fin.Detail)}, err
+			return targetResult{verdict: verdictSkip, reason: fmt.Sprintf("%s retired by its %s check: %s", runstate.TargetName(p.Target), p.Check, fin.Detail)}, err
 		}
 	}
 	return targetResult{verdict: verdictPause, reason: fin.Detail, probe: p}, nil
@@ -339,62 +319,62 @@ func (r *round) failed(p ProbeStartedData, fin ProbeFinishedData, f *plugin.Fail
 
 // block withholds a target from the run and moves the lane on.
 func (r *round) block(lane string, t plugin.Identity, reason string) targetResult {
-	r.blocked = append(r.blocked, BlockedTarget{Lane: lane, Target: t, Reason: reason})
-	return targetResult{verdict: verdictSkip, reason: TargetName(t) + " is blocked: " + reason}
+	r.blocked = append(r.blocked, runstate.BlockedTarget{Lane: lane, Target: t, Reason: reason})
+	return targetResult{verdict: verdictSkip, reason: runstate.TargetName(t) + " is blocked: " + reason}
 }
 
 // probe records preflight:probe-started durably, runs the check under the
 // preflight timeout, and folds preflight:probe-finished into the pending
 // batch (it is appended with whatever comes next). When ctx ends during the
 // check nothing more is recorded and ctx.Err() is returned.
-func (r *round) probe(ctx context.Context, lane string, t plugin.Identity, check string) (ProbeStartedData, ProbeFinishedData, *plugin.Failure, error) {
+func (r *round) probe(ctx context.Context, lane string, t plugin.Identity, check string) (runstate.ProbeStartedData, runstate.ProbeFinishedData, *plugin.Failure, error) {
 	x := r.x
-	s := ProbeStartedData{Lane: lane, Target: t, Check: check, ProbeID: x.preflightFold().nextProbeID()}
-	if err := x.add(&r.b, EventProbeStarted, s); err != nil {
-		return s, ProbeFinishedData{}, nil, err
+	s := runstate.ProbeStartedData{Lane: lane, Target: t, Check: check, ProbeID: x.rs.Preflight().NextProbeID()}
+	if err := x.add(&r.b, runstate.EventProbeStarted, s); err != nil {
+		return s, runstate.ProbeFinishedData{}, nil, err
 	}
 	if err := x.commit(ctx, r.b); err != nil {
-		return s, ProbeFinishedData{}, nil, err
+		return s, runstate.ProbeFinishedData{}, nil, err
 	}
 	r.b = nil
-	if err := x.fault(ctx, nil, FaultInProbe, lane+"/"+check); err != nil {
-		return s, ProbeFinishedData{}, nil, err
+	if failpoint.Enabled {
+		failpoint.Hit(ctx, failpoint.InProbe, lane+"/"+check)
 	}
 	pctx, cancel := context.WithTimeout(ctx, r.timeout)
 	fin, f := r.check(pctx, s)
 	cancel()
 	if err := ctx.Err(); err != nil {
-		return s, ProbeFinishedData{}, nil, err
+		return s, runstate.ProbeFinishedData{}, nil, err
 	}
 	fin.ProbeID = s.ProbeID
 	if f != nil {
 		fin.FailureKind = string(failureKind(f))
 	}
-	err := x.add(&r.b, EventProbeFinished, fin)
+	err := x.add(&r.b, runstate.EventProbeFinished, fin)
 	return s, fin, f, err
 }
 
 // check runs one check; a typed failure is returned with its finish.
-func (r *round) check(ctx context.Context, s ProbeStartedData) (ProbeFinishedData, *plugin.Failure) {
+func (r *round) check(ctx context.Context, s runstate.ProbeStartedData) (runstate.ProbeFinishedData, *plugin.Failure) {
 	switch s.Check {
-	case CheckDigest:
+	case runstate.CheckDigest:
 		return r.digest(s.Target), nil
-	case CheckHealth:
+	case runstate.CheckHealth:
 		return r.health(ctx, s.Target), nil
-	case CheckStatic:
+	case runstate.CheckStatic:
 		return r.static(ctx, s)
 	default:
 		return r.live(ctx, s)
 	}
 }
 
-func failedWith(format string, args ...any) ProbeFinishedData {
-	return ProbeFinishedData{Outcome: OutcomeFailed, Detail: fmt.Sprintf(format, args...)}
+func failedWith(format string, args ...any) runstate.ProbeFinishedData {
+	return runstate.ProbeFinishedData{Outcome: runstate.OutcomeFailed, Detail: fmt.Sprintf(format, args...)}
 }
 
 // digest checks that the binary the plugin was launched from still has
 // the plan's SHA-256.
-func (r *round) digest(t plugin.Identity) ProbeFinishedData {
+func (r *round) digest(t plugin.Identity) runstate.ProbeFinishedData {
 	pp, ok := r.x.plan.Plugin(t.Adapter)
 	if !ok || pp.Type != string(plugin.TypeEngine) {
 		return failedWith("%q is not an engine plugin of the plan", t.Adapter)
@@ -410,12 +390,12 @@ func (r *round) digest(t plugin.Identity) ProbeFinishedData {
 	if sum != pp.SHA256 {
 		return failedWith("PLUGIN_CHANGED: %s has sha256 %s, the plan pins %s", probe.Binary, sum, pp.SHA256)
 	}
-	return ProbeFinishedData{Outcome: OutcomePassed, Detail: "sha256 " + sum}
+	return runstate.ProbeFinishedData{Outcome: runstate.OutcomePassed, Detail: "sha256 " + sum}
 }
 
 // health calls the plugin's grpc.health.v1 Check; a plugin that does not
 // answer in time is stopped.
-func (r *round) health(ctx context.Context, t plugin.Identity) ProbeFinishedData {
+func (r *round) health(ctx context.Context, t plugin.Identity) runstate.ProbeFinishedData {
 	probe, ok := r.x.o.Probes[t.Adapter]
 	if !ok || probe.Health == nil {
 		return failedWith("%v: engine %q", ErrPluginMissing, t.Adapter)
@@ -423,7 +403,7 @@ func (r *round) health(ctx context.Context, t plugin.Identity) ProbeFinishedData
 	err := probe.Health(ctx)
 	switch {
 	case err == nil:
-		return ProbeFinishedData{Outcome: OutcomePassed, Detail: "SERVING"}
+		return runstate.ProbeFinishedData{Outcome: runstate.OutcomePassed, Detail: "SERVING"}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		fin := failedWith("plugin %q did not answer its health check within %s", t.Adapter, r.timeout)
 		if probe.Stop != nil {
@@ -437,10 +417,10 @@ func (r *round) health(ctx context.Context, t plugin.Identity) ProbeFinishedData
 }
 
 // static asks the engine to admit the target without a model call.
-func (r *round) static(ctx context.Context, s ProbeStartedData) (ProbeFinishedData, *plugin.Failure) {
+func (r *round) static(ctx context.Context, s runstate.ProbeStartedData) (runstate.ProbeFinishedData, *plugin.Failure) {
 	t := s.Target
 	if r.x.o.Probes[t.Adapter].NoAdmit {
-		return ProbeFinishedData{Outcome: OutcomeUnsupported, Detail: "the engine's Describe reports no Admit"}, nil
+		return runstate.ProbeFinishedData{Outcome: runstate.OutcomeUnsupported, Detail: "the engine's Describe reports no Admit"}, nil
 	}
 	eng, ok := r.x.o.Engines[t.Adapter]
 	if !ok {
@@ -453,7 +433,7 @@ func (r *round) static(ctx context.Context, s ProbeStartedData) (ProbeFinishedDa
 		case errors.As(err, &f):
 			return failedWith("Admit: %v", err), f
 		case errors.Is(err, plugin.ErrWrongType):
-			return ProbeFinishedData{Outcome: OutcomeUnsupported, Detail: "the engine does not implement Admit"}, nil
+			return runstate.ProbeFinishedData{Outcome: runstate.OutcomeUnsupported, Detail: "the engine does not implement Admit"}, nil
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			return failedWith("Admit did not answer within %s", r.timeout), &plugin.Failure{Kind: plugin.FailureTimeout, Message: err.Error()}
 		}
@@ -464,20 +444,20 @@ func (r *round) static(ctx context.Context, s ProbeStartedData) (ProbeFinishedDa
 		if resp.Reason != "" {
 			detail += ": " + resp.Reason
 		}
-		return ProbeFinishedData{Outcome: OutcomeUnsupported, Detail: detail}, nil
+		return runstate.ProbeFinishedData{Outcome: runstate.OutcomeUnsupported, Detail: detail}, nil
 	}
 	sel := resp.Selection.Or(t) // an engine that does not name a part of the target did not change it
 	lane, _ := r.x.plan.Lane(s.Lane)
 	if !laneAllows(lane.KnownSubstitutions, t, sel) {
-		return ProbeFinishedData{Outcome: OutcomeDisallowed, Selection: &sel,
-			Detail: fmt.Sprintf("Admit selected %s, which the lane neither requests nor lists in known_substitutions", TargetName(sel))}, nil
+		return runstate.ProbeFinishedData{Outcome: runstate.OutcomeDisallowed, Selection: &sel,
+			Detail: fmt.Sprintf("Admit selected %s, which the lane neither requests nor lists in known_substitutions", runstate.TargetName(sel))}, nil
 	}
-	return ProbeFinishedData{Outcome: OutcomePassed, Selection: &sel, Detail: "selected " + TargetName(sel)}, nil
+	return runstate.ProbeFinishedData{Outcome: runstate.OutcomePassed, Selection: &sel, Detail: "selected " + runstate.TargetName(sel)}, nil
 }
 
 // live makes one tool-free call with purpose PREFLIGHT and no workspace.
 // Its usage is recorded; a failed call's usage is unknown.
-func (r *round) live(ctx context.Context, s ProbeStartedData) (ProbeFinishedData, *plugin.Failure) {
+func (r *round) live(ctx context.Context, s runstate.ProbeStartedData) (runstate.ProbeFinishedData, *plugin.Failure) {
 	eng, ok := r.x.o.Engines[s.Target.Adapter]
 	if !ok {
 		fin := failedWith("%v: engine %q", ErrPluginMissing, s.Target.Adapter)
@@ -504,7 +484,7 @@ func (r *round) live(ctx context.Context, s ProbeStartedData) (ProbeFinishedData
 		return fin, nil
 	}
 	u := res.Usage
-	return ProbeFinishedData{Outcome: OutcomePassed, Usage: &u, Detail: "answered as " + TargetName(res.Effective)}, nil
+	return runstate.ProbeFinishedData{Outcome: runstate.OutcomePassed, Usage: &u, Detail: "answered as " + runstate.TargetName(res.Effective)}, nil
 }
 
 // failureKind returns f's kind, unknown when empty.
@@ -521,7 +501,7 @@ func failureKind(f *plugin.Failure) plugin.FailureKind {
 func laneAllows(substitutions []plugin.Identity, t, sel plugin.Identity) bool {
 	same := func(a, b plugin.Identity) bool {
 		a.Adapter, b.Adapter = "", ""
-		return sameIdentity(a, b)
+		return runstate.SameIdentity(a, b)
 	}
 	if same(sel, t) {
 		return true

@@ -17,6 +17,7 @@ import (
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
 )
@@ -191,11 +192,27 @@ func ownedRun(t *testing.T, st *store.Store, id string) store.Record {
 // plugins.
 func (h *harness) executor() *Executor {
 	h.t.Helper()
-	x, err := New(context.Background(), Options{Run: h.run, Engines: h.engine, Probes: h.probes})
+	x, err := New(Options{Run: h.run, State: h.state(), Engines: h.engine, Probes: h.probes})
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	return x
+}
+
+// state folds the record.
+func (h *harness) state() *runstate.State {
+	h.t.Helper()
+	st, err := runstate.Load(context.Background(), h.run)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return st
+}
+
+// report is the preflight report of the record.
+func (h *harness) report() runstate.PreflightReport {
+	h.t.Helper()
+	return h.state().Preflight().Report()
 }
 
 // execute runs a fresh executor and returns "<kind> <code>".
@@ -205,7 +222,7 @@ func (h *harness) execute() string {
 	if err != nil {
 		h.t.Fatalf("Execute: %v", err)
 	}
-	return strings.TrimSpace(res.Kind + " " + res.Code)
+	return strings.TrimSpace(string(res.Kind) + " " + res.Code)
 }
 
 // append records events as another process would.
@@ -224,12 +241,12 @@ func (h *harness) events() []string {
 	err := h.run.Read(context.Background(), 2, func(e store.Event) error {
 		line := e.Type
 		switch e.Type {
-		case EventProbeStarted:
-			var d ProbeStartedData
+		case runstate.EventProbeStarted:
+			var d runstate.ProbeStartedData
 			_ = json.Unmarshal(e.Data, &d)
 			line += fmt.Sprintf(" %s %s %s", d.ProbeID, d.Target.Adapter, d.Check)
-		case EventProbeFinished:
-			var d ProbeFinishedData
+		case runstate.EventProbeFinished:
+			var d runstate.ProbeFinishedData
 			_ = json.Unmarshal(e.Data, &d)
 			line += " " + d.Outcome
 			if d.FailureKind != "" {
@@ -239,10 +256,10 @@ func (h *harness) events() []string {
 			var d graph.ModelUnavailableData
 			_ = json.Unmarshal(e.Data, &d)
 			line += fmt.Sprintf(" %s %+v", d.FailureKind, d.Retired)
-		case EventPreflightPaused:
+		case runstate.EventPreflightPaused:
 			line += " " + e.ID
-		case EventPreflightAdmitted:
-			var d PreflightAdmittedData
+		case runstate.EventPreflightAdmitted:
+			var d runstate.PreflightAdmittedData
 			_ = json.Unmarshal(e.Data, &d)
 			var lanes []string
 			for name, l := range d.Lanes {
@@ -254,9 +271,9 @@ func (h *harness) events() []string {
 			sort.Strings(lanes)
 			line += " " + strings.Join(lanes, " ")
 		case graph.EventRunFinished, graph.EventRunWaiting:
-			var d graph.RunResult
+			var d runstate.Result
 			_ = json.Unmarshal(e.Data, &d)
-			line += strings.TrimRight(" "+d.Kind+" "+d.Code, " ")
+			line += strings.TrimRight(" "+string(d.Kind)+" "+d.Code, " ")
 		}
 		out = append(out, line)
 		return nil
@@ -275,7 +292,7 @@ var nodeRun = []string{graph.EventNodeDispatched, graph.EventAttemptStarted, gra
 func checks(adapter string, n int, names ...string) []string {
 	var out []string
 	for i, c := range names {
-		out = append(out, fmt.Sprintf("%s probe-%d %s %s", EventProbeStarted, n+i, adapter, c), EventProbeFinished+" passed")
+		out = append(out, fmt.Sprintf("%s probe-%d %s %s", runstate.EventProbeStarted, n+i, adapter, c), runstate.EventProbeFinished+" passed")
 	}
 	return out
 }
@@ -312,23 +329,23 @@ func TestPreflightRound(t *testing.T) {
 			name:   "every check passes and the node runs",
 			setup:  setup{targets: []string{"mock"}, live: "required"},
 			result: "complete",
-			events: cat(checks("mock", 1, "digest", "health", "static", "live"), []string{EventPreflightAdmitted + " w=mock/passed/probe-4/false"}, nodeRun),
+			events: cat(checks("mock", 1, "digest", "health", "static", "live"), []string{runstate.EventPreflightAdmitted + " w=mock/passed/probe-4/false"}, nodeRun),
 			calls:  []string{"mock:static", "mock:live", "mock:ordinary"},
 		},
 		{
 			name:   "live skip admits on the static check",
 			setup:  setup{targets: []string{"mock"}},
 			result: "complete",
-			events: cat(checks("mock", 1, "digest", "health", "static"), []string{EventPreflightAdmitted + " w=mock/passed//false"}, nodeRun),
+			events: cat(checks("mock", 1, "digest", "health", "static"), []string{runstate.EventPreflightAdmitted + " w=mock/passed//false"}, nodeRun),
 			calls:  []string{"mock:static", "mock:ordinary"},
 		},
 		{
 			name:   "a transient live failure pauses before dispatch",
 			setup:  setup{targets: []string{"mock", "fb"}, live: "required", engines: map[string]*fakeEngine{"mock": {live: func() error { return failure(plugin.FailureTransient) }}}},
-			result: "pause PREFLIGHT_PAUSED",
+			result: "paused PREFLIGHT_PAUSED",
 			events: cat(checks("mock", 1, "digest", "health", "static"), []string{
-				EventProbeStarted + " probe-4 mock live", EventProbeFinished + " failed transient",
-				EventPreflightPaused + " preflight-pause-1", graph.EventRunWaiting + " pause PREFLIGHT_PAUSED"}),
+				runstate.EventProbeStarted + " probe-4 mock live", runstate.EventProbeFinished + " failed transient",
+				runstate.EventPreflightPaused + " preflight-pause-1", graph.EventRunWaiting + " paused PREFLIGHT_PAUSED"}),
 			calls: []string{"mock:static", "mock:live"},
 		},
 		{
@@ -336,9 +353,9 @@ func TestPreflightRound(t *testing.T) {
 			setup:  setup{targets: []string{"mock"}, live: "required", engines: map[string]*fakeEngine{"mock": {admit: authFails}}},
 			result: "fail PREFLIGHT_FAILED",
 			events: cat(checks("mock", 1, "digest", "health"), []string{
-				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " failed auth",
+				runstate.EventProbeStarted + " probe-3 mock static", runstate.EventProbeFinished + " failed auth",
 				graph.EventModelUnavailable + " auth [{Adapter:mock Provider:p-mock Model:}]",
-				EventPreflightFailed, graph.EventRunFinished + " fail PREFLIGHT_FAILED"}),
+				runstate.EventPreflightFailed, graph.EventRunFinished + " fail PREFLIGHT_FAILED"}),
 			calls: []string{"mock:static"},
 		},
 		{
@@ -346,9 +363,9 @@ func TestPreflightRound(t *testing.T) {
 			setup:  setup{targets: []string{"dead", "mock"}, live: "required", engines: map[string]*fakeEngine{"dead": {admit: authFails}}},
 			result: "complete",
 			events: cat(checks("dead", 1, "digest", "health"), []string{
-				EventProbeStarted + " probe-3 dead static", EventProbeFinished + " failed auth",
+				runstate.EventProbeStarted + " probe-3 dead static", runstate.EventProbeFinished + " failed auth",
 				graph.EventModelUnavailable + " auth [{Adapter:dead Provider:p-dead Model:}]"},
-				checks("mock", 4, "digest", "health", "static", "live"), []string{EventPreflightAdmitted + " w=mock/passed/probe-7/false"}, nodeRun),
+				checks("mock", 4, "digest", "health", "static", "live"), []string{runstate.EventPreflightAdmitted + " w=mock/passed/probe-7/false"}, nodeRun),
 			calls: []string{"dead:static", "mock:static", "mock:live", "mock:ordinary"},
 		},
 		{
@@ -356,9 +373,9 @@ func TestPreflightRound(t *testing.T) {
 			setup:  setup{targets: []string{"dead", "mock"}, live: "required", engines: map[string]*fakeEngine{"dead": {live: func() error { return failure(plugin.FailureModelUnavailable) }}}},
 			result: "complete",
 			events: cat(checks("dead", 1, "digest", "health", "static"), []string{
-				EventProbeStarted + " probe-4 dead live", EventProbeFinished + " failed model_unavailable",
+				runstate.EventProbeStarted + " probe-4 dead live", runstate.EventProbeFinished + " failed model_unavailable",
 				graph.EventModelUnavailable + " model_unavailable [{Adapter: Provider:p-dead Model:m}]"},
-				checks("mock", 5, "digest", "health", "static", "live"), []string{EventPreflightAdmitted + " w=mock/passed/probe-8/false"}, nodeRun),
+				checks("mock", 5, "digest", "health", "static", "live"), []string{runstate.EventPreflightAdmitted + " w=mock/passed/probe-8/false"}, nodeRun),
 			calls: []string{"dead:static", "dead:live", "mock:static", "mock:live", "mock:ordinary"},
 		},
 		{
@@ -366,8 +383,8 @@ func TestPreflightRound(t *testing.T) {
 			setup:  setup{targets: []string{"mock"}, unsupported: "block", engines: map[string]*fakeEngine{"mock": {admit: unsupported}}},
 			result: "fail PREFLIGHT_FAILED",
 			events: cat(checks("mock", 1, "digest", "health"), []string{
-				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " unsupported",
-				EventPreflightFailed, graph.EventRunFinished + " fail PREFLIGHT_FAILED"}),
+				runstate.EventProbeStarted + " probe-3 mock static", runstate.EventProbeFinished + " unsupported",
+				runstate.EventPreflightFailed, graph.EventRunFinished + " fail PREFLIGHT_FAILED"}),
 			calls: []string{"mock:static"},
 		},
 		{
@@ -375,8 +392,8 @@ func TestPreflightRound(t *testing.T) {
 			setup:  setup{targets: []string{"mock"}, live: "required", unsupported: "allow", engines: map[string]*fakeEngine{"mock": {admit: unsupported}}},
 			result: "complete",
 			events: cat(checks("mock", 1, "digest", "health"), []string{
-				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " unsupported"},
-				checks("mock", 4, "live"), []string{EventPreflightAdmitted + " w=mock/unsupported/probe-4/false"}, nodeRun),
+				runstate.EventProbeStarted + " probe-3 mock static", runstate.EventProbeFinished + " unsupported"},
+				checks("mock", 4, "live"), []string{runstate.EventPreflightAdmitted + " w=mock/unsupported/probe-4/false"}, nodeRun),
 			calls: []string{"mock:static", "mock:live", "mock:ordinary"},
 		},
 		{
@@ -384,8 +401,8 @@ func TestPreflightRound(t *testing.T) {
 			setup:  setup{targets: []string{"mock", "fb"}, engines: map[string]*fakeEngine{"mock": {admit: unsupported}}},
 			result: "complete",
 			events: cat(checks("mock", 1, "digest", "health"), []string{
-				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " unsupported"},
-				checks("fb", 4, "digest", "health", "static"), []string{EventPreflightAdmitted + " blocked:mock w=fb/passed//false"}, nodeRun),
+				runstate.EventProbeStarted + " probe-3 mock static", runstate.EventProbeFinished + " unsupported"},
+				checks("fb", 4, "digest", "health", "static"), []string{runstate.EventPreflightAdmitted + " blocked:mock w=fb/passed//false"}, nodeRun),
 			calls: []string{"mock:static", "fb:static", "fb:ordinary"},
 		},
 		{
@@ -393,15 +410,15 @@ func TestPreflightRound(t *testing.T) {
 			setup:  setup{targets: []string{"mock"}, engines: map[string]*fakeEngine{"mock": {admit: selectsOther}}},
 			result: "fail PREFLIGHT_FAILED",
 			events: cat(checks("mock", 1, "digest", "health"), []string{
-				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " disallowed",
-				EventPreflightFailed, graph.EventRunFinished + " fail PREFLIGHT_FAILED"}),
+				runstate.EventProbeStarted + " probe-3 mock static", runstate.EventProbeFinished + " disallowed",
+				runstate.EventPreflightFailed, graph.EventRunFinished + " fail PREFLIGHT_FAILED"}),
 			calls: []string{"mock:static"},
 		},
 		{
 			name:   "a known substitution is an allowed selection",
 			setup:  setup{targets: []string{"mock"}, subs: []plugin.Identity{other}, engines: map[string]*fakeEngine{"mock": {admit: selectsOther}}},
 			result: "complete",
-			events: cat(checks("mock", 1, "digest", "health", "static"), []string{EventPreflightAdmitted + " w=mock/passed//false"}, nodeRun),
+			events: cat(checks("mock", 1, "digest", "health", "static"), []string{runstate.EventPreflightAdmitted + " w=mock/passed//false"}, nodeRun),
 			calls:  []string{"mock:static", "mock:ordinary"},
 		},
 		{
@@ -409,8 +426,8 @@ func TestPreflightRound(t *testing.T) {
 			setup:  setup{targets: []string{"mock"}, unsupported: "allow", engines: map[string]*fakeEngine{"mock": {admit: func(plugin.Identity) (*plugin.AdmitResponse, error) { return nil, plugin.ErrWrongType }}}},
 			result: "complete",
 			events: cat(checks("mock", 1, "digest", "health"), []string{
-				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " unsupported",
-				EventPreflightAdmitted + " w=mock/unsupported//false"}, nodeRun),
+				runstate.EventProbeStarted + " probe-3 mock static", runstate.EventProbeFinished + " unsupported",
+				runstate.EventPreflightAdmitted + " w=mock/unsupported//false"}, nodeRun),
 			calls: []string{"mock:static", "mock:ordinary"},
 		},
 		{
@@ -418,31 +435,31 @@ func TestPreflightRound(t *testing.T) {
 			setup:  setup{targets: []string{"mock"}, probes: map[string]PluginProbe{"mock": {NoAdmit: true, Health: func(context.Context) error { return nil }}}},
 			result: "fail PREFLIGHT_FAILED",
 			events: cat(checks("mock", 1, "digest", "health"), []string{
-				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " unsupported",
-				EventPreflightFailed, graph.EventRunFinished + " fail PREFLIGHT_FAILED"}),
+				runstate.EventProbeStarted + " probe-3 mock static", runstate.EventProbeFinished + " unsupported",
+				runstate.EventPreflightFailed, graph.EventRunFinished + " fail PREFLIGHT_FAILED"}),
 		},
 		{
 			name:   "a health answer other than SERVING pauses",
 			setup:  setup{targets: []string{"mock", "fb"}, probes: map[string]PluginProbe{"mock": {Health: func(context.Context) error { return plugin.ErrNotServing }}}},
-			result: "pause PREFLIGHT_PAUSED",
+			result: "paused PREFLIGHT_PAUSED",
 			events: cat(checks("mock", 1, "digest"), []string{
-				EventProbeStarted + " probe-2 mock health", EventProbeFinished + " failed",
-				EventPreflightPaused + " preflight-pause-1", graph.EventRunWaiting + " pause PREFLIGHT_PAUSED"}),
+				runstate.EventProbeStarted + " probe-2 mock health", runstate.EventProbeFinished + " failed",
+				runstate.EventPreflightPaused + " preflight-pause-1", graph.EventRunWaiting + " paused PREFLIGHT_PAUSED"}),
 		},
 		{
 			name:   "a binary that changed pauses",
 			setup:  setup{targets: []string{"mock"}, probes: map[string]PluginProbe{"mock": {Binary: "/dev/null", Health: func(context.Context) error { return nil }}}},
-			result: "pause PREFLIGHT_PAUSED",
-			events: []string{EventProbeStarted + " probe-1 mock digest", EventProbeFinished + " failed",
-				EventPreflightPaused + " preflight-pause-1", graph.EventRunWaiting + " pause PREFLIGHT_PAUSED"},
+			result: "paused PREFLIGHT_PAUSED",
+			events: []string{runstate.EventProbeStarted + " probe-1 mock digest", runstate.EventProbeFinished + " failed",
+				runstate.EventPreflightPaused + " preflight-pause-1", graph.EventRunWaiting + " paused PREFLIGHT_PAUSED"},
 		},
 		{
 			name:   "a static rate limit pauses",
 			setup:  setup{targets: []string{"mock", "fb"}, engines: map[string]*fakeEngine{"mock": {admit: func(plugin.Identity) (*plugin.AdmitResponse, error) { return nil, failure(plugin.FailureRateLimit) }}}},
-			result: "pause PREFLIGHT_PAUSED",
+			result: "paused PREFLIGHT_PAUSED",
 			events: cat(checks("mock", 1, "digest", "health"), []string{
-				EventProbeStarted + " probe-3 mock static", EventProbeFinished + " failed rate_limit",
-				EventPreflightPaused + " preflight-pause-1", graph.EventRunWaiting + " pause PREFLIGHT_PAUSED"}),
+				runstate.EventProbeStarted + " probe-3 mock static", runstate.EventProbeFinished + " failed rate_limit",
+				runstate.EventPreflightPaused + " preflight-pause-1", graph.EventRunWaiting + " paused PREFLIGHT_PAUSED"}),
 			calls: []string{"mock:static"},
 		},
 	}
@@ -472,7 +489,7 @@ func TestPreflightHealthTimeoutStopsPlugin(t *testing.T) {
 		Stop:   func() { close(stopped) },
 	}
 	h := newHarness(t, setup{targets: []string{"mock"}, timeout: 100 * time.Millisecond, probes: map[string]PluginProbe{"mock": hang}})
-	if got := h.execute(); got != "pause PREFLIGHT_PAUSED" {
+	if got := h.execute(); got != "paused PREFLIGHT_PAUSED" {
 		t.Fatalf("result %q", got)
 	}
 	select {
@@ -482,8 +499,8 @@ func TestPreflightHealthTimeoutStopsPlugin(t *testing.T) {
 	}
 	var detail string
 	_ = h.run.Read(context.Background(), 2, func(e store.Event) error {
-		var d ProbeFinishedData
-		if e.Type == EventProbeFinished && json.Unmarshal(e.Data, &d) == nil && d.Outcome == OutcomeFailed {
+		var d runstate.ProbeFinishedData
+		if e.Type == runstate.EventProbeFinished && json.Unmarshal(e.Data, &d) == nil && d.Outcome == runstate.OutcomeFailed {
 			detail = d.Detail
 		}
 		return nil
@@ -510,11 +527,11 @@ func TestPreflightResumeReusesLiveReceipt(t *testing.T) {
 	h := newHarness(t, setup{targets: []string{"a"}, live: "required"})
 	// A second lane "v" on engine b, also live required, checked after "w".
 	addLane(t, h, "b", b)
-	if got := h.execute(); got != "pause PREFLIGHT_PAUSED" {
+	if got := h.execute(); got != "paused PREFLIGHT_PAUSED" {
 		t.Fatalf("first round: %q", got)
 	}
 	// Without preflight:resumed a new worker does not probe again.
-	if got := h.execute(); got != "pause PREFLIGHT_PAUSED" {
+	if got := h.execute(); got != "paused PREFLIGHT_PAUSED" {
 		t.Fatalf("second start: %q", got)
 	}
 	if calls := h.log.get(); len(calls) != 4 {
@@ -523,7 +540,7 @@ func TestPreflightResumeReusesLiveReceipt(t *testing.T) {
 	ready.Lock()
 	notReady = false
 	ready.Unlock()
-	h.append(store.NewEvent{Type: EventPreflightResumed, Data: PreflightResumedData{PreflightEventID: "preflight-pause-1"}},
+	h.append(store.NewEvent{Type: runstate.EventPreflightResumed, Data: runstate.PreflightResumedData{PreflightEventID: "preflight-pause-1"}},
 		store.NewEvent{Type: graph.EventRunResumed, Data: map[string]string{}})
 	if got := h.execute(); got != "complete" {
 		t.Fatalf("after resume: %q", got)
@@ -532,15 +549,15 @@ func TestPreflightResumeReusesLiveReceipt(t *testing.T) {
 	if diff := cmp.Diff(want, h.log.get()); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
-	rep := h.executor().PreflightReport()
-	wantAdmitted := map[string]AdmittedLane{
-		"w": {Target: target("a"), Static: OutcomePassed, LiveProbe: "probe-4", LiveReused: true},
-		"v": {Target: target("b"), Static: OutcomePassed, LiveProbe: "probe-15"},
+	rep := h.report()
+	wantAdmitted := map[string]runstate.AdmittedLane{
+		"w": {Target: target("a"), Static: runstate.OutcomePassed, LiveProbe: "probe-4", LiveReused: true},
+		"v": {Target: target("b"), Static: runstate.OutcomePassed, LiveProbe: "probe-15"},
 	}
 	if diff := cmp.Diff(wantAdmitted, rep.Admitted); diff != "" {
 		t.Errorf("admitted (-want +got):\n%s", diff)
 	}
-	if rep.Phase != PreflightAdmitted || rep.LastPauseEventID != "preflight-pause-1" || rep.PauseEventID != "" {
+	if rep.Phase != runstate.PreflightAdmitted || rep.LastPauseEventID != "preflight-pause-1" || rep.PauseEventID != "" {
 		t.Errorf("report %+v", rep)
 	}
 	// Two passed live probes reported 3+1 tokens each; the failed one none.
@@ -554,10 +571,7 @@ func TestPreflightResumeReusesLiveReceipt(t *testing.T) {
 func addLane(t *testing.T, h *harness, adapter string, e *fakeEngine) {
 	t.Helper()
 	ctx := context.Background()
-	rs, err := LoadRunStarted(ctx, h.run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := h.state().Start()
 	p := rs.Plan
 	dir := p.Storage.Directory
 	bin := filepath.Join(dir, "bin-"+adapter)
@@ -595,22 +609,21 @@ func addLane(t *testing.T, h *harness, adapter string, e *fakeEngine) {
 // conditional append, idempotently.
 func TestPreflightOpenProbe(t *testing.T) {
 	h := newHarness(t, setup{targets: []string{"mock"}, live: "required"})
-	h.append(store.NewEvent{Type: EventProbeStarted, Data: ProbeStartedData{Lane: "w", Target: target("mock"), Check: CheckLive, ProbeID: "probe-1"}})
+	h.append(store.NewEvent{Type: runstate.EventProbeStarted, Data: runstate.ProbeStartedData{Lane: "w", Target: target("mock"), Check: runstate.CheckLive, ProbeID: "probe-1"}})
 	for i := 0; i < 2; i++ {
 		res, err := h.executor().Execute(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out struct{ Message, ProbeID string }
-		_ = json.Unmarshal(res.Output, &out)
-		if res.Kind != "fail" || res.Code != CodeProtocol || !strings.Contains(out.Message, "probe-1") || !strings.Contains(out.Message, "obversa preflight interrupt") {
+		out := res.Output
+		if res.Kind != runstate.KindFail || res.Code != runstate.CodeProtocol || !strings.Contains(out.Message, "probe-1") || !strings.Contains(out.Message, "obversa preflight interrupt") {
 			t.Fatalf("start %d: %+v", i+1, res)
 		}
 	}
 	if got := len(h.events()); got != 2 {
 		t.Fatalf("%d events after two refused starts, want probe-started and one run-waiting: %v", got, h.events())
 	}
-	if rep := h.executor().PreflightReport(); rep.OpenProbe == nil || rep.OpenProbe.ProbeID != "probe-1" || rep.Phase != PreflightPending {
+	if rep := h.report(); rep.OpenProbe == nil || rep.OpenProbe.ProbeID != "probe-1" || rep.Phase != runstate.PreflightPending {
 		t.Fatalf("report %+v", rep)
 	}
 
@@ -631,18 +644,18 @@ func TestPreflightOpenProbe(t *testing.T) {
 	if diff := cmp.Diff(before, h.events()); diff != "" {
 		t.Fatalf("a repeated interrupt appended (-before +after):\n%s", diff)
 	}
-	want := []string{EventProbeStarted + " probe-1 mock live", graph.EventRunWaiting + " fail PROTOCOL",
-		EventProbeFinished + " interrupted", EventPreflightPaused + " preflight-pause-1", graph.EventRunWaiting + " pause PREFLIGHT_PAUSED"}
+	want := []string{runstate.EventProbeStarted + " probe-1 mock live", graph.EventRunWaiting + " fail PROTOCOL",
+		runstate.EventProbeFinished + " interrupted", runstate.EventPreflightPaused + " preflight-pause-1", graph.EventRunWaiting + " paused PREFLIGHT_PAUSED"}
 	if diff := cmp.Diff(want, before); diff != "" {
 		t.Fatalf("events (-want +got):\n%s", diff)
 	}
-	rep := h.executor().PreflightReport()
-	if rep.Phase != PreflightPaused || rep.PauseReason != ReasonInterrupted || rep.OpenProbe != nil || rep.Usage != "unknown" {
+	rep := h.report()
+	if rep.Phase != runstate.PreflightPaused || rep.PauseReason != runstate.ReasonInterrupted || rep.OpenProbe != nil || rep.Usage != "unknown" {
 		t.Fatalf("report after interrupt %+v", rep)
 	}
 
 	// Resumed, the next start runs a whole round.
-	h.append(store.NewEvent{Type: EventPreflightResumed, Data: PreflightResumedData{PreflightEventID: id}},
+	h.append(store.NewEvent{Type: runstate.EventPreflightResumed, Data: runstate.PreflightResumedData{PreflightEventID: id}},
 		store.NewEvent{Type: graph.EventRunResumed, Data: map[string]string{}})
 	if got := h.execute(); got != "complete" {
 		t.Fatalf("after resume: %q", got)
@@ -662,8 +675,8 @@ func TestPreflightCancelLeavesProbeOpen(t *testing.T) {
 	if _, err := h.executor().Execute(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Execute: %v, want context.Canceled", err)
 	}
-	rep := h.executor().PreflightReport()
-	if rep.OpenProbe == nil || rep.OpenProbe.Check != CheckLive {
+	rep := h.report()
+	if rep.OpenProbe == nil || rep.OpenProbe.Check != runstate.CheckLive {
 		t.Fatalf("report %+v, want the live probe open", rep)
 	}
 }
@@ -673,7 +686,7 @@ func TestPreflightCancelLeavesProbeOpen(t *testing.T) {
 func TestPreflightDisabled(t *testing.T) {
 	h := newHarness(t, setup{targets: []string{"mock"}})
 	ctx := context.Background()
-	rs, _ := LoadRunStarted(ctx, h.run)
+	rs := h.state().Start()
 	rs.Plan.Preflight = nil
 	st, _ := store.Open(rs.Plan.Storage.Directory, "default")
 	run := ownedRun(t, st, "nopf")
@@ -689,83 +702,7 @@ func TestPreflightDisabled(t *testing.T) {
 	if diff := cmp.Diff(nodeRun, h.events()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	if rep := h.executor().PreflightReport(); rep.Phase != PreflightDisabled {
+	if rep := h.report(); rep.Phase != runstate.PreflightDisabled {
 		t.Errorf("phase %q", rep.Phase)
 	}
-}
-
-func TestPreflightFoldUsage(t *testing.T) {
-	started := func(id, check string) json.RawMessage {
-		return mustJSON(ProbeStartedData{Lane: "w", Target: target("m"), Check: check, ProbeID: id})
-	}
-	finished := func(id string, u *plugin.Usage) json.RawMessage {
-		return mustJSON(ProbeFinishedData{ProbeID: id, Outcome: OutcomePassed, Usage: u})
-	}
-	tests := []struct {
-		name   string
-		usages []*plugin.Usage
-		want   any
-	}{
-		{name: "no live probe", want: nil},
-		{name: "reported usage is summed", usages: []*plugin.Usage{{Known: true, Input: 2, Output: 1}, {Known: true, Input: 3, Output: 4, CacheRead: 5}},
-			want: map[string]int64{"input": 5, "output": 5, "cache_read": 5, "cache_creation": 0}},
-		{name: "missing usage is unknown", usages: []*plugin.Usage{{Known: true, Input: 2}, nil}, want: "unknown"},
-		{name: "unknown stays unknown", usages: []*plugin.Usage{{}, {Known: true, Input: 2}}, want: "unknown"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := NewPreflightFold(&plan.Preflight{})
-			for i, u := range tt.usages {
-				id := fmt.Sprintf("probe-%d", i+1)
-				if err := f.Apply(EventProbeStarted, started(id, CheckLive)); err != nil {
-					t.Fatal(err)
-				}
-				if err := f.Apply(EventProbeFinished, finished(id, u)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if diff := cmp.Diff(tt.want, f.Report().Usage); diff != "" {
-				t.Errorf("usage (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestPreflightFoldRejects(t *testing.T) {
-	tests := []struct {
-		name string
-		typ  string
-		data string
-	}{
-		{name: "finish of a probe never started", typ: EventProbeFinished, data: `{"probe_id":"probe-9","outcome":"passed"}`},
-		{name: "probe without id", typ: EventProbeStarted, data: `{"lane":"w","check":"live"}`},
-		{name: "malformed data", typ: EventPreflightPaused, data: `[1]`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := NewPreflightFold(&plan.Preflight{})
-			if err := f.Apply(tt.typ, json.RawMessage(tt.data)); !errors.Is(err, graph.ErrInvalidEvent) {
-				t.Errorf("Apply: %v, want INVALID_EVENT", err)
-			}
-		})
-	}
-}
-
-// FuzzPreflightFold feeds arbitrary event data to the fold: it returns an
-// error or folds, and never panics.
-func FuzzPreflightFold(f *testing.F) {
-	types := []string{EventProbeStarted, EventProbeFinished, EventPreflightPaused, EventPreflightFailed,
-		EventPreflightAdmitted, EventPreflightResumed, graph.EventNodeCompleted}
-	f.Add(uint8(0), []byte(`{"lane":"w","target":{"adapter":"a"},"check":"live","probe_id":"probe-1"}`))
-	f.Add(uint8(1), []byte(`{"probe_id":"probe-1","outcome":"passed","usage":{"known":true,"input":3}}`))
-	f.Add(uint8(2), []byte(`{"reason":"interrupted"}`))
-	f.Add(uint8(4), []byte(`{"lanes":{"w":{"target":{"adapter":"a"},"static":"passed"}},"blocked":[{"lane":"w"}]}`))
-	f.Add(uint8(5), []byte(`null`))
-	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
-		fold := NewPreflightFold(&plan.Preflight{})
-		_ = fold.Apply(EventProbeStarted, json.RawMessage(`{"lane":"w","check":"static","probe_id":"probe-1"}`))
-		_ = fold.Apply(types[int(kind)%len(types)], json.RawMessage(data))
-		_ = fold.Report()
-		_, _ = fold.receiptFor("w", plugin.Identity{})
-	})
 }

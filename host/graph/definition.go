@@ -3,6 +3,7 @@ package graph
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Node kinds (DESIGN §5 "DAG form").
@@ -49,6 +50,9 @@ type NodeDef struct {
 	// Approval makes the node's first offer wait for `obversa approve`.
 	Approval bool `json:"approval,omitempty"`
 }
+
+// Timeout returns the per-attempt timeout; 0 means none.
+func (n *NodeDef) Timeout() time.Duration { return time.Duration(n.TimeoutMS) * time.Millisecond }
 
 // Validate checks the structural rules the executor relies on: unique ids,
 // known dependencies, no cycles, finalizers without edges, known keys. The

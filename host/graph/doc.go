@@ -18,5 +18,5 @@
 // failure; they never turn a failed graph green, and a failed finalizer
 // fails the graph. The result is complete{nodes} or fail DAG_NODE_FAILED
 // naming the failed and blocked required nodes; paused positions with
-// nothing else to do make the outcome waiting.
+// nothing else to do make the outcome paused.
 package graph

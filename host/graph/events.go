@@ -16,7 +16,7 @@ const (
 	EventNodeResumed      = "graph:node-resumed"
 	EventApproval         = "graph:approval-decided"
 	EventRunFinished      = "graph:run-finished"
-	EventRunWaiting       = "graph:run-waiting"
+	EventRunWaiting       = "graph:run-waiting" // the run is paused: see docs/decisions.md, "Vocabulary"
 	EventRunResumed       = "graph:run-resumed"
 )
 
@@ -56,15 +56,6 @@ type ModelUnavailableData struct {
 	Position    string          `json:"position,omitempty"`
 	FailureKind string          `json:"failure_kind"`
 	Retired     []RetiredTarget `json:"retired"`
-}
-
-// RunResult is the data of graph:run-finished and graph:run-waiting, and
-// the result object the CLI prints: kind "complete", "fail" or "pause".
-type RunResult struct {
-	RunID  string          `json:"run_id"`
-	Kind   string          `json:"kind"`
-	Code   string          `json:"code"`
-	Output json.RawMessage `json:"output,omitempty"`
 }
 
 // Dispatch is one node occurrence the graph decided to start.
@@ -117,9 +108,31 @@ type FailedData struct {
 	FailureKind string `json:"failure_kind,omitempty"`
 }
 
+// Pause request kinds: what a paused position waits for.
+const (
+	// PauseApproval waits for `obversa approve` (allow or deny).
+	PauseApproval = "approval"
+	// PauseReconcile waits for a person to say whether an attempt a crash
+	// cut off took effect (`obversa resume --reconciled`).
+	PauseReconcile = "reconcile-attempt"
+)
+
+// Approval decisions recorded in graph:approval-decided.
+const (
+	DecisionAllow = "allow"
+	DecisionDeny  = "deny"
+)
+
+// Reasons recorded in graph:node-resumed.
+const (
+	ResumedRetrySafe = "retry-safe" // a crash cut a retry-safe attempt off
+	ResumedOperator  = "operator"   // obversa resume --position
+	ResumedApproval  = "approval"   // a live worker applied an approval
+)
+
 // PauseRequest says what a paused position waits for.
 type PauseRequest struct {
-	// Kind is "approval" or "reconcile-attempt".
+	// Kind is PauseApproval or PauseReconcile.
 	Kind      string `json:"kind"`
 	Position  string `json:"position"`
 	AttemptID string `json:"attempt_id,omitempty"`
@@ -137,27 +150,34 @@ type PausedData struct {
 type ResumedData struct {
 	Node     string `json:"node"`
 	Position string `json:"position"`
-	// Reason is "retry-safe", "operator" or "approval".
+	// Reason is ResumedRetrySafe, ResumedOperator or ResumedApproval.
 	Reason string `json:"reason"`
 }
 
-// ApprovalData is the data of graph:approval-decided.
+// ApprovalData is the data of graph:approval-decided. A position takes
+// one decision; a second is INVALID_EVENT.
 type ApprovalData struct {
 	Position string `json:"position"`
-	// Decision is "allow" or "deny".
+	// Decision is DecisionAllow or DecisionDeny.
 	Decision string `json:"decision"`
+	// Request is the id of the approval request a live worker answered
+	// (docs/decisions.md, "One writer"); empty when an operator command
+	// recorded the decision itself.
+	Request string `json:"request,omitempty"`
 }
 
 // Outcome kinds.
 const (
 	OutcomeComplete = "complete"
 	OutcomeFail     = "fail"
-	OutcomeWaiting  = "waiting"
+	// OutcomePaused: nothing can move until a person answers a paused
+	// position.
+	OutcomePaused = "paused"
 )
 
 // Outcome is the graph's verdict when nothing more can be dispatched.
 type Outcome struct {
-	// Kind is OutcomeComplete, OutcomeFail or OutcomeWaiting.
+	// Kind is OutcomeComplete, OutcomeFail or OutcomePaused.
 	Kind string `json:"kind"`
 	// Code is "DAG_NODE_FAILED" for a failed graph, "" otherwise.
 	Code string `json:"code,omitempty"`
@@ -166,6 +186,6 @@ type Outcome struct {
 	Failed []string `json:"failed,omitempty"`
 	// Nodes lists the nodes that passed, in declaration order.
 	Nodes []string `json:"nodes,omitempty"`
-	// Waiting lists the paused positions and their requests.
-	Waiting []PauseRequest `json:"waiting,omitempty"`
+	// Paused lists the paused positions and their requests.
+	Paused []PauseRequest `json:"paused,omitempty"`
 }

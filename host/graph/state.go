@@ -48,7 +48,7 @@ type NodeState struct {
 	// Pause is the request of a paused node.
 	Pause *PauseRequest
 	// Approved is the recorded approval decision for the current position:
-	// "", "allow" or "deny".
+	// "", DecisionAllow or DecisionDeny.
 	Approved string
 }
 
@@ -127,44 +127,73 @@ func (s *State) Results() map[string]json.RawMessage {
 	return out
 }
 
-// Apply folds one recorded event. Events the graph does not own are
-// ignored. A dispatch that differs from what Next decides at this prefix, or
-// an event about a position that is not in the expected state, returns an
-// error wrapping ErrInvalidEvent.
+// Apply folds one recorded event: Decode, then ApplyData. Events the graph
+// does not own are ignored. A dispatch that differs from what Next decides
+// at this prefix, or an event about a position that is not in the expected
+// state, returns an error wrapping ErrInvalidEvent.
 func (s *State) Apply(typ string, data json.RawMessage) error {
+	v, ok, err := Decode(typ, data)
+	if err != nil || !ok {
+		return err
+	}
+	return s.ApplyData(v)
+}
+
+// Decode returns the typed data of a graph event (a DispatchedData,
+// AttemptStartedData, CompletedData, FailedData, PausedData, ResumedData
+// or ApprovalData value) and true; false for an event the graph does not
+// fold. Data that does not decode is an error wrapping ErrInvalidEvent.
+func Decode(typ string, data json.RawMessage) (any, bool, error) {
+	var v any
+	var err error
 	switch typ {
 	case EventNodeDispatched:
-		var d DispatchedData
-		if err := strictUnmarshal(data, &d); err != nil {
-			return err
-		}
-		return s.applyDispatch(d.Dispatches)
+		v, err = decodeAs[DispatchedData](data)
 	case EventAttemptStarted:
-		var d AttemptStartedData
-		if err := strictUnmarshal(data, &d); err != nil {
-			return err
-		}
+		v, err = decodeAs[AttemptStartedData](data)
+	case EventNodeCompleted:
+		v, err = decodeAs[CompletedData](data)
+	case EventNodeFailed:
+		v, err = decodeAs[FailedData](data)
+	case EventNodePaused:
+		v, err = decodeAs[PausedData](data)
+	case EventNodeResumed:
+		v, err = decodeAs[ResumedData](data)
+	case EventApproval:
+		v, err = decodeAs[ApprovalData](data)
+	default:
+		return nil, false, nil
+	}
+	return v, err == nil, err
+}
+
+func decodeAs[T any](data json.RawMessage) (T, error) {
+	var v T
+	err := strictUnmarshal(data, &v)
+	return v, err
+}
+
+// ApplyData folds the typed data of one graph event (as Decode returns
+// it, or as the executor built it before recording it); a value of any
+// other type is ignored. Errors as Apply.
+func (s *State) ApplyData(v any) error {
+	switch d := v.(type) {
+	case DispatchedData:
+		return s.applyDispatch(d.Dispatches)
+	case AttemptStartedData:
 		n, err := s.at(d.Node, d.Position, StatusDispatched)
 		if err != nil {
 			return err
 		}
 		n.Status, n.RetrySafe, n.AttemptStarted = StatusStarted, d.RetrySafe, true
-	case EventNodeCompleted:
-		var d CompletedData
-		if err := strictUnmarshal(data, &d); err != nil {
-			return err
-		}
+	case CompletedData:
 		n, err := s.at(d.Node, d.Position, StatusStarted, StatusPaused)
 		if err != nil {
 			return err
 		}
 		s.leave(n)
 		n.Status, n.Result, n.ResultArtifact, n.Pause = StatusPassed, d.Result, d.ResultArtifact, nil
-	case EventNodeFailed:
-		var d FailedData
-		if err := strictUnmarshal(data, &d); err != nil {
-			return err
-		}
+	case FailedData:
 		n, err := s.at(d.Node, d.Position, StatusDispatched, StatusStarted, StatusPaused)
 		if err != nil {
 			return err
@@ -172,11 +201,7 @@ func (s *State) Apply(typ string, data json.RawMessage) error {
 		s.leave(n)
 		n.Failure, n.Pause = &d, nil
 		s.settleFailure(n)
-	case EventNodePaused:
-		var d PausedData
-		if err := strictUnmarshal(data, &d); err != nil {
-			return err
-		}
+	case PausedData:
 		n, err := s.at(d.Node, d.Position, StatusDispatched, StatusStarted)
 		if err != nil {
 			return err
@@ -184,11 +209,7 @@ func (s *State) Apply(typ string, data json.RawMessage) error {
 		s.leave(n)
 		req := d.Request
 		n.Status, n.Pause = StatusPaused, &req
-	case EventNodeResumed:
-		var d ResumedData
-		if err := strictUnmarshal(data, &d); err != nil {
-			return err
-		}
+	case ResumedData:
 		n, err := s.at(d.Node, d.Position, StatusPaused, StatusStarted)
 		if err != nil {
 			return err
@@ -197,18 +218,28 @@ func (s *State) Apply(typ string, data json.RawMessage) error {
 			s.enter(n)
 		}
 		n.Status, n.Pause, n.AttemptStarted = StatusDispatched, nil, false
-	case EventApproval:
-		var d ApprovalData
-		if err := strictUnmarshal(data, &d); err != nil {
-			return err
+	case ApprovalData:
+		n := s.AtPosition(d.Position)
+		if n == nil || n.Status != StatusPaused || n.Pause == nil || n.Pause.Kind != PauseApproval {
+			return fmt.Errorf("%w: approval for %q, which does not wait for approval", ErrInvalidEvent, d.Position)
 		}
-		for _, n := range s.nodes {
-			if n.Position == d.Position {
-				n.Approved = d.Decision
-				return nil
-			}
+		if d.Decision != DecisionAllow && d.Decision != DecisionDeny {
+			return fmt.Errorf("%w: approval decision %q for %q is neither %q nor %q", ErrInvalidEvent, d.Decision, d.Position, DecisionAllow, DecisionDeny)
 		}
-		return fmt.Errorf("%w: approval for unknown position %q", ErrInvalidEvent, d.Position)
+		if n.Approved != "" {
+			return fmt.Errorf("%w: position %q already has a decision (%s)", ErrInvalidEvent, d.Position, n.Approved)
+		}
+		n.Approved = d.Decision
+	}
+	return nil
+}
+
+// AtPosition returns the node whose current position is position, or nil.
+func (s *State) AtPosition(position string) *NodeState {
+	for _, n := range s.nodes {
+		if n.Position == position {
+			return n
+		}
 	}
 	return nil
 }
@@ -401,10 +432,10 @@ func (s *State) depsGreen(n *NodeState) bool {
 
 func (s *State) outcome(paused bool, blocked []bool) *Outcome {
 	if paused {
-		o := &Outcome{Kind: OutcomeWaiting}
+		o := &Outcome{Kind: OutcomePaused}
 		for _, n := range s.nodes {
 			if n.Status == StatusPaused && n.Pause != nil {
-				o.Waiting = append(o.Waiting, *n.Pause)
+				o.Paused = append(o.Paused, *n.Pause)
 			}
 		}
 		return o
@@ -423,4 +454,15 @@ func (s *State) outcome(paused bool, blocked []bool) *Outcome {
 		o.Kind, o.Code = OutcomeFail, "DAG_NODE_FAILED"
 	}
 	return o
+}
+
+// NodeEvent reports whether typ is one of the events Decode reads: those
+// that change a node's state.
+func NodeEvent(typ string) bool {
+	switch typ {
+	case EventNodeDispatched, EventAttemptStarted, EventNodeCompleted, EventNodeFailed,
+		EventNodePaused, EventNodeResumed, EventApproval:
+		return true
+	}
+	return false
 }

@@ -248,7 +248,7 @@ func TestPauseAndResume(t *testing.T) {
 	apply(t, s, EventNodePaused, PausedData{Node: "a", Position: "dag/a/1", Request: PauseRequest{Kind: "approval", Position: "dag/a/1"}})
 	apply(t, s, EventNodePaused, PausedData{Node: "b", Position: "dag/b/1", Request: PauseRequest{Kind: "approval", Position: "dag/b/1"}})
 	_, out := s.Next()
-	want := &Outcome{Kind: OutcomeWaiting, Waiting: []PauseRequest{{Kind: "approval", Position: "dag/a/1"}, {Kind: "approval", Position: "dag/b/1"}}}
+	want := &Outcome{Kind: OutcomePaused, Paused: []PauseRequest{{Kind: "approval", Position: "dag/a/1"}, {Kind: "approval", Position: "dag/b/1"}}}
 	if diff := cmp.Diff(want, out); diff != "" {
 		t.Fatalf("outcome (-want +got):\n%s", diff)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/plugin"
 )
@@ -126,8 +127,38 @@ func (p *Plan) Plugin(name string) (*PluginPlan, bool) {
 	return nil, false
 }
 
-// Timeout returns Limits.TimeoutMS as a duration.
-func (p *Plan) Timeout() time.Duration { return time.Duration(p.Limits.TimeoutMS) * time.Millisecond }
+// ms converts a stored millisecond count: every duration of the plan and
+// definition is kept in milliseconds and read through the methods below.
+func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// Timeout returns limits.timeout; 0 means none.
+func (p *Plan) Timeout() time.Duration { return ms(p.Limits.TimeoutMS) }
+
+// TeardownGrace returns the grace between SIGTERM and SIGKILL.
+func (p *Plan) TeardownGrace() time.Duration { return ms(p.TeardownGraceMS) }
+
+// PreflightTimeout returns the bound of each preflight probe:
+// preflight.timeout, or hcl.DefaultPreflightTimeout when the plan has no
+// preflight policy or no timeout (the run file's default is the same).
+func (p *Plan) PreflightTimeout() time.Duration {
+	if p.Preflight == nil || p.Preflight.TimeoutMS <= 0 {
+		return hcl.DefaultPreflightTimeout
+	}
+	return ms(p.Preflight.TimeoutMS)
+}
+
+// Backoff returns the wait before restart n+1 after n restarts (0-based):
+// min(max_backoff, initial_backoff·2^n) (docs/run-file.md, restart).
+func (r Restart) Backoff(n int) time.Duration {
+	d, limit := ms(r.InitialBackoffMS), ms(r.MaxBackoffMS)
+	for i := 0; i < n && d < limit; i++ {
+		d *= 2
+	}
+	if limit > 0 && d > limit {
+		d = limit
+	}
+	return d
+}
 
 // RunStarted is the data of the run's first event, graph:run-started.
 type RunStarted struct {

@@ -6,11 +6,13 @@ import (
 	"strings"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
+
+	"github.com/obversa/obversa/host/runstate"
 )
 
 // Run outcome codes of DESIGN §8 that the watchdog records.
 const (
-	CodeStopped            = "STOPPED"
+	CodeStopped            = runstate.CodeStopped
 	CodeTimeout            = "TIMEOUT"
 	CodeOutputLimit        = "OUTPUT_LIMIT"
 	CodeTeardownIncomplete = "TEARDOWN_INCOMPLETE"

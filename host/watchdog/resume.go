@@ -6,18 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
-	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/store"
 )
-
-// EventTakeover records that a watchdog took over a run whose previous
-// watchdog is gone, after proving no process of the run survives.
-const EventTakeover = "run:takeover"
 
 var (
 	// ErrRunNotPaused is returned by Resume when a position is named but
@@ -28,7 +25,7 @@ var (
 	ErrResumePosition = errors.New("RESUME_POSITION")
 	// ErrAlreadyDecided is returned by Approve when the position already
 	// has a recorded decision.
-	ErrAlreadyDecided = errors.New("already decided")
+	ErrAlreadyDecided = runstate.ErrAlreadyDecided
 	// ErrSurvivors is returned by Resume when processes carrying the run's
 	// owner marker still run, so the run cannot be taken over.
 	ErrSurvivors = errors.New("TEARDOWN_INCOMPLETE")
@@ -57,12 +54,6 @@ type ResumeOptions struct {
 	Supervise SuperviseOptions
 }
 
-// TakeoverData is the data of run:takeover.
-type TakeoverData struct {
-	PID     int         `json:"pid"`
-	Stopped []proc.Proc `json:"stopped"`
-}
-
 // Resume carries a stored run on (DESIGN §5, §6): it takes the run's
 // lock (store.ErrProcessLocked while a watchdog or worker holds it), checks
 // the preflight state (a probe left open by a crash fails with an error
@@ -73,8 +64,8 @@ type TakeoverData struct {
 // preflight pause, and supervises workers until the run records a result.
 // A run that already finished is returned as recorded, with nothing
 // appended (done true).
-func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.RunResult, done bool, err error) {
-	run, rs, err := openRun(ctx, runDir)
+func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *runstate.Result, done bool, err error) {
+	run, st, err := openRun(ctx, runDir)
 	if err != nil {
 		return nil, false, err
 	}
@@ -90,33 +81,35 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.Run
 			owner.Release()
 		}
 	}()
-	x, err := executor.New(ctx, executor.Options{Run: run, Start: rs})
-	if err != nil {
+	// The decision below is read from the record as it is under the lock:
+	// what was folded before the lock was taken may be stale.
+	if err := st.CatchUp(ctx, run); err != nil {
 		return nil, false, err
 	}
-	if f := x.Finished(); f != nil {
+	rs := st.Start()
+	if f := st.Finished(); f != nil {
 		if o.Preflight != "" {
 			return nil, false, fmt.Errorf("%w: the run already ended (%s %s); it has no open preflight pause, %s names none", ErrResumeEventMismatch, f.Kind, f.Code, o.Preflight)
 		}
 		return f, true, nil
 	}
-	pf, err := preflightEvents(x.PreflightReport(), o, run.Dir())
+	pf, err := preflightEvents(st.Preflight().Report(), o, run.Dir())
 	if err != nil {
 		return nil, false, err
 	}
-	ev, err := operatorEvents(x.State(), o)
+	ev, err := operatorEvents(st, o)
 	if err != nil {
 		return nil, false, err
 	}
-	if open := openPositions(x.State()); o.Position == "" && o.Preflight == "" && len(open) > 0 {
+	if open := st.PausedPositions(); o.Position == "" && o.Preflight == "" && len(open) > 0 {
 		// Paused positions wait for a person's word about each one; a bare
 		// resume would only pause again.
 		return nil, false, fmt.Errorf("%w: positions %v wait; name one with --position (after `obversa approve` for an approval)", ErrResumePosition, open)
 	}
 	// A run paused because the workspace was busy never ran a worker
 	// there: it has no anchor to check.
-	w := x.Waiting()
-	if err := checkWorkspace(ctx, run, rs.Plan, w != nil && w.Code != CodeWorkspaceLease); err != nil {
+	w := st.Paused()
+	if err := checkWorkspace(ctx, run, st, w != nil && w.Code != CodeWorkspaceLease); err != nil {
 		return nil, false, err
 	}
 	// The pinned plugin bytes must still be there before anything is
@@ -126,29 +119,39 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *graph.Run
 			return nil, false, fmt.Errorf("%w; nothing was recorded (restore the binary with sha256 %s to the cache, or start a new run)", err, pl.SHA256)
 		}
 	}
-	marked, err := stopMarked(ctx, run.Dir(), rs.Plan.TeardownGraceMS)
+	marked, err := stopMarked(ctx, run.Dir(), rs.Plan.TeardownGrace())
 	if err != nil {
 		return nil, false, err
 	}
 	var b []store.NewEvent
-	b = append(b, store.NewEvent{Type: EventTakeover, Data: TakeoverData{PID: os.Getpid(), Stopped: marked}})
+	b = append(b, store.NewEvent{Type: runstate.EventTakeover, Data: runstate.TakeoverData{PID: os.Getpid(), Stopped: marked}})
 	b = append(b, pf...)
 	b = append(b, ev...)
-	b = append(b, store.NewEvent{Type: graph.EventRunResumed, Data: map[string]string{"position": o.Position}})
-	if _, err := run.Append(ctx, run.Rev(), b...); err != nil {
-		return nil, false, err
+	b = append(b, store.NewEvent{Type: graph.EventRunResumed, Data: runstate.RunResumedData{Position: o.Position}})
+	if err := appendFolded(ctx, run, st, b...); err != nil {
+		return nil, false, conflictHint(err, runDir)
 	}
 	handed = true
 	so := o.Supervise
-	so.Owner = owner
+	so.Owner, so.State = owner, st
 	res, err = Supervise(ctx, run, so)
 	return res, false, err
 }
 
+// conflictHint says what a refused operator append means: the record
+// moved after the command read it, which the run lock should have made
+// impossible; nothing of the command was recorded.
+func conflictHint(err error, runDir string) error {
+	if errors.Is(err, store.ErrRevisionConflict) {
+		return fmt.Errorf("%w; the record changed after this command read it, so nothing was recorded: look at `obversa status %s` and try again", err, runDir)
+	}
+	return err
+}
+
 // stopMarked stops every process carrying the run's owner marker (TERM,
 // grace ms, KILL) and returns them; survivors give ErrSurvivors.
-func stopMarked(ctx context.Context, runDir string, grace int64) ([]proc.Proc, error) {
-	marked, left := stopRun(ctx, OwnerMarker(runDir), msDuration(grace))
+func stopMarked(ctx context.Context, runDir string, grace time.Duration) ([]proc.Proc, error) {
+	marked, left := stopRun(ctx, OwnerMarker(runDir), grace)
 	if len(left) > 0 {
 		return nil, fmt.Errorf("%w: %d processes of the run survive (first pid %d)", ErrSurvivors, len(left), left[0].PID)
 	}
@@ -159,7 +162,7 @@ func stopMarked(ctx context.Context, runDir string, grace int64) ([]proc.Proc, e
 // an open probe refuses the start (PROTOCOL); a preflight pause is resumed
 // only by its own event id, recorded as preflight:resumed; an id that is
 // not the open pause is RESUME_EVENT_MISMATCH naming both.
-func preflightEvents(r executor.PreflightReport, o ResumeOptions, runDir string) ([]store.NewEvent, error) {
+func preflightEvents(r runstate.PreflightReport, o ResumeOptions, runDir string) ([]store.NewEvent, error) {
 	if r.OpenProbe != nil {
 		return nil, executor.OpenProbeError(*r.OpenProbe, runDir)
 	}
@@ -183,7 +186,7 @@ func preflightEvents(r executor.PreflightReport, o ResumeOptions, runDir string)
 		return nil, fmt.Errorf("%w: the run waits on preflight pause %s, before any position was dispatched; drop --position and --reconciled",
 			ErrResumePosition, r.PauseEventID)
 	}
-	return []store.NewEvent{{Type: executor.EventPreflightResumed, Data: executor.PreflightResumedData{PreflightEventID: r.PauseEventID}}}, nil
+	return []store.NewEvent{{Type: runstate.EventPreflightResumed, Data: runstate.PreflightResumedData{PreflightEventID: r.PauseEventID}}}, nil
 }
 
 // InterruptPreflight closes the preflight probe a crash left open in the
@@ -197,7 +200,7 @@ func preflightEvents(r executor.PreflightReport, o ResumeOptions, runDir string)
 // executor.ErrNothingToInterrupt when no probe is open, an error wrapping
 // store.ErrRevisionConflict when something else was appended first.
 func InterruptPreflight(ctx context.Context, runDir string) (id string, already bool, err error) {
-	run, rs, err := openRun(ctx, runDir)
+	run, st, err := openRun(ctx, runDir)
 	if err != nil {
 		return "", false, err
 	}
@@ -207,21 +210,25 @@ func InterruptPreflight(ctx context.Context, runDir string) (id string, already 
 		return "", false, err
 	}
 	defer owner.Release()
-	x, err := executor.New(ctx, executor.Options{Run: run, Start: rs})
-	if err != nil {
+	if err := st.CatchUp(ctx, run); err != nil {
 		return "", false, err
 	}
-	if r := x.PreflightReport(); r.OpenProbe != nil {
-		if _, err := stopMarked(ctx, run.Dir(), rs.Plan.TeardownGraceMS); err != nil {
+	if r := st.Preflight().Report(); r.OpenProbe != nil {
+		if _, err := stopMarked(ctx, run.Dir(), st.Plan().TeardownGrace()); err != nil {
 			return "", false, err
 		}
+	}
+	x, err := executor.New(executor.Options{Run: run, State: st})
+	if err != nil {
+		return "", false, err
 	}
 	return x.InterruptPreflight(ctx)
 }
 
 // operatorEvents are the events that offer the named position again.
-func operatorEvents(st *graph.State, o ResumeOptions) ([]store.NewEvent, error) {
-	open := openPositions(st)
+func operatorEvents(rs *runstate.State, o ResumeOptions) ([]store.NewEvent, error) {
+	st := rs.Graph()
+	open := rs.PausedPositions()
 	if o.Position == "" {
 		if o.Reconciled != "" {
 			return nil, fmt.Errorf("%w: --reconciled needs --position (open: %v)", ErrResumePosition, open)
@@ -240,8 +247,8 @@ func operatorEvents(st *graph.State, o ResumeOptions) ([]store.NewEvent, error) 
 	if n == nil {
 		return nil, fmt.Errorf("%w: %s is not paused; open positions: %v", ErrResumePosition, o.Position, open)
 	}
-	resumed := store.NewEvent{Type: graph.EventNodeResumed, Data: graph.ResumedData{Node: n.Def.ID, Position: n.Position, Reason: "operator"}}
-	if n.Pause != nil && n.Pause.Kind == "reconcile-attempt" {
+	resumed := store.NewEvent{Type: graph.EventNodeResumed, Data: graph.ResumedData{Node: n.Def.ID, Position: n.Position, Reason: graph.ResumedOperator}}
+	if n.Pause != nil && n.Pause.Kind == graph.PauseReconcile {
 		switch o.Reconciled {
 		case "done":
 			result := o.Result
@@ -262,55 +269,15 @@ func operatorEvents(st *graph.State, o ResumeOptions) ([]store.NewEvent, error) 
 	return []store.NewEvent{resumed}, nil
 }
 
-// Approve records an operator's decision on an approval pause:
-// graph:approval-decided{position, decision}. It takes the run's
-// ownership first, so it fails with store.ErrProcessLocked while a
-// watchdog or worker holds the run. It returns ErrResumePosition when the
-// position does not wait for approval.
-func Approve(ctx context.Context, runDir, position string, deny bool) error {
-	run, err := store.OpenRunDir(ctx, runDir, store.Policy{})
-	if err != nil {
-		return err
-	}
-	defer run.Close()
-	owner, err := run.Lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer owner.Release()
-	x, err := executor.New(ctx, executor.Options{Run: run})
-	if err != nil {
-		return err
-	}
-	var n *graph.NodeState
-	for _, c := range x.State().Nodes() {
-		if c.Position == position && c.Status == graph.StatusPaused && c.Pause != nil && c.Pause.Kind == "approval" {
-			n = c
-		}
-	}
-	if n == nil {
-		return fmt.Errorf("%w: %s does not wait for approval", ErrResumePosition, position)
-	}
-	if n.Approved != "" {
-		return fmt.Errorf("%w: %s was already decided (%s); run `obversa resume --position %s` to act on it", ErrAlreadyDecided, position, n.Approved, position)
-	}
-	decision := "allow"
-	if deny {
-		decision = "deny"
-	}
-	_, err = run.Append(ctx, run.Rev(), store.NewEvent{Type: graph.EventApproval, Data: graph.ApprovalData{Position: position, Decision: decision}})
-	return err
-}
-
 // checkWorkspace verifies the workspace before a resume: a paused run
 // against its runner-pause-anchor (which must exist), a run taken over
 // after a crash against the last snapshot, if one was taken.
-func checkWorkspace(ctx context.Context, run store.Record, p *plan.Plan, paused bool) error {
-	g := newGuard(p, run.Dir())
+func checkWorkspace(ctx context.Context, run store.Record, st *runstate.State, paused bool) error {
+	g := newGuard(st.Plan(), run.Dir())
 	if !g.active() {
 		return nil
 	}
-	snap, err := lastAnchor(ctx, run)
+	snap, err := lastAnchor(ctx, run, st)
 	switch {
 	case errors.Is(err, ErrAnchorMissing) && !paused:
 		return nil
@@ -321,15 +288,4 @@ func checkWorkspace(ctx context.Context, run store.Record, p *plan.Plan, paused 
 		return fmt.Errorf("%w; restore the workspace, then resume again", err)
 	}
 	return nil
-}
-
-// openPositions lists the paused positions of a state.
-func openPositions(st *graph.State) []string {
-	var open []string
-	for _, n := range st.Nodes() {
-		if n.Status == graph.StatusPaused {
-			open = append(open, n.Position)
-		}
-	}
-	return open
 }

@@ -2,30 +2,29 @@ package watchdog
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
 	"time"
 
-	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
-	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
 )
 
-// Phases of a run as status reports them.
+// Phases of a run as status reports them: the record's phases
+// (runstate.Phase), and PhaseInterrupted.
 const (
-	PhaseStarting   = "starting"
-	PhaseRunning    = "running"
-	PhaseRecovering = "recovering"
-	PhasePaused     = "paused"
-	PhaseCompleted  = "completed"
-	PhaseFailed     = "failed"
-	PhaseStopped    = "stopped"
+	PhaseStarting   = string(runstate.PhaseStarting)
+	PhaseRunning    = string(runstate.PhaseRunning)
+	PhaseRecovering = string(runstate.PhaseRecovering)
+	PhasePaused     = string(runstate.PhasePaused)
+	PhaseCompleted  = string(runstate.PhaseCompleted)
+	PhaseFailed     = string(runstate.PhaseFailed)
+	PhaseStopped    = string(runstate.PhaseStopped)
 	// PhaseInterrupted: no result, and no watchdog holds the run (it was
 	// killed); `obversa resume` takes the run over.
 	PhaseInterrupted = "interrupted"
@@ -54,11 +53,11 @@ type Report struct {
 	// worker or a surviving process of the run is alive and the workspace
 	// provider is not "none".
 	LeaseRetained bool             `json:"lease_retained"`
-	Result        *graph.RunResult `json:"result,omitempty"`
+	Result        *runstate.Result `json:"result,omitempty"`
 	// Preflight is the preflight phase (disabled, pending, admitted,
 	// paused, failed), the probe a crash left open if any, and the live
 	// probes' usage, kept apart from Usage.
-	Preflight *executor.PreflightReport `json:"preflight"`
+	Preflight *runstate.PreflightReport `json:"preflight"`
 }
 
 // BackoffReport is the wait before the next worker, in milliseconds.
@@ -94,182 +93,111 @@ type NodeUsage struct {
 	Usage any    `json:"usage"`
 }
 
-// Status folds the record of the run at runDir into a Report. It streams
-// the record and keeps only per-node totals.
+// Status reads the run at runDir into a Report: the record through one
+// streaming fold (runstate), the process table for liveness.
 func Status(ctx context.Context, runDir string) (*Report, error) {
 	run, err := store.OpenRunDirReadOnly(ctx, runDir)
 	if err != nil {
 		return nil, err
 	}
 	defer run.Close()
-	r := &Report{PauseReasons: []graph.PauseRequest{}, Active: []Active{}, Usage: []NodeUsage{}}
-	var rs plan.RunStarted
-	started := map[string]time.Time{}
-	nodeOf := map[string]string{}
-	usage := map[string]*plugin.Usage{}
-	var order []string
-	var worker *WorkerReport
-	var pf *executor.PreflightFold
-	var exited, ended time.Time
-	exitedRestart := -1
-	err = run.Read(ctx, 1, func(e store.Event) error {
-		r.Events = e.Rev
-		if pf != nil {
-			// Status is read-only and tolerant: an event the fold rejects
-			// is left out of the preflight report, `obversa verify` and the
-			// executor report it.
-			_ = pf.Apply(e.Type, e.Data)
-		}
-		var d struct {
-			Node     string          `json:"node"`
-			Position string          `json:"position"`
-			Usage    json.RawMessage `json:"usage"`
-		}
-		_ = json.Unmarshal(e.Data, &d)
-		switch e.Type {
-		case graph.EventRunStarted:
-			if err := json.Unmarshal(e.Data, &rs); err != nil {
-				return err
-			}
-			r.RunID = rs.RunID
-			r.Phase = PhaseStarting
-			if rs.Plan != nil {
-				pf = executor.NewPreflightFold(rs.Plan.Preflight)
-			}
-		case EventWorkerStarted:
-			var w WorkerStartedData
-			_ = json.Unmarshal(e.Data, &w)
-			worker = &WorkerReport{PID: w.PID, StartTime: w.StartTime}
-			r.Phase, r.RestartCount = PhaseRunning, w.Restart
-			r.Result, r.CleanupVerified = nil, nil
-			exitedRestart = -1
-		case EventWorkerExited:
-			r.Phase = PhaseRecovering
-			var x WorkerExitedData
-			_ = json.Unmarshal(e.Data, &x)
-			exited, exitedRestart = e.TS, x.Restart
-		case EventCleanup:
-			var c CleanupData
-			_ = json.Unmarshal(e.Data, &c)
-			v := c.Verified
-			r.CleanupVerified = &v
-		case graph.EventAttemptStarted:
-			started[d.Position], nodeOf[d.Position] = e.TS, d.Node
-		case graph.EventNodeCompleted, graph.EventNodeFailed, graph.EventNodePaused:
-			delete(started, d.Position)
-		case graph.EventEngineAttempt:
-			var u plugin.Usage
-			_ = json.Unmarshal(d.Usage, &u)
-			cur, seen := usage[d.Node]
-			if !seen {
-				order = append(order, d.Node)
-				cp := u
-				usage[d.Node] = &cp
-			} else if cur.Known && u.Known {
-				cur.Input, cur.Output = cur.Input+u.Input, cur.Output+u.Output
-				cur.CacheRead, cur.CacheCreation = cur.CacheRead+u.CacheRead, cur.CacheCreation+u.CacheCreation
-			} else {
-				cur.Known = false
-			}
-		case graph.EventRunFinished, graph.EventRunWaiting:
-			var res graph.RunResult
-			_ = json.Unmarshal(e.Data, &res)
-			r.Result = &res
-			if e.Type == graph.EventRunFinished {
-				ended = e.TS
-			}
-		}
-		return nil
-	})
+	st, err := runstate.Load(ctx, run)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", runDir, err)
 	}
-	if rs.RunID == "" {
-		return nil, fmt.Errorf("%w: %s has no graph:run-started event (%d events): it is not a run, or its creation failed", executor.ErrNotStarted, runDir, r.Events)
-	}
-	if pf != nil {
-		rep := pf.Report()
-		r.Preflight = &rep
-	}
-	now := time.Now()
-	if r.Result != nil && r.Result.Kind != "pause" && !ended.IsZero() {
+	h, held, err := run.Holder(ctx)
+	holderAlive := err == nil && held && store.HolderAlive(h)
+	return View(st, runDir, time.Now(), holderAlive), nil
+}
+
+// View is the Report of a folded record at time now; holderAlive says
+// whether the run's lock holder (a watchdog) still lives.
+func View(st *runstate.State, runDir string, now time.Time, holderAlive bool) *Report {
+	rs := st.Start()
+	r := &Report{RunID: rs.RunID, Phase: string(st.Phase()), Events: st.Rev(), RestartCount: 0,
+		PauseReasons: []graph.PauseRequest{}, Active: []Active{}, Usage: []NodeUsage{},
+		CleanupVerified: st.CleanupVerified(), Result: st.Result()}
+	rep := st.Preflight().Report()
+	r.Preflight = &rep
+	if st.Finished() != nil {
 		// A finished run's clocks stopped with it.
-		now = ended
+		now = st.FinishedAt()
 	}
 	r.ElapsedMS = now.Sub(rs.StartedAt).Milliseconds()
-	if rs.Plan != nil && rs.Plan.Limits.TimeoutMS > 0 {
-		left := max(rs.Plan.Limits.TimeoutMS-r.ElapsedMS, 0)
+	if t := rs.Plan.Timeout(); t > 0 {
+		left := max(t-now.Sub(rs.StartedAt), 0).Milliseconds()
 		r.RemainingTimeoutMS = &left
 	}
-	if worker != nil {
-		worker.Alive = proc.Alive(proc.Proc{PID: worker.PID, StartTime: worker.StartTime})
-		r.Worker = worker
+	if w := st.Worker(); w != nil {
+		r.Worker = &WorkerReport{PID: w.PID, StartTime: w.StartTime,
+			Alive: proc.Alive(proc.Proc{PID: w.PID, StartTime: w.StartTime})}
+		r.RestartCount = w.Restart
 	}
-	switch {
-	case r.Result == nil:
-		if r.Phase == PhaseRunning && (worker == nil || !worker.Alive) {
+	if r.Result == nil {
+		if r.Phase == PhaseRunning && (r.Worker == nil || !r.Worker.Alive) {
 			r.Phase = PhaseRecovering
 		}
-		if r.Phase != PhaseStarting {
-			if h, ok, err := run.Holder(ctx); err == nil && (!ok || !store.HolderAlive(h)) {
-				r.Phase = PhaseInterrupted
-			}
+		if r.Phase != PhaseStarting && !holderAlive {
+			r.Phase = PhaseInterrupted
 		}
-	case r.Result.Kind == "complete":
-		r.Phase = PhaseCompleted
-	case r.Result.Kind == "pause":
-		r.Phase = PhasePaused
-		var out struct {
-			Waiting []graph.PauseRequest `json:"waiting"`
-		}
-		_ = json.Unmarshal(r.Result.Output, &out)
-		r.PauseReasons = append(r.PauseReasons, out.Waiting...)
-		if len(out.Waiting) == 0 && r.Result.Code != "" {
+	} else if r.Result.Kind == runstate.KindPaused || !r.Result.Terminal() {
+		if out := r.Result.Output; out != nil && len(out.Paused) > 0 {
+			r.PauseReasons = append(r.PauseReasons, out.Paused...)
+		} else if r.Result.Code != "" {
 			// A pause the watchdog or preflight decided: no position waits.
 			r.PauseReasons = append(r.PauseReasons, graph.PauseRequest{Kind: r.Result.Code})
 		}
-	case r.Result.Code == CodeStopped:
-		r.Phase = PhaseStopped
-	default:
-		r.Phase = PhaseFailed
 	}
-	for pos, ts := range started {
-		u := "unknown"
-		if x, ok := usage[nodeOf[pos]]; ok && x.Known {
-			u = "reported"
-		}
-		a := Active{Node: nodeOf[pos], Position: pos, StartedAt: ts, ElapsedMS: now.Sub(ts).Milliseconds(), Usage: u}
-		if rs.Definition != nil {
-			for _, n := range rs.Definition.Nodes {
-				if n.ID == a.Node && n.TimeoutMS > 0 {
-					left := max(n.TimeoutMS-a.ElapsedMS, 0)
-					a.RemainingTimeoutMS = &left
-				}
-			}
-		}
-		r.Active = append(r.Active, a)
-	}
-	sort.Slice(r.Active, func(i, j int) bool { return r.Active[i].Position < r.Active[j].Position })
+	r.Active = active(st, now)
 	if ps, err := proc.Marked(launch.OwnerEnv+"="+OwnerMarker(runDir), map[int]bool{os.Getpid(): true}); err == nil && ps != nil {
 		r.Processes = ps
 	} else {
 		r.Processes = []proc.Proc{}
 	}
-	if r.Phase == PhaseRecovering && exitedRestart >= 0 && rs.Plan != nil {
-		total := Backoff(exitedRestart, msDuration(rs.Plan.Restart.InitialBackoffMS), msDuration(rs.Plan.Restart.MaxBackoffMS))
-		r.Backoff = &BackoffReport{Restart: exitedRestart + 1, TotalMS: total.Milliseconds(),
-			RemainingMS: max(total-now.Sub(exited), 0).Milliseconds()}
+	if x := st.LastExit(); r.Phase == PhaseRecovering && x != nil {
+		total := rs.Plan.Restart.Backoff(x.Restart)
+		r.Backoff = &BackoffReport{Restart: x.Restart + 1, TotalMS: total.Milliseconds(),
+			RemainingMS: max(total-now.Sub(x.At), 0).Milliseconds()}
 	}
-	if rs.Plan != nil && rs.Plan.Workspace.Provider != "" && rs.Plan.Workspace.Provider != "none" {
+	if p := rs.Plan.Workspace.Provider; p != "" && p != "none" {
 		r.LeaseRetained = (r.Worker != nil && r.Worker.Alive) || len(r.Processes) > 0
 	}
-	for _, n := range order {
-		u := usage[n]
-		if !u.Known {
-			r.Usage = append(r.Usage, NodeUsage{Node: n, Usage: "unknown"})
+	for _, u := range st.Usage() {
+		r.Usage = append(r.Usage, NodeUsage{Node: u.Node, Usage: usageValue(u.Usage)})
+	}
+	return r
+}
+
+// active lists the started positions with no result, by position.
+func active(st *runstate.State, now time.Time) []Active {
+	out := []Active{}
+	for _, n := range st.Graph().Nodes() {
+		if n.Status != graph.StatusStarted {
 			continue
 		}
-		r.Usage = append(r.Usage, NodeUsage{Node: n, Usage: map[string]int64{"input": u.Input, "output": u.Output, "cache_read": u.CacheRead, "cache_creation": u.CacheCreation}})
+		a := Active{Node: n.Def.ID, Position: n.Position, Usage: "unknown"}
+		if p := st.Position(n.Position); p != nil {
+			a.StartedAt = p.StartedAt
+			a.ElapsedMS = now.Sub(p.StartedAt).Milliseconds()
+		}
+		if u, ok := st.NodeUsageOf(n.Def.ID); ok && u.Known {
+			a.Usage = "reported"
+		}
+		if t := n.Def.Timeout(); t > 0 {
+			left := max(t.Milliseconds()-a.ElapsedMS, 0)
+			a.RemainingTimeoutMS = &left
+		}
+		out = append(out, a)
 	}
-	return r, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Position < out[j].Position })
+	return out
+}
+
+// usageValue is a usage total as status prints it: "unknown", or the
+// summed counters.
+func usageValue(u plugin.Usage) any {
+	if !u.Known {
+		return "unknown"
+	}
+	return map[string]int64{"input": u.Input, "output": u.Output, "cache_read": u.CacheRead, "cache_creation": u.CacheCreation}
 }

@@ -2,12 +2,12 @@ package watchdog
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -15,49 +15,17 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/workspace"
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/store"
 )
 
-// Watchdog events.
-const (
-	EventWorkerStarted = "run:worker-started"
-	EventWorkerExited  = "run:worker-exited"
-	EventCleanup       = "run:cleanup"
-)
-
 // MaxWorkerOutput is the worker console budget in bytes (DESIGN §6).
 const MaxWorkerOutput = 1_000_000
-
-// WorkerStartedData is the data of run:worker-started.
-type WorkerStartedData struct {
-	PID       int    `json:"pid"`
-	StartTime uint64 `json:"start_time"`
-	Restart   int    `json:"restart"`
-}
-
-// WorkerExitedData is the data of run:worker-exited: a worker ended
-// without recording a result.
-type WorkerExitedData struct {
-	PID      int    `json:"pid"`
-	ExitCode int    `json:"exit_code"`
-	Signal   string `json:"signal,omitempty"`
-	Restart  int    `json:"restart"`
-	Reason   string `json:"reason"`
-}
-
-// CleanupData is the data of run:cleanup: what was stopped after a worker
-// and whether nothing of the run survived.
-type CleanupData struct {
-	Stopped   []proc.Proc `json:"stopped"`
-	Survivors []proc.Proc `json:"survivors"`
-	Verified  bool        `json:"verified"`
-}
 
 // SuperviseOptions configures Supervise.
 type SuperviseOptions struct {
@@ -73,6 +41,9 @@ type SuperviseOptions struct {
 	// (taken through the run handle given to Supervise); nil takes it.
 	// Supervise hands it to each worker and releases it when it returns.
 	Owner store.Ownership
+	// State is the run's record folded by the caller (which holds Owner);
+	// nil folds it afresh.
+	State *runstate.State
 }
 
 // OwnerMarker returns the run's owner marker value, "sha256:<hex>", derived
@@ -86,7 +57,7 @@ func OwnerMarker(runDir string) string {
 	return d
 }
 
-// Supervise takes the run's ownership (unless o.Owner holds it) and runs workers until the run
+// Supervise takes the run's process lock and runs workers until the run
 // records a result, restarting a crashed worker with backoff
 // min(max_backoff, initial_backoff·2^n) up to max_restarts. It enforces the
 // run's timeout (from its start, including backoff) and the worker console
@@ -95,7 +66,7 @@ func OwnerMarker(runDir string) string {
 // cancelled, TIMEOUT, OUTPUT_LIMIT, RESTART_EXHAUSTED,
 // TEARDOWN_INCOMPLETE). It returns store.ErrProcessLocked (as
 // *store.LockedError) when another process holds the run.
-func Supervise(ctx context.Context, run store.Record, o SuperviseOptions) (*graph.RunResult, error) {
+func Supervise(ctx context.Context, run store.Record, o SuperviseOptions) (*runstate.Result, error) {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
@@ -116,19 +87,27 @@ func Supervise(ctx context.Context, run store.Record, o SuperviseOptions) (*grap
 	defer owner.Release()
 	_ = proc.SetChildSubreaper()
 
-	rs, err := executor.LoadRunStarted(ctx, run)
-	if err != nil {
-		return nil, err
+	state := o.State
+	if state == nil {
+		var err error
+		if state, err = runstate.Load(ctx, run); err != nil {
+			return nil, err
+		}
 	}
-	s := &supervisor{run: run, o: o, owner: owner, plan: rs.Plan, marker: OwnerMarker(run.Dir())}
-	if rs.Plan.Limits.TimeoutMS > 0 {
-		s.deadline = rs.StartedAt.Add(rs.Plan.Timeout())
+	rs := state.Start()
+	s := &supervisor{run: run, o: o, owner: owner, plan: rs.Plan, marker: OwnerMarker(run.Dir()), rs: state}
+	if t := rs.Plan.Timeout(); t > 0 {
+		s.deadline = rs.StartedAt.Add(t)
 	}
 	stopFollow := s.follow()
 	defer stopFollow()
 	return s.loop(ctx)
 }
 
+// supervisor carries one run under its lock. It appends only while no
+// worker lives, each time at the revision of its fold, which it catches
+// up with the record once a worker is gone (docs/decisions.md, "One
+// writer").
 type supervisor struct {
 	run      store.Record
 	o        SuperviseOptions
@@ -136,6 +115,7 @@ type supervisor struct {
 	plan     *plan.Plan
 	marker   string
 	deadline time.Time
+	rs       *runstate.State
 }
 
 // follow reports new events to o.Progress until the returned func is called.
@@ -164,8 +144,7 @@ func (s *supervisor) follow() func() {
 	}
 }
 
-func (s *supervisor) loop(ctx context.Context) (*graph.RunResult, error) {
-	grace := time.Duration(s.plan.TeardownGraceMS) * time.Millisecond
+func (s *supervisor) loop(ctx context.Context) (*runstate.Result, error) {
 	// ctx ends when the run is asked to stop; the record is still written
 	// after that, so bookkeeping uses a context that is not cancelled.
 	rec := context.WithoutCancel(ctx)
@@ -191,29 +170,36 @@ func (s *supervisor) loop(ctx context.Context) (*graph.RunResult, error) {
 			}
 			return nil, err
 		}
-		from := s.run.Rev()
 		ex, err := s.runWorker(ctx, restart)
 		if err != nil {
 			return nil, err
 		}
-		survivors := s.cleanup(rec, grace)
+		// The worker is gone: what it recorded is what the decisions below
+		// read, and the revision every append below is conditional on.
+		if err := s.rs.CatchUp(rec, s.run); err != nil {
+			return nil, err
+		}
+		survivors, err := s.cleanup(rec)
+		if err != nil {
+			return nil, err
+		}
 		if len(survivors) > 0 {
 			return s.finish(rec, CodeTeardownIncomplete, fmt.Sprintf("%d processes of the run survived SIGKILL", len(survivors)))
 		}
-		if res, err := s.recorded(rec, from); err != nil || res != nil {
-			if res != nil && res.Kind == "pause" {
+		if res := s.rs.Result(); res != nil {
+			if res.Kind == runstate.KindPaused {
 				// The runner-pause-anchor: what resume must find.
-				if _, err := ws.save(rec, s.run, EventPauseAnchor); err != nil {
+				if _, err := ws.save(rec, s, runstate.EventPauseAnchor); err != nil {
 					return nil, err
 				}
 			}
-			return res, err
+			return res, nil
 		}
 		switch ex.reason {
 		case CodeStopped, CodeTimeout, CodeOutputLimit:
 			return s.finish(rec, ex.reason, ex.detail)
 		}
-		if err := s.record(rec, EventWorkerExited, WorkerExitedData{PID: ex.pid, ExitCode: ex.code, Signal: ex.signal, Restart: restart, Reason: "crash"}); err != nil {
+		if err := s.record(rec, runstate.EventWorkerExited, runstate.WorkerExitedData{PID: ex.pid, ExitCode: ex.code, Signal: ex.signal, Restart: restart, Reason: "crash"}); err != nil {
 			return nil, err
 		}
 		if restart >= s.plan.Restart.MaxRestarts {
@@ -221,11 +207,11 @@ func (s *supervisor) loop(ctx context.Context) (*graph.RunResult, error) {
 		}
 		// Snapshot while still holding the lease, then let it go for the
 		// backoff.
-		if crashSnap, err = ws.save(rec, s.run, EventWorkspaceSnapshot); err != nil {
+		if crashSnap, err = ws.save(rec, s, runstate.EventWorkspaceSnapshot); err != nil {
 			return nil, err
 		}
 		ws.release()
-		wait := Backoff(restart, time.Duration(s.plan.Restart.InitialBackoffMS)*time.Millisecond, time.Duration(s.plan.Restart.MaxBackoffMS)*time.Millisecond)
+		wait := s.plan.Restart.Backoff(restart)
 		s.o.Logger.Info("worker crashed; restarting", "restart", restart+1, "backoff", wait)
 		if !s.sleep(ctx, wait) {
 			if ctx.Err() != nil {
@@ -236,18 +222,9 @@ func (s *supervisor) loop(ctx context.Context) (*graph.RunResult, error) {
 	}
 }
 
-func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
-
-// Backoff returns min(max, initial·2^n).
+// Backoff returns min(max, initial·2^n) (plan.Restart.Backoff).
 func Backoff(n int, initial, max time.Duration) time.Duration {
-	d := initial
-	for i := 0; i < n && d < max; i++ {
-		d *= 2
-	}
-	if max > 0 && d > max {
-		d = max
-	}
-	return d
+	return plan.Restart{InitialBackoffMS: initial.Milliseconds(), MaxBackoffMS: max.Milliseconds()}.Backoff(n)
 }
 
 // sleep waits d, or less when the deadline or ctx ends first (false).
@@ -284,7 +261,7 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) 
 	}
 	defer logf.Close()
 	out := &limitWriter{w: logf, limit: MaxWorkerOutput, over: make(chan struct{})}
-	cmd := exec.Command(s.o.Exe, "worker", "--run-dir", s.run.Dir())
+	cmd := exec.Command(s.o.Exe, "worker", "--run-dir", s.run.Dir(), "--restart", strconv.Itoa(restart))
 	env, files := s.owner.Handoff()
 	cmd.Env = append(append(withoutOwner(os.Environ()), launch.OwnerEnv+"="+s.marker), env...)
 	cmd.ExtraFiles = files
@@ -299,13 +276,9 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) 
 	if err := startLocked(cmd); err != nil {
 		return nil, fmt.Errorf("starting worker: %w", err)
 	}
+	// The worker records run:worker-started itself, as its first append:
+	// from here until it is gone, it is the run's only writer.
 	pid := cmd.Process.Pid
-	st, _ := proc.Stat(pid)
-	if err := s.record(ctx, EventWorkerStarted, WorkerStartedData{PID: pid, StartTime: st.StartTime, Restart: restart}); err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, err
-	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 
@@ -316,7 +289,7 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) 
 		deadline = t.C
 	}
 	ex := &exit{pid: pid}
-	grace := time.Duration(s.plan.TeardownGraceMS) * time.Millisecond
+	grace := s.plan.TeardownGrace()
 	select {
 	case err := <-waited:
 		fillExit(ex, err)
@@ -361,17 +334,16 @@ func withoutOwner(env []string) []string {
 }
 
 // cleanup stops every process carrying the run's marker (the worker's
-// plugins and their commands, whatever group they moved to) and returns
-// the survivors.
-func (s *supervisor) cleanup(ctx context.Context, grace time.Duration) []proc.Proc {
+// plugins and their commands, whatever group they moved to), records what
+// it stopped, and returns the survivors.
+func (s *supervisor) cleanup(ctx context.Context) ([]proc.Proc, error) {
 	reapOrphans()
-	marked, left := stopRun(ctx, s.marker, grace)
+	marked, left := stopRun(ctx, s.marker, s.plan.TeardownGrace())
 	if len(marked) == 0 {
-		return nil
+		return nil, nil
 	}
 	reapOrphans()
-	_ = s.record(context.Background(), EventCleanup, CleanupData{Stopped: marked, Survivors: left, Verified: len(left) == 0})
-	return left
+	return left, s.record(ctx, runstate.EventCleanup, runstate.CleanupData{Stopped: marked, Survivors: left, Verified: len(left) == 0})
 }
 
 // stopRun stops every process carrying the owner marker except this
@@ -385,30 +357,16 @@ func stopRun(ctx context.Context, marker string, grace time.Duration) (found, le
 	return found, proc.Stop(ctx, found, grace)
 }
 
-// recorded returns the result a worker recorded after rev from, if any.
-func (s *supervisor) recorded(ctx context.Context, from int64) (*graph.RunResult, error) {
-	var res *graph.RunResult
-	err := s.run.Read(ctx, from+1, func(e store.Event) error {
-		switch e.Type {
-		case graph.EventRunFinished, graph.EventRunWaiting:
-			res = &graph.RunResult{}
-			return json.Unmarshal(e.Data, res)
-		}
-		return nil
-	})
-	return res, err
-}
-
-// record appends one watchdog event at the current end of the record.
+// record appends one watchdog event at the revision of the supervisor's
+// fold and folds it. It runs only while no worker lives; a conflict means
+// another process wrote the run and is returned as is.
 func (s *supervisor) record(ctx context.Context, typ string, data any) error {
-	_, err := s.run.Append(ctx, s.run.Rev(), store.NewEvent{Type: typ, Data: data})
-	return err
+	return appendFolded(ctx, s.run, s.rs, store.NewEvent{Type: typ, Data: data})
 }
 
 // finish records a result the watchdog decided.
-func (s *supervisor) finish(ctx context.Context, code, detail string) (*graph.RunResult, error) {
-	out, _ := json.Marshal(map[string]string{"message": detail})
-	res := &graph.RunResult{RunID: s.plan.RunID, Kind: "fail", Code: code, Output: out}
+func (s *supervisor) finish(ctx context.Context, code, detail string) (*runstate.Result, error) {
+	res := runstate.Message(s.plan.RunID, runstate.KindFail, code, detail)
 	if err := s.record(ctx, graph.EventRunFinished, res); err != nil {
 		return nil, err
 	}

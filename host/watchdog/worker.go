@@ -2,12 +2,12 @@ package watchdog
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -17,6 +17,9 @@ import (
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/internal/failpoint"
+	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/store"
 )
 
@@ -25,7 +28,11 @@ import (
 // run records a result. It stops (cancelling in-flight attempts, recording
 // nothing for them) on SIGTERM, SIGINT, or EOF on stdin — the watchdog's
 // end of the pipe closing means the watchdog is gone.
-func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult, error) {
+//
+// The worker records run:worker-started as its own first append (restart
+// is how many workers its watchdog started before it) and from then on is
+// the run's only writer until it exits.
+func Work(ctx context.Context, runDir string, restart int, stdin io.Reader) (*runstate.Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sig := make(chan os.Signal, 1)
@@ -45,7 +52,7 @@ func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult
 		}()
 	}
 
-	run, rs, err := openRun(ctx, runDir)
+	run, state, err := openRun(ctx, runDir)
 	if err != nil {
 		return nil, err
 	}
@@ -58,6 +65,13 @@ func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult
 		return nil, err
 	}
 	defer owner.Release()
+	if err := state.CatchUp(ctx, run); err != nil {
+		return nil, err
+	}
+	rs := state.Start()
+	if res := state.Finished(); res != nil {
+		return res, nil
+	}
 
 	logf, err := os.OpenFile(filepath.Join(runDir, "plugins.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -66,24 +80,25 @@ func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult
 	defer logf.Close()
 	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: logf, Level: hclog.Debug, JSONFormat: true})
 
-	opts := executor.Options{Run: run, Start: rs, Logger: logger}
-	if f := faultFromEnv(); f != nil {
-		if f.point == "flood" {
-			flood(os.Stdout)
-		}
-		opts.Fault = f
+	if failpoint.Enabled {
+		failpoint.Hit(ctx, failpoint.WorkerStart, "")
 	}
-	x, err := executor.New(ctx, opts)
-	if err != nil {
+	st, _ := proc.Stat(os.Getpid())
+	if err := appendFolded(ctx, run, state, store.NewEvent{Type: runstate.EventWorkerStarted,
+		Data: runstate.WorkerStartedData{PID: os.Getpid(), StartTime: st.StartTime, Restart: restart}}); err != nil {
 		return nil, err
 	}
-	if res := x.Finished(); res != nil {
-		return res, nil
+	if failpoint.Enabled && failpoint.Flooding() {
+		flood(os.Stdout)
+	}
+	x, err := executor.New(executor.Options{Run: run, State: state, Logger: logger, Requests: newRequestQueue(runDir)})
+	if err != nil {
+		return nil, err
 	}
 	set, err := launch.Start(ctx, rs.Plan.Plugins, launch.Options{StorageDir: rs.Plan.Storage.Directory, Logger: logger})
 	if errors.Is(err, launch.ErrPluginChanged) {
 		// The pinned bytes are gone: no restart can bring them back.
-		return pluginChanged(ctx, run, rs.Plan.RunID, err)
+		return pluginChanged(ctx, run, state, err)
 	}
 	if err != nil {
 		return nil, err
@@ -92,7 +107,7 @@ func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult
 	x.SetPlugins(set.Engines(), set.Bindings())
 	x.SetProbes(probes(set, rs.Plan))
 	type outcome struct {
-		res *graph.RunResult
+		res *runstate.Result
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -110,7 +125,7 @@ func Work(ctx context.Context, runDir string, stdin io.Reader) (*graph.RunResult
 	// Stopping (the watchdog asked, or is gone): give in-flight attempts
 	// the teardown grace to return, then stop every process of the run but
 	// this one, so nothing outlives a worker whose watchdog died.
-	grace := time.Duration(rs.Plan.TeardownGraceMS) * time.Millisecond
+	grace := rs.Plan.TeardownGrace()
 	select {
 	case <-done:
 	case <-time.After(grace):
@@ -148,24 +163,25 @@ func probes(set *launch.Set, p *plan.Plan) map[string]executor.PluginProbe {
 	return out
 }
 
-// pluginChanged records the terminal PLUGIN_CHANGED result.
-func pluginChanged(ctx context.Context, run store.Record, runID string, cause error) (*graph.RunResult, error) {
-	out, _ := json.Marshal(map[string]string{"message": cause.Error()})
-	res := &graph.RunResult{RunID: runID, Kind: "fail", Code: CodePluginChanged, Output: out}
-	if _, err := run.Append(ctx, run.Rev(), store.NewEvent{Type: graph.EventRunFinished, Data: res}); err != nil {
+// pluginChanged records the terminal PLUGIN_CHANGED result, before the
+// executor ran (its fold is the worker's).
+func pluginChanged(ctx context.Context, run store.Record, st *runstate.State, cause error) (*runstate.Result, error) {
+	res := runstate.Message(st.Plan().RunID, runstate.KindFail, CodePluginChanged, cause.Error())
+	if err := appendFolded(ctx, run, st, store.NewEvent{Type: graph.EventRunFinished, Data: res}); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
-// openRun opens the run at runDir under the record policy of its own plan:
-// the plan is read first, through a handle without policy, and checked.
-func openRun(ctx context.Context, runDir string) (store.Record, *plan.RunStarted, error) {
+// openRun opens the run at runDir under the record policy of its own plan
+// (the plan is read first, through a handle without policy) and folds its
+// record.
+func openRun(ctx context.Context, runDir string) (store.Record, *runstate.State, error) {
 	probe, err := store.OpenRunDir(ctx, runDir, store.Policy{})
 	if err != nil {
 		return nil, nil, err
 	}
-	rs, err := executor.LoadRunStarted(ctx, probe)
+	rs, err := runstate.ReadStart(ctx, probe)
 	probe.Close()
 	if err != nil {
 		return nil, nil, err
@@ -174,5 +190,21 @@ func openRun(ctx context.Context, runDir string) (store.Record, *plan.RunStarted
 	if err != nil {
 		return nil, nil, err
 	}
-	return run, rs, nil
+	state, err := runstate.Load(ctx, run)
+	if err != nil {
+		run.Close()
+		return nil, nil, err
+	}
+	return run, state, nil
+}
+
+// flood writes to w until the write fails or the process is stopped (the
+// failpoint.Flood crash test).
+func flood(w *os.File) {
+	line := []byte(strings.Repeat("flood ", 16) + "\n")
+	for {
+		if _, err := w.Write(line); err != nil {
+			return
+		}
+	}
 }

@@ -11,19 +11,10 @@ import (
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/workspace"
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/store"
-)
-
-// Workspace events.
-const (
-	// EventWorkspaceSnapshot records a snapshot taken after a worker
-	// crashed, while the lease was held; the replacement verifies it.
-	EventWorkspaceSnapshot = "run:workspace-snapshot"
-	// EventPauseAnchor records the runner-pause-anchor of a pause: the
-	// workspace as the run left it, which resume verifies.
-	EventPauseAnchor = "run:pause-anchor"
 )
 
 // Workspace outcome codes (DESIGN §8).
@@ -42,14 +33,6 @@ var (
 	// read back as a snapshot (integrity or format).
 	ErrAnchorInvalid = errors.New(CodeWorkspaceAnchorInvalid)
 )
-
-// SnapshotData is the data of run:workspace-snapshot and run:pause-anchor.
-type SnapshotData struct {
-	Provider string            `json:"provider"`
-	Digest   string            `json:"digest"`
-	Files    int               `json:"files"`
-	Anchor   store.ArtifactRef `json:"anchor"`
-}
 
 // guard holds a run's workspace: its lease while a worker runs, and the
 // snapshots taken around crashes and pauses. A "none" provider makes every
@@ -103,8 +86,9 @@ func (g *guard) release() {
 	}
 }
 
-// save takes a snapshot, stores it as an artifact and records it as typ.
-func (g *guard) save(ctx context.Context, run store.Record, typ string) (*workspace.Snapshot, error) {
+// save takes a snapshot, stores it as an artifact and records it as typ
+// (runstate.EventWorkspaceSnapshot or runstate.EventPauseAnchor).
+func (g *guard) save(ctx context.Context, s *supervisor, typ string) (*workspace.Snapshot, error) {
 	if !g.active() {
 		return nil, nil
 	}
@@ -112,22 +96,20 @@ func (g *guard) save(ctx context.Context, run store.Record, typ string) (*worksp
 	if err != nil {
 		return nil, err
 	}
-	return snap, recordSnapshot(ctx, run, typ, snap)
+	return snap, s.recordSnapshot(ctx, typ, snap)
 }
 
-// recordSnapshot stores a snapshot as an artifact and records it as typ
-// (run:workspace-snapshot or run:pause-anchor).
-func recordSnapshot(ctx context.Context, run store.Record, typ string, snap *workspace.Snapshot) error {
+// recordSnapshot stores a snapshot as an artifact and records it as typ.
+func (s *supervisor) recordSnapshot(ctx context.Context, typ string, snap *workspace.Snapshot) error {
 	b, err := workspace.Encode(snap)
 	if err != nil {
 		return err
 	}
-	ref, err := run.PutArtifact(ctx, b, "application/json", "runner-pause-anchor")
+	ref, err := s.run.PutArtifact(ctx, b, "application/json", "runner-pause-anchor")
 	if err != nil {
 		return err
 	}
-	_, err = run.Append(ctx, run.Rev(), store.NewEvent{Type: typ, Data: SnapshotData{Provider: snap.Provider, Digest: snap.Digest, Files: snap.Files, Anchor: ref}})
-	return err
+	return s.record(ctx, typ, runstate.SnapshotData{Provider: snap.Provider, Digest: snap.Digest, Files: snap.Files, Anchor: ref})
 }
 
 // verify checks the workspace against a snapshot (*workspace.DriftError).
@@ -138,29 +120,12 @@ func (g *guard) verify(ctx context.Context, snap *workspace.Snapshot) error {
 	return workspace.Verify(ctx, snap, workspace.Options{Exclude: g.exclude})
 }
 
-// lastAnchor reads the newest snapshot the record holds (a pause anchor or
-// a crash snapshot) taken after the last worker started. ErrAnchorMissing when there is none or its artifact
-// is gone; ErrAnchorInvalid when it does not decode.
-func lastAnchor(ctx context.Context, run store.Record) (*workspace.Snapshot, error) {
-	var last *SnapshotData
-	err := run.Read(ctx, 1, func(e store.Event) error {
-		if e.Type == EventWorkerStarted {
-			// A worker ran since: older snapshots no longer describe the
-			// workspace it leaves.
-			last = nil
-		}
-		if e.Type == EventPauseAnchor || e.Type == EventWorkspaceSnapshot {
-			var d SnapshotData
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				return fmt.Errorf("%w: rev %d: %v", ErrAnchorInvalid, e.Rev, err)
-			}
-			last = &d
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
+// lastAnchor reads back the newest snapshot the record holds (a pause
+// anchor or a crash snapshot) taken after the last worker started.
+// ErrAnchorMissing when there is none or its artifact is gone;
+// ErrAnchorInvalid when it does not decode.
+func lastAnchor(ctx context.Context, run store.Record, st *runstate.State) (*workspace.Snapshot, error) {
+	last := st.Anchor()
 	if last == nil {
 		return nil, fmt.Errorf("%w: the record holds no workspace snapshot", ErrAnchorMissing)
 	}
@@ -180,14 +145,20 @@ func lastAnchor(ctx context.Context, run store.Record) (*workspace.Snapshot, err
 
 // pause records a pause the watchdog decided (lease busy, drift), with the
 // workspace anchor to verify on resume.
-func (s *supervisor) pause(ctx context.Context, code, detail string, anchor *workspace.Snapshot, changes []workspace.Change) (*graph.RunResult, error) {
-	out, _ := json.Marshal(map[string]any{"message": detail, "changes": changes})
-	res := &graph.RunResult{RunID: s.plan.RunID, Kind: "pause", Code: code, Output: out}
+func (s *supervisor) pause(ctx context.Context, code, detail string, anchor *workspace.Snapshot, changes []workspace.Change) (*runstate.Result, error) {
+	res := runstate.Message(s.plan.RunID, runstate.KindPaused, code, detail)
+	if changes != nil {
+		b, err := json.Marshal(changes)
+		if err != nil {
+			return nil, err
+		}
+		res.Output.Changes = b
+	}
 	if err := s.record(ctx, graph.EventRunWaiting, res); err != nil {
 		return nil, err
 	}
 	if anchor != nil {
-		if err := recordSnapshot(ctx, s.run, EventPauseAnchor, anchor); err != nil {
+		if err := s.recordSnapshot(ctx, runstate.EventPauseAnchor, anchor); err != nil {
 			return nil, err
 		}
 	}

@@ -11,7 +11,8 @@ const module = "github.com/obversa/obversa"
 // allowed maps a package prefix (relative to the module) to the prefixes
 // of ours it may import, directly or not (DESIGN §1). internal/proc is a
 // leaf (standard library and x/sys only) shared by the host and the SDK's
-// command runner; internal/testutil is a leaf too, imported by tests only.
+// command runner; internal/testutil is a leaf too, imported by tests only;
+// internal/failpoint is a leaf the host marks its crash points with.
 // The longest matching
 // prefix decides; "" means nothing of ours.
 var allowed = map[string][]string{
@@ -22,7 +23,8 @@ var allowed = map[string][]string{
 	"internal/proc":        {},
 	"internal/testutil":    {},
 	"internal/exampletest": {"plugin", "internal/testutil"},
-	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc"},
+	"internal/failpoint":   {},
+	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/failpoint"},
 	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc"},
 }
 

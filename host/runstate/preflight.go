@@ -1,4 +1,4 @@
-package executor
+package runstate
 
 import (
 	"encoding/json"
@@ -154,9 +154,8 @@ type receipt struct {
 	selection *plugin.Identity
 }
 
-// PreflightFold folds the preflight events of one run's record. The
-// executor keeps one; status builds its own. The zero value is not usable:
-// create it with NewPreflightFold.
+// PreflightFold folds the preflight events of one run's record; it is part
+// of State. The zero value is not usable: create it with NewPreflightFold.
 type PreflightFold struct {
 	enabled   bool
 	probes    map[string]ProbeStartedData // every started probe
@@ -242,7 +241,7 @@ func (f *PreflightFold) Apply(typ string, data json.RawMessage) error {
 // selection and live receipts (DESIGN §5: a resume reuses live receipts
 // that still apply), and the live probes' usage total.
 func (f *PreflightFold) finish(s ProbeStartedData, d ProbeFinishedData) {
-	key := targetKey(s.Lane, s.Target)
+	key := TargetKey(s.Lane, s.Target)
 	switch s.Check {
 	case CheckStatic:
 		switch d.Outcome {
@@ -276,8 +275,24 @@ func (f *PreflightFold) finish(s ProbeStartedData, d ProbeFinishedData) {
 // PauseID returns the event id of the run's n-th preflight pause (1-based).
 func (f *PreflightFold) PauseID(n int) string { return PausePrefix + strconv.Itoa(n) }
 
-// nextProbeID returns the id the next probe-started takes.
-func (f *PreflightFold) nextProbeID() string { return ProbePrefix + strconv.Itoa(len(f.probes)+1) }
+// NextPauseID returns the event id the next preflight:paused takes.
+func (f *PreflightFold) NextPauseID() string { return f.PauseID(f.pauses + 1) }
+
+// NextProbeID returns the id the next probe-started takes.
+func (f *PreflightFold) NextProbeID() string { return ProbePrefix + strconv.Itoa(len(f.probes)+1) }
+
+// Enabled reports whether the plan has a preflight policy.
+func (f *PreflightFold) Enabled() bool { return f.enabled }
+
+// Admitted returns the recorded preflight:admitted, or nil.
+func (f *PreflightFold) Admitted() *PreflightAdmittedData { return f.admitted }
+
+// Failed returns the recorded preflight:failed, or nil.
+func (f *PreflightFold) Failed() *PreflightFailedData { return f.failed }
+
+// OpenPause returns the event id and reason of the preflight pause no
+// preflight:resumed has answered yet; id is empty when there is none.
+func (f *PreflightFold) OpenPause() (id, reason string) { return f.pause, f.reason }
 
 // Open returns the probes started and not finished, in record order.
 func (f *PreflightFold) Open() []ProbeStartedData {
@@ -288,11 +303,11 @@ func (f *PreflightFold) Open() []ProbeStartedData {
 	return out
 }
 
-// receiptFor returns the live receipt of a lane target that still applies:
+// ReceiptFor returns the live receipt of a lane target that still applies:
 // a passed live probe made under the same static selection as the one the
 // current round recorded.
-func (f *PreflightFold) receiptFor(lane string, t plugin.Identity) (string, bool) {
-	key := targetKey(lane, t)
+func (f *PreflightFold) ReceiptFor(lane string, t plugin.Identity) (string, bool) {
+	key := TargetKey(lane, t)
 	r, ok := f.receipts[key]
 	if !ok {
 		return "", false
@@ -360,34 +375,6 @@ func (f *PreflightFold) Report() PreflightReport {
 	return r
 }
 
-// foldPreflight is the executor's share of the preflight fold: the fold
-// itself, and the targets an admission blocked, which are withheld from
-// node calls the way retired targets are.
-func (x *Executor) foldPreflight(typ string, data json.RawMessage) error {
-	if x.pf == nil {
-		x.pf = NewPreflightFold(x.plan.Preflight)
-	}
-	if err := x.pf.Apply(typ, data); err != nil {
-		return err
-	}
-	if typ == EventPreflightAdmitted && len(x.pf.admitted.Blocked) > 0 {
-		x.retiredMu.Lock()
-		for _, b := range x.pf.admitted.Blocked {
-			x.retired = append(x.retired, graph.RetiredTarget{Adapter: b.Target.Adapter, Provider: b.Target.Provider, Model: b.Target.Model})
-		}
-		x.retiredMu.Unlock()
-	}
-	return nil
-}
-
-// PreflightReport returns the preflight report of the folded record.
-func (x *Executor) PreflightReport() PreflightReport {
-	if x.pf == nil {
-		x.pf = NewPreflightFold(x.plan.Preflight)
-	}
-	return x.pf.Report()
-}
-
 func decode(data json.RawMessage, v any) error {
 	if err := json.Unmarshal(data, v); err != nil {
 		return fmt.Errorf("%w: %v", graph.ErrInvalidEvent, err)
@@ -407,8 +394,8 @@ func TargetName(t plugin.Identity) string {
 	return strings.Join(parts, "/")
 }
 
-// targetKey identifies a lane target, tools included.
-func targetKey(lane string, t plugin.Identity) string {
+// TargetKey identifies a lane target, tools included.
+func TargetKey(lane string, t plugin.Identity) string {
 	tools := slices.Clone(t.Tools)
 	slices.Sort(tools)
 	return lane + "\x00" + TargetName(t) + "\x00" + strings.Join(tools, ",")
@@ -419,11 +406,11 @@ func sameSelection(a, b *plugin.Identity) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return sameIdentity(*a, *b)
+	return SameIdentity(*a, *b)
 }
 
-// sameIdentity compares identities, tools as sets.
-func sameIdentity(a, b plugin.Identity) bool {
+// SameIdentity compares identities, tools as sets.
+func SameIdentity(a, b plugin.Identity) bool {
 	ta, tb := slices.Clone(a.Tools), slices.Clone(b.Tools)
 	slices.Sort(ta)
 	slices.Sort(tb)

@@ -1,0 +1,8 @@
+package runstate
+
+// Run outcome codes (docs/decisions.md) that more than one package
+// records or reads; each package that decides a code keeps its own list.
+const (
+	// CodeStopped ends a run an operator stopped.
+	CodeStopped = "STOPPED"
+)

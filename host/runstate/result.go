@@ -1,0 +1,141 @@
+package runstate
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/plugin"
+)
+
+// Kind is what a run's result says: complete, fail or paused.
+type Kind string
+
+// Result kinds (docs/decisions.md, "Vocabulary"). A result of kind
+// KindPaused, or one recorded as graph:run-waiting, is not terminal: the
+// run carries on once a person answers it.
+const (
+	KindComplete Kind = "complete"
+	KindFail     Kind = "fail"
+	KindPaused   Kind = "paused"
+)
+
+// kindPauseV0 is how records written before the vocabulary was settled
+// spell KindPaused; it is read, never written.
+const kindPauseV0 = "pause"
+
+// UnmarshalJSON reads a kind, accepting the older spelling "pause". Any
+// other unknown value is an error wrapping graph.ErrInvalidEvent.
+func (k *Kind) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	switch s {
+	case string(KindComplete), string(KindFail), string(KindPaused):
+		*k = Kind(s)
+	case kindPauseV0:
+		*k = KindPaused
+	default:
+		return fmt.Errorf("%w: result kind %q", graph.ErrInvalidEvent, s)
+	}
+	return nil
+}
+
+// Result is the data of graph:run-finished and graph:run-waiting, and the
+// result object the CLI prints (`run --json`).
+type Result struct {
+	RunID  string  `json:"run_id"`
+	Kind   Kind    `json:"kind"`
+	Code   string  `json:"code"`
+	Output *Output `json:"output,omitempty"`
+}
+
+// Terminal reports whether the result ends the run for good: complete, or
+// fail with any code but PROTOCOL (a start refused until a person closes
+// an open probe; recorded as graph:run-waiting).
+func (r *Result) Terminal() bool { return r.Kind != KindPaused && r.Code != CodeProtocol }
+
+// NodeError is why one node of a failed graph failed.
+type NodeError struct {
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+	Position string `json:"position,omitempty"`
+}
+
+// CodeBlocked names a required node that never ran because a dependency
+// failed for good.
+const CodeBlocked = "BLOCKED"
+
+// Output is a result's output. Which members are set depends on the kind
+// and code:
+//   - complete: Nodes, each node's result (or {"result_artifact": ref});
+//   - fail DAG_NODE_FAILED: Failed, Errors and Passed;
+//   - fail BUDGET_STOP: MaxDispatches and Dispatched;
+//   - paused at positions: Paused;
+//   - paused by preflight: PreflightEventID and Message;
+//   - fail PROTOCOL (an open probe): Message, ProbeID, Lane, Check, Target;
+//   - fail PREFLIGHT_FAILED: Message and Lanes;
+//   - codes the watchdog decides: Message (and Changes for WORKSPACE_DRIFT).
+//
+// An output too large for an event is kept as an artifact: the recorded
+// output then holds only Artifact, and the CLI reads the artifact back.
+type Output struct {
+	Nodes            map[string]json.RawMessage `json:"nodes,omitempty"`
+	Passed           []string                   `json:"passed,omitempty"`
+	Failed           []string                   `json:"failed,omitempty"`
+	Errors           map[string]NodeError       `json:"errors,omitempty"`
+	Paused           []graph.PauseRequest       `json:"paused,omitempty"`
+	Message          string                     `json:"message,omitempty"`
+	PreflightEventID string                     `json:"preflight_event_id,omitempty"`
+	ProbeID          string                     `json:"probe_id,omitempty"`
+	Lane             string                     `json:"lane,omitempty"`
+	Check            string                     `json:"check,omitempty"`
+	Target           *plugin.Identity           `json:"target,omitempty"`
+	Lanes            []string                   `json:"lanes,omitempty"`
+	// Changes lists the workspace changes of a WORKSPACE_DRIFT pause
+	// (host/workspace.Change values).
+	Changes       json.RawMessage `json:"changes,omitempty"`
+	MaxDispatches int             `json:"max_dispatches,omitempty"`
+	Dispatched    int             `json:"dispatched,omitempty"`
+	// Artifact references the whole output when it was too large for an
+	// event.
+	Artifact *graph.ArtifactRef `json:"output_artifact,omitempty"`
+}
+
+// UnmarshalJSON reads an output, accepting the older member names of
+// records written before the vocabulary was settled: "waiting" for
+// Paused, and "nodes" as a list (the passed nodes of a failed graph).
+func (o *Output) UnmarshalJSON(b []byte) error {
+	type plain Output
+	var v struct {
+		plain
+		Nodes   json.RawMessage      `json:"nodes"`
+		Waiting []graph.PauseRequest `json:"waiting"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*o = Output(v.plain)
+	if len(v.Waiting) > 0 && len(o.Paused) == 0 {
+		o.Paused = v.Waiting
+	}
+	switch {
+	case len(v.Nodes) == 0 || string(v.Nodes) == "null":
+	case v.Nodes[0] == '[':
+		if err := json.Unmarshal(v.Nodes, &o.Passed); err != nil {
+			return err
+		}
+	default:
+		if err := json.Unmarshal(v.Nodes, &o.Nodes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Message returns a result whose output is only a message: what the
+// watchdog and the commands record when they decide the result.
+func Message(runID string, kind Kind, code, message string) *Result {
+	return &Result{RunID: runID, Kind: kind, Code: code, Output: &Output{Message: message}}
+}

@@ -1,0 +1,162 @@
+package runstate
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/plugin"
+)
+
+var (
+	// ErrNotAwaitingApproval is returned by CheckApproval when the
+	// position does not wait for approval (unknown, not paused, or paused
+	// for something else).
+	ErrNotAwaitingApproval = errors.New("RESUME_POSITION")
+	// ErrAlreadyDecided is returned by CheckApproval when the position
+	// already has a recorded decision; the message names it and the
+	// request that made it.
+	ErrAlreadyDecided = errors.New("already decided")
+)
+
+// Start returns the run's graph:run-started (nil before it is folded).
+func (s *State) Start() *plan.RunStarted { return s.start }
+
+// Plan returns the stored plan.
+func (s *State) Plan() *plan.Plan { return s.start.Plan }
+
+// Graph returns the folded graph state (read-only use).
+func (s *State) Graph() *graph.State { return s.graph }
+
+// Preflight returns the preflight fold.
+func (s *State) Preflight() *PreflightFold { return s.pf }
+
+// Sequence returns the last engine-call sequence recorded for a position
+// (0 for none).
+func (s *State) Sequence(position string) int { return s.seq[position] }
+
+// Retired returns the lane targets proved dead so far (lane-dead failures
+// and targets preflight blocked). Safe to call from any goroutine.
+func (s *State) Retired() []graph.RetiredTarget { return s.retired.snapshot() }
+
+// Finished returns the terminal result (graph:run-finished), or nil.
+func (s *State) Finished() *Result { return s.finished }
+
+// FinishedAt returns when the terminal result was recorded.
+func (s *State) FinishedAt() time.Time { return s.finishedAt }
+
+// Paused returns the result of the last graph:run-waiting when no
+// graph:run-resumed has answered it, else nil.
+func (s *State) Paused() *Result { return s.paused }
+
+// Result returns the run's current result: terminal, or paused; nil while
+// the run runs.
+func (s *State) Result() *Result {
+	if s.finished != nil {
+		return s.finished
+	}
+	return s.paused
+}
+
+// Phase returns the phase the record shows.
+func (s *State) Phase() Phase { return s.phase }
+
+// Worker returns the last worker the record names, or nil.
+func (s *State) Worker() *Worker { return s.worker }
+
+// LastExit returns the last worker crash since the last worker started,
+// or nil.
+func (s *State) LastExit() *Exit { return s.exit }
+
+// CleanupVerified returns whether the last cleanup after a worker left no
+// process of the run; nil when none was recorded since the last worker
+// started.
+func (s *State) CleanupVerified() *bool { return s.cleanup }
+
+// Anchor returns the newest workspace snapshot recorded since the last
+// worker started (a pause anchor or a crash snapshot), or nil.
+func (s *State) Anchor() *SnapshotData { return s.anchor }
+
+// Takeovers returns how many times a watchdog took the run over.
+func (s *State) Takeovers() int { return s.takeovers }
+
+// Position returns what the fold knows of a position, or nil.
+func (s *State) Position(position string) *Position { return s.pos[position] }
+
+// NodeUsage is one node's usage total.
+type NodeUsage struct {
+	Node string
+	// Usage sums the node's engine calls; Known is false when any of them
+	// was unfinished, unreported or failed (unknown is never zero).
+	Usage plugin.Usage
+}
+
+// Usage returns each node's usage total, in the order of the nodes' first
+// recorded engine call.
+func (s *State) Usage() []NodeUsage {
+	out := make([]NodeUsage, 0, len(s.order))
+	for _, n := range s.order {
+		out = append(out, NodeUsage{Node: n, Usage: *s.usage[n]})
+	}
+	return out
+}
+
+// NodeUsageOf returns one node's usage total; ok is false when the node
+// has no recorded engine call.
+func (s *State) NodeUsageOf(node string) (u plugin.Usage, ok bool) {
+	p, ok := s.usage[node]
+	if !ok {
+		return plugin.Usage{}, false
+	}
+	return *p, true
+}
+
+// PausedPositions returns the paused positions, in declaration order.
+func (s *State) PausedPositions() []string {
+	var open []string
+	for _, n := range s.graph.Nodes() {
+		if n.Status == graph.StatusPaused {
+			open = append(open, n.Position)
+		}
+	}
+	return open
+}
+
+// AwaitingApproval reports whether some position waits for an approval
+// decision not yet recorded.
+func (s *State) AwaitingApproval() bool {
+	for _, n := range s.graph.Nodes() {
+		if n.Status == graph.StatusPaused && n.Pause != nil && n.Pause.Kind == graph.PauseApproval && n.Approved == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Request returns the decision recorded for an approval request id.
+func (s *State) Request(id string) (graph.ApprovalData, bool) {
+	d, ok := s.requests[id]
+	return d, ok
+}
+
+// CheckApproval returns the node state of a position that waits for an
+// approval decision, or an error: ErrNotAwaitingApproval, or
+// ErrAlreadyDecided naming the decision (and the request that made it).
+func (s *State) CheckApproval(position string) (*graph.NodeState, error) {
+	n := s.graph.AtPosition(position)
+	if n == nil || n.Status != graph.StatusPaused || n.Pause == nil || n.Pause.Kind != graph.PauseApproval {
+		return nil, fmt.Errorf("%w: %s does not wait for approval (paused positions: %v)", ErrNotAwaitingApproval, position, s.PausedPositions())
+	}
+	if n.Approved != "" {
+		by := "an operator command"
+		for id, d := range s.requests {
+			if d.Position == position {
+				by = "request " + id
+			}
+		}
+		return nil, fmt.Errorf("%w: %s was already decided: %s by %s", ErrAlreadyDecided, position, n.Approved, by)
+	}
+	return n, nil
+}

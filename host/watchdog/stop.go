@@ -1,0 +1,43 @@
+package watchdog
+
+import (
+	"context"
+	"errors"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/store"
+)
+
+// ErrAlreadyEnded is returned by StopIdle for a run that has a terminal
+// result; the result is returned with it.
+var ErrAlreadyEnded = errors.New("the run already ended")
+
+// StopIdle ends a run no watchdog holds (paused, or interrupted) by
+// recording STOPPED under the run's lock, at the revision it read there.
+// A run that already ended is left alone: its result is returned with
+// ErrAlreadyEnded. store.ErrProcessLocked while a watchdog or worker holds
+// the run (stop a live run through its watchdog).
+func StopIdle(ctx context.Context, runDir string) (*runstate.Result, error) {
+	run, st, err := openRun(ctx, runDir)
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
+	lock, err := run.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	if err := st.CatchUp(ctx, run); err != nil {
+		return nil, err
+	}
+	if f := st.Finished(); f != nil {
+		return f, ErrAlreadyEnded
+	}
+	res := runstate.Message(st.Plan().RunID, runstate.KindFail, CodeStopped, "stopped by obversa stop while no watchdog held the run")
+	if err := appendFolded(ctx, run, st, store.NewEvent{Type: graph.EventRunFinished, Data: res}); err != nil {
+		return nil, conflictHint(err, runDir)
+	}
+	return res, nil
+}

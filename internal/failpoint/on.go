@@ -1,0 +1,59 @@
+//go:build failpoints
+
+package failpoint
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Enabled reports whether this binary was built with the failpoints tag.
+const Enabled = true
+
+// Hit is a failpoint: the context's Handler decides what happens, else the
+// point armed by Env (if it is this point and key) kills the process.
+func Hit(ctx context.Context, point, key string) {
+	if h, ok := ctx.Value(handlerKey{}).(Handler); ok {
+		h(point, key)
+		return
+	}
+	a := armed()
+	if a == nil || a.point != point || a.key != key || !a.claim() {
+		return
+	}
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {}
+}
+
+type arm struct{ point, key, flag string }
+
+var armed = sync.OnceValue(func() *arm {
+	parts := strings.SplitN(os.Getenv(Env), ":", 3)
+	if len(parts) != 3 || parts[2] == "" {
+		return nil
+	}
+	return &arm{point: parts[0], key: parts[1], flag: parts[2]}
+})
+
+// claim fires the point once across processes: the first to create the
+// flag file wins; "-" fires every time.
+func (a *arm) claim() bool {
+	if a.flag == "-" {
+		return true
+	}
+	f, err := os.OpenFile(a.flag, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
+}
+
+// Flooding reports whether Env arms the Flood point.
+func Flooding() bool {
+	a := armed()
+	return a != nil && a.point == Flood
+}

@@ -1,0 +1,63 @@
+package testutil
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// FailpointsTag is the build tag that compiles the failpoints in
+// (internal/failpoint); crash tests build the binaries they run with it.
+const FailpointsTag = "failpoints"
+
+// ModuleRoot returns the module root: the nearest directory above the
+// working directory that holds go.mod.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above %s", dir)
+		}
+		dir = parent
+	}
+}
+
+// BuildBinaries is the TestMain helper that builds the binaries a test
+// package runs: pkgs maps a binary name to its package path relative to
+// the module root ("./cmd/obversa"); each lands in dir. tags are passed to
+// `go build -tags` (FailpointsTag for crash tests). The error carries the
+// compiler's output.
+func BuildBinaries(dir string, pkgs map[string]string, tags ...string) error {
+	root, err := ModuleRoot()
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(pkgs))
+	for n := range pkgs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		args := []string{"build"}
+		if len(tags) > 0 {
+			args = append(args, "-tags", strings.Join(tags, ","))
+		}
+		args = append(args, "-o", filepath.Join(dir, name), pkgs[name])
+		cmd := exec.Command("go", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building %s: %v\n%s", name, err, out)
+		}
+	}
+	return nil
+}

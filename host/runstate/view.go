@@ -146,10 +146,8 @@ func (s *State) Request(id string) (graph.ApprovalData, bool) {
 // ErrAlreadyDecided naming the decision (and the request that made it).
 func (s *State) CheckApproval(position string) (*graph.NodeState, error) {
 	n := s.graph.AtPosition(position)
-	if n == nil || n.Status != graph.StatusPaused || n.Pause == nil || n.Pause.Kind != graph.PauseApproval {
-		return nil, fmt.Errorf("%w: %s does not wait for approval (paused positions: %v)", ErrNotAwaitingApproval, position, s.PausedPositions())
-	}
-	if n.Approved != "" {
+	if n != nil && n.Approved != "" {
+		// Decided, and perhaps already carried on: the decision stands.
 		by := "an operator command"
 		for id, d := range s.requests {
 			if d.Position == position {
@@ -157,6 +155,9 @@ func (s *State) CheckApproval(position string) (*graph.NodeState, error) {
 			}
 		}
 		return nil, fmt.Errorf("%w: %s was already decided: %s by %s", ErrAlreadyDecided, position, n.Approved, by)
+	}
+	if n == nil || n.Status != graph.StatusPaused || n.Pause == nil || n.Pause.Kind != graph.PauseApproval {
+		return nil, fmt.Errorf("%w: %s does not wait for approval (paused positions: %v)", ErrNotAwaitingApproval, position, s.PausedPositions())
 	}
 	return n, nil
 }

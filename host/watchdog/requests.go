@@ -56,18 +56,27 @@ const (
 )
 
 // err returns the refusal as the error the worker found (nil once
-// recorded).
+// recorded): its message, wrapping the sentinel of its kind.
 func (a *answerFile) err() error {
 	switch {
 	case a.Recorded:
 		return nil
 	case a.Refusal == refusedDecided:
-		return fmt.Errorf("%w (the live worker refused it): %s", runstate.ErrAlreadyDecided, a.Message)
+		return &refusedError{kind: runstate.ErrAlreadyDecided, msg: a.Message}
 	case a.Refusal == refusedNotAwaiting:
-		return fmt.Errorf("%w (the live worker refused it): %s", runstate.ErrNotAwaitingApproval, a.Message)
+		return &refusedError{kind: runstate.ErrNotAwaitingApproval, msg: a.Message}
 	}
-	return fmt.Errorf("the live worker refused the request: %s", a.Message)
+	return &refusedError{msg: a.Message}
 }
+
+// refusedError is a request the live worker refused.
+type refusedError struct {
+	kind error
+	msg  string
+}
+
+func (e *refusedError) Error() string { return e.msg + " (answered by the run's live worker)" }
+func (e *refusedError) Unwrap() error { return e.kind }
 
 // requestQueue is one run's approval queue.
 type requestQueue struct{ dir string }

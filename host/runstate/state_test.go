@@ -1,0 +1,201 @@
+package runstate
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/store"
+)
+
+// started returns graph:run-started of a two-node graph: "a" on an engine
+// lane, "b" a binding with an approval, depending on "a".
+func started(t testing.TB) json.RawMessage {
+	t.Helper()
+	def := &graph.Definition{Name: "dag", GlobalConcurrency: 2, KeyedConcurrency: []graph.KeyLimit{}, Nodes: []graph.NodeDef{
+		{ID: "a", Kind: graph.KindRequired, Lane: "w", Prompt: "p", DependsOn: []string{}, TimeoutMS: 60000},
+		{ID: "b", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{"a"}, Approval: true},
+	}}
+	p := &plan.Plan{RunID: "r", Namespace: "default", Restart: plan.Restart{MaxRestarts: 2, InitialBackoffMS: 100, MaxBackoffMS: 1000},
+		Limits: plan.Limits{TimeoutMS: 600000}, Plugins: []plan.PluginPlan{}, Lanes: []plan.LanePlan{{Name: "w", Requested: target("m"), Effective: target("m"),
+			KnownSubstitutions: []plugin.Identity{}, Fallbacks: []plugin.Identity{}}}}
+	rs, err := plan.NewRunStarted("run.hcl", def, p, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mustJSON(rs)
+}
+
+// record folds events (type, data) as revisions 1.. with times one second
+// apart.
+func record(t *testing.T, events ...any) (*State, error) {
+	t.Helper()
+	s := New()
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := 0; i+1 < len(events); i += 2 {
+		e := store.Event{Rev: int64(i/2 + 1), Type: events[i].(string), Data: mustJSON(events[i+1]), TS: base.Add(time.Duration(i/2) * time.Second)}
+		if raw, ok := events[i+1].(json.RawMessage); ok {
+			e.Data = raw
+		}
+		if err := s.Apply(e); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+func TestFoldOneRun(t *testing.T) {
+	usage := plugin.Usage{Known: true, Input: 3, Output: 2}
+	s, err := record(t,
+		graph.EventRunStarted, started(t),
+		EventWorkerStarted, WorkerStartedData{PID: 10, StartTime: 7},
+		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}}},
+		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a/1", AttemptID: "x"},
+		graph.EventEngineAttempt, graph.EngineAttemptData{Node: "a", Position: "dag/a/1", Sequence: 1, Outcome: "completed", Usage: mustJSON(usage)},
+		graph.EventNodeCompleted, graph.CompletedData{Node: "a", Position: "dag/a/1", Result: json.RawMessage(`"ok"`)},
+		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "b", Position: "dag/b/1"}}},
+		graph.EventNodePaused, graph.PausedData{Node: "b", Position: "dag/b/1", Request: graph.PauseRequest{Kind: graph.PauseApproval, Position: "dag/b/1"}},
+		graph.EventRunWaiting, Result{RunID: "r", Kind: KindPaused, Output: &Output{Paused: []graph.PauseRequest{{Kind: graph.PauseApproval, Position: "dag/b/1"}}}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Rev() != 9 || s.Phase() != PhasePaused || s.Paused() == nil || s.Finished() != nil {
+		t.Fatalf("rev %d phase %s paused %v finished %v", s.Rev(), s.Phase(), s.Paused(), s.Finished())
+	}
+	if diff := cmp.Diff([]NodeUsage{{Node: "a", Usage: usage}}, s.Usage()); diff != "" {
+		t.Errorf("usage (-want +got):\n%s", diff)
+	}
+	p := s.Position("dag/a/1")
+	if p == nil || p.StartedAt.Sub(p.DispatchedAt) != time.Second || p.SettledAt.Sub(p.StartedAt) != 2*time.Second || len(p.Calls) != 1 {
+		t.Errorf("position %+v", p)
+	}
+	if w := s.Worker(); w == nil || w.PID != 10 || w.StartTime != 7 {
+		t.Errorf("worker %+v", w)
+	}
+	if got := s.PausedPositions(); !cmp.Equal(got, []string{"dag/b/1"}) || !s.AwaitingApproval() {
+		t.Errorf("paused %v awaiting %v", got, s.AwaitingApproval())
+	}
+	if _, err := s.CheckApproval("dag/b/1"); err != nil {
+		t.Errorf("CheckApproval: %v", err)
+	}
+	if _, err := s.CheckApproval("dag/a/1"); !errors.Is(err, ErrNotAwaitingApproval) {
+		t.Errorf("CheckApproval of a passed position: %v", err)
+	}
+	if err := s.Apply(store.Event{Rev: 10, Type: graph.EventApproval, Data: mustJSON(graph.ApprovalData{Position: "dag/b/1", Decision: graph.DecisionDeny, Request: "req-1"})}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CheckApproval("dag/b/1"); !errors.Is(err, ErrAlreadyDecided) || !contains(err, "deny by request req-1") {
+		t.Errorf("CheckApproval after a decision: %v", err)
+	}
+	if d, ok := s.Request("req-1"); !ok || d.Decision != graph.DecisionDeny {
+		t.Errorf("Request(req-1) = %+v %v", d, ok)
+	}
+	// A second decision for one position does not replay.
+	err = s.Apply(store.Event{Rev: 11, Type: graph.EventApproval, Data: mustJSON(graph.ApprovalData{Position: "dag/b/1", Decision: graph.DecisionAllow})})
+	if !errors.Is(err, graph.ErrInvalidEvent) {
+		t.Errorf("second decision: %v, want INVALID_EVENT", err)
+	}
+}
+
+func contains(err error, sub string) bool { return err != nil && strings.Contains(err.Error(), sub) }
+
+func TestFoldUsageUnknownIsNeverZero(t *testing.T) {
+	s, err := record(t,
+		graph.EventRunStarted, started(t),
+		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}}},
+		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a/1"},
+		graph.EventEngineAttempt, graph.EngineAttemptData{Node: "a", Position: "dag/a/1", Sequence: 1, Usage: json.RawMessage(`{"known":true,"input":4}`)},
+		graph.EventEngineAttempt, graph.EngineAttemptData{Node: "a", Position: "dag/a/1", Sequence: 2, Usage: json.RawMessage(`{"known":false}`)},
+		graph.EventEngineAttempt, graph.EngineAttemptData{Node: "a", Position: "dag/a/1", Sequence: 3, Usage: json.RawMessage(`{"known":true,"input":5}`)},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, ok := s.NodeUsageOf("a"); !ok || u.Known || u.Input != 0 {
+		t.Errorf("usage %+v %v, want unknown", u, ok)
+	}
+	if s.Sequence("dag/a/1") != 3 {
+		t.Errorf("sequence %d", s.Sequence("dag/a/1"))
+	}
+}
+
+func TestFoldRejects(t *testing.T) {
+	tests := []struct {
+		name   string
+		events []any
+		want   error
+	}{
+		{"empty first event", []any{graph.EventNodeCompleted, json.RawMessage(`{}`)}, ErrNotStarted},
+		{"unknown type", []any{graph.EventRunStarted, started(t), "graph:no-such-event", json.RawMessage(`{}`)}, ErrUnknownEvent},
+		{"unknown run event", []any{graph.EventRunStarted, started(t), "run:no-such-event", json.RawMessage(`{}`)}, ErrUnknownEvent},
+		{"bad result kind", []any{graph.EventRunStarted, started(t), graph.EventRunFinished, json.RawMessage(`{"kind":"maybe"}`)}, graph.ErrInvalidEvent},
+		{"null result", []any{graph.EventRunStarted, started(t), graph.EventRunFinished, json.RawMessage(`null`)}, graph.ErrInvalidEvent},
+		{"worker data", []any{graph.EventRunStarted, started(t), EventWorkerStarted, json.RawMessage(`[1]`)}, graph.ErrInvalidEvent},
+		{"dispatch out of order", []any{graph.EventRunStarted, started(t), graph.EventNodeDispatched,
+			graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "b", Position: "dag/b/1"}}}}, graph.ErrInvalidEvent},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := record(t, tt.events...); !errors.Is(err, tt.want) {
+				t.Errorf("err %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestOlderSpellings: records written before the vocabulary was settled
+// ("pause", "waiting", "nodes" as the passed list) read as today's.
+func TestOlderSpellings(t *testing.T) {
+	var r Result
+	if err := json.Unmarshal([]byte(`{"run_id":"r","kind":"pause","code":"","output":{"waiting":[{"kind":"approval","position":"dag/b/1"}]}}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Kind != KindPaused || len(r.Output.Paused) != 1 || r.Output.Paused[0].Position != "dag/b/1" {
+		t.Errorf("paused result %+v %+v", r, r.Output)
+	}
+	var f Result
+	if err := json.Unmarshal([]byte(`{"run_id":"r","kind":"fail","code":"DAG_NODE_FAILED","output":{"failed":["b"],"nodes":["a"]}}`), &f); err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(f.Output.Passed, []string{"a"}) || f.Output.Nodes != nil {
+		t.Errorf("failed output %+v", f.Output)
+	}
+}
+
+// FuzzApply feeds arbitrary data under every event type the fold knows
+// to a fold that has a run started: it returns an error or folds, never
+// panics, and a rejected event changes nothing later events rely on.
+func FuzzApply(f *testing.F) {
+	types := []string{graph.EventNodeDispatched, graph.EventAttemptStarted, graph.EventEngineAttempt, graph.EventModelUnavailable,
+		graph.EventNodeCompleted, graph.EventNodeFailed, graph.EventNodePaused, graph.EventNodeResumed, graph.EventApproval,
+		graph.EventRunFinished, graph.EventRunWaiting, graph.EventRunResumed, EventWorkerStarted, EventWorkerExited,
+		EventCleanup, EventTakeover, EventWorkspaceSnapshot, EventPauseAnchor, EventProbeStarted, EventPreflightAdmitted}
+	f.Add(uint8(0), []byte(`{"dispatches":[{"node":"a","position":"dag/a/1"}]}`))
+	f.Add(uint8(2), []byte(`{"node":"a","position":"dag/a/1","sequence":1,"usage":{"known":true,"input":1}}`))
+	f.Add(uint8(9), []byte(`{"run_id":"r","kind":"complete","code":"","output":{"nodes":{"a":"x"}}}`))
+	f.Add(uint8(10), []byte(`{"run_id":"r","kind":"pause","output":{"waiting":[]}}`))
+	f.Add(uint8(12), []byte(`{"pid":1,"start_time":2,"restart":0}`))
+	rs := started(f)
+	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
+		s := New()
+		if err := s.Apply(store.Event{Rev: 1, Type: graph.EventRunStarted, Data: rs}); err != nil {
+			t.Fatal(err)
+		}
+		_ = s.Apply(store.Event{Rev: 2, Type: types[int(kind)%len(types)], Data: json.RawMessage(data)})
+		_ = s.Usage()
+		_ = s.Result()
+		_ = s.Preflight().Report()
+		_, _ = s.CheckApproval("dag/a/1")
+		if _, out := s.Graph().Next(); out != nil && out.Kind == "" {
+			t.Fatal("an outcome without a kind")
+		}
+	})
+}

@@ -1,0 +1,297 @@
+package watchdog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/store"
+)
+
+func TestBackoff(t *testing.T) {
+	tests := []struct {
+		n            int
+		initial, max time.Duration
+		want         time.Duration
+	}{
+		{0, time.Second, 30 * time.Second, time.Second},
+		{1, time.Second, 30 * time.Second, 2 * time.Second},
+		{4, time.Second, 30 * time.Second, 16 * time.Second},
+		{5, time.Second, 30 * time.Second, 30 * time.Second},
+		{60, time.Second, 30 * time.Second, 30 * time.Second},
+		{3, 50 * time.Millisecond, 400 * time.Millisecond, 400 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		if got := Backoff(tt.n, tt.initial, tt.max); got != tt.want {
+			t.Errorf("Backoff(%d, %s, %s) = %s, want %s", tt.n, tt.initial, tt.max, got, tt.want)
+		}
+	}
+}
+
+func TestLimitWriter(t *testing.T) {
+	var buf bytes.Buffer
+	w := &limitWriter{w: &buf, limit: 10, over: make(chan struct{})}
+	for _, s := range []string{"12345", "6789", "abc", "def"} {
+		if n, err := w.Write([]byte(s)); err != nil || n != len(s) {
+			t.Fatalf("Write(%q) = %d, %v", s, n, err)
+		}
+	}
+	select {
+	case <-w.over:
+	default:
+		t.Fatal("over not closed past the limit")
+	}
+	if buf.String() != "123456789" {
+		t.Errorf("passed through %q, want what fit the limit", buf.String())
+	}
+}
+
+// TestRequestQueue: requests are claimed oldest first, once; an answer
+// is read once; a request is either withdrawn or claimed, never both; a
+// claimed request a worker did not answer is offered to the next.
+func TestRequestQueue(t *testing.T) {
+	q := newRequestQueue(t.TempDir())
+	first, err := q.put("dag/a/1", graph.DecisionAllow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := q.put("dag/b/1", graph.DecisionDeny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := q.put("dag/c/1", graph.DecisionAllow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !q.withdraw(third) || q.withdraw(third) {
+		t.Fatal("an unclaimed request is withdrawn exactly once")
+	}
+	reqs, err := q.Pending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 2 || reqs[0].ID != first || reqs[1].ID != second || reqs[1].Decision != graph.DecisionDeny {
+		t.Fatalf("pending %+v", reqs)
+	}
+	if q.withdraw(first) {
+		t.Fatal("a claimed request was withdrawn")
+	}
+	q.Answer(first, nil)
+	q.Answer(second, runstate.ErrAlreadyDecided)
+	if a, ok := q.answer(first); !ok || a.err() != nil {
+		t.Fatalf("answer of %s: %+v %v", first, a, ok)
+	}
+	if _, ok := q.answer(first); ok {
+		t.Fatal("an answer was read twice")
+	}
+	if a, ok := q.answer(second); !ok || !errors.Is(a.err(), runstate.ErrAlreadyDecided) {
+		t.Fatalf("refusal of %s: %+v", second, a)
+	}
+	// A claim whose worker died before answering is offered again.
+	fourth, _ := q.put("dag/d/1", graph.DecisionAllow)
+	if reqs, _ := q.Pending(); len(reqs) != 1 || reqs[0].ID != fourth {
+		t.Fatalf("pending %+v", reqs)
+	}
+	if reqs, _ := q.Pending(); len(reqs) != 1 || reqs[0].ID != fourth {
+		t.Fatalf("an unanswered claim is not offered again: %+v", reqs)
+	}
+	q.drop(fourth)
+	if reqs, _ := q.Pending(); len(reqs) != 0 {
+		t.Fatalf("pending after drop %+v", reqs)
+	}
+}
+
+// TestAppendFoldedConflict: an append at a revision the record has moved
+// past is refused and writes nothing.
+func TestAppendFoldedConflict(t *testing.T) {
+	ctx := context.Background()
+	runDir := newRun(t)
+	run, st, err := openRun(ctx, runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	other, err := store.OpenRunDir(ctx, runDir, store.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	owner, err := other.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Append(ctx, other.Rev(), store.NewEvent{Type: runstate.EventTakeover, Data: runstate.TakeoverData{PID: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	owner.Release()
+	own, err := run.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Release()
+	err = appendFolded(ctx, run, st, store.NewEvent{Type: graph.EventRunFinished, Data: runstate.Message("r", runstate.KindFail, CodeStopped, "x")})
+	if !errors.Is(err, store.ErrRevisionConflict) {
+		t.Fatalf("append from a stale fold: %v, want REVISION_CONFLICT", err)
+	}
+	if got := events(t, runDir); !slices.Equal(got, []string{runstate.EventTakeover}) {
+		t.Fatalf("events %v", got)
+	}
+}
+
+// TestApprovePausedRun: with no worker, approve records the decision at
+// the revision it read under the run's lock; a second decision is
+// refused naming the first.
+func TestApprovePausedRun(t *testing.T) {
+	ctx := context.Background()
+	runDir := newRun(t, pausedForApproval()...)
+	a, err := Approve(ctx, runDir, "dag/a/1", false, time.Second)
+	if err != nil || a.Request != "" || a.Decision != graph.DecisionAllow {
+		t.Fatalf("approve: %+v %v", a, err)
+	}
+	if _, err := Approve(ctx, runDir, "dag/a/1", true, time.Second); !errors.Is(err, ErrAlreadyDecided) || !strings.Contains(err.Error(), "allow by an operator command") {
+		t.Fatalf("second decision: %v", err)
+	}
+	if _, err := Approve(ctx, runDir, "dag/zz/1", true, time.Second); !errors.Is(err, runstate.ErrNotAwaitingApproval) {
+		t.Fatalf("unknown position: %v", err)
+	}
+	want := []string{graph.EventNodeDispatched, graph.EventNodePaused, graph.EventRunWaiting, graph.EventApproval}
+	if got := events(t, runDir); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
+// TestApproveQueued: while another process owns the run, approve queues
+// its request; a worker loop that answers from its fold records it, and a
+// racing request for the same position is refused. With nobody answering,
+// approve gives up after its timeout and withdraws the request.
+func TestApproveQueued(t *testing.T) {
+	ctx := context.Background()
+	runDir := newRun(t, pausedForApproval()...)
+	// The "worker": owns the run and answers requests as the executor does.
+	run, st, err := openRun(ctx, runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	owner, err := run.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Release()
+
+	if _, err := Approve(ctx, runDir, "dag/a/1", false, 200*time.Millisecond); !errors.Is(err, ErrNotAnswered) || !strings.Contains(err.Error(), "withdrawn") {
+		t.Fatalf("approve with nobody answering: %v", err)
+	}
+	q := newRequestQueue(runDir)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			reqs, _ := q.Pending()
+			for _, r := range reqs {
+				if _, err := st.CheckApproval(r.Position); err != nil {
+					q.Answer(r.ID, err)
+					continue
+				}
+				err := appendFolded(ctx, run, st, store.NewEvent{Type: graph.EventApproval,
+					Data: graph.ApprovalData{Position: r.Position, Decision: r.Decision, Request: r.ID}})
+				q.Answer(r.ID, err)
+			}
+		}
+	}()
+	results := make([]error, 2)
+	var cw sync.WaitGroup
+	for i, deny := range []bool{false, true} {
+		cw.Add(1)
+		go func() {
+			defer cw.Done()
+			_, results[i] = Approve(ctx, runDir, "dag/a/1", deny, 5*time.Second)
+		}()
+	}
+	cw.Wait()
+	close(stop)
+	wg.Wait()
+	ok, refused := 0, 0
+	for _, err := range results {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, ErrAlreadyDecided):
+			refused++
+		default:
+			t.Errorf("approve: %v", err)
+		}
+	}
+	if ok != 1 || refused != 1 {
+		t.Fatalf("%d recorded, %d refused: %v", ok, refused, results)
+	}
+	if n := strings.Count(strings.Join(events(t, runDir), " "), graph.EventApproval); n != 1 {
+		t.Fatalf("%d decisions recorded", n)
+	}
+	left, _ := os.ReadDir(filepath.Join(runDir, requestsDir))
+	for _, e := range left {
+		if !strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("left in the queue: %s", e.Name())
+		}
+	}
+}
+
+// TestStopIdle: a paused run with no watchdog is ended STOPPED at the
+// revision read under its lock; an ended run is left alone.
+func TestStopIdle(t *testing.T) {
+	ctx := context.Background()
+	runDir := newRun(t, pausedForApproval()...)
+	res, err := StopIdle(ctx, runDir)
+	if err != nil || res.Code != CodeStopped || res.Kind != runstate.KindFail {
+		t.Fatalf("StopIdle: %+v %v", res, err)
+	}
+	if res, err := StopIdle(ctx, runDir); !errors.Is(err, ErrAlreadyEnded) || res.Code != CodeStopped {
+		t.Fatalf("second StopIdle: %+v %v", res, err)
+	}
+	r, err := Status(ctx, runDir)
+	if err != nil || r.Phase != PhaseStopped {
+		t.Fatalf("status %+v %v", r, err)
+	}
+}
+
+// TestStatusView: a record whose worker is gone while its lock holder
+// (this test, standing for the watchdog) lives reads recovering, with the
+// worker's pid and the preflight phase; a record that paused lists what it
+// waits for.
+func TestStatusView(t *testing.T) {
+	ctx := context.Background()
+	runDir := newRun(t, runstate.EventWorkerStarted, runstate.WorkerStartedData{PID: 999999, StartTime: 1, Restart: 1},
+		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}}})
+	r, err := Status(ctx, runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Phase != PhaseRecovering || r.Worker == nil || r.Worker.PID != 999999 || r.Worker.Alive || r.RestartCount != 1 ||
+		r.Events != 3 || r.Preflight == nil || r.Preflight.Phase != runstate.PreflightDisabled || r.Result != nil {
+		t.Fatalf("report %+v", r)
+	}
+	paused := newRun(t, pausedForApproval()...)
+	r, err = Status(ctx, paused)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Phase != PhasePaused || len(r.PauseReasons) != 1 || r.PauseReasons[0].Position != "dag/a/1" || len(r.Active) != 0 {
+		t.Fatalf("paused report %+v", r)
+	}
+}

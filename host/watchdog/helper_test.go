@@ -82,4 +82,3 @@ func events(t *testing.T, runDir string) []string {
 	}
 	return out
 }
-

@@ -287,7 +287,7 @@ func (d *decoder) workspace(body *hclsyntax.Body, ws *Workspace) {
 
 func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 	attrs := d.attrs(body, "directory", "namespace", "max_event_payload_bytes", "max_batch_bytes",
-		"max_artifact_bytes", "max_total_artifact_bytes_per_run", "known_secrets_from_env")
+		"max_artifact_bytes", "max_total_artifact_bytes_per_run", "known_secrets_from_env", "max_log_bytes")
 	if a := attrs["directory"]; a != nil {
 		if s, ok := d.nonEmptyStr(a, `a directory, for example directory = ".obversa"`); ok {
 			st.Directory = d.resolvePath(s)
@@ -307,6 +307,7 @@ func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 		{"max_batch_bytes", &st.MaxBatchBytes, "4194304"},
 		{"max_artifact_bytes", &st.MaxArtifactBytes, "1048576"},
 		{"max_total_artifact_bytes_per_run", &st.MaxTotalArtifactBytesPerRun, "16777216"},
+		{"max_log_bytes", &st.MaxLogBytes, "8388608"},
 	}
 	for _, s := range sizes {
 		if a := attrs[s.name]; a != nil {

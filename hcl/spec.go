@@ -50,6 +50,9 @@ type Storage struct {
 	MaxArtifactBytes            int64    `json:"max_artifact_bytes"`               // default 1048576
 	MaxTotalArtifactBytesPerRun int64    `json:"max_total_artifact_bytes_per_run"` // default 16777216
 	KnownSecretsFromEnv         []string `json:"known_secrets_from_env,omitempty"`
+	// MaxLogBytes caps each log file beside the record (plugins.log,
+	// worker.log), rotated once; 0 = 8 MiB (internal/logfile).
+	MaxLogBytes int64 `json:"max_log_bytes,omitempty"`
 }
 
 // Limits is the `limits` block.

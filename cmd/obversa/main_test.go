@@ -56,6 +56,8 @@ func helperPlugin(mode string) int {
 	switch mode {
 	case "not-serving", "health-hangs":
 		return preflightHelper(mode)
+	case "stderr-flood":
+		return stderrFlood()
 	case "stdout-noise":
 		fmt.Println("hello from a plugin that forgot its handshake")
 		time.Sleep(30 * time.Second)

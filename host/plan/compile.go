@@ -32,6 +32,7 @@ func Compile(rf *hcl.RunFile, runID string, digests map[string]string) (*graph.D
 			MaxBatchBytes:               rf.Storage.MaxBatchBytes,
 			MaxArtifactBytes:            rf.Storage.MaxArtifactBytes,
 			MaxTotalArtifactBytesPerRun: rf.Storage.MaxTotalArtifactBytesPerRun,
+			MaxLogBytes:                 rf.Storage.MaxLogBytes,
 			KnownSecretsFromEnv:         rf.Storage.KnownSecretsFromEnv,
 		},
 		Limits:          Limits{TimeoutMS: rf.Limits.Timeout.Milliseconds(), MaxDispatches: rf.Limits.MaxDispatches},

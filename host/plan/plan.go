@@ -38,6 +38,8 @@ type Storage struct {
 	MaxArtifactBytes            int64    `json:"max_artifact_bytes"`
 	MaxTotalArtifactBytesPerRun int64    `json:"max_total_artifact_bytes_per_run"`
 	KnownSecretsFromEnv         []string `json:"known_secrets_from_env,omitempty"`
+	// MaxLogBytes caps each log beside the record; 0 = the default, 8 MiB.
+	MaxLogBytes int64 `json:"max_log_bytes,omitempty"`
 }
 
 // Limits bound the run as a whole.

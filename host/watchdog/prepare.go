@@ -100,7 +100,7 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 		pl.KeyID, pl.Signature = pin.KeyID, pin.Signature
 	}
 	if !o.SkipPluginCheck {
-		set, err := launch.Start(ctx, p.Plugins, launch.Options{StorageDir: p.Storage.Directory, Fresh: true, Logger: o.Logger})
+		set, err := launch.Start(ctx, p.Plugins, launch.Options{StorageDir: p.Storage.Directory, Fresh: true, Logger: o.Logger, Redact: redactor(Policy(p))})
 		if err != nil {
 			return nil, err
 		}

@@ -255,7 +255,7 @@ type exit struct {
 // runWorker starts one worker and waits for it, enforcing the deadline,
 // the console budget and ctx (stop).
 func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) {
-	logf, err := os.OpenFile(filepath.Join(s.run.Dir(), "worker.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logf, err := openLog(s.run.Dir(), WorkerLog, s.plan, Policy(s.plan).KnownSecrets)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -73,7 +72,8 @@ func Work(ctx context.Context, runDir string, restart int, stdin io.Reader) (*ru
 		return res, nil
 	}
 
-	logf, err := os.OpenFile(filepath.Join(runDir, "plugins.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	pol := Policy(rs.Plan)
+	logf, err := openLog(runDir, PluginsLog, rs.Plan, pol.KnownSecrets)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func Work(ctx context.Context, runDir string, restart int, stdin io.Reader) (*ru
 	if err != nil {
 		return nil, err
 	}
-	set, err := launch.Start(ctx, rs.Plan.Plugins, launch.Options{StorageDir: rs.Plan.Storage.Directory, Logger: logger})
+	set, err := launch.Start(ctx, rs.Plan.Plugins, launch.Options{StorageDir: rs.Plan.Storage.Directory, Logger: logger, Redact: redactor(pol)})
 	if errors.Is(err, launch.ErrPluginChanged) {
 		// The pinned bytes are gone: no restart can bring them back.
 		return pluginChanged(ctx, run, state, err)

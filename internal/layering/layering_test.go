@@ -21,10 +21,11 @@ var allowed = map[string][]string{
 	"hcl":                  {},
 	"sdk":                  {"plugin", "sdk/", "internal/proc"},
 	"internal/proc":        {},
+	"internal/logfile":     {"store"},
 	"internal/testutil":    {},
 	"internal/exampletest": {"plugin", "internal/testutil"},
 	"internal/failpoint":   {},
-	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/failpoint"},
+	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/failpoint", "internal/logfile"},
 	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc"},
 }
 

@@ -32,3 +32,11 @@ func ParseLine(line []byte) (Event, error) {
 	}
 	return env.event(), nil
 }
+
+// Err is the error Verify returns with rep: nil without faults, else one
+// wrapping the first fault's sentinel (ErrCorruptEventStream,
+// ErrArtifactNotFound or ErrArtifactIntegrity) and naming the run (name)
+// and the number of faults.
+func (rep Report) Err(name string) error {
+	return verifyError(name, rep)
+}

@@ -1,0 +1,164 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/obversa/obversa/store"
+)
+
+// pageSize is how many events one query of a read fetches: reads stream in
+// pages, so memory does not grow with the stream and no connection is held
+// while the caller's function runs.
+const pageSize = 1024
+
+// followPoll is how often Follow looks for new events while the listener
+// is not connected (a notification may be missed then). While it is
+// connected, Follow waits for notifications alone.
+const followPoll = time.Second
+
+// querier is a pool or a connection.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// Read calls fn for each committed event from fromRev (values below 1
+// mean 1) to the run's last revision when Read started, in order. Each
+// event is laid out as its events.jsonl line and re-checked (store.ParseLine:
+// envelope, canonical data, digest) and chained to the one before it; damage
+// returns a *store.CorruptError naming the run and revision. An error from
+// fn stops the iteration and is returned as is.
+func (r *Run) Read(ctx context.Context, fromRev int64, fn func(store.Event) error) error {
+	if err := r.usable(); err != nil {
+		return err
+	}
+	end, err := r.head(ctx)
+	if err != nil {
+		return err
+	}
+	return r.readRange(ctx, r.b.pool, max(fromRev, 1), end, fn)
+}
+
+// head reads the run's last committed revision.
+func (r *Run) head(ctx context.Context) (int64, error) {
+	var rev int64
+	if err := r.b.pool.QueryRow(ctx, `SELECT rev FROM runs WHERE namespace = $1 AND run_id = $2`, r.b.ns, r.id).Scan(&rev); err != nil {
+		return 0, r.b.rowErr(r.id, err)
+	}
+	r.seen(rev)
+	return rev, nil
+}
+
+// Follow is Read that then waits for events committed later and passes
+// them to fn, until ctx ends (ctx.Err()) or fn or a read fails. It learns
+// of commits by LISTEN/NOTIFY (every append notifies in its transaction);
+// while the listening connection is down it polls every second, and when
+// the connection comes back it reads again, so nothing sent meanwhile is
+// missed.
+func (r *Run) Follow(ctx context.Context, fromRev int64, fn func(store.Event) error) error {
+	if err := r.usable(); err != nil {
+		return err
+	}
+	// Subscribed before the first read, so that no commit after the read
+	// goes unnoticed.
+	sub := r.b.lis.subscribe(r.id)
+	defer r.b.lis.unsubscribe(sub)
+	next := max(fromRev, 1)
+	for {
+		end, err := r.head(ctx)
+		if err != nil {
+			return err
+		}
+		if end >= next {
+			if err := r.readRange(ctx, r.b.pool, next, end, fn); err != nil {
+				return err
+			}
+			next = end + 1
+			continue
+		}
+		var poll <-chan time.Time
+		var t *time.Timer
+		if !r.b.lis.connected() {
+			t = time.NewTimer(followPoll)
+			poll = t.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-sub.wake:
+		case <-poll:
+		}
+		if t != nil {
+			t.Stop()
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// readRange calls fn for the committed events from..to, in order, in
+// pages. It re-checks each event's line and its link to the event before
+// (reading from-1 too, when there is one, to check the first link).
+func (r *Run) readRange(ctx context.Context, q querier, from, to int64, fn func(store.Event) error) error {
+	next := max(from-1, 1)
+	var prev string
+	var line []byte
+	page := make([]store.Event, 0, min(pageSize, max(to-next+1, 0)))
+	for next <= to {
+		page = page[:0]
+		rows, err := q.Query(ctx, `SELECT rev, id, type, ts, data, prev, digest, batch_end FROM events
+			WHERE namespace = $1 AND run_id = $2 AND rev >= $3 AND rev <= $4 ORDER BY rev LIMIT $5`,
+			r.b.ns, r.id, next, to, pageSize)
+		if err != nil {
+			return fmt.Errorf("pgstore: read %s: %w", r.label, err)
+		}
+		for rows.Next() {
+			var e store.Event
+			var data string
+			if err := rows.Scan(&e.Rev, &e.ID, &e.Type, &e.TS, &data, &e.Prev, &e.Digest, &e.BatchEnd); err != nil {
+				rows.Close()
+				return fmt.Errorf("pgstore: read %s: %w", r.label, err)
+			}
+			e.Data = []byte(data)
+			page = append(page, e)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("pgstore: read %s: %w", r.label, err)
+		}
+		if len(page) == 0 {
+			return r.corrupt(next, "committed event is missing (rows were deleted)")
+		}
+		for _, e := range page {
+			if e.Rev != next {
+				return r.corrupt(next, "committed event is missing (rows were deleted)")
+			}
+			line = store.AppendLine(line[:0], e)
+			ev, err := store.ParseLine(line)
+			if err != nil {
+				return r.corrupt(next, err.(*store.CorruptError).Problem)
+			}
+			switch {
+			case ev.Rev == 1 && ev.Prev != "":
+				return r.corrupt(next, `rev 1 must have prev ""`)
+			case ev.Rev > 1 && ev.Prev != prev:
+				return r.corrupt(next, fmt.Sprintf("prev does not match the digest of rev %d (that event or this one was altered, or events were removed or reordered)", ev.Rev-1))
+			}
+			prev = ev.Digest
+			next++
+			if ev.Rev >= from {
+				if err := fn(ev); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// corrupt reports damage at rev of the run's stream.
+func (r *Run) corrupt(rev int64, problem string) error {
+	return &store.CorruptError{Path: r.label, Line: int(rev), Rev: rev, Problem: problem}
+}

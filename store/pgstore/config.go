@@ -69,7 +69,7 @@ func ParseURL(raw string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("%w: the storage URL %s is not a URL", ErrConfig, Redact(raw))
 	}
-	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+	if (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Opaque != "" {
 		return Config{}, fmt.Errorf("%w: the storage URL %s must start with postgres:// or postgresql://", ErrConfig, Redact(raw))
 	}
 	if _, has := u.User.Password(); has {

@@ -33,6 +33,7 @@ func scanLease(scan func(...any) error, dst []any, l *LeaseInfo) error {
 	err := scan(append(dst, &l.Epoch, &l.ID, &l.Held, &l.ExpiresAt, &l.Expired, &l.Holder.Host, &l.Holder.PID,
 		&l.Holder.BootID, &start, &l.Holder.StartedAt)...)
 	l.Holder.StartTime = uint64(start)
+	l.ExpiresAt, l.Holder.StartedAt = l.ExpiresAt.UTC(), l.Holder.StartedAt.UTC()
 	return err
 }
 
@@ -121,6 +122,7 @@ func (r *Run) take(ctx context.Context, force int64) (*Lease, error) {
 		return nil, err
 	}
 	me := store.CurrentHolder()
+	me.StartedAt = me.StartedAt.Truncate(time.Microsecond) // as the database keeps it
 	id := uuid.NewString()
 	var epoch int64
 	err := pgx.BeginFunc(ctx, r.b.pool, func(tx pgx.Tx) error {

@@ -103,7 +103,8 @@ func (r *Run) Follow(ctx context.Context, fromRev int64, fn func(store.Event) er
 // pages. It re-checks each event's line and its link to the event before
 // (reading from-1 too, when there is one, to check the first link).
 func (r *Run) readRange(ctx context.Context, q querier, from, to int64, fn func(store.Event) error) error {
-	next := max(from-1, 1)
+	start := max(from-1, 1)
+	next := start
 	var prev string
 	var line []byte
 	page := make([]store.Event, 0, min(pageSize, max(to-next+1, 0)))
@@ -143,7 +144,7 @@ func (r *Run) readRange(ctx context.Context, q querier, from, to int64, fn func(
 			switch {
 			case ev.Rev == 1 && ev.Prev != "":
 				return r.corrupt(next, `rev 1 must have prev ""`)
-			case ev.Rev > 1 && ev.Prev != prev:
+			case ev.Rev > 1 && ev.Rev > start && ev.Prev != prev:
 				return r.corrupt(next, fmt.Sprintf("prev does not match the digest of rev %d (that event or this one was altered, or events were removed or reordered)", ev.Rev-1))
 			}
 			prev = ev.Digest

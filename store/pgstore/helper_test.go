@@ -1,13 +1,188 @@
 package pgstore
 
 import (
+	"bufio"
+	"context"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/obversa/obversa/store"
 )
 
-// runHelper runs the test binary as a helper process (TestMain dispatches
-// here when helperEnv is set).
+// Helper processes: the test binary re-executed with helperEnv=owner acts
+// as one owner of a run — another process, possibly another "host"
+// (OBVERSA_HOST) — driven by commands on stdin, one reply line each:
+//
+//	lock               → "locked <epoch>" | "refused <code> <message>"
+//	lockwait           → "locked <epoch>" (retries every 50 ms)
+//	append <exp> <n> <tag> → "ok <rev>" | "err <code> <message>"
+//	lost               → "lost" | "held"
+//
+// It opens run PGSTORE_RUN of the database PGSTORE_URL (schema
+// PGSTORE_SCHEMA), with a 2 s lease TTL renewed every 500 ms.
 func runHelper(role string) int {
-	fmt.Fprintf(os.Stderr, "unknown helper role %q\n", role)
-	return 2
+	if role != "owner" {
+		fmt.Fprintf(os.Stderr, "unknown helper role %q\n", role)
+		return 2
+	}
+	ctx := context.Background()
+	c, err := ParseURL(os.Getenv("PGSTORE_URL"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	c.Schema, c.LocalDir = os.Getenv("PGSTORE_SCHEMA"), os.TempDir()
+	c.LeaseTTL, c.RenewEvery = 2*time.Second, 500*time.Millisecond
+	b, err := Open(ctx, c, "ns")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	rec, err := b.OpenRun(ctx, os.Getenv("PGSTORE_RUN"), store.Policy{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	r := rec.(*Run)
+	var lease *Lease
+	oneLine := func(err error) string { return store.Code(err) + " " + strings.ReplaceAll(err.Error(), "\n", " ") }
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		f := strings.Fields(in.Text())
+		if len(f) == 0 {
+			continue
+		}
+		switch f[0] {
+		case "lock", "lockwait":
+			for {
+				own, err := r.Lock(ctx)
+				if err == nil {
+					lease = own.(*Lease)
+					fmt.Printf("locked %d\n", lease.Epoch())
+					break
+				}
+				if f[0] == "lock" {
+					fmt.Printf("refused %s\n", oneLine(err))
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		case "append":
+			exp, _ := strconv.ParseInt(f[1], 10, 64)
+			n, _ := strconv.Atoi(f[2])
+			evs := make([]store.NewEvent, n)
+			for i := range evs {
+				evs[i] = store.NewEvent{ID: fmt.Sprintf("%s-%d", f[3], i), Type: "test:owner", Data: map[string]any{"tag": f[3], "i": i}}
+			}
+			rev, err := r.Append(ctx, exp, evs...)
+			if err != nil {
+				fmt.Printf("err %s\n", oneLine(err))
+			} else {
+				fmt.Printf("ok %d\n", rev)
+			}
+		case "lost":
+			select {
+			case <-lease.Lost():
+				fmt.Println("lost")
+			default:
+				fmt.Println("held")
+			}
+		default:
+			fmt.Printf("unknown command %q\n", f[0])
+		}
+	}
+	return 0
+}
+
+// owner is a running helper process.
+type owner struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Scanner
+	name string
+}
+
+// startOwner starts a helper owning run id of the schema, on host host;
+// its database connections carry application_name app.
+func startOwner(t *testing.T, schema, id, host, app string) *owner {
+	t.Helper()
+	u, err := url.Parse(testURL(t))
+	must(t, err)
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=owner", "PGSTORE_URL="+u.String(), "PGSTORE_SCHEMA="+schema,
+		"PGSTORE_RUN="+id, store.HostEnv+"="+host)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	must(t, err)
+	out, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	o := &owner{t: t, cmd: cmd, in: in, out: bufio.NewScanner(out), name: host}
+	t.Cleanup(o.kill)
+	return o
+}
+
+// do sends a command and returns the reply line.
+func (o *owner) do(cmd string) string {
+	o.t.Helper()
+	if _, err := fmt.Fprintln(o.in, cmd); err != nil {
+		o.t.Fatalf("owner %s: send %q: %v", o.name, cmd, err)
+	}
+	return o.reply()
+}
+
+// reply reads the next reply line (at most 30 s).
+func (o *owner) reply() string {
+	o.t.Helper()
+	got := make(chan string, 1)
+	go func() {
+		if o.out.Scan() {
+			got <- o.out.Text()
+		}
+		close(got)
+	}()
+	select {
+	case line, ok := <-got:
+		if !ok {
+			o.t.Fatalf("owner %s exited without replying", o.name)
+		}
+		return line
+	case <-time.After(30 * time.Second):
+		o.t.Fatalf("owner %s did not reply", o.name)
+	}
+	return ""
+}
+
+// send sends a command without waiting for its reply.
+func (o *owner) send(cmd string) {
+	o.t.Helper()
+	if _, err := fmt.Fprintln(o.in, cmd); err != nil {
+		o.t.Fatalf("owner %s: send %q: %v", o.name, cmd, err)
+	}
+}
+
+func (o *owner) signal(sig syscall.Signal) {
+	o.t.Helper()
+	must(o.t, o.cmd.Process.Signal(sig))
+}
+
+// kill SIGKILLs the helper and reaps it.
+func (o *owner) kill() {
+	if o.cmd.ProcessState == nil {
+		o.cmd.Process.Signal(syscall.SIGCONT)
+		o.cmd.Process.Kill()
+		o.cmd.Wait()
+	}
 }

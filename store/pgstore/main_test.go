@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
+	"encoding/json"
 	"os"
 	"testing"
 	"time"
@@ -142,4 +142,10 @@ func ev(id string, data any) store.NewEvent {
 	return store.NewEvent{ID: id, Type: "test:event", Data: data}
 }
 
-var _ = fmt.Sprint
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

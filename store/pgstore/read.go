@@ -110,23 +110,8 @@ func (r *Run) readRange(ctx context.Context, q querier, from, to int64, fn func(
 	page := make([]store.Event, 0, min(pageSize, max(to-next+1, 0)))
 	for next <= to {
 		page = page[:0]
-		rows, err := q.Query(ctx, `SELECT rev, id, type, ts, data, prev, digest, batch_end FROM events
-			WHERE namespace = $1 AND run_id = $2 AND rev >= $3 AND rev <= $4 ORDER BY rev LIMIT $5`,
-			r.b.ns, r.id, next, to, pageSize)
+		err := r.b.page(ctx, q, r.id, next, to, func(e store.Event) { page = append(page, e) })
 		if err != nil {
-			return fmt.Errorf("pgstore: read %s: %w", r.label, err)
-		}
-		for rows.Next() {
-			var e store.Event
-			var data string
-			if err := rows.Scan(&e.Rev, &e.ID, &e.Type, &e.TS, &data, &e.Prev, &e.Digest, &e.BatchEnd); err != nil {
-				rows.Close()
-				return fmt.Errorf("pgstore: read %s: %w", r.label, err)
-			}
-			e.Data = []byte(data)
-			page = append(page, e)
-		}
-		if err := rows.Err(); err != nil {
 			return fmt.Errorf("pgstore: read %s: %w", r.label, err)
 		}
 		if len(page) == 0 {
@@ -162,4 +147,27 @@ func (r *Run) readRange(ctx context.Context, q querier, from, to int64, fn func(
 // corrupt reports damage at rev of the run's stream.
 func (r *Run) corrupt(rev int64, problem string) error {
 	return &store.CorruptError{Path: r.label, Line: int(rev), Rev: rev, Problem: problem}
+}
+
+// page calls fn for each stored event of run id from rev from to rev to
+// (at most pageSize of them), in rev order, as the table holds them (no
+// check).
+func (b *Backend) page(ctx context.Context, q querier, id string, from, to int64, fn func(store.Event)) error {
+	rows, err := q.Query(ctx, `SELECT rev, id, type, ts, data, prev, digest, batch_end FROM events
+		WHERE namespace = $1 AND run_id = $2 AND rev >= $3 AND rev <= $4 ORDER BY rev LIMIT $5`,
+		b.ns, id, from, to, pageSize)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e store.Event
+		var data string
+		if err := rows.Scan(&e.Rev, &e.ID, &e.Type, &e.TS, &data, &e.Prev, &e.Digest, &e.BatchEnd); err != nil {
+			return err
+		}
+		e.Data = []byte(data)
+		fn(e)
+	}
+	return rows.Err()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/obversa/obversa/store"
 )
@@ -32,11 +33,14 @@ func (b *Backend) Verify(ctx context.Context, id string) (store.Report, error) {
 	label := b.label(id)
 	pr, pw := io.Pipe()
 	var last store.Event
+	streamed := make(chan struct{})
 	go func() {
+		defer close(streamed)
 		pw.CloseWithError(b.streamLines(ctx, id, pw, &last))
 	}()
 	rep, err := store.VerifyLines(ctx, label, pr, b.openBlob(id))
-	pr.Close()
+	pr.Close() // ends the writer if VerifyLines stopped early
+	<-streamed
 	if err != nil && rep.Events == 0 && len(rep.Faults) == 0 {
 		return rep, err
 	}
@@ -62,27 +66,15 @@ func (b *Backend) Verify(ctx context.Context, id string) (store.Report, error) {
 func (b *Backend) streamLines(ctx context.Context, id string, w io.Writer, last *store.Event) error {
 	var buf []byte
 	for next := int64(1); ; {
-		rows, err := b.pool.Query(ctx, `SELECT rev, id, type, ts, data, prev, digest, batch_end FROM events
-			WHERE namespace = $1 AND run_id = $2 AND rev >= $3 ORDER BY rev LIMIT $4`, b.ns, id, next, pageSize)
-		if err != nil {
-			return err
-		}
 		buf = buf[:0]
 		n := 0
-		for rows.Next() {
-			var e store.Event
-			var data string
-			if err := rows.Scan(&e.Rev, &e.ID, &e.Type, &e.TS, &data, &e.Prev, &e.Digest, &e.BatchEnd); err != nil {
-				rows.Close()
-				return err
-			}
-			e.Data = []byte(data)
+		err := b.page(ctx, b.pool, id, next, math.MaxInt64, func(e store.Event) {
 			buf = store.AppendLine(buf, e)
 			*last = e
 			next = e.Rev + 1
 			n++
-		}
-		if err := rows.Err(); err != nil {
+		})
+		if err != nil {
 			return err
 		}
 		if n == 0 {

@@ -7,7 +7,7 @@ BIN     := bin
 PKGS    := ./...
 FUZZTIME ?= 20s
 
-.PHONY: help build node-engine python-engine test test-short demo bench fuzz generate generate-check proto-check lint conformance clean
+.PHONY: help build node-engine python-engine test test-short sim demo bench fuzz generate generate-check proto-check lint conformance clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -23,8 +23,13 @@ node-engine: ## Install the JavaScript engine's npm packages and build bin/node-
 python-engine: ## Build bin/python-engine (Debian packages python3-grpcio, python3-grpc-tools, python3-protobuf)
 	$(PYTHON) examples/plugins/python-engine/build.py
 
-test: ## Run every test (crash matrices included)
+test: ## Run every test (crash matrices and 300 crash-simulation cases included)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(GO) test -tags failpoints -count=1 -run '^TestSim$$' ./host/watchdog/
+
+SIM_CASES ?= 10000
+sim: ## Run the crash simulation: SIM_CASES seeded cases (default 10000); SEED=n runs one case
+	$(GO) test -tags failpoints -count=1 -timeout 60m -run '^TestSim$$' -v ./host/watchdog/ -sim.cases=$(SIM_CASES) $(if $(SEED),-sim.seed=$(SEED))
 
 test-short: ## Run the tests, skipping the slowest crash matrices
 	$(GO) test -short -count=1 $(PKGS)

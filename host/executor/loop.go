@@ -318,29 +318,30 @@ func (x *Executor) visible(n *graph.NodeDef) []string {
 // decide asks the graph for its next decision and records it, with the
 // attempt-started of every dispatched position, into b.
 func (x *Executor) decide(b *batch) ([]start, error) {
-	ds, _ := x.rs.Graph().Next()
-	if len(ds) == 0 {
-		return nil, nil
-	}
-	if max := x.plan.Limits.MaxDispatches; max > 0 && x.rs.Graph().Dispatched()+len(ds) > max {
-		x.budgetStop = true
-		return nil, nil
-	}
-	if x.budgetStop {
-		return nil, nil
-	}
-	if err := x.add(b, graph.EventNodeDispatched, graph.DispatchedData{Dispatches: ds}); err != nil {
-		return nil, err
-	}
 	var starts []start
-	for _, d := range ds {
-		s, err := x.gate(b, x.rs.Graph().Node(d.Node))
-		if err != nil {
+	// A decision whose positions all settle at their gate (denied, or
+	// paused) may make others ready — a retry, the finalizers — so the
+	// graph is asked again until it has nothing more to dispatch.
+	for {
+		ds, _ := x.rs.Graph().Next()
+		if len(ds) == 0 || x.budgetStop {
+			return starts, nil
+		}
+		if max := x.plan.Limits.MaxDispatches; max > 0 && x.rs.Graph().Dispatched()+len(ds) > max {
+			x.budgetStop = true
+			return starts, nil
+		}
+		if err := x.add(b, graph.EventNodeDispatched, graph.DispatchedData{Dispatches: ds}); err != nil {
 			return nil, err
 		}
-		starts = append(starts, s...)
+		for _, d := range ds {
+			s, err := x.gate(b, x.rs.Graph().Node(d.Node))
+			if err != nil {
+				return nil, err
+			}
+			starts = append(starts, s...)
+		}
 	}
-	return starts, nil
 }
 
 // launch starts an attempt goroutine per start.

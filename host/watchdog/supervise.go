@@ -44,6 +44,11 @@ type SuperviseOptions struct {
 	// State is the run's record folded by the caller (which holds Owner);
 	// nil folds it afresh.
 	State *runstate.State
+
+	// inProcess, when set, runs each worker in this process instead of as
+	// `obversa worker` (the crash simulation, sim_test.go): it is given
+	// the supervisor's run handle and returns how the worker ended.
+	inProcess func(ctx context.Context, run store.Record, restart int) (*exit, error)
 }
 
 // OwnerMarker returns the run's owner marker value, "sha256:<hex>", derived
@@ -170,7 +175,13 @@ func (s *supervisor) loop(ctx context.Context) (*runstate.Result, error) {
 			}
 			return nil, err
 		}
-		ex, err := s.runWorker(ctx, restart)
+		var ex *exit
+		var err error
+		if s.o.inProcess != nil {
+			ex, err = s.o.inProcess(ctx, s.run, restart)
+		} else {
+			ex, err = s.runWorker(ctx, restart)
+		}
 		if err != nil {
 			return nil, err
 		}

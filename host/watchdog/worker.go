@@ -80,12 +80,7 @@ func Work(ctx context.Context, runDir string, restart int, stdin io.Reader) (*ru
 	defer logf.Close()
 	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: logf, Level: hclog.Debug, JSONFormat: true})
 
-	if failpoint.Enabled {
-		failpoint.Hit(ctx, failpoint.WorkerStart, "")
-	}
-	st, _ := proc.Stat(os.Getpid())
-	if err := appendFolded(ctx, run, state, store.NewEvent{Type: runstate.EventWorkerStarted,
-		Data: runstate.WorkerStartedData{PID: os.Getpid(), StartTime: st.StartTime, Restart: restart}}); err != nil {
+	if err := recordWorkerStarted(ctx, run, state, restart); err != nil {
 		return nil, err
 	}
 	if failpoint.Enabled && failpoint.Flooding() {
@@ -132,6 +127,18 @@ func Work(ctx context.Context, runDir string, restart int, stdin io.Reader) (*ru
 	}
 	stopOwned(grace)
 	return nil, context.Canceled
+}
+
+// recordWorkerStarted is a worker's first append, at the revision it
+// folded: run:worker-started with its pid and start time. From here until
+// it exits, the worker is the run's only writer.
+func recordWorkerStarted(ctx context.Context, run store.Record, state *runstate.State, restart int) error {
+	if failpoint.Enabled {
+		failpoint.Hit(ctx, failpoint.WorkerStart, "")
+	}
+	st, _ := proc.Stat(os.Getpid())
+	return appendFolded(ctx, run, state, store.NewEvent{Type: runstate.EventWorkerStarted,
+		Data: runstate.WorkerStartedData{PID: os.Getpid(), StartTime: st.StartTime, Restart: restart}})
 }
 
 // stopOwned stops every process carrying this process's owner marker,

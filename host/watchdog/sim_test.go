@@ -1,0 +1,493 @@
+//go:build failpoints
+
+package watchdog
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/obversa/obversa/host/executor"
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/internal/failpoint"
+	"github.com/obversa/obversa/internal/proc"
+	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/store"
+)
+
+// The crash simulation (docs/decisions.md, "Crash simulation"): `make sim`
+// runs 10 000 cases, `make test` the first 300. A failure names its seed;
+// `make sim SEED=n` (or -sim.seed=n) runs that case alone.
+var (
+	simCases = flag.Int("sim.cases", 300, "crash simulation: how many seeded cases to run")
+	simFirst = flag.Int64("sim.first", 1, "crash simulation: the first seed")
+	simSeed  = flag.Int64("sim.seed", 0, "crash simulation: run only the case of this seed")
+)
+
+// simStats counts what a simulation did.
+type simStats struct {
+	cases, kills, workerKills, watchdogKills, bothKills, pauses, reconciles atomic.Int64
+}
+
+func TestSim(t *testing.T) {
+	seeds := []int64{*simSeed}
+	if *simSeed == 0 {
+		seeds = seeds[:0]
+		for i := int64(0); i < int64(*simCases); i++ {
+			seeds = append(seeds, *simFirst+i)
+		}
+	}
+	// The record's files live in memory when the machine has a tmpfs: the
+	// simulation is about what processes write and when they die, not
+	// about the disk (a power loss is simulated at the store's file layer),
+	// and fdatasync on a disk would make 10 000 cases slow.
+	base := t.TempDir()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if base, err = os.MkdirTemp("/dev/shm", "obversa-sim-"); err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(base)
+	}
+	var stats simStats
+	var mu sync.Mutex
+	var failures []string
+	jobs := make(chan int64)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < 2*runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seed := range jobs {
+				if err := runSimCase(base, seed, &stats); err != nil {
+					mu.Lock()
+					failures = append(failures, fmt.Sprintf("seed %d: %v\n  reproduce: make sim SEED=%d", seed, err, seed))
+					mu.Unlock()
+				}
+				stats.cases.Add(1)
+			}
+		}()
+	}
+	for _, s := range seeds {
+		jobs <- s
+	}
+	close(jobs)
+	wg.Wait()
+	sort.Strings(failures)
+	for _, f := range failures {
+		t.Error(f)
+	}
+	fmt.Printf("sim: %d cases in %s, %d kills (worker %d, watchdog %d, both %d), %d pauses answered (%d reconciliations), %d invariant violations\n",
+		stats.cases.Load(), time.Since(start).Round(time.Second), stats.kills.Load(), stats.workerKills.Load(), stats.watchdogKills.Load(),
+		stats.bothKills.Load(), stats.pauses.Load(), stats.reconciles.Load(), len(failures))
+}
+
+// runSimCase runs a case twice — without kills (the oracle) and with its
+// kills — and checks the invariants.
+func runSimCase(base string, seed int64, stats *simStats) error {
+	c := newSimCase(seed)
+	dir, err := os.MkdirTemp(base, fmt.Sprintf("seed-%d-", seed))
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	oracle, err := c.execute(filepath.Join(dir, "oracle"), false, nil)
+	if err != nil {
+		return fmt.Errorf("the run without kills: %w", err)
+	}
+	got, err := c.execute(filepath.Join(dir, "crash"), true, stats)
+	if err != nil {
+		return fmt.Errorf("kills %v: %w", c.kills, err)
+	}
+	if got.Kind != oracle.Kind || got.Code != oracle.Code {
+		return fmt.Errorf("kills %v: result %s %s, the run without kills %s %s", c.kills, got.Kind, got.Code, oracle.Kind, oracle.Code)
+	}
+	if !c.def.StopOnError {
+		if g, o := outcomeNodes(got), outcomeNodes(oracle); g != o {
+			return fmt.Errorf("kills %v: nodes %s, the run without kills %s", c.kills, g, o)
+		}
+	}
+	return nil
+}
+
+// outcomeNodes names a result's passed and failed nodes.
+func outcomeNodes(r *runstate.Result) string {
+	if r.Output == nil {
+		return ""
+	}
+	var passed []string
+	for n := range r.Output.Nodes {
+		passed = append(passed, n)
+	}
+	passed = append(passed, r.Output.Passed...)
+	sort.Strings(passed)
+	return fmt.Sprintf("passed %v failed %v", passed, r.Output.Failed)
+}
+
+// errWatchdogDied is how a killed watchdog's Supervise or Resume ends.
+var errWatchdogDied = errors.New("the watchdog was killed")
+
+// simRun is one execution of a case: its record, effects, kill schedule.
+type simRun struct {
+	c       *simCase
+	runDir  string
+	eff     *effects
+	eng     plugin.Engine
+	kills   []simKill // still to fire
+	stats   *simStats
+	mu      sync.Mutex
+	acked   map[int64]string // rev → type, of every acknowledged worker append
+	faults  []string         // a worker that ended without being killed, and why
+	workers int
+}
+
+// execute carries one run of the case to its end, answering every pause
+// as a person would, and checks the invariants of the record it leaves.
+func (c *simCase) execute(dir string, kills bool, stats *simStats) (*runstate.Result, error) {
+	ctx := context.Background()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	s := &simRun{c: c, eff: newEffects(dir), stats: stats, acked: map[int64]string{}}
+	if kills {
+		s.kills = slices.Clone(c.kills)
+	}
+	eng, err := s.eff.engine()
+	if err != nil {
+		return nil, err
+	}
+	s.eng = eng
+	st, err := store.Open(dir, "default")
+	if err != nil {
+		return nil, err
+	}
+	run, err := st.CreateRun(ctx, "r", store.Policy{})
+	if err != nil {
+		return nil, err
+	}
+	s.runDir = st.RunDir("r")
+	owner, err := run.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := plan.NewRunStarted("run.hcl", c.def, c.plan(dir, "r"), time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := run.Append(ctx, 0, store.NewEvent{Type: graph.EventRunStarted, Data: rs}); err != nil {
+		return nil, err
+	}
+	res, err := s.watchdog(func(ctx context.Context) (*runstate.Result, error) {
+		return Supervise(ctx, run, s.supervise(owner))
+	})
+	run.Close()
+	for step := 0; ; step++ {
+		if step > 60 {
+			return nil, fmt.Errorf("no end after %d resumes (last %+v, %v)", step, res, err)
+		}
+		var paused []graph.PauseRequest
+		switch {
+		case errors.Is(err, errWatchdogDied):
+			res, err = s.resume(ResumeOptions{})
+			continue
+		case errors.Is(err, ErrResumePosition):
+			// A takeover of a run whose positions wait for a person: the
+			// person answers them first.
+			if paused, err = s.pausedNow(ctx); err != nil {
+				return nil, err
+			}
+		case err != nil:
+			return nil, err
+		case res.Terminal():
+			return res, s.check(ctx, st, res)
+		case res.Output != nil:
+			paused = res.Output.Paused
+		}
+		o, err2 := s.answer(ctx, paused)
+		if err2 != nil {
+			return nil, fmt.Errorf("answering %+v: %w", res, err2)
+		}
+		res, err = s.resume(o)
+	}
+}
+
+// supervise returns the options of a simulated watchdog.
+func (s *simRun) supervise(owner store.Ownership) SuperviseOptions {
+	return SuperviseOptions{Exe: "/nonexistent/obversa", Owner: owner, inProcess: s.worker}
+}
+
+// resume carries the run on with a fresh (simulated) watchdog.
+func (s *simRun) resume(o ResumeOptions) (*runstate.Result, error) {
+	o.Supervise = s.supervise(nil)
+	return s.watchdog(func(ctx context.Context) (*runstate.Result, error) {
+		res, _, err := Resume(ctx, s.runDir, o)
+		return res, err
+	})
+}
+
+// next returns the next kill if it is for who.
+func (s *simRun) next(who ...string) *simKill {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.kills) == 0 || !slices.Contains(who, s.kills[0].who) {
+		return nil
+	}
+	k := s.kills[0]
+	return &k
+}
+
+// fired drops the kill that fired and counts it.
+func (s *simRun) fired(k *simKill) {
+	s.mu.Lock()
+	s.kills = s.kills[1:]
+	s.mu.Unlock()
+	if s.stats == nil {
+		return
+	}
+	s.stats.kills.Add(1)
+	switch k.who {
+	case killWorker:
+		s.stats.workerKills.Add(1)
+	case killWatchdog:
+		s.stats.watchdogKills.Add(1)
+	default:
+		s.stats.bothKills.Add(1)
+	}
+}
+
+// watchdog runs fn (Supervise or Resume) as a watchdog process that its
+// kill stops at a failpoint: the goroutine ends there, with what the
+// kernel would do (its run lock released by the deferred Release), and
+// nothing after it is written.
+func (s *simRun) watchdog(fn func(ctx context.Context) (*runstate.Result, error)) (*runstate.Result, error) {
+	k := s.next(killWatchdog)
+	var hits atomic.Int64
+	died := false
+	h := func(point, key string) {
+		if k != nil && hits.Add(1) == int64(k.hit) {
+			died = true
+			s.fired(k)
+			runtime.Goexit()
+		}
+	}
+	ctx := failpoint.WithHandler(context.Background(), h)
+	var res *runstate.Result
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res, err = fn(ctx)
+	}()
+	<-done
+	if died {
+		return nil, errWatchdogDied
+	}
+	return res, err
+}
+
+// worker is the in-process worker: what `obversa worker` does once it
+// owns the run, with the case's plugins served in this process. Its kill
+// stops it at a failpoint: its storage handle refuses every write from
+// then on, its context ends, its plugins do nothing more.
+func (s *simRun) worker(ctx context.Context, run store.Record, restart int) (*exit, error) {
+	s.mu.Lock()
+	s.workers++
+	s.mu.Unlock()
+	k := s.next(killWorker, killBoth)
+	dead := &atomic.Bool{}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	var hits atomic.Int64
+	h := func(point, key string) {
+		if k != nil && hits.Add(1) == int64(k.hit) && !dead.Swap(true) {
+			s.fired(k)
+			cancel()
+			runtime.Goexit()
+		}
+	}
+	wctx = failpoint.WithHandler(wctx, h)
+	rec := &mortalRecord{Record: run, dead: dead, s: s}
+	var werr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		state, err := runstate.Load(wctx, rec)
+		if err != nil {
+			werr = err
+			return
+		}
+		if state.Finished() != nil {
+			return
+		}
+		if werr = recordWorkerStarted(wctx, rec, state, restart); werr != nil {
+			return
+		}
+		x, err := executor.New(executor.Options{Run: rec, State: state, Requests: newRequestQueue(s.runDir)})
+		if err != nil {
+			werr = err
+			return
+		}
+		x.SetPlugins(map[string]plugin.Engine{"mock": s.eng}, map[string]plugin.NodeBinding{"sim": &simBinding{c: s.c, e: s.eff, dead: dead}})
+		_, werr = x.Execute(wctx)
+	}()
+	<-done
+	ex := &exit{pid: os.Getpid()}
+	switch {
+	case dead.Load() && k.who == killBoth:
+		return nil, errWatchdogDied
+	case dead.Load():
+		ex.code, ex.signal = -1, "killed"
+	case werr != nil:
+		// Only a kill may stop a worker here: anything else (a conflict, a
+		// record that does not replay) is a fault of the product.
+		s.mu.Lock()
+		s.faults = append(s.faults, fmt.Sprintf("worker %d: %v", restart, werr))
+		s.mu.Unlock()
+		ex.code = 1
+	}
+	return ex, nil
+}
+
+// mortalRecord is a worker's handle on the run: once the worker is dead
+// it writes nothing more (its process is gone). It logs every append the
+// store acknowledged.
+type mortalRecord struct {
+	store.Record
+	dead *atomic.Bool
+	s    *simRun
+}
+
+var errDead = errors.New("the process is dead")
+
+func (m *mortalRecord) Append(ctx context.Context, expectedRev int64, events ...store.NewEvent) (int64, error) {
+	if m.dead.Load() {
+		return 0, errDead
+	}
+	rev, err := m.Record.Append(ctx, expectedRev, events...)
+	if err == nil {
+		m.s.mu.Lock()
+		for i, e := range events {
+			m.s.acked[rev-int64(len(events)-1-i)] = e.Type
+		}
+		m.s.mu.Unlock()
+	}
+	return rev, err
+}
+
+func (m *mortalRecord) PutArtifact(ctx context.Context, data []byte, mediaType, purpose string) (store.ArtifactRef, error) {
+	if m.dead.Load() {
+		return store.ArtifactRef{}, errDead
+	}
+	return m.Record.PutArtifact(ctx, data, mediaType, purpose)
+}
+
+// answer is what a person does about a pause: decide the first position
+// that waits for approval as the case says, or say whether a cut-off
+// attempt took effect (the side-effect log knows), and resume it.
+func (s *simRun) answer(ctx context.Context, paused []graph.PauseRequest) (ResumeOptions, error) {
+	if len(paused) == 0 {
+		return ResumeOptions{}, errors.New("a pause with nothing to answer")
+	}
+	if s.stats != nil {
+		s.stats.pauses.Add(1)
+	}
+	p := paused[0]
+	switch p.Kind {
+	case graph.PauseApproval:
+		node := strings.Split(p.Position, "/")[1]
+		// Already decided means a watchdog died before it acted on the
+		// decision: the decision stands, the resume is what is left to do.
+		_, err := Approve(ctx, s.runDir, p.Position, s.c.decision[node] == graph.DecisionDeny, 5*time.Second)
+		if err != nil && !errors.Is(err, ErrAlreadyDecided) {
+			return ResumeOptions{}, err
+		}
+		return ResumeOptions{Position: p.Position}, nil
+	case graph.PauseReconcile:
+		if s.stats != nil {
+			s.stats.reconciles.Add(1)
+		}
+		done := "not-done"
+		if s.eff.count()[p.Position] > 0 {
+			done = "done"
+		}
+		return ResumeOptions{Position: p.Position, Reconciled: done}, nil
+	}
+	return ResumeOptions{}, fmt.Errorf("unknown pause kind %q", p.Kind)
+}
+
+// pausedNow returns what the record's paused positions wait for.
+func (s *simRun) pausedNow(ctx context.Context) ([]graph.PauseRequest, error) {
+	run, err := store.OpenRunDirReadOnly(ctx, s.runDir)
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
+	st, err := runstate.Load(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	var out []graph.PauseRequest
+	for _, n := range st.Graph().Nodes() {
+		if n.Status == graph.StatusPaused && n.Pause != nil {
+			out = append(out, *n.Pause)
+		}
+	}
+	return out, nil
+}
+
+// check holds the record a finished run left to the invariants: it
+// verifies; every acknowledged append is in it; no node that is not
+// retry_safe took effect twice at one position; no worker failed but by a
+// kill; no process carries the run's owner marker.
+func (s *simRun) check(ctx context.Context, st *store.Store, res *runstate.Result) error {
+	var problems []string
+	rep, err := st.Verify(ctx, "r")
+	if err != nil || len(rep.Faults) > 0 {
+		problems = append(problems, fmt.Sprintf("verify: %v %v", err, rep.Faults))
+	}
+	run, err := store.OpenRunDirReadOnly(ctx, s.runDir)
+	if err != nil {
+		return err
+	}
+	defer run.Close()
+	types := map[int64]string{}
+	if err := run.Read(ctx, 1, func(e store.Event) error { types[e.Rev] = e.Type; return nil }); err != nil {
+		return err
+	}
+	for rev, typ := range s.acked {
+		if types[rev] != typ {
+			problems = append(problems, fmt.Sprintf("acknowledged rev %d (%s) is %q in the record", rev, typ, types[rev]))
+		}
+	}
+	retrySafe := map[string]bool{}
+	for _, n := range s.c.def.Nodes {
+		retrySafe[n.ID] = n.RetrySafe
+	}
+	for pos, n := range s.eff.count() {
+		if node := strings.Split(pos, "/")[1]; n > 1 && !retrySafe[node] {
+			problems = append(problems, fmt.Sprintf("%s took effect %d times and is not retry_safe", pos, n))
+		}
+	}
+	problems = append(problems, s.faults...)
+	if ps, err := proc.Marked(launch.OwnerEnv+"="+OwnerMarker(s.runDir), map[int]bool{os.Getpid(): true}); err != nil || len(ps) > 0 {
+		problems = append(problems, fmt.Sprintf("processes carry the owner marker: %v %v", ps, err))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("result %s %s:\n    %s", res.Kind, res.Code, strings.Join(problems, "\n    "))
+	}
+	return nil
+}

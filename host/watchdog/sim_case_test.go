@@ -113,7 +113,7 @@ func (c *simCase) plan(dir, id string) *plan.Plan {
 		Workspace: plan.Workspace{Provider: "none"}, TeardownGraceMS: 100,
 		Restart: plan.Restart{MaxRestarts: 10, InitialBackoffMS: 0, MaxBackoffMS: 0},
 		Plugins: []plan.PluginPlan{},
-		Lanes: []plan.LanePlan{{Name: "w", Requested: t, Effective: t, KnownSubstitutions: []plugin.Identity{}, Fallbacks: []plugin.Identity{}}}}
+		Lanes:   []plan.LanePlan{{Name: "w", Requested: t, Effective: t, KnownSubstitutions: []plugin.Identity{}, Fallbacks: []plugin.Identity{}}}}
 }
 
 // effects is the side-effect log of one case: every time node code took

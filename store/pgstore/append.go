@@ -10,8 +10,8 @@ import (
 	"github.com/obversa/obversa/store"
 )
 
-// Append writes events as one batch after expectedRev (or store.AnyRev)
-// and returns the batch's last revision once PostgreSQL has committed it
+// Append writes events as one batch after expectedRev (the revision the
+// caller's decision was read from) and returns the batch's last revision once PostgreSQL has committed it
 // (synchronous_commit as the server sets it; on by default, so the commit
 // is durable). One transaction per batch: the run's row is locked (SELECT
 // … FOR UPDATE), the lease this handle holds is checked against it
@@ -34,8 +34,8 @@ func (r *Run) Append(ctx context.Context, expectedRev int64, events ...store.New
 	if err != nil {
 		return 0, err
 	}
-	if expectedRev < store.AnyRev {
-		return 0, fmt.Errorf("%w: expectedRev %d is negative (use store.AnyRev for no check)", store.ErrInvalidEvent, expectedRev)
+	if expectedRev < 0 {
+		return 0, fmt.Errorf("%w: expectedRev %d is negative: every append is conditional on the revision its decision was read from", store.ErrInvalidEvent, expectedRev)
 	}
 	batch, err := r.sealer.Prepare(events)
 	if err != nil {
@@ -119,7 +119,7 @@ func (a *appender) run(ctx context.Context) (int64, error) {
 			return end, err
 		}
 	}
-	if a.exp != store.AnyRev && a.exp != h.rev {
+	if a.exp != h.rev {
 		return 0, &store.ConflictError{Expected: a.exp, Current: h.rev}
 	}
 	for i, e := range a.batch {

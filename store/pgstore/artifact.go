@@ -34,6 +34,9 @@ func (r *Run) PutArtifact(ctx context.Context, data []byte, mediaType, purpose s
 	if err != nil {
 		return store.ArtifactRef{}, err
 	}
+	if data == nil {
+		data = []byte{} // an empty artifact, not SQL NULL
+	}
 	err = pgx.BeginFunc(ctx, r.b.pool, func(tx pgx.Tx) error {
 		// The blob goes in first, without the run's row locked: appends
 		// wait for the row only while the total is updated and committed.

@@ -45,6 +45,11 @@ func TestArtifacts(t *testing.T) {
 	if _, err := rec.PutArtifact(ctx, []byte("x"), "not a type", "x"); !errors.Is(err, store.ErrInvalidArtifact) {
 		t.Fatalf("bad media type: %v", err)
 	}
+	empty, err := rec.PutArtifact(ctx, nil, "application/octet-stream", "empty")
+	must(t, err)
+	if got, err := rec.ReadArtifact(ctx, empty); err != nil || len(got) != 0 || empty.Size != 0 {
+		t.Fatalf("empty artifact: %+v reads %q, %v", empty, got, err)
+	}
 	got, err := rec.ReadArtifact(ctx, a)
 	if err != nil || string(got) != strings.Repeat("a", 80) {
 		t.Fatalf("ReadArtifact = %q, %v", got, err)

@@ -85,7 +85,7 @@ func must(t testing.TB, err error) {
 
 // TestConditionalAppend: a stale expectedRev conflicts with the current
 // rev; an identical retry is answered with its batch's rev; a reused id is
-// refused; AnyRev appends unconditionally.
+// refused; a negative expectedRev is refused.
 func TestConditionalAppend(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -114,11 +114,11 @@ func TestConditionalAppend(t *testing.T) {
 			t.Errorf("%s: %v, want INVALID_EVENT", name, err)
 		}
 	}
-	if rev, err := r.Append(ctx, store.AnyRev, ev("e", 5)); err != nil || rev != 4 {
-		t.Fatalf("AnyRev: rev %d, %v", rev, err)
+	if _, err := r.Append(ctx, -1, ev("e", 5)); !errors.Is(err, store.ErrInvalidEvent) {
+		t.Fatalf("negative expectedRev: %v, want INVALID_EVENT", err)
 	}
-	if got := r.Rev(); got != 4 {
-		t.Fatalf("Rev() = %d, want 4", got)
+	if got := r.Rev(); got != 3 {
+		t.Fatalf("Rev() = %d, want 3", got)
 	}
 }
 

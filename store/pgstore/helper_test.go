@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -26,13 +27,11 @@ import (
 //	append <exp> <n> <tag> → "ok <rev>" | "err <code> <message>"
 //	lost               → "lost" | "held"
 //
-// It opens run PGSTORE_RUN of the database PGSTORE_URL (schema
-// PGSTORE_SCHEMA), with a 2 s lease TTL renewed every 500 ms.
+// It opens run PGSTORE_RUN of namespace PGSTORE_NAMESPACE (default "ns")
+// in the database PGSTORE_URL (schema PGSTORE_SCHEMA), with a 2 s lease TTL
+// renewed every 500 ms. With helperEnv=adopt it adopts the lease handed
+// over instead (helperAdopt).
 func runHelper(role string) int {
-	if role != "owner" {
-		fmt.Fprintf(os.Stderr, "unknown helper role %q\n", role)
-		return 2
-	}
 	ctx := context.Background()
 	c, err := ParseURL(os.Getenv("PGSTORE_URL"))
 	if err != nil {
@@ -41,7 +40,11 @@ func runHelper(role string) int {
 	}
 	c.Schema, c.LocalDir = os.Getenv("PGSTORE_SCHEMA"), os.TempDir()
 	c.LeaseTTL, c.RenewEvery = 2*time.Second, 500*time.Millisecond
-	b, err := Open(ctx, c, "ns")
+	ns := os.Getenv("PGSTORE_NAMESPACE")
+	if ns == "" {
+		ns = "ns"
+	}
+	b, err := Open(ctx, c, ns)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
@@ -52,6 +55,37 @@ func runHelper(role string) int {
 		return 3
 	}
 	r := rec.(*Run)
+	switch role {
+	case "owner":
+		return helperOwner(ctx, r)
+	case "adopt":
+		return helperAdopt(ctx, r)
+	}
+	fmt.Fprintf(os.Stderr, "unknown helper role %q\n", role)
+	return 2
+}
+
+// helperAdopt adopts the lease handed over in LeaseEnv, appends one event
+// of type $STORE_EVENT_TYPE at the revision it reads, and prints
+// "ok <rev>" (or the error).
+func helperAdopt(ctx context.Context, r *Run) int {
+	own, err := r.Adopt(ctx)
+	if err != nil {
+		fmt.Printf("adopt: %v\n", err)
+		return 4
+	}
+	defer own.Release()
+	rev, err := r.Append(ctx, r.Rev(), store.NewEvent{Type: os.Getenv("STORE_EVENT_TYPE"), Data: map[string]int{"pid": os.Getpid()}})
+	if err != nil {
+		fmt.Printf("append: %v\n", err)
+		return 4
+	}
+	fmt.Printf("ok %d\n", rev)
+	return 0
+}
+
+// helperOwner serves the owner commands (see runHelper).
+func helperOwner(ctx context.Context, r *Run) int {
 	var lease *Lease
 	oneLine := func(err error) string { return store.Code(err) + " " + strings.ReplaceAll(err.Error(), "\n", " ") }
 	in := bufio.NewScanner(os.Stdin)
@@ -185,4 +219,26 @@ func (o *owner) kill() {
 		o.cmd.Process.Kill()
 		o.cmd.Wait()
 	}
+}
+
+// adoptInChild re-runs the test binary as a helper (role "adopt") with the
+// lease in its environment; it adopts it and appends one event.
+func adoptInChild(t *testing.T, b store.Backend, id string, own store.Ownership) (int64, error) {
+	t.Helper()
+	be := b.(*Backend)
+	env, files := own.Handoff()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), helperEnv+"=adopt", "PGSTORE_URL="+testURL(t), "PGSTORE_SCHEMA="+be.cfg.Schema,
+		"PGSTORE_NAMESPACE="+be.ns, "PGSTORE_RUN="+id, "STORE_EVENT_TYPE=storetest:adopted"), env...)
+	cmd.ExtraFiles = files
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("helper: %v: %s", err, out.String())
+	}
+	var rev int64
+	if _, err := fmt.Sscanf(strings.TrimSpace(out.String()), "ok %d", &rev); err != nil {
+		return 0, fmt.Errorf("helper said %q", out.String())
+	}
+	return rev, nil
 }

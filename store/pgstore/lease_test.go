@@ -152,3 +152,28 @@ func TestHandoffAdopt(t *testing.T) {
 		t.Fatalf("Adopt with nothing handed over: %v", err)
 	}
 }
+
+// TestAdoptInChild: a child process given the lease through its
+// environment adopts it and appends under it; the parent's next append
+// follows the child's.
+func TestAdoptInChild(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b, _ := newBackend(t)
+	r, l := lockedRun(t, b, "r")
+	if _, err := r.Append(ctx, 0, ev("a", 1)); err != nil {
+		t.Fatal(err)
+	}
+	rev, err := adoptInChild(t, b, "r", l)
+	if err != nil || rev != 2 {
+		t.Fatalf("child: rev %d, %v; want 2", rev, err)
+	}
+	if _, err := r.Append(ctx, 2, ev("c", 1)); err != nil {
+		t.Fatalf("parent after the child: %v", err)
+	}
+	var types []string
+	must(t, r.Read(ctx, 1, func(e store.Event) error { types = append(types, e.Type); return nil }))
+	if len(types) != 3 || types[1] != "storetest:adopted" {
+		t.Fatalf("events %v", types)
+	}
+}

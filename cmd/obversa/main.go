@@ -4,5 +4,6 @@ package main
 import "os"
 
 func main() {
+	protect()
 	os.Exit(execute(os.Args[1:]))
 }

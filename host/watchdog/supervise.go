@@ -274,7 +274,7 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) 
 	out := &limitWriter{w: logf, limit: MaxWorkerOutput, over: make(chan struct{})}
 	cmd := exec.Command(s.o.Exe, "worker", "--run-dir", s.run.Dir(), "--restart", strconv.Itoa(restart))
 	env, files := s.owner.Handoff()
-	cmd.Env = append(append(withoutOwner(os.Environ()), launch.OwnerEnv+"="+s.marker), env...)
+	cmd.Env = workerEnv(s.marker, env)
 	cmd.ExtraFiles = files
 	cmd.Stdout, cmd.Stderr = out, out
 	// The worker watches its stdin: EOF means the watchdog is gone.
@@ -287,6 +287,8 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) 
 	if err := startLocked(cmd); err != nil {
 		return nil, fmt.Errorf("starting worker: %w", err)
 	}
+	// A worker gone before reading it is seen when it is waited for.
+	_ = sendEnv(stdin, s.plan)
 	// The worker records run:worker-started itself, as its first append:
 	// from here until it is gone, it is the run's only writer.
 	pid := cmd.Process.Pid

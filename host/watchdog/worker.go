@@ -26,7 +26,8 @@ import (
 // the plan's plugins from the pinned cache, and runs the executor until the
 // run records a result. It stops (cancelling in-flight attempts, recording
 // nothing for them) on SIGTERM, SIGINT, or EOF on stdin — the watchdog's
-// end of the pipe closing means the watchdog is gone.
+// end of the pipe closing means the watchdog is gone. The first line on
+// stdin carries the host variables the worker needs (receiveEnv).
 //
 // The worker records run:worker-started as its own first append (restart
 // is how many workers its watchdog started before it) and from then on is
@@ -45,6 +46,10 @@ func Work(ctx context.Context, runDir string, restart int, stdin io.Reader) (*ru
 		}
 	}()
 	if stdin != nil {
+		var err error
+		if stdin, err = receiveEnv(stdin); err != nil {
+			return nil, err
+		}
 		go func() {
 			_, _ = io.Copy(io.Discard, stdin)
 			cancel()

@@ -24,10 +24,11 @@ var allowed = map[string][]string{
 	"sdk":                  {"plugin", "sdk/", "internal/proc"},
 	"internal/proc":        {},
 	"internal/logfile":     {"store"},
+	"internal/hostenv":     {},
 	"internal/testutil":    {},
 	"internal/exampletest": {"plugin", "internal/testutil"},
 	"internal/failpoint":   {},
-	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/failpoint", "internal/logfile"},
+	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/failpoint", "internal/logfile", "internal/hostenv"},
 	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc"},
 }
 

@@ -1,0 +1,76 @@
+package watchdog
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/internal/hostenv"
+)
+
+// workerEnv is the worker's environment: the host's Allowed variables
+// only (docs/decisions.md, "The host's environment"), the run's owner
+// marker and the ownership handoff. What else the worker needs from the
+// host's environment comes through sendEnv.
+func workerEnv(marker string, handoff []string) []string {
+	env := hostenv.Minimal(withoutOwner(os.Environ()))
+	return append(append(env, launch.OwnerEnv+"="+marker), handoff...)
+}
+
+// handedEnv returns the host variables a worker of plan p needs and does
+// not get in its environment: each plugin's pass_env and the known
+// secrets (storage.known_secrets_from_env), by name; unset ones are left
+// out.
+func handedEnv(p *plan.Plan) map[string]string {
+	out := map[string]string{}
+	add := func(name string) {
+		if v, ok := os.LookupEnv(name); ok && !hostenv.Allowed(name) {
+			out[name] = v
+		}
+	}
+	for _, pl := range p.Plugins {
+		for _, name := range pl.PassEnv {
+			add(name)
+		}
+	}
+	for _, name := range p.Storage.KnownSecretsFromEnv {
+		add(name)
+	}
+	return out
+}
+
+// sendEnv writes handedEnv(p) to the worker's stdin as one JSON line. The
+// values never appear in the worker's /proc/<pid>/environ.
+func sendEnv(w io.Writer, p *plan.Plan) error {
+	b, err := json.Marshal(handedEnv(p))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// receiveEnv reads the line sendEnv wrote and sets each variable in this
+// process's environment as Go keeps it (os.Setenv), which the kernel's
+// view of the process does not show. It returns the rest of the stream.
+func receiveEnv(r io.Reader) (io.Reader, error) {
+	br := bufio.NewReader(r)
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return br, fmt.Errorf("reading the environment from the watchdog: %w", err)
+	}
+	var vars map[string]string
+	if err := json.Unmarshal(line, &vars); err != nil {
+		return br, fmt.Errorf("the environment from the watchdog is not a JSON object: %w", err)
+	}
+	for k, v := range vars {
+		if err := os.Setenv(k, v); err != nil {
+			return br, fmt.Errorf("setting %s: %w", k, err)
+		}
+	}
+	return br, nil
+}

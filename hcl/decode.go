@@ -271,20 +271,6 @@ func blockName(blk *hclv2.Block) string {
 	return s
 }
 
-func (d *decoder) workspace(body *hclsyntax.Body, ws *Workspace) {
-	attrs := d.attrs(body, "root", "provider")
-	if a := attrs["root"]; a != nil {
-		if s, ok := d.nonEmptyStr(a, `a directory, for example root = "."`); ok {
-			ws.Root = d.resolvePath(s)
-		}
-	}
-	if a := attrs["provider"]; a != nil {
-		if s, ok := d.enum(a, "git", "files", "none"); ok {
-			ws.Provider = s
-		}
-	}
-}
-
 func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 	attrs := d.attrs(body, "directory", "namespace", "max_event_payload_bytes", "max_batch_bytes",
 		"max_artifact_bytes", "max_total_artifact_bytes_per_run", "known_secrets_from_env", "max_log_bytes")

@@ -100,8 +100,9 @@ func TestDecodeGood(t *testing.T) {
 			name: "example from the design",
 			src: `
 workspace {
-  root     = "."
-  provider = "none"
+  root          = "/"
+  provider      = "none"
+  allow_outside = true
 }
 storage {
   directory = ".obversa"
@@ -132,6 +133,7 @@ graph "dag" {
 }`,
 			want: func(rf *RunFile) {
 				preludeDecoded(rf)
+				rf.Workspace.Root, rf.Workspace.AllowOutside = "/", true
 				rf.Graph.Nodes = []Node{
 					{ID: "draft", Kind: "required", Lane: "writer", Prompt: "Write a haiku about durable logs."},
 					{ID: "count", Kind: "required", Binding: "shell", DependsOn: []string{"draft"},

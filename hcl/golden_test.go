@@ -104,3 +104,49 @@ func TestDecodeBad(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeWarn decodes each testdata/warn/*.hcl (one per warning rule):
+// the file is valid, the warning its first line announces is reported
+// with a source range and a fix, and the rendered diagnostics match the
+// .golden file beside it.
+func TestDecodeWarn(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("testdata/warn/*.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no testdata/warn files")
+	}
+	for _, path := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".hcl"), func(t *testing.T) {
+			t.Parallel()
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := wantLine(t, src)
+			rf, diags := Decode(src, path)
+			if rf == nil || diags.HasErrors() {
+				t.Fatalf("Decode failed:\n%s", diagsString(t, diags, path, string(src)))
+			}
+			found := false
+			for _, dg := range diags {
+				if dg.Severity == hclv2.DiagWarning && strings.Contains(dg.Summary, want) {
+					found = true
+					if dg.Subject == nil || dg.Subject.Start.Line == 0 || dg.Detail == "" {
+						t.Errorf("warning %q lacks a source range or a detail", dg.Summary)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no warning with summary %q in:\n%s", want, diagsString(t, diags, path, string(src)))
+			}
+			var out bytes.Buffer
+			if err := WriteDiagnostics(&out, diags, map[string][]byte{path: src}, 100); err != nil {
+				t.Fatal(err)
+			}
+			compareGolden(t, strings.TrimSuffix(path, ".hcl")+".golden", out.Bytes())
+		})
+	}
+}

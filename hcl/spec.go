@@ -33,10 +33,14 @@ type RunFile struct {
 
 // Workspace is the `workspace` block.
 type Workspace struct {
-	// Root is absolute. Default: the run file's directory.
+	// Root is absolute and, when the run file sets it, an existing
+	// directory. Default: the run file's directory.
 	Root string `json:"root"`
 	// Provider is "git", "files" or "none". Default "none".
 	Provider string `json:"provider"`
+	// AllowOutside is true when the run file accepts a Root outside its
+	// own directory (allow_outside = true); decoding warns otherwise.
+	AllowOutside bool `json:"allow_outside,omitempty"`
 }
 
 // Storage is the `storage` block.

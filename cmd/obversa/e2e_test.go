@@ -144,7 +144,7 @@ func TestQuickstartEndToEnd(t *testing.T) {
 }
 
 func TestRepoHealthEndToEnd(t *testing.T) {
-	runFile := example(t, "repo-health", `root     = "../.."`, `root     = "`+repoRoot+`"`)
+	runFile := example(t, "repo-health", `root          = "../.."`, `root          = "`+repoRoot+`"`)
 	r, res := runJSON(t, runFile, "--run-id", "rh")
 	if r.code != 0 || res["kind"] != "complete" {
 		t.Fatalf("exit %d, result %v, stderr:\n%s", r.code, res, r.stderr)
@@ -200,6 +200,8 @@ graph "dag" {
 		{name: "wrong digest", pin: `sha256 = "` + strings.Repeat("ab", 32) + `"`,
 			message: []string{"mock-engine", strings.Repeat("ab", 32), "plugin lock --upgrade"}},
 		{name: "unpinned", message: []string{"not pinned", "obversa plugin lock"}},
+		{name: "missing workspace root", lock: true, edit: func(s string) string { return "workspace {\n  root = \"nope\"\n}\n" + s },
+			message: []string{"run.hcl:2:10: error: Workspace root does not exist"}},
 		{name: "cycle", lock: true, extra: "node \"b\" {\n lane = \"w\"\n prompt = \"x\"\n depends_on = [\"c\"]\n}\nnode \"c\" {\n lane = \"w\"\n prompt = \"x\"\n depends_on = [\"b\"]\n}",
 			message: []string{"run.hcl:", "cycle"}},
 		{name: "unknown lane", lock: true, extra: "node \"b\" {\n lane = \"nope\"\n prompt = \"x\"\n}", message: []string{"run.hcl:", "nope"}},

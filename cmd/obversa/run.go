@@ -41,6 +41,7 @@ func newRunCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return refusal(err)
 			}
+			printWarnings(os.Stderr, pr.Warnings)
 			run, owner, err := watchdog.Create(ctx, pr)
 			if err != nil {
 				if errors.Is(err, store.ErrRunExists) {

@@ -8,8 +8,9 @@
 # blocks that point the lane at a real agent CLI instead.
 
 workspace {
-  root     = "../.."
-  provider = "none"
+  root          = "../.."
+  provider      = "none"
+  allow_outside = true # the repository root is above this file's directory
 }
 
 storage {

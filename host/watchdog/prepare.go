@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	hclv2 "github.com/hashicorp/hcl/v2"
 
 	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/graph"
@@ -42,6 +43,9 @@ type Prepared struct {
 	RunFile    *hcl.RunFile
 	Definition *graph.Definition
 	Plan       *plan.Plan
+	// Warnings are the run file's warning diagnostics, for the CLI to
+	// print before the run starts.
+	Warnings hclv2.Diagnostics
 }
 
 // Prepare decodes and validates the run file, resolves every plugin's pin
@@ -106,7 +110,7 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 		}
 		set.Close()
 	}
-	return &Prepared{RunFile: rf, Definition: def, Plan: p}, nil
+	return &Prepared{RunFile: rf, Definition: def, Plan: p, Warnings: diags}, nil
 }
 
 // Pin is what Pins established about one plugin of a run file.

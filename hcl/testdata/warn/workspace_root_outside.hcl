@@ -1,0 +1,17 @@
+# want: Workspace root is outside the run file's directory
+workspace {
+  root = "/etc"
+}
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+graph "dag" {
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+}

@@ -35,8 +35,9 @@ var (
 )
 
 // guard holds a run's workspace: its lease while a worker runs, and the
-// snapshots taken around crashes and pauses. A "none" provider makes every
-// method a no-op.
+// snapshots taken around crashes and pauses. The lease is held for every
+// provider, so two runs never work in one workspace at once; a "none"
+// provider takes no snapshots.
 type guard struct {
 	root, provider string
 	exclude        []string
@@ -57,7 +58,7 @@ func (g *guard) active() bool { return g.provider != "" && g.provider != workspa
 // acquire takes the workspace lease (workspace.ErrLeaseHeld when another
 // run holds it).
 func (g *guard) acquire() error {
-	if !g.active() || g.lease != nil {
+	if g.lease != nil {
 		return nil
 	}
 	prev, hadPrev, _ := workspace.ReadLease(g.root)

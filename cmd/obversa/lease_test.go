@@ -1,0 +1,103 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/obversa/obversa/host/watchdog"
+)
+
+// TestWorkspaceLeaseEveryProvider: while one run of a run file works, a
+// second run of the same file in the same workspace pauses with
+// WORKSPACE_LEASE before its worker starts — whatever the provider — so
+// the side effect happens once; after the first run ends, resume carries
+// the second on.
+func TestWorkspaceLeaseEveryProvider(t *testing.T) {
+	t.Parallel()
+	for _, provider := range []string{"none", "files", "git"} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			runFile, dir, fast := watchdogCase{restart: `max_restarts = 0`, limits: `timeout = "5m"`, slow: "sleep 60"}.write(t)
+			text, err := os.ReadFile(runFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(runFile, append([]byte("workspace {\n  provider = \""+provider+"\"\n}\n"), text...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if provider == "git" {
+				gitInit(t, dir)
+			}
+			first, _ := startRun(t, dir, runFile, "first")
+			firstDir := runDirOf(runFile, "first")
+			waitFor(t, 30*time.Second, "the first run's slow node to start", func() bool {
+				if _, err := os.Stat(filepath.Join(firstDir, "events.jsonl")); err != nil {
+					return false
+				}
+				return len(recorded(t, firstDir, "graph:node-attempt-started")) == 2
+			})
+			r := obversa(t, dir, "run", "--run-id", "second", runFile)
+			if r.code != exitPaused {
+				t.Fatalf("second run: exit %d, want %d (paused):\n%s%s", r.code, exitPaused, r.stdout, r.stderr)
+			}
+			secondDir := runDirOf(runFile, "second")
+			if w := recorded(t, secondDir, "graph:run-waiting"); len(w) != 1 || w[0]["code"] != watchdog.CodeWorkspaceLease {
+				t.Fatalf("second run waits %v, want %s", w, watchdog.CodeWorkspaceLease)
+			}
+			if n := len(recorded(t, secondDir, "graph:node-dispatched")); n != 0 {
+				t.Errorf("the second run dispatched %d times while the workspace was leased", n)
+			}
+			if got := lines(t, fast); got != 1 {
+				t.Errorf("the side effect happened %d times, want once", got)
+			}
+			if r := obversa(t, dir, "stop", firstDir); r.code != 0 {
+				t.Fatalf("stop: exit %d: %s", r.code, r.stderr)
+			}
+			_ = first.Wait()
+			resume := exec.Command(filepath.Join(binDir, "obversa"), "resume", secondDir)
+			resume.Dir = dir
+			if err := resume.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = resume.Process.Kill(); _ = resume.Wait() })
+			waitFor(t, 30*time.Second, "the resumed second run's slow node to start", func() bool {
+				return len(recorded(t, secondDir, "graph:node-attempt-started")) == 2
+			})
+			if got := lines(t, fast); got != 2 {
+				t.Errorf("after resume the side effect happened %d times, want twice (once per run)", got)
+			}
+			if r := obversa(t, dir, "stop", secondDir); r.code != 0 {
+				t.Fatalf("stop the second run: exit %d: %s", r.code, r.stderr)
+			}
+		})
+	}
+}
+
+// lines counts the lines of a file (0 when it does not exist).
+func lines(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
+}
+
+// gitInit makes dir a git work tree with everything in it committed.
+func gitInit(t *testing.T, dir string) {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-qm", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}

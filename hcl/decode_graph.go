@@ -296,10 +296,17 @@ func (d *decoder) promptFile(a *hclv2.Attribute) (path, src string, refs []resul
 // prompt is stored in the run's definition event, so it must stay small.
 const MaxPromptFileBytes = 1 << 20
 
-// readPromptFile reads a regular file of at most MaxPromptFileBytes; a
-// device or FIFO could otherwise block decoding forever.
+// readPromptFile reads a regular file of at most MaxPromptFileBytes. A
+// device or named pipe could block decoding forever, so the path is
+// examined before it is opened, opened without blocking, and the opened
+// file examined again (it may have been replaced in between).
 func readPromptFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	if info, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("it is %s, not a file", fileKind(info.Mode()))
+	}
+	f, err := openNonblocking(path)
 	if err != nil {
 		return nil, err
 	}
@@ -308,11 +315,8 @@ func readPromptFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if info.IsDir() {
-		return nil, fmt.Errorf("it is a directory")
-	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("it is not a regular file")
+		return nil, fmt.Errorf("it is %s, not a file", fileKind(info.Mode()))
 	}
 	if info.Size() > MaxPromptFileBytes {
 		return nil, fmt.Errorf("%d bytes is more than the limit of %d bytes", info.Size(), MaxPromptFileBytes)

@@ -29,6 +29,7 @@ const (
 // diagnostics say so), so that references to it are not reported again.
 func (d *decoder) plugin(blk *hclv2.Block) Plugin {
 	p := Plugin{Name: blk.Labels[0], Range: rangeOf(blk.DefRange)}
+	p.Ranges = PluginRanges{Block: blk.DefRange, Path: blk.DefRange, SHA256: blk.DefRange, Config: blk.DefRange}
 	d.checkName("plugin", p.Name, blk.LabelRanges[0])
 	attrs := d.attrs(blk.Body.(*hclsyntax.Body), "type", "path", "sha256", "args", "env", "pass_env", "config", "trusted_keys")
 
@@ -40,9 +41,11 @@ func (d *decoder) plugin(blk *hclv2.Block) Plugin {
 	if a := d.required(attrs, "path", blk, `path = "<plugin binary>", relative to the run file, for example path = "bin/cmd-engine"`); a != nil {
 		if s, ok := d.nonEmptyStr(a, `the plugin binary's path, for example path = "bin/cmd-engine"`); ok {
 			p.Path = d.resolvePath(s)
+			p.Ranges.Path = a.Expr.Range()
 		}
 	}
 	if a := attrs["sha256"]; a != nil {
+		p.Ranges.SHA256 = a.Expr.Range()
 		if s, ok := d.str(a, `a SHA-256 digest in hex, for example sha256 = "<64 hex digits>"`); ok {
 			switch {
 			case hexPattern64.MatchString(s):
@@ -92,6 +95,7 @@ func (d *decoder) plugin(blk *hclv2.Block) Plugin {
 		}
 	}
 	if a := attrs["config"]; a != nil {
+		p.Ranges.Config, p.Ranges.config = a.Expr.Range(), a.Expr.(hclsyntax.Expression)
 		if v, ok := d.static(a); ok {
 			b, err := ctyjson.Marshal(v, v.Type())
 			if err != nil {

@@ -62,9 +62,22 @@ func compareGolden(t *testing.T, golden string, got []byte) {
 	}
 }
 
+// checkFile runs the checks that follow a successful Decode, as `obversa
+// validate` does: the plugin files, and the pins against the lock file
+// beside the run file.
+func checkFile(t *testing.T, rf *RunFile, path string) hclv2.Diagnostics {
+	t.Helper()
+	lf, diags := DecodeLockFile(LockFilePath(path))
+	if diags.HasErrors() {
+		t.Fatalf("lock file: %v", diags)
+	}
+	return append(CheckPluginFiles(rf), CheckPins(rf, lf, path)...)
+}
+
 // TestDecodeBad decodes each testdata/bad/*.hcl (one per validation rule),
-// checks the diagnostic its first line announces is reported, and compares
-// the rendered diagnostics with the .golden file beside it.
+// runs the checks on those that decode, checks the diagnostic its first
+// line announces is reported, and compares the rendered diagnostics with
+// the .golden file beside it.
 func TestDecodeBad(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("testdata/bad/*.hcl")
@@ -75,6 +88,9 @@ func TestDecodeBad(t *testing.T) {
 		t.Fatalf("found %d bad files, want one per rule", len(files))
 	}
 	for _, path := range files {
+		if filepath.Base(path) == LockFileName {
+			continue // the lock file of the run files beside it
+		}
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".hcl"), func(t *testing.T) {
 			t.Parallel()
 			src, err := os.ReadFile(path)
@@ -83,8 +99,11 @@ func TestDecodeBad(t *testing.T) {
 			}
 			want := wantLine(t, src)
 			rf, diags := Decode(src, path)
-			if rf != nil || !diags.HasErrors() {
-				t.Fatalf("Decode succeeded; want an error %q", want)
+			if rf != nil {
+				diags = append(diags, checkFile(t, rf, path)...)
+			}
+			if !diags.HasErrors() {
+				t.Fatalf("Decode and the checks passed; want an error %q", want)
 			}
 			found := false
 			for _, dg := range diags {
@@ -119,6 +138,9 @@ func TestDecodeWarn(t *testing.T) {
 		t.Fatal("no testdata/warn files")
 	}
 	for _, path := range files {
+		if filepath.Base(path) == LockFileName {
+			continue // the lock file of the run files beside it
+		}
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".hcl"), func(t *testing.T) {
 			t.Parallel()
 			src, err := os.ReadFile(path)
@@ -127,8 +149,11 @@ func TestDecodeWarn(t *testing.T) {
 			}
 			want := wantLine(t, src)
 			rf, diags := Decode(src, path)
+			if rf != nil {
+				diags = append(diags, checkFile(t, rf, path)...)
+			}
 			if rf == nil || diags.HasErrors() {
-				t.Fatalf("Decode failed:\n%s", diagsString(t, diags, path, string(src)))
+				t.Fatalf("Decode or the checks failed:\n%s", diagsString(t, diags, path, string(src)))
 			}
 			found := false
 			for _, dg := range diags {

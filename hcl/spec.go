@@ -3,6 +3,9 @@ package hcl
 import (
 	"encoding/json"
 	"time"
+
+	hclv2 "github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // RunFile is a decoded, validated run file (DESIGN §2). Relative paths are
@@ -98,6 +101,21 @@ type Plugin struct {
 	Config      json.RawMessage `json:"config,omitempty"`
 	TrustedKeys []string        `json:"trusted_keys,omitempty"`
 	Range       Range           `json:"-"`
+	// Ranges locate the block's parts for diagnostics about the plugin
+	// after decoding (CheckPluginFiles, CheckPins, ConfigRange).
+	Ranges PluginRanges `json:"-"`
+}
+
+// PluginRanges are where a plugin block's parts are in the run file. A
+// part the block does not set has the block header's range.
+type PluginRanges struct {
+	Block  hclv2.Range // the header, plugin "<name>"
+	Path   hclv2.Range // the path value
+	SHA256 hclv2.Range // the sha256 value
+	Config hclv2.Range // the config value
+	// config is the config expression, walked by Plugin.ConfigRange; nil
+	// when the block has no config.
+	config hclsyntax.Expression
 }
 
 // Target is an engine identity as written in a lane. Adapter is required;

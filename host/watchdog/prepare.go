@@ -55,8 +55,9 @@ type Prepared struct {
 // bytes), launches each plugin once from its cache entry (handshake,
 // health, Describe, Configure) and compiles the definition and plan.
 // Nothing of the run is written; the plugin cache is filled and, with
-// TrustOnFirstUse, the lock file written. Errors: *DiagnosticsError for the run
-// file, ErrUnpinned, ErrPinConflict, ErrPluginMissing,
+// TrustOnFirstUse, the lock file written. Errors: *DiagnosticsError for
+// the run file and for plugin paths that cannot be run
+// (hcl.CheckPluginFiles), ErrUnpinned, ErrPinConflict, ErrPluginMissing,
 // *plugin.DigestMismatchError, *plugin.UntrustedError (PLUGIN_UNTRUSTED),
 // launch.ErrTrustedKey, launch.ErrSidecar, launch.ErrPluginChanged
 // (PLUGIN_CHANGED) for a tampered cache entry, launch errors naming the
@@ -65,6 +66,11 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 	rf, diags := hcl.DecodeFile(path)
 	if diags.HasErrors() {
 		return nil, &DiagnosticsError{Diags: diags}
+	}
+	// A plugin path that cannot be run is the run file's mistake: say
+	// where, before anything is read.
+	if fd := hcl.CheckPluginFiles(rf); fd.HasErrors() {
+		return nil, &DiagnosticsError{Diags: fd}
 	}
 	if o.Storage != "" {
 		abs, err := filepath.Abs(o.Storage)

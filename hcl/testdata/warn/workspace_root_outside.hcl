@@ -3,8 +3,9 @@ workspace {
   root = "/etc"
 }
 plugin "mock" {
-  type = "engine"
-  path = "bin/mock-engine"
+  type   = "engine"
+  path   = "plugins/engine"
+  sha256 = "0000000000000000000000000000000000000000000000000000000000000000"
 }
 lane "writer" {
   requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }

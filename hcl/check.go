@@ -1,0 +1,115 @@
+package hcl
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	hclv2 "github.com/hashicorp/hcl/v2"
+)
+
+// CheckPluginFiles diagnoses plugin paths that cannot be run, at the path
+// value: a path that does not exist, one that is not a regular file (a
+// directory, device, pipe or socket), and a file no one may execute. It
+// looks at each path with stat only and never opens it, so a pipe or a
+// device cannot block it. Run it after Decode succeeded; `obversa
+// validate` and `obversa run` do.
+func CheckPluginFiles(rf *RunFile) hclv2.Diagnostics {
+	var diags hclv2.Diagnostics
+	add := func(p *Plugin, summary, detail string) {
+		diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: summary,
+			Detail: fmt.Sprintf("Plugin %q: %s", p.Name, detail), Subject: p.Ranges.Path.Ptr()})
+	}
+	for i := range rf.Plugins {
+		p := &rf.Plugins[i]
+		shown := displayPath(rf, p.Path)
+		fi, err := os.Stat(p.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			add(p, "Plugin binary not found",
+				fmt.Sprintf("%s does not exist (path is relative to the run file's directory). Build it — `make build` puts the bundled plugins in bin/ — or fix path.", shown))
+		case err != nil:
+			add(p, "Cannot examine plugin binary",
+				fmt.Sprintf("%s: %v. Check the path and the permissions of its directories.", shown, unwrapPathError(err)))
+		case !fi.Mode().IsRegular():
+			add(p, "Plugin path is not a regular file",
+				fmt.Sprintf("%s is %s, not a file. path must name the plugin's executable itself.", shown, fileKind(fi.Mode())))
+		case fi.Mode().Perm()&0o111 == 0:
+			add(p, "Plugin binary is not executable",
+				fmt.Sprintf("%s has mode %s: nobody may execute it. Make it executable with `chmod +x %s`.", shown, fi.Mode().Perm(), shown))
+		}
+	}
+	return diags
+}
+
+// fileKind names what a non-regular file is, for messages.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	default:
+		return "not a regular file"
+	}
+}
+
+// displayPath shows an absolute path from the run file relative to the
+// run file's directory when it lies inside it, as a person wrote it.
+func displayPath(rf *RunFile, path string) string {
+	if rel, err := filepath.Rel(rf.Dir, path); err == nil && within(rf.Dir, path) {
+		return rel
+	}
+	return path
+}
+
+// CheckPins diagnoses each plugin's pin against the lock file lf (as
+// decoded from LockFilePath(runFile)): a run file sha256 the lock file
+// contradicts is an error at the sha256 value; a plugin pinned in neither
+// place is a warning at the plugin block, since `obversa run` refuses it
+// (unless --lock) and `obversa plugin lock` pins it. A lock entry whose
+// name is close to an unpinned plugin's is suggested as a rename. Whether
+// the binary still has its pinned digest needs its bytes: the host checks
+// that.
+func CheckPins(rf *RunFile, lf *LockFile, runFile string) hclv2.Diagnostics {
+	var diags hclv2.Diagnostics
+	lockPath := LockFilePath(runFile)
+	declared := map[string]bool{}
+	for _, p := range rf.Plugins {
+		declared[p.Name] = true
+	}
+	var orphans []string // lock entries no plugin of the run file has
+	for _, l := range lf.Plugins {
+		if !declared[l.Name] {
+			orphans = append(orphans, l.Name)
+		}
+	}
+	for i := range rf.Plugins {
+		p := &rf.Plugins[i]
+		locked, inLock := lf.Lookup(p.Name)
+		switch {
+		case p.SHA256 != "" && inLock && locked.SHA256 != p.SHA256:
+			diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Plugin pins disagree",
+				Detail: fmt.Sprintf("Plugin %q sets sha256 %s here, but %s pins %s. Remove one of them, or re-pin with `obversa plugin lock --upgrade %s`.",
+					p.Name, p.SHA256, lockPath, locked.SHA256, runFile),
+				Subject: p.Ranges.SHA256.Ptr()})
+		case p.SHA256 == "" && !inLock:
+			detail := fmt.Sprintf("Plugin %q has no sha256 here and no entry in %s, so `obversa run` refuses it. Pin it with `obversa plugin lock %s` (or `obversa run --lock` to trust it on first use).",
+				p.Name, lockPath, runFile)
+			if s := suggest(p.Name, orphans); s != "" {
+				detail += fmt.Sprintf(" The lock file pins a plugin %q that this file does not declare: if %q was renamed, lock again.", s, s)
+			}
+			diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagWarning, Summary: "Plugin is not pinned",
+				Detail: detail, Subject: p.Ranges.Block.Ptr()})
+		}
+	}
+	return diags
+}

@@ -1,0 +1,14 @@
+//go:build unix
+
+package hcl
+
+import (
+	"os"
+	"syscall"
+)
+
+// openNonblocking opens path for reading without blocking: opening a
+// named pipe with no writer returns at once instead of waiting for one.
+func openNonblocking(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}

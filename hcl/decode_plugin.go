@@ -2,6 +2,7 @@ package hcl
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -40,7 +41,7 @@ func (d *decoder) plugin(blk *hclv2.Block) Plugin {
 	}
 	if a := d.required(attrs, "path", blk, `path = "<plugin binary>", relative to the run file, for example path = "bin/cmd-engine"`); a != nil {
 		if s, ok := d.nonEmptyStr(a, `the plugin binary's path, for example path = "bin/cmd-engine"`); ok {
-			p.Path = d.resolvePath(s)
+			p.Path, p.WrittenPath = d.resolvePath(s), filepath.Clean(s)
 			p.Ranges.Path = a.Expr.Range()
 		}
 	}

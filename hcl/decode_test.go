@@ -16,11 +16,12 @@ import (
 // ignoreRanges leaves source positions out of RunFile comparisons; they
 // are checked by TestDecodeRanges.
 var ignoreRanges = cmpopts.IgnoreFields(Node{}, "Range")
-var ignorePluginRanges = cmpopts.IgnoreFields(Plugin{}, "Range", "Ranges")
+var ignorePluginRanges = cmpopts.IgnoreFields(Plugin{}, "Range", "Ranges", "WrittenPath")
 
 // ignorePluginParts ignores the ranges of a plugin's parts, which hold
-// the config's syntax tree; TestPluginRanges checks them.
-var ignorePluginParts = cmpopts.IgnoreFields(Plugin{}, "Ranges")
+// the config's syntax tree, and the path as written: the check goldens,
+// TestConfigRange and TestLockPath cover them.
+var ignorePluginParts = cmpopts.IgnoreFields(Plugin{}, "Ranges", "WrittenPath")
 
 // defaults returns the RunFile a run file in dir decodes to before its
 // own settings apply.

@@ -39,9 +39,10 @@ type LockFile struct {
 type LockedPlugin struct {
 	// Name is the plugin's name in the run file (the id grammar).
 	Name string
-	// Path is the binary's path as recorded by `obversa plugin lock`
-	// (relative to the lock file's directory when it was written so). It
-	// is informational: SHA256 is what binds.
+	// Path is the binary's path as recorded by `obversa plugin lock`: as
+	// the run file writes it, so relative to the lock file's directory
+	// unless written absolute (Plugin.LockPath). It is informational:
+	// SHA256 is what binds.
 	Path string
 	// SHA256 is the binary's SHA-256 digest, 64 lower-case hex digits.
 	SHA256 string
@@ -61,21 +62,18 @@ func LockFilePath(runFile string) string {
 	return filepath.Join(filepath.Dir(runFile), LockFileName)
 }
 
-// LockedPath returns how a lock file in lockDir records a binary's path:
-// relative to lockDir when the binary lies inside it (so the lock file can
-// be committed with the run file), otherwise absolute. Both arguments are
-// made absolute first; if that fails, path is returned unchanged.
-func LockedPath(lockDir, path string) string {
-	absDir, err1 := filepath.Abs(lockDir)
-	absPath, err2 := filepath.Abs(path)
-	if err1 != nil || err2 != nil {
-		return path
+// LockPath returns the path the lock file records for a plugin: the path
+// as the run file writes it (WrittenPath), so a run file written with
+// relative paths gets a lock file with the same relative paths, which
+// stays true wherever the two are checked out together (docs/plugins.md).
+// The lock file lives beside the run file, so both are relative to the
+// same directory. A Plugin not produced by Decode (no WrittenPath) gives
+// its absolute Path.
+func (p *Plugin) LockPath() string {
+	if p.WrittenPath != "" {
+		return p.WrittenPath
 	}
-	rel, err := filepath.Rel(absDir, absPath)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return absPath
-	}
-	return rel
+	return p.Path
 }
 
 // Lookup returns the entry for a plugin name.

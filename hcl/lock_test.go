@@ -159,19 +159,36 @@ func TestLockFilePath(t *testing.T) {
 	}
 }
 
-func TestLockedPath(t *testing.T) {
+func TestLockPath(t *testing.T) {
 	t.Parallel()
-	tests := []struct{ dir, path, want string }{
-		{"/work/run", "/work/run/bin/cmd-engine", filepath.Join("bin", "cmd-engine")},
-		{"/work/run", "/work/run/cmd-engine", "cmd-engine"},
-		{"/work/run", "/work/bin/cmd-engine", "/work/bin/cmd-engine"},
-		{"/work/run", "/work/run/../bin/x", "/work/bin/x"},
-		{"/work/run", "/work/runner/x", "/work/runner/x"},
-		{"/work/run", "/work/run/..x/y", filepath.Join("..x", "y")},
+	tests := []struct{ written, want string }{
+		{"bin/cmd-engine", filepath.Join("bin", "cmd-engine")},
+		{"./cmd-engine", "cmd-engine"},
+		{"../../bin/mock-engine", filepath.Join("..", "..", "bin", "mock-engine")},
+		{"bin/../../bin/x", filepath.Join("..", "bin", "x")},
+		{"/opt/plugins/cmd", "/opt/plugins/cmd"},
+		{"..x/y", filepath.Join("..x", "y")},
 	}
 	for _, tt := range tests {
-		if got := LockedPath(tt.dir, tt.path); got != tt.want {
-			t.Errorf("LockedPath(%q, %q) = %q, want %q", tt.dir, tt.path, got, tt.want)
+		src := `plugin "p" {
+  type = "node"
+  path = "` + tt.written + `"
+}
+graph "dag" {
+  node "a" {
+    binding = "p"
+  }
+}
+`
+		rf, diags := Decode([]byte(src), "/work/run/run.hcl")
+		if diags.HasErrors() {
+			t.Fatal(diagsString(t, diags, "/work/run/run.hcl", src))
 		}
+		if got := rf.Plugins[0].LockPath(); got != tt.want {
+			t.Errorf("path %q: LockPath() = %q, want %q", tt.written, got, tt.want)
+		}
+	}
+	if got := (&Plugin{Path: "/abs/bin"}).LockPath(); got != "/abs/bin" {
+		t.Errorf("a Plugin without WrittenPath: LockPath() = %q", got)
 	}
 }

@@ -87,6 +87,10 @@ type Plugin struct {
 	Type string `json:"type"`
 	// Path is absolute.
 	Path string `json:"path"`
+	// WrittenPath is path as the run file writes it, cleaned: relative to
+	// the run file's directory unless written absolute. The lock file
+	// records it (LockPath).
+	WrittenPath string `json:"-"`
 	// SHA256 is lower-case hex, empty when the run file does not pin it.
 	SHA256 string   `json:"sha256,omitempty"`
 	Args   []string `json:"args,omitempty"`

@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -72,7 +71,7 @@ refused unless --upgrade is given. Nothing is written if any plugin fails.`,
 				if err != nil {
 					return usageErr(err)
 				}
-				entry := hcl.LockedPlugin{Name: pl.Name, Path: hcl.LockedPath(filepath.Dir(path), pl.Path), SHA256: src.SHA256}
+				entry := hcl.LockedPlugin{Name: pl.Name, Path: pl.LockPath(), SHA256: src.SHA256}
 				signed := ""
 				if v := src.Verified; v != nil {
 					entry.KeyID, entry.Signature = v.KeyID, v.Signature

@@ -182,7 +182,7 @@ func Pins(rf *hcl.RunFile, runFile string, tofu bool, storageDir string) (map[st
 			pin.KeyID, pin.Signature = v.KeyID, v.Signature
 		}
 		if expected == "" {
-			lf.Set(hcl.LockedPlugin{Name: pl.Name, Path: hcl.LockedPath(filepath.Dir(lockPath), pl.Path),
+			lf.Set(hcl.LockedPlugin{Name: pl.Name, Path: pl.LockPath(),
 				SHA256: pin.SHA256, KeyID: pin.KeyID, Signature: pin.Signature})
 			changed = true
 		}

@@ -19,8 +19,7 @@ import (
 func CheckPluginFiles(rf *RunFile) hclv2.Diagnostics {
 	var diags hclv2.Diagnostics
 	add := func(p *Plugin, summary, detail string) {
-		diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: summary,
-			Detail: fmt.Sprintf("Plugin %q: %s", p.Name, detail), Subject: p.Ranges.Path.Ptr()})
+		diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: summary, Detail: detail, Subject: p.Ranges.Path.Ptr()})
 	}
 	for i := range rf.Plugins {
 		p := &rf.Plugins[i]
@@ -29,16 +28,16 @@ func CheckPluginFiles(rf *RunFile) hclv2.Diagnostics {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			add(p, "Plugin binary not found",
-				fmt.Sprintf("%s does not exist (path is relative to the run file's directory). Build it — `make build` puts the bundled plugins in bin/ — or fix path.", shown))
+				fmt.Sprintf("The binary of plugin %q does not exist: %s (path is relative to the run file's directory). Build it — `make build` puts the bundled plugins in bin/ — or fix path.", p.Name, shown))
 		case err != nil:
 			add(p, "Cannot examine plugin binary",
-				fmt.Sprintf("%s: %v. Check the path and the permissions of its directories.", shown, unwrapPathError(err)))
+				fmt.Sprintf("The binary of plugin %q cannot be examined (%v): %s. Check the path and the permissions of its directories.", p.Name, unwrapPathError(err), shown))
 		case !fi.Mode().IsRegular():
 			add(p, "Plugin path is not a regular file",
-				fmt.Sprintf("%s is %s, not a file. path must name the plugin's executable itself.", shown, fileKind(fi.Mode())))
+				fmt.Sprintf("The path of plugin %q is %s, not a file: %s. path must name the plugin's executable itself.", p.Name, fileKind(fi.Mode()), shown))
 		case fi.Mode().Perm()&0o111 == 0:
 			add(p, "Plugin binary is not executable",
-				fmt.Sprintf("%s has mode %s: nobody may execute it. Make it executable with `chmod +x %s`.", shown, fi.Mode().Perm(), shown))
+				fmt.Sprintf("The binary of plugin %q is not executable (mode %s): %s. Make it executable with `chmod +x %s`.", p.Name, fi.Mode().Perm(), shown, shown))
 		}
 	}
 	return diags

@@ -48,6 +48,9 @@ refused unless --upgrade is given. Nothing is written if any plugin fails.`,
 			if diags.HasErrors() {
 				return diagsErr(diags)
 			}
+			if fd := hcl.CheckPluginFiles(rf); fd.HasErrors() {
+				return diagsErr(fd)
+			}
 			path := hcl.LockFilePath(args[0])
 			lf, diags := hcl.DecodeLockFile(path)
 			if diags.HasErrors() {

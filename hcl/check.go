@@ -15,32 +15,40 @@ import (
 // directory, device, pipe or socket), and a file no one may execute. It
 // looks at each path with stat only and never opens it, so a pipe or a
 // device cannot block it. Run it after Decode succeeded; `obversa
-// validate` and `obversa run` do.
+// validate`, `obversa plugin lock` and `obversa run` do.
 func CheckPluginFiles(rf *RunFile) hclv2.Diagnostics {
 	var diags hclv2.Diagnostics
-	add := func(p *Plugin, summary, detail string) {
-		diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: summary, Detail: detail, Subject: p.Ranges.Path.Ptr()})
-	}
 	for i := range rf.Plugins {
-		p := &rf.Plugins[i]
-		shown := displayPath(rf, p.Path)
-		fi, err := os.Stat(p.Path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			add(p, "Plugin binary not found",
-				fmt.Sprintf("The binary of plugin %q does not exist: %s (path is relative to the run file's directory). Build it — `make build` puts the bundled plugins in bin/ — or fix path.", p.Name, shown))
-		case err != nil:
-			add(p, "Cannot examine plugin binary",
-				fmt.Sprintf("The binary of plugin %q cannot be examined (%v): %s. Check the path and the permissions of its directories.", p.Name, unwrapPathError(err), shown))
-		case !fi.Mode().IsRegular():
-			add(p, "Plugin path is not a regular file",
-				fmt.Sprintf("The path of plugin %q is %s, not a file: %s. path must name the plugin's executable itself.", p.Name, fileKind(fi.Mode()), shown))
-		case fi.Mode().Perm()&0o111 == 0:
-			add(p, "Plugin binary is not executable",
-				fmt.Sprintf("The binary of plugin %q is not executable (mode %s): %s. Make it executable with `chmod +x %s`.", p.Name, fi.Mode().Perm(), shown, shown))
+		if d := CheckPluginFile(rf, &rf.Plugins[i]); d != nil {
+			diags = append(diags, d)
 		}
 	}
 	return diags
+}
+
+// CheckPluginFile is CheckPluginFiles for one plugin of rf: nil when its
+// path can be run.
+func CheckPluginFile(rf *RunFile, p *Plugin) *hclv2.Diagnostic {
+	at := func(summary, detail string) *hclv2.Diagnostic {
+		return &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: summary, Detail: detail, Subject: p.Ranges.Path.Ptr()}
+	}
+	shown := rf.DisplayPath(p.Path)
+	fi, err := os.Stat(p.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return at("Plugin binary not found",
+			fmt.Sprintf("The binary of plugin %q does not exist: %s (path is relative to the run file's directory). Build it — `make build` puts the bundled plugins in bin/ — or fix path.", p.Name, shown))
+	case err != nil:
+		return at("Cannot examine plugin binary",
+			fmt.Sprintf("The binary of plugin %q cannot be examined (%v): %s. Check the path and the permissions of its directories.", p.Name, unwrapPathError(err), shown))
+	case !fi.Mode().IsRegular():
+		return at("Plugin path is not a regular file",
+			fmt.Sprintf("The path of plugin %q is %s, not a file: %s. path must name the plugin's executable itself.", p.Name, fileKind(fi.Mode()), shown))
+	case fi.Mode().Perm()&0o111 == 0:
+		return at("Plugin binary is not executable",
+			fmt.Sprintf("The binary of plugin %q is not executable (mode %s): %s. Make it executable with `chmod +x %s`.", p.Name, fi.Mode().Perm(), shown, shown))
+	}
+	return nil
 }
 
 // fileKind names what a non-regular file is, for messages.
@@ -61,9 +69,10 @@ func fileKind(m fs.FileMode) string {
 	}
 }
 
-// displayPath shows an absolute path from the run file relative to the
-// run file's directory when it lies inside it, as a person wrote it.
-func displayPath(rf *RunFile, path string) string {
+// DisplayPath shows a path of the run file (absolute, as decoded)
+// relative to the run file's directory when it lies inside it, as a
+// person wrote it; otherwise absolute.
+func (rf *RunFile) DisplayPath(path string) string {
 	if rel, err := filepath.Rel(rf.Dir, path); err == nil && within(rf.Dir, path) {
 		return rel
 	}

@@ -34,6 +34,16 @@ type RunFile struct {
 	Graph   Graph    `json:"graph"`
 }
 
+// Plugin returns the plugin block named name, nil when there is none.
+func (rf *RunFile) Plugin(name string) *Plugin {
+	for i := range rf.Plugins {
+		if rf.Plugins[i].Name == name {
+			return &rf.Plugins[i]
+		}
+	}
+	return nil
+}
+
 // Workspace is the `workspace` block.
 type Workspace struct {
 	// Root is absolute and, when the run file sets it, an existing

@@ -1,10 +1,16 @@
 package launch
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/obversa/obversa/plugin"
+)
 
 var (
-	// ErrConfig is returned when a plugin's Configure answers with an
-	// error-severity diagnostic.
+	// ErrConfig is matched by *ConfigError: a plugin's Configure answered
+	// with an error-severity diagnostic.
 	ErrConfig = errors.New("plugin configuration refused")
 	// ErrPluginChanged is returned when a cached binary no longer matches
 	// its digest, or is missing. Code PLUGIN_CHANGED (DESIGN §8).
@@ -26,3 +32,38 @@ var (
 	// bytes.
 	ErrInstall = errors.New("cannot install plugin")
 )
+
+// ConfigError is returned by Start when a plugin's Configure answers with
+// at least one error-severity diagnostic. It matches ErrConfig. The CLI
+// shows each diagnostic at its place in the plugin's config
+// (hcl.Plugin.ConfigRange).
+type ConfigError struct {
+	// Plugin is the plugin's name in the run file.
+	Plugin string
+	// Diagnostics is everything Configure answered, warnings included, in
+	// its order.
+	Diagnostics []plugin.Diagnostic
+}
+
+// Error lists the error diagnostics on one line, each with its attribute
+// path ("config.<attribute>: summary (detail)").
+func (e *ConfigError) Error() string {
+	var problems []string
+	for _, d := range e.Diagnostics {
+		if d.Severity != plugin.SeverityError {
+			continue
+		}
+		msg := d.Summary
+		if d.Attribute != "" {
+			msg = "config." + d.Attribute + ": " + msg
+		}
+		if d.Detail != "" {
+			msg += " (" + d.Detail + ")"
+		}
+		problems = append(problems, msg)
+	}
+	return fmt.Sprintf("%v: plugin %q: %s", ErrConfig, e.Plugin, strings.Join(problems, "; "))
+}
+
+// Is reports whether target is ErrConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -39,16 +38,20 @@ type Set struct {
 	engines  map[string]plugin.Engine
 	bindings map[string]plugin.NodeBinding
 	descs    map[string]*plugin.Description
+	// configDiags are the warnings Configure answered, by plugin name.
+	configDiags map[string][]plugin.Diagnostic
 }
 
 // Start launches, health-checks, describes and configures every plugin of
 // the plan. On any failure the plugins already started are closed and the
 // error names the plugin: a digest mismatch (plugin.DigestMismatchError), a
 // changed cache entry (ErrPluginChanged), a failed handshake or health
-// check, a missing type (ErrType) or refused configuration (ErrConfig).
+// check, a missing type (ErrType) or refused configuration (a
+// *ConfigError, matching ErrConfig, with the plugin's diagnostics).
 func Start(ctx context.Context, plugins []plan.PluginPlan, o Options) (*Set, error) {
 	s := &Set{clients: map[string]*plugin.Client{}, engines: map[string]plugin.Engine{},
-		bindings: map[string]plugin.NodeBinding{}, descs: map[string]*plugin.Description{}}
+		bindings: map[string]plugin.NodeBinding{}, descs: map[string]*plugin.Description{},
+		configDiags: map[string][]plugin.Diagnostic{}}
 	for _, p := range plugins {
 		if err := s.start(ctx, p, o); err != nil {
 			s.Close()
@@ -115,21 +118,13 @@ func (s *Set) start(ctx context.Context, p plan.PluginPlan, o Options) error {
 		return fmt.Errorf("%w: plugin %q (%s) serves %v, the run file declares type %q", ErrType, p.Name, p.Source, desc.Types, p.Type)
 	}
 	s.descs[p.Name] = desc
-	var problems []string
 	for _, d := range diags {
 		if d.Severity == plugin.SeverityError {
-			msg := d.Summary
-			if d.Attribute != "" {
-				msg = "config." + d.Attribute + ": " + msg
-			}
-			if d.Detail != "" {
-				msg += " (" + d.Detail + ")"
-			}
-			problems = append(problems, msg)
+			return &ConfigError{Plugin: p.Name, Diagnostics: diags}
 		}
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("%w: plugin %q: %s", ErrConfig, p.Name, strings.Join(problems, "; "))
+	if len(diags) > 0 {
+		s.configDiags[p.Name] = diags
 	}
 	return nil
 }
@@ -145,6 +140,10 @@ func (s *Set) Engines() map[string]plugin.Engine { return s.engines }
 
 // Bindings returns the node plugins by name.
 func (s *Set) Bindings() map[string]plugin.NodeBinding { return s.bindings }
+
+// ConfigDiagnostics returns, by plugin name, the warnings each plugin's
+// Configure answered (a plugin that answered none has no entry).
+func (s *Set) ConfigDiagnostics() map[string][]plugin.Diagnostic { return s.configDiags }
 
 // Descriptions returns each plugin's Describe answer by name.
 func (s *Set) Descriptions() map[string]*plugin.Description { return s.descs }

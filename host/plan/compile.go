@@ -41,19 +41,12 @@ func Compile(rf *hcl.RunFile, runID string, digests map[string]string) (*graph.D
 		Plugins:         []PluginPlan{},
 		Lanes:           []LanePlan{},
 	}
-	for _, pl := range rf.Plugins {
-		sum, ok := digests[pl.Name]
-		if !ok || sum == "" {
-			return nil, nil, fmt.Errorf("%w: plugin %q (%s)", ErrUnpinned, pl.Name, pl.Path)
-		}
-		cd, err := Digest(rawOrNull(pl.Config))
+	for i := range rf.Plugins {
+		pp, err := Plugin(&rf.Plugins[i], digests[rf.Plugins[i].Name])
 		if err != nil {
-			return nil, nil, fmt.Errorf("plugin %q config: %w", pl.Name, err)
+			return nil, nil, err
 		}
-		p.Plugins = append(p.Plugins, PluginPlan{
-			Name: pl.Name, Type: pl.Type, SHA256: sum, Source: pl.Path, Args: pl.Args,
-			Env: pl.Env, PassEnv: pl.PassEnv, Config: pl.Config, ConfigDigest: cd,
-		})
+		p.Plugins = append(p.Plugins, pp)
 	}
 	for _, l := range rf.Lanes {
 		lp := LanePlan{
@@ -202,4 +195,21 @@ func Definition(rf *hcl.RunFile) (*graph.Definition, error) {
 		return nil, err
 	}
 	return def, nil
+}
+
+// Plugin is the plan of one plugin of a run file pinned to sha256 (hex):
+// what Compile records for it and what launching it needs. An empty
+// sha256 is an error wrapping ErrUnpinned.
+func Plugin(pl *hcl.Plugin, sha256 string) (PluginPlan, error) {
+	if sha256 == "" {
+		return PluginPlan{}, fmt.Errorf("%w: plugin %q (%s)", ErrUnpinned, pl.Name, pl.Path)
+	}
+	cd, err := Digest(rawOrNull(pl.Config))
+	if err != nil {
+		return PluginPlan{}, fmt.Errorf("plugin %q config: %w", pl.Name, err)
+	}
+	return PluginPlan{
+		Name: pl.Name, Type: pl.Type, SHA256: sha256, Source: pl.Path, Args: pl.Args,
+		Env: pl.Env, PassEnv: pl.PassEnv, Config: pl.Config, ConfigDigest: cd,
+	}, nil
 }

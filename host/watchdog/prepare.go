@@ -18,6 +18,7 @@ import (
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/validate"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
 )
@@ -43,8 +44,9 @@ type Prepared struct {
 	RunFile    *hcl.RunFile
 	Definition *graph.Definition
 	Plan       *plan.Plan
-	// Warnings are the run file's warning diagnostics, for the CLI to
-	// print before the run starts.
+	// Warnings are the run file's warning diagnostics and the warnings the
+	// plugins' Configure answered, for the CLI to print before the run
+	// starts.
 	Warnings hclv2.Diagnostics
 }
 
@@ -56,9 +58,10 @@ type Prepared struct {
 // health, Describe, Configure) and compiles the definition and plan.
 // Nothing of the run is written; the plugin cache is filled and, with
 // TrustOnFirstUse, the lock file written. Errors: *DiagnosticsError for
-// the run file and for plugin paths that cannot be run
-// (hcl.CheckPluginFiles), ErrUnpinned, ErrPinConflict, ErrPluginMissing,
-// *plugin.DigestMismatchError, *plugin.UntrustedError (PLUGIN_UNTRUSTED),
+// the run file, for plugin paths that cannot be run
+// (hcl.CheckPluginFiles) and for a config a plugin's Configure rejects
+// (placed by validate.ConfigDiagnostics), ErrUnpinned, ErrPinConflict,
+// ErrPluginMissing, *plugin.DigestMismatchError, *plugin.UntrustedError (PLUGIN_UNTRUSTED),
 // launch.ErrTrustedKey, launch.ErrSidecar, launch.ErrPluginChanged
 // (PLUGIN_CHANGED) for a tampered cache entry, launch errors naming the
 // plugin.
@@ -111,8 +114,16 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 	}
 	if !o.SkipPluginCheck {
 		set, err := launch.Start(ctx, p.Plugins, launch.Options{StorageDir: p.Storage.Directory, Fresh: true, Logger: o.Logger, Redact: redactor(Policy(p))})
+		var ce *launch.ConfigError
+		if errors.As(err, &ce) {
+			// The plugin rejected its config: show where in the run file.
+			return nil, &DiagnosticsError{Diags: validate.ConfigDiagnostics(rf.Plugin(ce.Plugin), ce.Diagnostics)}
+		}
 		if err != nil {
 			return nil, err
+		}
+		for i := range rf.Plugins {
+			diags = append(diags, validate.ConfigDiagnostics(&rf.Plugins[i], set.ConfigDiagnostics()[rf.Plugins[i].Name])...)
 		}
 		set.Close()
 	}

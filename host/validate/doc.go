@@ -1,0 +1,28 @@
+// Package validate checks a run file against the machine without starting
+// a run: what `obversa validate` reports (docs/cli.md). Every problem is an
+// hclv2.Diagnostic at its place in the run file, so it reads like the run
+// file's own mistakes.
+//
+// File runs, in order, stopping only where a later check would repeat an
+// earlier failure:
+//
+//  1. decoding (hcl.DecodeFile): syntax, names, references, the workspace
+//     root;
+//  2. the plugin files (hcl.CheckPluginFiles): each path exists, is a
+//     regular file and may be executed;
+//  3. the lock file and the pins (hcl.CheckPins): a run file sha256 the
+//     lock file contradicts, a plugin pinned nowhere (a warning: `obversa
+//     run` refuses it, `obversa plugin lock` fixes it);
+//  4. each pinned binary's bytes (launch.CheckSource): its digest is the
+//     pinned one, and where trusted_keys apply its signature verifies;
+//  5. with Options.Plugins, each pinned plugin is launched from a copy in
+//     a temporary plugin cache, as a run would launch it (handshake,
+//     health, Describe), and its Configure runs on the block's config;
+//     the plugin's diagnostics are placed at the config attribute, or at
+//     the nested key a diagnostic's attribute path names
+//     (hcl.Plugin.ConfigRange).
+//
+// Nothing is written: not the lock file, not the run's storage directory.
+// ConfigDiagnostics is the same placement for `obversa run`, which refuses
+// a configuration its plugin rejects.
+package validate

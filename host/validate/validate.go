@@ -1,0 +1,174 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+	hclv2 "github.com/hashicorp/hcl/v2"
+
+	"github.com/obversa/obversa/hcl"
+	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/plugin"
+)
+
+// Options configures File.
+type Options struct {
+	// Plugins launches each pinned plugin and runs its Configure on the
+	// block's config (`obversa validate --plugins`). false = no plugin is
+	// executed.
+	Plugins bool
+	// Logger receives the launched plugins' logs; nil discards.
+	Logger hclog.Logger
+}
+
+// File checks the run file at path (see the package documentation) and
+// returns it decoded — nil when decoding failed — with every diagnostic
+// found. The run file is valid for `obversa run` when the diagnostics hold
+// no error. ctx bounds the plugin launches.
+func File(ctx context.Context, path string, o Options) (*hcl.RunFile, hclv2.Diagnostics) {
+	rf, diags := hcl.DecodeFile(path)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	lf, ld := hcl.DecodeLockFile(hcl.LockFilePath(path))
+	diags = append(diags, ld...)
+	if ld.HasErrors() {
+		return rf, append(diags, hcl.CheckPluginFiles(rf)...)
+	}
+	diags = append(diags, hcl.CheckPins(rf, lf, path)...)
+	cache := ""
+	if o.Plugins {
+		dir, err := os.MkdirTemp("", "obversa-validate-")
+		if err != nil {
+			return rf, append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Cannot check the plugins",
+				Detail: fmt.Sprintf("A temporary plugin cache could not be made: %v. Check TMPDIR, or validate without --plugins.", err)})
+		}
+		defer os.RemoveAll(dir)
+		cache = dir
+	}
+	for i := range rf.Plugins {
+		pl := &rf.Plugins[i]
+		if d := hcl.CheckPluginFile(rf, pl); d != nil {
+			diags = append(diags, d)
+			continue
+		}
+		expected := pinOf(pl, lf)
+		if expected == "" {
+			continue // CheckPins reported it
+		}
+		src, d := checkBytes(rf, pl, expected, path, cache)
+		diags = append(diags, d...)
+		if d.HasErrors() || !o.Plugins {
+			continue
+		}
+		diags = append(diags, configure(ctx, rf, pl, src.SHA256, cache, o.Logger)...)
+	}
+	return rf, diags
+}
+
+// pinOf is the digest a plugin is pinned to: the run file's sha256, else
+// the lock file's; "" when unpinned or when the two disagree (CheckPins
+// reports both).
+func pinOf(pl *hcl.Plugin, lf *hcl.LockFile) string {
+	locked, inLock := lf.Lookup(pl.Name)
+	switch {
+	case pl.SHA256 != "" && inLock && locked.SHA256 != pl.SHA256:
+		return ""
+	case pl.SHA256 != "":
+		return pl.SHA256
+	case inLock:
+		return locked.SHA256
+	}
+	return ""
+}
+
+// checkBytes reads a plugin binary once, as a run would: its digest must
+// be expected and, where trusted_keys apply, its signature must verify.
+// With cache set, the verified bytes are placed in that plugin cache.
+func checkBytes(rf *hcl.RunFile, pl *hcl.Plugin, expected, runFile, cache string) (launch.Source, hclv2.Diagnostics) {
+	keys, err := launch.TrustedKeys(rf, pl)
+	if err != nil {
+		return launch.Source{}, errorAt(pl.Ranges.Block, "Invalid trusted key",
+			fmt.Sprintf("%v. An entry of trusted_keys is a minisign public key (its RW… line) or the path of a .pub file, relative to the run file.", err))
+	}
+	src, err := launch.CheckSource(pl.Name, pl.Path, expected, keys, cache)
+	var mismatch *plugin.DigestMismatchError
+	switch {
+	case err == nil:
+		return src, nil
+	case errors.As(err, &mismatch) && pl.SHA256 != "":
+		return src, errorAt(pl.Ranges.SHA256, "Plugin binary differs from its pin",
+			fmt.Sprintf("The binary of plugin %q has sha256 %s, but sha256 here pins %s, so `obversa run` refuses it. If the new binary is trusted, set sha256 = %q; otherwise restore the pinned binary.",
+				pl.Name, mismatch.Actual, expected, mismatch.Actual))
+	case errors.As(err, &mismatch):
+		return src, errorAt(pl.Ranges.Path, "Plugin binary differs from its pin",
+			fmt.Sprintf("The binary of plugin %q has sha256 %s, but %s pins %s, so `obversa run` refuses it. If the new binary is trusted, re-pin it with `obversa plugin lock --upgrade %s`; otherwise restore the pinned binary.",
+				pl.Name, mismatch.Actual, hcl.LockFilePath(runFile), expected, runFile))
+	case errors.Is(err, plugin.ErrUntrusted):
+		return src, errorAt(pl.Ranges.Path, "Plugin signature is not trusted",
+			fmt.Sprintf("%v; or add the key that signed it to trusted_keys.", err))
+	case errors.Is(err, launch.ErrSidecar):
+		return src, errorAt(pl.Ranges.Path, "Plugin path names a signature or checksum file",
+			fmt.Sprintf("The path of plugin %q names a signature, key or checksum file, which is never executed: %s. Point path at the binary itself.", pl.Name, rf.DisplayPath(pl.Path)))
+	default:
+		return src, errorAt(pl.Ranges.Path, "Cannot read plugin binary",
+			fmt.Sprintf("%v. Check the file and its permissions.", err))
+	}
+}
+
+// configure launches one plugin from the cache, as a run would, and runs
+// its Configure on the block's config.
+func configure(ctx context.Context, rf *hcl.RunFile, pl *hcl.Plugin, sha256, cache string, logger hclog.Logger) hclv2.Diagnostics {
+	pp, err := plan.Plugin(pl, sha256)
+	if err != nil {
+		return errorAt(pl.Ranges.Config, "Invalid plugin config", fmt.Sprintf("%v.", err))
+	}
+	set, err := launch.Start(ctx, []plan.PluginPlan{pp}, launch.Options{StorageDir: cache, Fresh: true, Logger: logger})
+	var ce *launch.ConfigError
+	switch {
+	case errors.As(err, &ce):
+		return ConfigDiagnostics(pl, ce.Diagnostics)
+	case errors.Is(err, launch.ErrType), errors.Is(err, plugin.ErrWrongType):
+		return errorAt(pl.Ranges.Block, "Plugin does not serve its declared type",
+			fmt.Sprintf("%v. Change type to one the plugin serves (`obversa plugin describe %s` lists them), or use another binary.", err, rf.DisplayPath(pl.Path)))
+	case err != nil:
+		return errorAt(pl.Ranges.Path, "Plugin failed to start",
+			fmt.Sprintf("%v. `obversa run` refuses this plugin the same way until it starts.", err))
+	}
+	defer set.Close()
+	return ConfigDiagnostics(pl, set.ConfigDiagnostics()[pl.Name])
+}
+
+// ConfigDiagnostics places the diagnostics a plugin's Configure answered
+// in the run file: each at the config attribute its attribute path names
+// (hcl.Plugin.ConfigRange), or at the config value when the path is empty
+// or not written as constant objects and lists.
+func ConfigDiagnostics(pl *hcl.Plugin, ds []plugin.Diagnostic) hclv2.Diagnostics {
+	var out hclv2.Diagnostics
+	for _, d := range ds {
+		rng, _ := pl.ConfigRange(d.Attribute)
+		about := "its config"
+		if d.Attribute != "" {
+			about = "config." + d.Attribute
+		}
+		detail := fmt.Sprintf("Plugin %q reports this about %s when configured.", pl.Name, about)
+		if d.Detail != "" {
+			detail += " " + d.Detail
+		}
+		sev := hclv2.DiagError
+		if d.Severity == plugin.SeverityWarning {
+			sev = hclv2.DiagWarning
+		}
+		out = append(out, &hclv2.Diagnostic{Severity: sev, Summary: d.Summary, Detail: detail, Subject: rng.Ptr()})
+	}
+	return out
+}
+
+// errorAt is one error diagnostic at rng.
+func errorAt(rng hclv2.Range, summary, detail string) hclv2.Diagnostics {
+	return hclv2.Diagnostics{{Severity: hclv2.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()}}
+}

@@ -24,11 +24,11 @@ type pathStep struct {
 }
 
 // parseAttributePath parses the attribute path a plugin names in a
-// configuration diagnostic (plugin.Diagnostic.Attribute, docs/plugins.md):
-// a first key, then any of ".key", "[N]" (a list index, N a decimal
-// number) and `["key"]` (a key written as a JSON string, for keys holding
-// '.', '[' or quotes). A bare key is any non-empty run of characters other
-// than '.', '[' and ']'. Examples: "command", "responses[1].fail.kind",
+// configuration diagnostic (plugin.Diagnostic.Attribute; docs/run-file.md,
+// "Plugins, pins and config"): a first key, then any of ".key", "[N]" (a
+// list index, N a decimal number) and `["key"]` (a key written as a JSON
+// string, for keys holding '.', '[' or quotes). A bare key is any
+// non-empty run of characters other than '.', '[' and ']'. Examples: "command", "responses[1].fail.kind",
 // `env["A.B"]`. The path is UTF-8 text. Errors wrap errAttributePath and
 // name the offset.
 func parseAttributePath(s string) ([]pathStep, error) {
@@ -99,7 +99,7 @@ func parseAttributePath(s string) ([]pathStep, error) {
 
 // ConfigRange returns where the plugin's `config` attribute sets the value
 // at attribute, an attribute path as a plugin's Configure names it (see
-// docs/plugins.md): for an object member the range from its key to its
+// docs/run-file.md): for an object member the range from its key to its
 // value, for a list element the element. exact is false when the path is
 // empty, malformed or leads where the source has no constant object or
 // list (a value computed by a function, or a key the config does not

@@ -17,7 +17,19 @@
 // returned value is nil exactly when they contain an error. Checks that
 // need another declaration (a node's lane, a lane's adapter) are skipped
 // when that declaration is itself broken, so one mistake is reported once.
-// WriteDiagnostics prints them with source snippets.
+// WriteDiagnostics prints them with source snippets, each summary once;
+// DiagnosticsJSON gives their machine-readable form.
+//
+// Decoding looks at the file system only where the file names something
+// that must exist: the workspace root must be an existing directory (one
+// outside the run file's directory, after symlinks, is a warning unless
+// allow_outside = true) and a prompt_file must be a regular file. What a
+// run needs from its plugins is checked after decoding: CheckPluginFiles
+// (each path an executable regular file, examined without opening it) and
+// CheckPins (the run file's sha256 against the lock file; a plugin pinned
+// nowhere is a warning). Plugin.Ranges and Plugin.ConfigRange place later
+// diagnostics about a plugin — its digest, its Configure answer — in the
+// run file.
 //
 // Relative paths in a run file (workspace.root, storage.directory, plugin
 // path, prompt_file) are resolved against the run file's directory made
@@ -28,7 +40,7 @@
 //
 // The run file, in brief (see DESIGN §2 for a full example):
 //
-//	workspace { root, provider }                  # provider: git | files | none
+//	workspace { root, provider, allow_outside }   # provider: git | files | none
 //	storage { directory, namespace, max_event_payload_bytes, max_batch_bytes,
 //	          max_artifact_bytes, max_total_artifact_bytes_per_run,
 //	          known_secrets_from_env, max_log_bytes }
@@ -96,8 +108,9 @@
 //
 // # Lock file
 //
-// obversa.lock.hcl sits beside the run file (LockFilePath) and pins each
-// plugin binary:
+// obversa.lock.hcl sits beside the run file (LockFilePath), is committed
+// with it, and pins each plugin binary; path is recorded as the run file
+// writes it (Plugin.LockPath), so it is relative to the same directory:
 //
 //	# This file is maintained by "obversa plugin lock". Manual edits may be lost.
 //

@@ -65,7 +65,7 @@ func LockFilePath(runFile string) string {
 // LockPath returns the path the lock file records for a plugin: the path
 // as the run file writes it (WrittenPath), so a run file written with
 // relative paths gets a lock file with the same relative paths, which
-// stays true wherever the two are checked out together (docs/plugins.md).
+// stays true wherever the two are checked out together (docs/run-file.md).
 // The lock file lives beside the run file, so both are relative to the
 // same directory. A Plugin not produced by Decode (no WrittenPath) gives
 // its absolute Path.

@@ -428,45 +428,6 @@ func escapeValue(v cty.Value) cty.Value {
 	return out
 }
 
-// checkBindings diagnoses node lanes and bindings that name nothing
-// suitable.
-func (d *decoder) checkBindings(g *Graph, infos []*nodeInfo, rf *RunFile) {
-	lanes := map[string]bool{}
-	var laneNames []string
-	for _, l := range rf.Lanes {
-		lanes[l.Name] = true
-		laneNames = append(laneNames, l.Name)
-	}
-	types := map[string]string{}
-	var nodePlugins []string
-	for _, p := range rf.Plugins {
-		types[p.Name] = p.Type
-		if p.Type == PluginTypeNode {
-			nodePlugins = append(nodePlugins, p.Name)
-		}
-	}
-	for _, info := range infos {
-		n := &g.Nodes[info.idx]
-		if a := info.attrs["lane"]; a != nil && n.Lane != "" && !lanes[n.Lane] {
-			d.errorAt(a.Expr.Range(), fmt.Sprintf("Unknown lane %q", n.Lane),
-				fmt.Sprintf("Node %q uses lane %q, but no lane %q { … } block declares it. Declare the lane or use a declared one.%s", n.ID, n.Lane, n.Lane, didYouMean(n.Lane, laneNames)))
-		}
-		a := info.attrs["binding"]
-		if a == nil || n.Binding == "" {
-			continue
-		}
-		typ, exists := types[n.Binding]
-		switch {
-		case !exists:
-			d.errorAt(a.Expr.Range(), fmt.Sprintf("Unknown binding %q", n.Binding),
-				fmt.Sprintf("Node %q uses binding %q, but no plugin %q with type = \"node\" is declared. Declare it with plugin %q { type = \"node\" path = \"…\" }, or use a declared node plugin.%s", n.ID, n.Binding, n.Binding, n.Binding, didYouMean(n.Binding, nodePlugins)))
-		case typ == PluginTypeEngine:
-			d.errorAt(a.Expr.Range(), fmt.Sprintf("Binding %q is an engine plugin", n.Binding),
-				fmt.Sprintf("Node %q uses %q as a binding, but that plugin has type = \"engine\". Engines are reached through a lane (lane = \"<lane>\"); bindings need a plugin with type = \"node\".", n.ID, n.Binding))
-		}
-	}
-}
-
 // checkEdges diagnoses depends_on entries that are unknown, the node
 // itself, repeated, or that touch a finalizer. It reports whether every
 // edge is valid.

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -51,7 +50,7 @@ func TestWorkspaceLeaseEveryProvider(t *testing.T) {
 			if n := len(recorded(t, secondDir, "graph:node-dispatched")); n != 0 {
 				t.Errorf("the second run dispatched %d times while the workspace was leased", n)
 			}
-			if got := lines(t, fast); got != 1 {
+			if got := effects(t, fast); got != 1 {
 				t.Errorf("the side effect happened %d times, want once", got)
 			}
 			if r := obversa(t, dir, "stop", firstDir); r.code != 0 {
@@ -67,7 +66,7 @@ func TestWorkspaceLeaseEveryProvider(t *testing.T) {
 			waitFor(t, 30*time.Second, "the resumed second run's slow node to start", func() bool {
 				return len(recorded(t, secondDir, "graph:node-attempt-started")) == 2
 			})
-			if got := lines(t, fast); got != 2 {
+			if got := effects(t, fast); got != 2 {
 				t.Errorf("after resume the side effect happened %d times, want twice (once per run)", got)
 			}
 			if r := obversa(t, dir, "stop", secondDir); r.code != 0 {
@@ -75,19 +74,6 @@ func TestWorkspaceLeaseEveryProvider(t *testing.T) {
 			}
 		})
 	}
-}
-
-// lines counts the lines of a file (0 when it does not exist).
-func lines(t *testing.T, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return 0
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Count(string(b), "\n")
 }
 
 // gitInit makes dir a git work tree with everything in it committed.

@@ -15,17 +15,27 @@ import (
 	"github.com/obversa/obversa/plugin"
 )
 
+// statementJSON is a signed plugin statement in the --json results of
+// plugin sign and plugin verify.
+type statementJSON struct {
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Protocol int    `json:"protocol"`
+	Platform string `json:"platform"`
+	SHA256   string `json:"sha256"`
+}
+
+func statementOf(st plugin.Statement) statementJSON {
+	return statementJSON{Name: st.Name, Version: st.Version, Protocol: st.Protocol, Platform: st.Platform(), SHA256: st.SHA256}
+}
+
 // signResult is the --json result of plugin sign: the statement signed
 // and where the signature went.
 type signResult struct {
 	Path      string `json:"path"`
 	Signature string `json:"signature"` // the .minisig file written
 	KeyID     string `json:"key_id"`
-	Name      string `json:"name"`
-	Version   string `json:"version"`
-	Protocol  int    `json:"protocol"`
-	Platform  string `json:"platform"`
-	SHA256    string `json:"sha256"`
+	statementJSON
 }
 
 func newPluginSignCmd() *cobra.Command {
@@ -95,8 +105,7 @@ header. The reference tool verifies the result: minisign -V -p minisign.pub -m B
 				return failedErr(err)
 			}
 			if asJSON {
-				writeJSON(cmd.OutOrStdout(), signResult{Path: bin, Signature: out, KeyID: k.ID(), Name: st.Name, Version: st.Version,
-					Protocol: st.Protocol, Platform: st.Platform(), SHA256: st.SHA256})
+				writeJSON(cmd.OutOrStdout(), signResult{Path: bin, Signature: out, KeyID: k.ID(), statementJSON: statementOf(st)})
 				return nil
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "signed %s (%s %s, protocol %d, %s, sha256 %s) with key %s\nwrote %s\n",

@@ -12,13 +12,9 @@ import (
 
 // verifyResult is the --json result of plugin verify.
 type verifyResult struct {
-	Path     string `json:"path"`
-	KeyID    string `json:"key_id"`
-	Name     string `json:"name"`
-	Version  string `json:"version"`
-	Protocol int    `json:"protocol"`
-	Platform string `json:"platform"`
-	SHA256   string `json:"sha256"`
+	Path  string `json:"path"`
+	KeyID string `json:"key_id"`
+	statementJSON
 }
 
 func newPluginVerifyCmd() *cobra.Command {
@@ -57,8 +53,7 @@ when it is, 1 (PLUGIN_UNTRUSTED) when it is not, 2 for usage errors.`,
 			}
 			st := v.Statement
 			if asJSON {
-				writeJSON(cmd.OutOrStdout(), verifyResult{Path: bin, KeyID: v.KeyID, Name: st.Name, Version: st.Version,
-					Protocol: st.Protocol, Platform: st.Platform(), SHA256: v.SHA256})
+				writeJSON(cmd.OutOrStdout(), verifyResult{Path: bin, KeyID: v.KeyID, statementJSON: statementOf(st)})
 				return nil
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s is %s %s (protocol %d, %s), sha256 %s, signed by key %s\n",

@@ -146,18 +146,20 @@ var styles = map[string]style{
 // statusOrder is the order class definitions are written in.
 var statusOrder = []string{"idle", "dispatched", "started", "paused", "passed", "failed", StatusBlocked}
 
-// children returns the nodes and groups directly inside group parent
-// ("" for the top level), in diagram order.
-func (d *Diagram) children(parent string) (nodes []Node, groups []Group) {
+// walk visits the nodes and groups inside group parent ("" for the top
+// level) in diagram order, depth first: node for each node, open and shut
+// around each group's contents. depth is 1 at the top level.
+func (d *Diagram) walk(parent string, depth int, node func(n Node, depth int), open, shut func(g Group, depth int)) {
 	for _, n := range d.Nodes {
 		if n.Group == parent {
-			nodes = append(nodes, n)
+			node(n, depth)
 		}
 	}
 	for _, g := range d.Groups {
 		if g.Parent == parent {
-			groups = append(groups, g)
+			open(g, depth)
+			d.walk(g.ID, depth+1, node, open, shut)
+			shut(g, depth)
 		}
 	}
-	return nodes, groups
 }

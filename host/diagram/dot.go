@@ -20,19 +20,14 @@ func (d *Diagram) dot(out io.Writer) error {
 	for i, g := range d.Groups {
 		groupIDs[g.ID] = fmt.Sprintf("cluster_%d", i)
 	}
-	var walk func(parent, indent string)
-	walk = func(parent, indent string) {
-		nodes, groups := d.children(parent)
-		for _, n := range nodes {
-			fmt.Fprintf(w, "%s%s [%s];\n", indent, dotID(n.ID), dotAttrs(n))
-		}
-		for _, g := range groups {
-			fmt.Fprintf(w, "%ssubgraph %s {\n%s  label=%s;\n", indent, groupIDs[g.ID], indent, dotID(g.Label))
-			walk(g.ID, indent+"  ")
-			fmt.Fprintf(w, "%s}\n", indent)
-		}
-	}
-	walk("", "  ")
+	indent := func(depth int) string { return strings.Repeat("  ", depth) }
+	d.walk("", 1, func(n Node, depth int) {
+		fmt.Fprintf(w, "%s%s [%s];\n", indent(depth), dotID(n.ID), dotAttrs(n))
+	}, func(g Group, depth int) {
+		fmt.Fprintf(w, "%ssubgraph %s {\n%slabel=%s;\n", indent(depth), groupIDs[g.ID], indent(depth+1), dotID(g.Label))
+	}, func(_ Group, depth int) {
+		fmt.Fprintf(w, "%s}\n", indent(depth))
+	})
 	for _, e := range d.Edges {
 		fmt.Fprintf(w, "  %s -> %s;\n", dotID(e.From), dotID(e.To))
 	}

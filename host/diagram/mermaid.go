@@ -23,19 +23,14 @@ func (d *Diagram) mermaid(out io.Writer) error {
 		groupIDs[g.ID] = fmt.Sprintf("g%d", i)
 	}
 	fmt.Fprintln(w, "flowchart TD")
-	var walk func(parent, indent string)
-	walk = func(parent, indent string) {
-		nodes, groups := d.children(parent)
-		for _, n := range nodes {
-			fmt.Fprintf(w, "%s%s%s\n", indent, ids[n.ID], mermaidShape(n))
-		}
-		for _, g := range groups {
-			fmt.Fprintf(w, "%ssubgraph %s [\"%s\"]\n", indent, groupIDs[g.ID], mermaidText(g.Label))
-			walk(g.ID, indent+"  ")
-			fmt.Fprintf(w, "%send\n", indent)
-		}
-	}
-	walk("", "  ")
+	indent := func(depth int) string { return strings.Repeat("  ", depth) }
+	d.walk("", 1, func(n Node, depth int) {
+		fmt.Fprintf(w, "%s%s%s\n", indent(depth), ids[n.ID], mermaidShape(n))
+	}, func(g Group, depth int) {
+		fmt.Fprintf(w, "%ssubgraph %s [\"%s\"]\n", indent(depth), groupIDs[g.ID], mermaidText(g.Label))
+	}, func(_ Group, depth int) {
+		fmt.Fprintf(w, "%send\n", indent(depth))
+	})
 	for _, e := range d.Edges {
 		fmt.Fprintf(w, "  %s --> %s\n", ids[e.From], ids[e.To])
 	}

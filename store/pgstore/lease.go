@@ -174,27 +174,59 @@ func (r *Run) Adopt(ctx context.Context) (store.Ownership, error) {
 	if err := r.writable(ctx); err != nil {
 		return nil, err
 	}
-	v := os.Getenv(LeaseEnv)
-	parts := strings.Split(v, "/")
-	if len(parts) != 5 {
-		return nil, fmt.Errorf("%w: run %s: no lease was handed to this process (%s=%q)", store.ErrNotOwner, r.label, LeaseEnv, v)
-	}
-	if parts[0] != r.b.cfg.Schema || parts[1] != r.b.ns || parts[2] != r.id {
-		return nil, fmt.Errorf("%w: run %s: the lease handed over in %s is for run %s/%s of schema %s", store.ErrNotOwner, r.label, LeaseEnv, parts[1], parts[2], parts[0])
-	}
-	epoch, err := strconv.ParseInt(parts[3], 10, 64)
+	h, err := parseHandoff(os.Getenv(LeaseEnv))
 	if err != nil {
-		return nil, fmt.Errorf("%w: run %s: %s has no valid epoch", store.ErrNotOwner, r.label, LeaseEnv)
+		return nil, fmt.Errorf("%w: run %s: %v", store.ErrNotOwner, r.label, err)
+	}
+	if h.schema != r.b.cfg.Schema || h.namespace != r.b.ns || h.run != r.id {
+		return nil, fmt.Errorf("%w: run %s: the lease handed over in %s is for run %s/%s of schema %s", store.ErrNotOwner, r.label, LeaseEnv, h.namespace, h.run, h.schema)
 	}
 	cur, err := r.Lease(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if cur.Epoch != epoch || cur.ID != parts[4] || !cur.Held {
-		return nil, &FencedError{Run: r.label, Epoch: epoch, Current: cur}
+	if cur.Epoch != h.epoch || cur.ID != h.id || !cur.Held {
+		return nil, &FencedError{Run: r.label, Epoch: h.epoch, Current: cur}
 	}
 	os.Unsetenv(LeaseEnv)
-	return r.hold(cur.Holder, epoch, parts[4], true)
+	return r.hold(cur.Holder, h.epoch, h.id, true)
+}
+
+// handoff is a lease handed to a child: what LeaseEnv holds.
+type handoff struct {
+	schema, namespace, run string
+	epoch                  int64
+	id                     string // the lease id, a UUID
+}
+
+// String is the LeaseEnv value.
+func (h handoff) String() string {
+	return fmt.Sprintf("%s/%s/%s/%d/%s", h.schema, h.namespace, h.run, h.epoch, h.id)
+}
+
+// parseHandoff reads a LeaseEnv value. The error says what is wrong
+// without repeating the value's lease id.
+func parseHandoff(v string) (handoff, error) {
+	if v == "" {
+		return handoff{}, fmt.Errorf("no lease was handed to this process (%s is not set)", LeaseEnv)
+	}
+	p := strings.Split(v, "/")
+	if len(p) != 5 {
+		return handoff{}, fmt.Errorf("%s is not <schema>/<namespace>/<run>/<epoch>/<lease id>", LeaseEnv)
+	}
+	h := handoff{schema: p[0], namespace: p[1], run: p[2], id: p[4]}
+	epoch, err := strconv.ParseInt(p[3], 10, 64)
+	if err != nil || epoch < 1 {
+		return handoff{}, fmt.Errorf("%s has no valid epoch (a positive integer)", LeaseEnv)
+	}
+	h.epoch = epoch
+	if !schemaRE.MatchString(h.schema) || store.ValidID(h.namespace) != nil || store.ValidID(h.run) != nil {
+		return handoff{}, fmt.Errorf("%s does not name a schema, namespace and run", LeaseEnv)
+	}
+	if _, err := uuid.Parse(h.id); err != nil {
+		return handoff{}, fmt.Errorf("%s has no valid lease id (a UUID)", LeaseEnv)
+	}
+	return h, nil
 }
 
 // hold makes a lease the ownership writes through r go under and starts
@@ -234,7 +266,8 @@ func (l *Lease) Handoff() ([]string, []*os.File) {
 		return nil, nil
 	}
 	b := l.r.b
-	return []string{fmt.Sprintf("%s=%s/%s/%s/%d/%s", LeaseEnv, b.cfg.Schema, b.ns, l.r.id, l.epoch, l.id)}, nil
+	h := handoff{schema: b.cfg.Schema, namespace: b.ns, run: l.r.id, epoch: l.epoch, id: l.id}
+	return []string{LeaseEnv + "=" + h.String()}, nil
 }
 
 // releaseTimeout bounds Release's update.

@@ -177,3 +177,24 @@ func TestAdoptInChild(t *testing.T) {
 		t.Fatalf("events %v", types)
 	}
 }
+
+// FuzzParseHandoff: parseHandoff never panics, and what it accepts prints
+// back to the same value.
+func FuzzParseHandoff(f *testing.F) {
+	f.Add("obversa/ns/run-1/3/6f1c2e0a-3b9d-4c55-9a53-1f0e6f1b2c3d")
+	f.Add("obversa/ns/run-1/0/x")
+	f.Add("a//b/1/")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, v string) {
+		h, err := parseHandoff(v)
+		if err != nil {
+			if !strings.Contains(err.Error(), LeaseEnv) {
+				t.Fatalf("error %q does not name %s", err, LeaseEnv)
+			}
+			return
+		}
+		if h.String() != v {
+			t.Fatalf("parseHandoff(%q) prints back as %q", v, h.String())
+		}
+	})
+}

@@ -33,10 +33,6 @@ type PreparedEvent struct {
 	ID   string // the caller's id, or a new random UUID
 	Type string
 	Data []byte // RFC 8785 canonical JSON, as stored
-	// GeneratedID is set when ID is a random UUID made here (NewEvent.ID
-	// was empty): no earlier batch can hold it, so the batch cannot be a
-	// retry of a committed one.
-	GeneratedID bool
 }
 
 // Prepare checks and canonicalises the events of one Append: type and id
@@ -54,7 +50,7 @@ func (s *Sealer) Prepare(events []NewEvent) ([]PreparedEvent, error) {
 	}
 	out := make([]PreparedEvent, len(evs))
 	for i, e := range evs {
-		out[i] = PreparedEvent{ID: e.id, Type: e.typ, Data: e.canon, GeneratedID: e.fresh}
+		out[i] = PreparedEvent{ID: e.id, Type: e.typ, Data: e.canon}
 	}
 	return out, nil
 }
@@ -91,25 +87,6 @@ func (s *Sealer) Seal(after int64, prev string, ts time.Time, batch []PreparedEv
 			What: fmt.Sprintf("a batch of %d event(s)", len(batch))}
 	}
 	return out, nil
-}
-
-// SameBatch reports whether committed — every event of one committed
-// batch, in order — holds exactly batch (ids, types and data, event for
-// event): an Append that repeats it is a retry whose acknowledgement was
-// lost, answered with the batch's last rev and writing nothing (doc.go,
-// "Appends"). A batch with a generated id is never a retry.
-func SameBatch(committed []Event, batch []PreparedEvent) bool {
-	if len(committed) != len(batch) || len(batch) == 0 || batch[0].GeneratedID {
-		return false
-	}
-	end := committed[len(committed)-1].Rev
-	for i, e := range committed {
-		b := batch[i]
-		if e.BatchEnd != end || e.ID != b.ID || e.Type != b.Type || !bytes.Equal(e.Data, b.Data) {
-			return false
-		}
-	}
-	return true
 }
 
 // PrepareArtifact applies the artifact rules that do not depend on where

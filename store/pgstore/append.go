@@ -23,12 +23,12 @@ import (
 // handle; a *FencedError when the lease is stale: the run was taken over
 // or the lease released), store.ErrInvalidEvent, store.ErrKnownSecret,
 // store.ErrStorageLimitExceeded, then a *store.ConflictError
-// (store.ErrRevisionConflict) carrying the current revision. A batch that
-// repeats a committed batch exactly (same ids, types and data, and the
-// committed batch has no other events) returns that batch's last rev and
-// writes nothing, whatever expectedRev says. If the connection fails while
-// the commit is under way, the outcome is unknown and the error says so:
-// retry with the same ids to learn it.
+// (store.ErrRevisionConflict) carrying the current revision, then
+// store.ErrInvalidEvent for an id already in the stream. A repeated batch
+// is not taken for a retry: there is one writer, which learns the outcome
+// of an append it could not see end by reading the record. If the
+// connection fails while the commit is under way, the outcome is unknown
+// and the error says so: the batch is in the record whole or not at all.
 func (r *Run) Append(ctx context.Context, expectedRev int64, events ...store.NewEvent) (int64, error) {
 	own, err := r.owner()
 	if err != nil {
@@ -114,11 +114,6 @@ func (a *appender) run(ctx context.Context) (int64, error) {
 	if err := a.own.check(h.lease); err != nil {
 		return 0, err
 	}
-	if at, ok := used[a.batch[0].ID]; ok && !a.batch[0].GeneratedID {
-		if end, same, err := a.retry(ctx, at); err != nil || same {
-			return end, err
-		}
-	}
 	if a.exp != h.rev {
 		return 0, &store.ConflictError{Expected: a.exp, Current: h.rev}
 	}
@@ -162,34 +157,7 @@ func (a *appender) commit(ctx context.Context, evs []store.Event) (int64, error)
 	}
 	if a.conn.IsClosed() || ctx.Err() != nil {
 		a.open = false
-		return 0, fmt.Errorf("pgstore: append to %s: the connection failed while the batch was being committed, outcome unknown (retry with the same event ids to learn it): %w", r.label, err)
+		return 0, fmt.Errorf("pgstore: append to %s: the connection failed while the batch was being committed, outcome unknown (read the record to learn it: the batch is there whole or not at all): %w", r.label, err)
 	}
 	return 0, fmt.Errorf("pgstore: append to %s: %w", r.label, err)
-}
-
-// retry checks whether the batch repeats the committed batch that holds
-// its first id, at rev at: an Append whose acknowledgement was lost. It
-// returns that batch's last rev and true when it does.
-func (a *appender) retry(ctx context.Context, at int64) (int64, bool, error) {
-	n := int64(len(a.batch))
-	var committed []store.Event
-	before := int64(0) // batch_end of the event before at
-	err := a.r.readRange(ctx, a.conn, max(at-1, 1), at-1+n, func(e store.Event) error {
-		if e.Rev == at-1 {
-			before = e.BatchEnd
-			return nil
-		}
-		committed = append(committed, e)
-		return nil
-	})
-	if err != nil {
-		return 0, false, err
-	}
-	if at > 1 && before != at-1 {
-		return 0, false, nil // the id sits inside another batch
-	}
-	if int64(len(committed)) != n || !store.SameBatch(committed, a.batch) {
-		return 0, false, nil
-	}
-	return at - 1 + n, true, nil
 }

@@ -35,7 +35,7 @@
 // Each Append is one transaction: the run's row is locked (SELECT … FOR
 // UPDATE, which serialises appends to the run across every host), the
 // appender's lease is checked against it (epoch, lease id, held), then the
-// identical-retry rule, the expected revision and the batch's ids; the
+// expected revision and the batch's ids; the
 // events are inserted, the head moved, followers notified (pg_notify) and
 // the transaction committed. Two round trips: the first begins, locks and
 // reads; the second inserts, updates, notifies and commits. Append
@@ -43,9 +43,9 @@
 // (synchronous_commit on). A batch is one transaction, so there is no torn
 // tail to recover: it is committed whole or not at all. If the connection
 // fails while COMMIT is under way — or the client dies after sending it —
-// the server may still commit it; the client cannot know, and a retry with
-// the same ids tells (an identical retry is answered with the batch's
-// rev).
+// the server may still commit it; the client cannot know, and reading the
+// record tells (a repeated batch is not taken for a retry: its ids are
+// refused, or its revision conflicts).
 //
 // # Ownership: leases with a fencing epoch
 //

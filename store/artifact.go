@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -34,6 +35,7 @@ type ArtifactRef struct {
 
 // artifactStore writes and reads <run>/artifacts/sha256/<hex>.
 type artifactStore struct {
+	fsys  FS
 	dir   string // <run>/artifacts
 	blobs string // <run>/artifacts/sha256
 	pol   *policy
@@ -43,9 +45,9 @@ type artifactStore struct {
 	total int64            // sum of sizes
 }
 
-func newArtifactStore(runDir string, pol *policy) *artifactStore {
+func newArtifactStore(fsys FS, runDir string, pol *policy) *artifactStore {
 	dir := filepath.Join(runDir, artifactsDir)
-	return &artifactStore{dir: dir, blobs: filepath.Join(dir, blobsDir), pol: pol, sizes: map[string]int64{}}
+	return &artifactStore{fsys: fsys, dir: dir, blobs: filepath.Join(dir, blobsDir), pol: pol, sizes: map[string]int64{}}
 }
 
 // mediaKind classifies a media type for the secret rules.
@@ -160,27 +162,27 @@ func (a *artifactStore) put(data []byte, mediaType, purpose string) (ArtifactRef
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := mkdirAllSync(a.blobs); err != nil {
-		return ArtifactRef{}, fmt.Errorf("store: create %s: %w", a.blobs, err)
+	if err := mkdirAllSync(a.fsys, a.blobs); err != nil {
+		return ArtifactRef{}, err
 	}
 	// The flock on the blob directory serialises writers across processes:
 	// the per-run total is checked and the blob linked under it.
-	d, err := os.Open(a.blobs)
+	d, err := a.fsys.OpenFile(a.blobs, os.O_RDONLY, 0)
 	if err != nil {
-		return ArtifactRef{}, fmt.Errorf("store: open %s: %w", a.blobs, err)
+		return ArtifactRef{}, storageErr("open", a.blobs, err)
 	}
 	defer d.Close()
-	if err := flock(d, lockExclusive); err != nil {
-		return ArtifactRef{}, fmt.Errorf("store: lock %s: %w", a.blobs, err)
+	if err := d.Lock(true, true); err != nil {
+		return ArtifactRef{}, storageErr("lock", a.blobs, err)
 	}
-	defer flock(d, lockUnlock)
-	if err := a.rescan(d); err != nil {
+	defer d.Unlock()
+	if err := a.rescan(); err != nil {
 		return ArtifactRef{}, err
 	}
 	final := filepath.Join(a.blobs, hexSum)
 	replace := false
 	if have, ok := a.sizes[hexSum]; ok {
-		if have == size && hashFile(final) == hexSum {
+		if have == size && a.hashFile(final) == hexSum {
 			return ref, nil
 		}
 		replace = true // a damaged copy: put the right bytes in its place
@@ -204,28 +206,26 @@ func (a *artifactStore) put(data []byte, mediaType, purpose string) (ArtifactRef
 // rescan adds blobs other processes stored to the size table, and removes
 // temporary files left by writers that died (a live writer holds the flock
 // while its temporary file exists, and the caller holds it now).
-func (a *artifactStore) rescan(d *os.File) error {
-	if _, err := d.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("store: read %s: %w", a.blobs, err)
-	}
-	names, err := d.Readdirnames(-1)
+func (a *artifactStore) rescan() error {
+	ents, err := a.fsys.ReadDir(a.blobs)
 	if err != nil {
-		return fmt.Errorf("store: read %s: %w", a.blobs, err)
+		return storageErr("read", a.blobs, err)
 	}
-	for _, name := range names {
+	for _, e := range ents {
+		name := e.Name()
 		if _, ok := a.sizes[name]; ok || !isHex64(name) {
 			continue
 		}
-		fi, err := os.Lstat(filepath.Join(a.blobs, name))
+		fi, err := a.fsys.Lstat(filepath.Join(a.blobs, name))
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
 		a.sizes[name] = fi.Size()
 		a.total += fi.Size()
 	}
-	tmps, _ := os.ReadDir(filepath.Join(a.dir, tmpDir))
+	tmps, _ := a.fsys.ReadDir(filepath.Join(a.dir, tmpDir))
 	for _, t := range tmps {
-		os.Remove(filepath.Join(a.dir, tmpDir, t.Name()))
+		a.fsys.Remove(filepath.Join(a.dir, tmpDir, t.Name()))
 	}
 	return nil
 }
@@ -235,35 +235,46 @@ func (a *artifactStore) rescan(d *os.File) error {
 // directory.
 func (a *artifactStore) writeBlob(final string, data []byte, replace bool) error {
 	td := filepath.Join(a.dir, tmpDir)
-	if err := os.MkdirAll(td, 0o755); err != nil {
-		return fmt.Errorf("store: create %s: %w", td, err)
+	if err := a.fsys.Mkdir(td, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return storageErr("mkdir", td, err)
 	}
-	tmp, err := os.CreateTemp(td, "blob-*")
+	name, tmp, err := a.createTemp(td)
 	if err != nil {
-		return fmt.Errorf("store: write artifact: %w", err)
+		return storageErr("create", td, err)
 	}
-	defer os.Remove(tmp.Name())
+	defer a.fsys.Remove(name)
 	_, err = tmp.Write(data)
 	if err == nil {
-		err = fdatasync(tmp)
+		err = tmp.Datasync()
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		if replace {
-			err = os.Rename(tmp.Name(), final)
-		} else {
-			err = os.Link(tmp.Name(), final)
-		}
+	if err != nil {
+		return storageErr("write", name, err)
 	}
-	if err == nil {
-		err = syncDir(a.blobs)
+	if replace {
+		err = a.fsys.Rename(name, final)
+	} else {
+		err = a.fsys.Link(name, final)
 	}
 	if err != nil {
-		return fmt.Errorf("store: write artifact: %w", err)
+		return storageErr("link", final, err)
 	}
-	return nil
+	return syncDir(a.fsys, a.blobs)
+}
+
+// createTemp creates a new temporary file in dir, "blob-<random>".
+func (a *artifactStore) createTemp(dir string) (string, File, error) {
+	for {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		name := filepath.Join(dir, "blob-"+hex.EncodeToString(b[:]))
+		f, err := a.fsys.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, fs.ErrExist) {
+			return name, f, err
+		}
+	}
 }
 
 // ReadArtifact returns the bytes ref names after re-hashing them. Errors:
@@ -280,17 +291,18 @@ func (r *Run) ReadArtifact(ctx context.Context, ref ArtifactRef) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(filepath.Join(r.arts.blobs, hexSum))
+	path := filepath.Join(r.arts.blobs, hexSum)
+	f, err := r.fsys.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", ErrArtifactNotFound, ref.Digest)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: read artifact %s: %w", ref.Digest, err)
+		return nil, storageErr("open", path, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, ref.Size+1))
 	if err != nil {
-		return nil, fmt.Errorf("store: read artifact %s: %w", ref.Digest, err)
+		return nil, storageErr("read", path, err)
 	}
 	if int64(len(data)) != ref.Size {
 		return nil, fmt.Errorf("%w: %s: stored size differs from the reference's %d bytes", ErrArtifactIntegrity, ref.Digest, ref.Size)
@@ -313,8 +325,8 @@ func refHex(ref ArtifactRef) (string, error) {
 }
 
 // hashFile returns the hex SHA-256 of a file, "" if it cannot be read.
-func hashFile(path string) string {
-	f, err := os.Open(path)
+func (a *artifactStore) hashFile(path string) string {
+	f, err := a.fsys.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return ""
 	}

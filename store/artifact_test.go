@@ -23,7 +23,7 @@ func TestArtifactRoundTrip(t *testing.T) {
 	want := ArtifactRef{Digest: "sha256:" + hex.EncodeToString(sum[:]), Size: int64(len(data)), MediaType: "application/json", Purpose: "engine-result"}
 	diff(t, "ref", want, ref)
 	blob := filepath.Join(r.Dir(), artifactsDir, blobsDir, hex.EncodeToString(sum[:]))
-	if got := readFile(t, blob); string(got) != string(data) {
+	if got := readBytes(t, blob); string(got) != string(data) {
 		t.Fatalf("blob holds %q", got)
 	}
 	got, err := r.ReadArtifact(ctx, ref)

@@ -65,13 +65,14 @@ func buildStream(tb testing.TB, dir string, n, batch int) string {
 		tb.Fatal(err)
 	}
 	evs := make([]NewEvent, 0, batch)
+	rev := int64(0)
 	for i := 0; i < n; {
 		evs = evs[:0]
 		for j := 0; j < batch && i < n; j++ {
 			evs = append(evs, NewEvent{Type: "graph:node-completed", Data: benchData(i)})
 			i++
 		}
-		if _, err := r.events.Append(ctx, AnyRev, evs...); err != nil {
+		if rev, err = r.events.Append(ctx, rev, evs...); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -156,7 +157,7 @@ func BenchmarkAppendDurable(b *testing.B) {
 		if _, err := raw.Write(line); err != nil {
 			b.Fatal(err)
 		}
-		if err := fdatasync(raw); err != nil {
+		if err := (osFile{raw}).Datasync(); err != nil {
 			b.Fatal(err)
 		}
 		t2 := time.Now()
@@ -234,7 +235,7 @@ func BenchmarkRawWriteFdatasync(b *testing.B) {
 						b.Fatal(err)
 					}
 					t0 := time.Now()
-					if err := fdatasync(f); err != nil {
+					if err := (osFile{f}).Datasync(); err != nil {
 						b.Fatal(err)
 					}
 					d = append(d, time.Since(t0))
@@ -246,79 +247,8 @@ func BenchmarkRawWriteFdatasync(b *testing.B) {
 	}
 }
 
-// BenchmarkAppendConcurrent measures throughput with N goroutines each
-// appending single events (AnyRev) to one Stream; group commit lets them
-// share fdatasyncs. The event values are built before the timer starts
-// (the caller's work); each Append still marshals and canonicalises its
-// event. Reports events/s, its ratio to the single appender's
-// events/s measured in the same run (x-single), events per fdatasync, the
-// mean fdatasync time and the mean time per round (one fdatasync each).
-func BenchmarkAppendConcurrent(b *testing.B) {
-	var single float64 // events/s of appenders=1, which runs first
-	for _, n := range []int{1, 4, 16, 64} {
-		b.Run(fmt.Sprintf("appenders=%d", n), func(b *testing.B) {
-			ctx := context.Background()
-			s, _ := Open(b.TempDir(), "bench")
-			rec, err := s.CreateRun(ctx, "r", Policy{})
-			r, _ := rec.(*Run)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer r.Close()
-			st := r.events
-			var syncs, syncNs atomic.Int64
-			st.ops.sync = func(f *os.File) error {
-				t0 := time.Now()
-				err := fdatasync(f)
-				syncNs.Add(int64(time.Since(t0)))
-				syncs.Add(1)
-				return err
-			}
-			var next atomic.Int64
-			total := int64(b.N)
-			data := make([]benchEvent, 4096)
-			for i := range data {
-				data[i] = benchData(i)
-			}
-			b.ResetTimer()
-			start := time.Now()
-			var wg sync.WaitGroup
-			for g := 0; g < n; g++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for {
-						i := next.Add(1)
-						if i > total {
-							return
-						}
-						if _, err := st.Append(ctx, AnyRev, NewEvent{Type: "graph:node-completed", Data: data[i%int64(len(data))]}); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			el := time.Since(start)
-			b.StopTimer()
-			rate := float64(total) / el.Seconds()
-			if n == 1 {
-				single = rate
-			}
-			b.ReportMetric(rate, "events/s")
-			if single > 0 {
-				b.ReportMetric(rate/single, "x-single")
-			}
-			b.ReportMetric(float64(total)/float64(max(syncs.Load(), 1)), "events/fsync")
-			b.ReportMetric(float64(syncNs.Load())/float64(max(syncs.Load(), 1))/1e3, "fsync-µs")
-			b.ReportMetric(el.Seconds()/float64(max(syncs.Load(), 1))*1e6, "round-µs")
-		})
-	}
-}
-
-// BenchmarkPrepare measures what every Append does in its own goroutine
-// before it queues: marshal a Go struct, canonicalise it (RFC 8785: the
+// BenchmarkPrepare measures what every Append does before it takes the
+// stream's mutex: marshal a Go struct, canonicalise it (RFC 8785: the
 // struct's fields sorted), check it for known secrets (none configured)
 // and give it an id.
 func BenchmarkPrepare(b *testing.B) {
@@ -350,9 +280,9 @@ func BenchmarkOpenVerify100k(b *testing.B) {
 			if r.events.Rev() != 100_000 {
 				b.Fatalf("rev %d", r.events.Rev())
 			}
-			r.events.mu.Lock()
+			r.events.mu <- struct{}{}
 			r.events.appended = false // keep Close from writing a cache
-			r.events.mu.Unlock()
+			r.events.unlock()
 			r.Close()
 		}
 		for b.Loop() {
@@ -388,23 +318,23 @@ func BenchmarkReopenAfterAppend(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w.events.ioMu.Lock()
+	w.events.mu <- struct{}{}
 	w.events.saveCache()
-	w.events.ioMu.Unlock()
+	w.events.unlock()
 	defer w.Close()
 	i := 0
 	for b.Loop() {
 		b.StopTimer()
 		// Append 10 events, then put the cache back to "10 behind".
-		w.events.ioMu.Lock()
+		w.events.mu <- struct{}{}
 		w.events.saveCache()
-		w.events.ioMu.Unlock()
+		w.events.unlock()
 		evs := make([]NewEvent, 10)
 		for j := range evs {
 			evs[j] = NewEvent{Type: "graph:node-completed", Data: benchData(i)}
 			i++
 		}
-		if _, err := w.events.Append(ctx, AnyRev, evs...); err != nil {
+		if _, err := w.events.Append(ctx, w.events.Rev(), evs...); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

@@ -70,15 +70,17 @@ func encodeCache(st *chainState) []byte {
 }
 
 // writeCache replaces the cache file atomically (temporary file, rename).
-// It does not fsync: losing the cache only costs a full validation. The
-// temporary file is named for the writing process, so that one left by a
-// process that died mid-write can be recognised and removed.
-func writeCache(eventsPath string, data []byte) error {
+// It does not fsync: losing the cache only costs a full validation, and
+// whatever of it survives a crash describes only bytes that were
+// fdatasync'd before it was written. The temporary file is named for the
+// writing process, so that one left by a process that died mid-write can
+// be recognised and removed.
+func writeCache(fsys FS, eventsPath string, data []byte) error {
 	cacheWriteMu.Lock() // one temporary file name per process
 	defer cacheWriteMu.Unlock()
-	removeDeadCacheTemps(eventsPath)
+	removeDeadCacheTemps(fsys, eventsPath)
 	tmpName := fmt.Sprintf("%s%s.tmp-%d", eventsPath, cacheSuffix, os.Getpid())
-	tmp, err := os.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	tmp, err := fsys.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
@@ -88,25 +90,30 @@ func writeCache(eventsPath string, data []byte) error {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Rename(tmp.Name(), eventsPath+cacheSuffix)
+		werr = fsys.Rename(tmpName, eventsPath+cacheSuffix)
 	}
 	if werr != nil {
-		os.Remove(tmp.Name())
+		fsys.Remove(tmpName)
 	}
 	return werr
 }
 
 // removeDeadCacheTemps removes cache temporary files of processes that no
 // longer exist.
-func removeDeadCacheTemps(eventsPath string) {
-	tmps, _ := filepath.Glob(eventsPath + cacheSuffix + ".tmp-*")
-	for _, t := range tmps {
-		pid, err := strconv.Atoi(t[strings.LastIndexByte(t, '-')+1:])
+func removeDeadCacheTemps(fsys FS, eventsPath string) {
+	dir, prefix := filepath.Dir(eventsPath), filepath.Base(eventsPath)+cacheSuffix+".tmp-"
+	ents, _ := fsys.ReadDir(dir)
+	for _, e := range ents {
+		t := e.Name()
+		if !strings.HasPrefix(t, prefix) {
+			continue
+		}
+		pid, err := strconv.Atoi(t[len(prefix):])
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
 		if _, alive := processStartTime(pid); !alive {
-			os.Remove(t)
+			fsys.Remove(filepath.Join(dir, t))
 		}
 	}
 }
@@ -160,29 +167,44 @@ func decodeCache(b []byte) (*chainState, bool) {
 	return st, true
 }
 
-// loadCache returns the validated prefix recorded in the cache of the
-// stream f, after checking it against the stream: the CRC-32C of the whole
-// covered prefix, and a full validation of its last line. ok is false when
-// there is no usable cache; err is a read error of f.
-func loadCache(f *os.File, path string, fileSize int64) (st *chainState, ok bool, err error) {
-	b, rerr := os.ReadFile(path + cacheSuffix)
+// cached is what the cache file tells an open.
+type cached struct {
+	// st is the validated prefix the cache records, checked against the
+	// stream; nil when the cache is missing, damaged or does not match.
+	st *chainState
+	// evidence is how many bytes of the stream the cache recorded as
+	// committed, whether or not the stream still matches it (0 without a
+	// readable cache): the cache is written only after those bytes were
+	// fdatasync'd, so a shorter or damaged stream lost committed events.
+	evidence int64
+}
+
+// loadCache reads the cache of the stream f and checks it against the
+// stream: the CRC-32C of the whole covered prefix, and a full validation of
+// its last line. err is a read error of f.
+func loadCache(fsys FS, f File, path string, fileSize int64) (cached, error) {
+	b, rerr := readFile(fsys, path+cacheSuffix)
 	if rerr != nil {
-		return nil, false, nil
+		return cached{}, nil
 	}
-	st, ok = decodeCache(b)
-	if !ok || st.size > fileSize {
-		return nil, false, nil
+	st, ok := decodeCache(b)
+	if !ok {
+		return cached{}, nil
+	}
+	c := cached{evidence: st.size}
+	if st.size > fileSize {
+		return c, nil
 	}
 	crc, last, err := crcPrefix(f, st.size, st.lastLine)
 	if err != nil {
-		return nil, false, err
+		return c, storageErr("read", path, err)
 	}
 	if crc != st.crc || len(last) == 0 || bytes.IndexByte(last, '\n') != len(last)-1 {
-		return nil, false, nil
+		return c, nil
 	}
 	env, problem := decodeLine(last[:len(last)-1], true)
 	if problem != "" || env.rev != st.rev || env.batchEnd != st.rev || env.digest != st.last {
-		return nil, false, nil
+		return c, nil
 	}
 	// Rebuild the id index; a hash shared by two revs needs their ids.
 	st.ids = make(map[uint64]int64, len(st.idHashes))
@@ -200,7 +222,7 @@ func loadCache(f *os.File, path string, fileSize int64) (st *chainState, ok bool
 		id0, err0 := st.readID(f, r0)
 		id1, err1 := st.readID(f, r)
 		if err0 != nil || err1 != nil || id0 == id1 {
-			return nil, false, nil // unreadable, or a duplicate the cache should never hold
+			return c, nil // unreadable, or a duplicate the cache should never hold
 		}
 		if st.exact == nil {
 			st.exact = map[string]int64{}
@@ -210,12 +232,13 @@ func loadCache(f *os.File, path string, fileSize int64) (st *chainState, ok bool
 		}
 		st.exact[id1] = r
 	}
-	return st, true, nil
+	c.st = st
+	return c, nil
 }
 
 // crcPrefix computes the CRC-32C of f[0:size) and returns the bytes from
 // lastLine to size (the last line, with its line feed).
-func crcPrefix(f *os.File, size, lastLine int64) (uint32, []byte, error) {
+func crcPrefix(f io.ReaderAt, size, lastLine int64) (uint32, []byte, error) {
 	const chunk = 1 << 20
 	buf := make([]byte, chunk)
 	var crc uint32

@@ -1,9 +1,15 @@
-// Package store is Obversa's durable record (DESIGN §4): per-run event
-// streams, content-addressed artifacts and the run process lock. It is the
-// single source of truth a stopped run carries on from, so it never loses
-// an acknowledged event, never shows part of a batch, and detects any edit.
-// It imports only the standard library, golang.org/x/sys,
-// github.com/gowebpki/jcs (RFC 8785) and github.com/google/uuid.
+// Package store is Obversa's durable record: per-run event streams,
+// content-addressed artifacts and the run's ownership. It is the single
+// source of truth a stopped run carries on from, so it never loses an
+// acknowledged event, never shows part of a batch, and detects any edit.
+//
+// Backend, Record and Ownership are the contract every storage backend
+// meets (package storetest holds the conformance suite); this package's
+// Store is the file backend, described below. It imports only the standard
+// library, golang.org/x/sys, github.com/gowebpki/jcs (RFC 8785) and
+// github.com/google/uuid. All its file access goes through FS (the
+// operating system's by default; package simfs simulates faults and power
+// loss).
 //
 // # Layout
 //
@@ -59,49 +65,33 @@
 //
 // # Appends and the fsync policy
 //
-// Stream.Append is conditional (expectedRev, or AnyRev) and all-or-nothing.
-// Each Append canonicalises and checks its events first, in its own
-// goroutine. Appends through one Stream then queue up (group commit); one of
-// them leads a round: it takes the exclusive flock on events.jsonl, re-reads
-// (and validates) whatever other handles or processes appended, and checks
-// each queued batch in order. Before writing, the round waits (at most
-// 1 ms, and only up to one request more than the previous round had) while
-// other Appends are on their way: preparing their batch, or acknowledged by
-// the previous round and still returning to a caller that may append again
-// at once. It then writes every accepted batch with one write(2) (each batch
-// a contiguous region), calls fdatasync(2) once, releases the lock and
-// acknowledges them all. No Append returns success before the fdatasync
-// that covers its batch has returned. A lone appender never waits, and a
-// loop of N appenders settles into rounds of N. Appends through different
-// Stream handles — in this process or another — do not share rounds; the
-// flock serialises them. A file is created only with an fsync of its
+// A run's record has one writer at a time (see Run lock and ownership), and
+// the writer batches above the store: one Append call is one batch. Append
+// is conditional on expectedRev, the revision the caller's decision was
+// read from, and all-or-nothing. It checks and canonicalises its events
+// first, then takes the stream's one mutex and the exclusive flock on
+// events.jsonl, re-reads (and validates) whatever another handle or process
+// appended, checks expectedRev (a stale one fails with REVISION_CONFLICT
+// and writes nothing), encodes the batch, writes it with one write(2) and
+// calls fdatasync(2) once. No Append returns success before that
+// fdatasync has returned. A file is created only with an fsync of its
 // directory (events.jsonl, a torn-tail file, artifact links); directories
 // the package creates are fsynced into their parents.
 //
-// If the write fails, what it wrote is truncated away (and fdatasync'd, so
-// that no crash brings it back) and every accepted batch of the round fails
-// with the error; the batches checked after the first accepted one were
-// checked against batches that were never written, so they are not answered
-// but queued again for the next round. If fdatasync fails, or undoing the
-// write fails, the Stream is poisoned: the outcome of the round's batches is
-// unknown and they fail with ErrStoreFailed, as do the batches checked after
-// them and the retries and repeats the round answered. Every later write
-// through the handle returns ErrStoreFailed, and the failure is never
-// retried into a false success (after a failed fsync the kernel may drop the
-// dirty pages and report later fsyncs as successful). Reopening the run
-// tells what is on disk.
+// If the write fails, what it wrote is truncated away and fdatasync'd (so
+// that no crash brings it back) and Append returns a *StorageError naming
+// the path — STORAGE_FULL when the device or quota was full, RUN_STORAGE
+// otherwise; the handle stays usable, so once space is freed the same run
+// is appended to again. If fdatasync fails, or undoing the write fails,
+// the handle is poisoned: the batch's outcome is unknown, and every later
+// write through the handle returns ErrStoreFailed, never retried into a
+// false success (after a failed fsync the kernel may drop the dirty pages
+// and report later fsyncs as successful). Reopening the run tells what is
+// on disk.
 //
-// A stale expectedRev fails with REVISION_CONFLICT. A batch that repeats a
-// committed batch exactly (same ids, types and data, event for event, and
-// the committed batch has no other events) returns that batch's last rev and
-// writes nothing (after an fdatasync: the batch may come from a handle whose
-// own fdatasync failed), whatever its expectedRev: a caller that lost an
-// acknowledgement can retry safely if it chose the ids. A repeat of a batch
-// accepted earlier in the same round — a retry that catches up with its
-// original — is answered with that batch's revision once the round is
-// durable, fails with it if the handle is poisoned, and is checked again in
-// the next round if the round's write fails. Any other reuse of an id fails
-// with INVALID_EVENT.
+// Event ids are unique in the stream: a caller may name an event (a
+// preflight pause is resumed by its id); reusing an id fails with
+// INVALID_EVENT.
 //
 // # Recovery on open
 //
@@ -110,43 +100,60 @@
 // line that is not JSON, or complete lines of one batch that has fewer lines
 // than its batch_end declares. A torn tail is copied to
 // events.jsonl.torn-<ts> (fsynced, directory fsynced), then events.jsonl is
-// truncated to the batch boundary and fsynced. Anything else wrong — a line
-// that is damaged but not last, a last line that is JSON but fails its
+// truncated to the batch boundary and fdatasync'd. Anything else wrong — a
+// line that is damaged but not last, a last line that is JSON but fails its
 // checks (an edit, not a tear), damage in an earlier batch — fails the open
 // with CORRUPT_EVENT_STREAM naming the line and revision, and nothing on
 // disk is changed. Recovery runs under the exclusive flock, so it never
 // races a live writer; a first validation pass runs without the lock and
 // only a torn or damaged result is re-examined under it.
 //
+// Evidence that bytes were committed beats the torn-tail rule. The
+// validated-prefix cache is written only after the bytes it covers were
+// fdatasync'd, so whatever size a readable cache records was committed
+// (even when the cache no longer matches the stream): a tail that looks
+// torn but starts before that size, or a stream that ends before it, is
+// CORRUPT_EVENT_STREAM naming the line, never cut, and the cache is left
+// as it is. A damaged line followed by more lines is never the last line,
+// so it is corruption too.
+//
 // # Validated-prefix cache
 //
 // events.jsonl.idx records the end of a validated prefix (size, rev, digest
 // of its last event, CRC-32C of its bytes, an offset index and the FNV-1a
 // hashes of its ids, so duplicate ids are still refused; see cache.go for the
-// binary layout). An open with a usable cache reads the prefix once to compare the
-// CRC (memory bandwidth, no JSON work), fully validates the prefix's last
-// line, and fully validates only the lines after it. A missing or
-// mismatching cache falls back to a full validation; the cache can make an
-// open faster, never make a damaged file pass. It is rewritten (temporary
-// file and rename, not fsynced) when an open validated 256 or more new
-// events, every 4096 events a writer appends, and when a handle that
-// appended closes.
+// binary layout). An open with a usable cache reads the prefix once to
+// compare the CRC (memory bandwidth, no JSON work), fully validates the
+// prefix's last line, and fully validates only the lines after it. A
+// missing or mismatching cache falls back to a full validation; the cache
+// can make an open faster, never make a damaged file pass. It is rewritten
+// (temporary file and rename, not fsynced) when an open validated 256 or
+// more new events, every 4096 events a writer appends, and when a handle
+// that appended closes.
 //
 // # Reading
 //
-// Stream.Read and Stream.Follow stream events from any revision without
-// loading the stream: an index of every 64th line's offset finds the start,
-// and each line's digest and chain link are checked again as it is read.
-// Only complete batches are shown. Verify re-checks a whole run, including
-// every artifact referenced from event data, without changing anything.
+// Read and Follow stream events from any revision without loading the
+// stream: an index of every 64th line's offset finds the start, and each
+// line's digest and chain link are checked again as it is read. Only
+// complete batches are shown. A read first picks up what other handles or
+// processes appended (waiting for a write in progress through the same
+// handle), then reads from a published snapshot of the committed end.
+// Follow wakes at once for appends through the same handle and polls
+// (50 ms) for other processes'. Verify re-checks a
+// whole run, including every artifact referenced from event data, without
+// changing anything. A read-only open (status, events, verify) creates
+// nothing, never cuts a torn tail and writes no cache; its writes fail
+// with ErrReadOnly.
 //
 // # Artifacts
 //
-// Run.PutArtifact stores bytes at artifacts/sha256/<hex>: written to a
+// PutArtifact stores bytes at artifacts/sha256/<hex>: written to a
 // temporary file, fdatasync'd, hard-linked to its final name, directory
 // fsynced. Writers in different processes are serialised by a flock on the
 // blob directory, under which the per-run total is checked. References
-// ({digest, size, media_type, purpose}) are re-hashed on every read.
+// ({digest, size, media_type, purpose}) are re-hashed on every read
+// (ARTIFACT_INTEGRITY; ARTIFACT_NOT_FOUND for a missing blob).
 //
 // # Policy and secrets
 //

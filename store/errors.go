@@ -1,23 +1,28 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"syscall"
 )
 
-// Sentinel errors, one per stable code (DESIGN §4, §8). Every error the
-// package returns wraps at most one of them; match with errors.Is and turn
-// into a code with Code.
+// Sentinel errors, one per stable code. Every error the package returns
+// wraps at most one of them (ErrStoreFailed also carries the
+// *StorageError of its cause); match with errors.Is and turn into a code
+// with Code.
 var (
-	// ErrRevisionConflict is returned by Stream.Append when expectedRev is
-	// not the stream's last committed revision (and the batch is not an
-	// identical retry of the batch committed right after expectedRev). The
-	// concrete error is a *ConflictError carrying the current revision.
+	// ErrRevisionConflict is returned by Append when expectedRev is not the
+	// stream's last committed revision. The concrete error is a
+	// *ConflictError carrying the current revision.
 	ErrRevisionConflict = errors.New("REVISION_CONFLICT")
 
 	// ErrCorruptEventStream is returned when events.jsonl is damaged
-	// anywhere but in its last batch: a malformed line, a broken hash chain,
-	// a gap or repeat in rev, a duplicate event id. The concrete error is a
+	// anywhere but in a torn last batch: a malformed line, a broken hash
+	// chain, a gap or repeat in rev, a duplicate event id, a last batch the
+	// validated-prefix cache recorded as committed, committed events
+	// missing from the end. The concrete error is a
 	// *CorruptError naming the line and revision. Nothing on disk is changed
 	// when it is returned.
 	ErrCorruptEventStream = errors.New("CORRUPT_EVENT_STREAM")
@@ -40,11 +45,11 @@ var (
 	// where, never the value.
 	ErrKnownSecret = errors.New("KNOWN_SECRET")
 
-	// ErrProcessLocked is returned by Run.Lock when another open file
+	// ErrProcessLocked is returned by Lock when another open file
 	// description holds the run lock. The concrete error is a *LockedError.
 	ErrProcessLocked = errors.New("PROCESS_LOCKED")
 
-	// ErrRunExists is returned by Store.CreateRun when the run directory
+	// ErrRunExists is returned by CreateRun when the run directory
 	// already exists.
 	ErrRunExists = errors.New("RUN_EXISTS")
 
@@ -55,13 +60,13 @@ var (
 	// id or namespace) for a name outside [A-Za-z0-9][A-Za-z0-9._-]{0,127}.
 	ErrInvalidID = errors.New("INVALID_ID")
 
-	// ErrInvalidEvent is returned by Stream.Append for an event the record
+	// ErrInvalidEvent is returned by Append for an event the record
 	// cannot hold: a malformed id or type, data that is not JSON or not
 	// exactly representable in RFC 8785 canonical form, an id already used
 	// in the stream, an empty batch.
 	ErrInvalidEvent = errors.New("INVALID_EVENT")
 
-	// ErrInvalidArtifact is returned by Run.PutArtifact for a media type
+	// ErrInvalidArtifact is returned by PutArtifact for a media type
 	// that is not RFC 6838 or a malformed purpose.
 	ErrInvalidArtifact = errors.New("INVALID_ARTIFACT")
 
@@ -73,10 +78,19 @@ var (
 	// write through it returns ErrStoreFailed, because after a failed fsync
 	// the kernel may report later ones as successful without the data being
 	// durable. Whether the batch that hit the failure is on disk is unknown;
-	// reopen the run to find out. Its code is RUN_STORAGE.
+	// reopen the run to find out. The error also carries the *StorageError
+	// of the failure, so its code is STORAGE_FULL when the device was full
+	// and RUN_STORAGE otherwise.
 	ErrStoreFailed = errors.New("store failed")
 
-	// ErrClosed is returned by any operation on a closed Run or Stream.
+	// ErrStorageFull is matched by a *StorageError whose cause is a full
+	// device or an exhausted quota (ENOSPC, EDQUOT) on any write of the
+	// store: event stream, artifact, directory, lock file. A failed event
+	// write is undone, so once space is freed the same handle (if not
+	// poisoned) or a reopened one appends again.
+	ErrStorageFull = errors.New("STORAGE_FULL")
+
+	// ErrClosed is returned by any operation on a closed Run.
 	// Its code is RUN_STORAGE.
 	ErrClosed = errors.New("store closed")
 
@@ -106,6 +120,7 @@ var codes = []struct {
 	{ErrKnownSecret, "KNOWN_SECRET"},
 	{ErrProcessLocked, "PROCESS_LOCKED"},
 	{ErrNotOwner, "NOT_OWNER"},
+	{ErrStorageFull, "STORAGE_FULL"},
 	{ErrRunExists, "RUN_EXISTS"},
 	{ErrRunNotFound, "RUN_NOT_FOUND"},
 	{ErrInvalidID, "INVALID_ID"},
@@ -114,9 +129,10 @@ var codes = []struct {
 	{ErrInvalidPolicy, "INVALID_POLICY"},
 }
 
-// Code returns the stable code of err (DESIGN §8): "" for nil, the code of
-// the first sentinel err wraps, and "RUN_STORAGE" for anything else — an
-// I/O failure, ErrStoreFailed, ErrClosed. Context errors also come out as
+// Code returns the stable code of err: "" for nil, the code of the first
+// sentinel err wraps, and "RUN_STORAGE" for anything else — an I/O failure
+// (a *StorageError not caused by a full device), ErrStoreFailed,
+// ErrClosed. Context errors also come out as
 // RUN_STORAGE; callers that care test errors.Is(err, context.Canceled) first.
 func Code(err error) string {
 	if err == nil {
@@ -182,7 +198,7 @@ func (e *LimitError) Error() string {
 // Is reports whether target is ErrStorageLimitExceeded.
 func (e *LimitError) Is(target error) bool { return target == ErrStorageLimitExceeded }
 
-// LockedError is returned by Run.Lock when the lock is held elsewhere. It
+// LockedError is returned by Lock when the lock is held elsewhere. It
 // matches ErrProcessLocked and names the holder recorded in the lock file.
 type LockedError struct {
 	Dir    string // run directory
@@ -202,3 +218,51 @@ func (e *LockedError) Error() string {
 
 // Is reports whether target is ErrProcessLocked.
 func (e *LockedError) Is(target error) bool { return target == ErrProcessLocked }
+
+// StorageError is an I/O failure of the store, naming the operation and
+// the path. It matches ErrStorageFull when the device or quota was full
+// (ENOSPC, EDQUOT); its code is RUN_STORAGE otherwise. Unwrap gives the
+// cause (a *fs.PathError or a syscall.Errno).
+type StorageError struct {
+	Op   string // the failed operation: "write", "fdatasync", "create", "link", …
+	Path string // the file or directory
+	Err  error
+}
+
+// Error names the code, the operation, the path and the cause.
+func (e *StorageError) Error() string {
+	code := "RUN_STORAGE"
+	if e.full() {
+		code = "STORAGE_FULL"
+	}
+	cause := e.Err
+	var pe *fs.PathError
+	if errors.As(cause, &pe) && pe.Path == e.Path {
+		cause = pe.Err // the path is named once
+	}
+	return fmt.Sprintf("%s: %s %s: %v", code, e.Op, e.Path, cause)
+}
+
+// Unwrap returns the cause.
+func (e *StorageError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrStorageFull and the device was full.
+func (e *StorageError) Is(target error) bool { return target == ErrStorageFull && e.full() }
+
+func (e *StorageError) full() bool {
+	return errors.Is(e.Err, syscall.ENOSPC) || errors.Is(e.Err, syscall.EDQUOT)
+}
+
+// storageErr wraps an I/O error of op on path as a *StorageError (nil for
+// nil; an error that already is one, or a context error, is returned as
+// is).
+func storageErr(op, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *StorageError
+	if errors.As(err, &se) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &StorageError{Op: op, Path: path, Err: err}
+}

@@ -46,8 +46,8 @@ func envInt(name string) int64 {
 }
 
 // helperAppend opens STORE_DIR (recovering it), prints "ready", then
-// appends batches from three goroutines until killed — goroutine 0 with
-// conditional appends, the others with AnyRev; some batches have 16 KB or
+// appends batches from three goroutines until killed — each conditional,
+// taking the current revision on a conflict; some batches have 16 KB or
 // 128 KB events, so that their write spans many pages (a kill can land in
 // the middle of it) — and prints "ack <g> <seq> <first> <last>" after each
 // acknowledged batch.
@@ -86,19 +86,15 @@ func helperAppend() int {
 				}
 				var last int64
 				var err error
-				if g == 0 {
-					exp := r.events.Rev()
-					for {
-						last, err = r.events.Append(ctx, exp, evs...)
-						var ce *ConflictError
-						if errors.As(err, &ce) {
-							exp = ce.Current
-							continue
-						}
-						break
+				exp := r.events.Rev()
+				for {
+					last, err = r.events.Append(ctx, exp, evs...)
+					var ce *ConflictError
+					if errors.As(err, &ce) {
+						exp = ce.Current
+						continue
 					}
-				} else {
-					last, err = r.events.Append(ctx, AnyRev, evs...)
+					break
 				}
 				if err != nil {
 					fmt.Fprintf(os.Stderr, "append: %v\n", err)
@@ -138,7 +134,7 @@ func helperRace() int {
 }
 
 // helperAdopt opens STORE_DIR, adopts the ownership handed to it and
-// appends one event, printing "ok <rev> env=<LockFDEnv after Adopt>
+// appends one event (of type STORE_EVENT_TYPE, default "test:adopted"), printing "ok <rev> env=<LockFDEnv after Adopt>
 // cloexec=<bool>" or "err <code>", then holds the ownership until stdin
 // closes.
 func helperAdopt() int {
@@ -155,7 +151,11 @@ func helperAdopt() int {
 		fmt.Printf("err %s\n", Code(err))
 		return 0
 	}
-	rev, err := r.Append(ctx, r.Rev(), NewEvent{Type: "test:adopted"})
+	typ := os.Getenv("STORE_EVENT_TYPE")
+	if typ == "" {
+		typ = "test:adopted"
+	}
+	rev, err := r.Append(ctx, r.Rev(), NewEvent{Type: typ})
 	if err != nil {
 		fmt.Printf("err %s\n", Code(err))
 		return 0

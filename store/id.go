@@ -6,12 +6,12 @@ import (
 )
 
 const (
-	maxIDLen        = 128 // run ids and namespaces (DESIGN §4)
+	maxIDLen        = 128 // run ids and namespaces
 	maxEventIDLen   = 256 // event ids
 	maxEventTypeLen = 128 // event types
 )
 
-// ValidID reports whether id may name a run or a namespace: DESIGN §4 allows
+// ValidID reports whether id may name a run or a namespace:
 // [A-Za-z0-9][A-Za-z0-9._-]{0,127}. The error wraps ErrInvalidID and quotes
 // the value (ids are not secret).
 func ValidID(id string) error {

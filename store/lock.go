@@ -17,7 +17,7 @@ import (
 // lockFile is the run lock's file name inside the run directory.
 const lockFile = "lock"
 
-// Holder identifies the process that took a run lock (DESIGN §6). It is
+// Holder identifies the process that took a run lock. It is
 // recorded in <rundir>/lock so that a process refused the lock can name the
 // holder, and so that HolderAlive can tell a live holder from a dead one
 // whose pid was reused.
@@ -69,7 +69,7 @@ type runLock struct {
 	holder Holder
 
 	mu sync.Mutex
-	f  *os.File // nil once released
+	f  File // nil once released
 }
 
 // Lock takes the run's ownership without waiting: flock(LOCK_EX|LOCK_NB)
@@ -83,27 +83,28 @@ func (r *Run) Lock(ctx context.Context) (Ownership, error) {
 		return nil, err
 	}
 	path := filepath.Join(r.dir, lockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := r.fsys.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("store: open run lock: %w", err)
+		return nil, storageErr("open", path, err)
 	}
-	if err := flock(f, lockExclusive|lockNonBlock); err != nil {
+	if err := f.Lock(true, false); err != nil {
 		f.Close()
 		if isWouldBlock(err) {
-			h, known, _ := readHolder(r.dir)
+			h, known, _ := readHolder(r.fsys, r.dir)
 			return nil, &LockedError{Dir: r.dir, Holder: h, Known: known}
 		}
-		return nil, fmt.Errorf("store: lock %s: %w", path, err)
+		return nil, storageErr("lock", path, err)
 	}
 	h := CurrentHolder()
 	rec, _ := json.Marshal(h)
 	rec = append(rec, '\n')
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt(rec, 0)
+	err = f.Truncate(0)
+	if err == nil {
+		_, err = f.Write(rec)
 	}
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("store: write holder record %s: %w", path, err)
+		return nil, storageErr("write", path, err)
 	}
 	return r.own(f, h), nil
 }
@@ -118,6 +119,9 @@ func (r *Run) Lock(ctx context.Context) (Ownership, error) {
 func (r *Run) Adopt(ctx context.Context) (Ownership, error) {
 	if err := r.writable(ctx); err != nil {
 		return nil, err
+	}
+	if _, ok := r.fsys.(osFS); !ok {
+		return nil, fmt.Errorf("%w: run %s: a run lock can be handed over only on the operating system's file system", ErrNotOwner, r.dir)
 	}
 	v := os.Getenv(LockFDEnv)
 	fd, err := strconv.Atoi(v)
@@ -137,12 +141,13 @@ func (r *Run) Adopt(ctx context.Context) (Ownership, error) {
 	syscall.CloseOnExec(fd)
 	// Asking again for the lock the descriptor's open file description
 	// holds succeeds at once; another holder means it was not handed over.
-	if err := flock(f, lockExclusive|lockNonBlock); err != nil {
+	lf := osFile{f}
+	if err := lf.Lock(true, false); err != nil {
 		return nil, fmt.Errorf("%w: run %s: the descriptor handed over does not hold the run lock: %v", ErrNotOwner, r.dir, err)
 	}
 	os.Unsetenv(LockFDEnv)
-	h, _, _ := readHolder(r.dir)
-	return r.own(f, h), nil
+	h, _, _ := readHolder(r.fsys, r.dir)
+	return r.own(lf, h), nil
 }
 
 // writable checks that r may take ownership.
@@ -161,7 +166,7 @@ func (r *Run) writable(ctx context.Context) error {
 
 // own makes the lock held through f the ownership writes through r go
 // under.
-func (r *Run) own(f *os.File, h Holder) *runLock {
+func (r *Run) own(f File, h Holder) *runLock {
 	l := &runLock{run: r, holder: h, f: f}
 	r.mu.Lock()
 	r.owner = l
@@ -179,15 +184,17 @@ func (l *runLock) Epoch() int64 { return 0 }
 // Handoff returns LockFDEnv=3 and the locked file: pass the file as the
 // first of exec.Cmd.ExtraFiles (it becomes descriptor 3) and the entry in
 // exec.Cmd.Env, and the child's Run.Adopt takes the lock over. Both then
-// hold it until the last of them releases it or exits. After Release it
-// returns nothing.
+// hold it until the last of them releases it or exits. After Release, or
+// on a file system other than the operating system's (WithFS), it returns
+// nothing.
 func (l *runLock) Handoff() ([]string, []*os.File) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
+	of, ok := l.f.(osFile)
+	if !ok {
 		return nil, nil
 	}
-	return []string{LockFDEnv + "=3"}, []*os.File{l.f}
+	return []string{LockFDEnv + "=3"}, []*os.File{of.File}
 }
 
 // Release gives the ownership up: writes through the run handle fail with
@@ -222,8 +229,8 @@ func (l *runLock) Release() error {
 // taking the lock and writing its record). The record describes the last
 // process that took the lock; whether it still holds it is what
 // Run.Lock (authoritative) or HolderAlive (a heuristic) tell.
-func readHolder(runDir string) (Holder, bool, error) {
-	b, err := os.ReadFile(filepath.Join(runDir, lockFile))
+func readHolder(fsys FS, runDir string) (Holder, bool, error) {
+	b, err := readFile(fsys, filepath.Join(runDir, lockFile))
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(b) == 0) {
 		return Holder{}, false, nil
 	}

@@ -35,7 +35,7 @@ func TestLockInProcess(t *testing.T) {
 	if !strings.Contains(err.Error(), "pid ") || !HolderAlive(le.Holder) {
 		t.Errorf("error %q should name the pid; holder alive = %v", err, HolderAlive(le.Holder))
 	}
-	h, found, err := readHolder(r.Dir())
+	h, found, err := readHolder(OS(), r.Dir())
 	if err != nil || !found || h.PID != self.PID {
 		t.Fatalf("ReadHolder = %+v, %v, %v", h, found, err)
 	}
@@ -148,15 +148,15 @@ func TestHolderAlive(t *testing.T) {
 func TestReadHolder(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if _, found, err := readHolder(dir); found || err != nil {
+	if _, found, err := readHolder(OS(), dir); found || err != nil {
 		t.Fatalf("no lock file: found %v, err %v", found, err)
 	}
 	writeFile(t, filepath.Join(dir, lockFile), nil)
-	if _, found, err := readHolder(dir); found || err != nil {
+	if _, found, err := readHolder(OS(), dir); found || err != nil {
 		t.Fatalf("empty lock file: found %v, err %v", found, err)
 	}
 	writeFile(t, filepath.Join(dir, lockFile), []byte("garbage"))
-	if _, _, err := readHolder(dir); err == nil {
+	if _, _, err := readHolder(OS(), dir); err == nil {
 		t.Fatal("garbage holder record: no error")
 	}
 }

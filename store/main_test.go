@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,7 +74,7 @@ func reopen(t testing.TB, r *Run, p Policy) *Run {
 }
 
 // readAll returns every event of the stream.
-func readAll(t testing.TB, s *Stream) []Event {
+func readAll(t testing.TB, s *stream) []Event {
 	t.Helper()
 	var out []Event
 	if err := s.Read(context.Background(), 1, func(e Event) error {
@@ -88,7 +87,7 @@ func readAll(t testing.TB, s *Stream) []Event {
 }
 
 // mustAppend appends and fails the test on error.
-func mustAppend(t testing.TB, s *Stream, expected int64, evs ...NewEvent) int64 {
+func mustAppend(t testing.TB, s *stream, expected int64, evs ...NewEvent) int64 {
 	t.Helper()
 	rev, err := s.Append(context.Background(), expected, evs...)
 	if err != nil {
@@ -99,7 +98,7 @@ func mustAppend(t testing.TB, s *Stream, expected int64, evs ...NewEvent) int64 
 
 func eventsPath(r *Run) string { return filepath.Join(r.Dir(), eventsFile) }
 
-func readFile(t testing.TB, path string) []byte {
+func readBytes(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -125,29 +124,3 @@ func diff(t testing.TB, what string, want, got any, opts ...cmp.Option) {
 func nowMillis() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 
 func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }
-
-// syncGate holds the first fdatasyncs of a Stream (see holdSyncs).
-type syncGate struct {
-	held    []chan struct{} // held[i] is closed when fdatasync i (0-based) is held
-	release []chan struct{} // closing release[i] lets fdatasync i go on
-	count   atomic.Int64    // fdatasyncs called so far
-}
-
-// holdSyncs makes the first n fdatasyncs of s wait, each until the test
-// releases it, so that appends queue up behind a round; every fdatasync is
-// counted.
-func holdSyncs(s *Stream, n int) *syncGate {
-	g := &syncGate{}
-	for range n {
-		g.held = append(g.held, make(chan struct{}))
-		g.release = append(g.release, make(chan struct{}))
-	}
-	s.ops.sync = func(f *os.File) error {
-		if i := g.count.Add(1) - 1; i < int64(n) {
-			close(g.held[i])
-			<-g.release[i]
-		}
-		return fdatasync(f)
-	}
-	return g
-}

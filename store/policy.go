@@ -7,8 +7,8 @@ import (
 	"sort"
 )
 
-// Policy is the storage part of the run file's `storage` block (DESIGN §2,
-// §4). Zero limits mean unlimited. The host fills KnownSecrets from the
+// Policy is the storage part of the run file's `storage` block
+// (docs/run-file.md). Zero limits mean unlimited. The host fills KnownSecrets from the
 // environment variables named by known_secrets_from_env.
 type Policy struct {
 	// MaxEventPayloadBytes limits each event's data, counted as the bytes of

@@ -154,7 +154,7 @@ func TestKnownSecretsInEvents(t *testing.T) {
 			if r.events.Rev() != 1 {
 				t.Fatal("a batch with a secret was written")
 			}
-			noSecretIn(t, "events.jsonl", readFile(t, eventsPath(r)))
+			noSecretIn(t, "events.jsonl", readBytes(t, eventsPath(r)))
 		})
 	}
 }
@@ -210,7 +210,7 @@ func TestKnownSecretsInArtifacts(t *testing.T) {
 			t.Fatalf("stored %q (size %d), want %q", got, ref.Size, want)
 		}
 		for _, p := range mustGlob(t, filepath.Join(r.Dir(), "*", "*", "*")) {
-			noSecretIn(t, p, readFile(t, p))
+			noSecretIn(t, p, readBytes(t, p))
 		}
 	})
 }
@@ -237,7 +237,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	r.Close()
 	filepath.Walk(r.Dir(), func(p string, fi os.FileInfo, err error) error {
 		if err == nil && fi.Mode().IsRegular() {
-			noSecretIn(t, p, readFile(t, p))
+			noSecretIn(t, p, readBytes(t, p))
 		}
 		return nil
 	})

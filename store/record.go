@@ -9,10 +9,27 @@ import (
 // picking up batches appended through other handles or processes.
 func (r *Run) Rev() int64 { return r.events.Rev() }
 
-// Append appends events as one batch after expectedRev; see Stream.Append
-// for the guarantees and errors. It fails with ErrNotOwner unless this
-// handle holds the run's ownership (Lock or Adopt), checked before the
-// batch is prepared.
+// Append appends events as one batch after expectedRev and returns the
+// revision of its last event. The batch is all-or-nothing: it is written
+// with one write(2) and made durable with fdatasync(2) before Append
+// returns, and recovery never shows part of it.
+//
+// expectedRev must be the stream's last revision (0 for an empty stream):
+// a stale expectedRev returns a *ConflictError (ErrRevisionConflict)
+// carrying the current revision, and nothing is written.
+//
+// Other errors: ErrNotOwner (the handle holds no ownership; checked before
+// anything else), ErrReadOnly, ErrInvalidEvent (negative expectedRev,
+// empty batch, bad id or type, data that is not JSON or not exactly
+// canonicalisable, an id already in the stream or twice in the batch),
+// ErrKnownSecret, ErrStorageLimitExceeded (*LimitError),
+// ErrCorruptEventStream (the file was damaged under us), a *StorageError
+// (the write failed and was undone: nothing of the batch is on disk and
+// the handle stays usable; it matches ErrStorageFull when the device was
+// full), ErrStoreFailed (fdatasync, or undoing a failed write, failed: the
+// outcome is unknown and the handle is poisoned), ErrClosed. If ctx ends
+// while the batch waits for the stream, Append returns ctx.Err() and
+// nothing is written; once the write has begun it runs to its end.
 func (r *Run) Append(ctx context.Context, expectedRev int64, events ...NewEvent) (int64, error) {
 	if err := r.owned(); err != nil {
 		return 0, err
@@ -20,12 +37,21 @@ func (r *Run) Append(ctx context.Context, expectedRev int64, events ...NewEvent)
 	return r.events.Append(ctx, expectedRev, events...)
 }
 
-// Read calls fn for each committed event from fromRev; see Stream.Read.
+// Read calls fn for each committed event from fromRev (values below 1 mean
+// 1) to the stream's current end, in order, after picking up batches other
+// handles or processes appended. Only complete batches are read, streamed:
+// memory does not grow with the stream. Each line's digest and chain link
+// are checked again as it is read; damage found returns a *CorruptError.
+// An error from fn stops the iteration and is returned as is.
 func (r *Run) Read(ctx context.Context, fromRev int64, fn func(Event) error) error {
 	return r.events.Read(ctx, fromRev, fn)
 }
 
-// Follow is Read that then waits for new events; see Stream.Follow.
+// Follow is Read followed by waiting for new events and passing them to fn
+// as they are committed — through this handle (at once) or by other
+// handles and processes (noticed within 50 ms). It returns when ctx is
+// done (ctx.Err()), when fn returns an error (that error), on a read
+// failure, or with ErrClosed when the handle is closed.
 func (r *Run) Follow(ctx context.Context, fromRev int64, fn func(Event) error) error {
 	return r.events.Follow(ctx, fromRev, fn)
 }
@@ -37,7 +63,7 @@ func (r *Run) Holder(ctx context.Context) (Holder, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return Holder{}, false, err
 	}
-	return readHolder(r.dir)
+	return readHolder(r.fsys, r.dir)
 }
 
 // owned returns nil when writes through r are allowed: the handle is open,

@@ -19,7 +19,7 @@ func buildBatches(t *testing.T, sizes ...int) (dir string, starts []int64) {
 	r := newTestRun(t, Policy{})
 	rev := int64(0)
 	for b, n := range sizes {
-		starts = append(starts, int64(len(readFile(t, eventsPath(r)))))
+		starts = append(starts, int64(len(readBytes(t, eventsPath(r)))))
 		evs := make([]NewEvent, n)
 		for i := range evs {
 			evs[i] = NewEvent{ID: fmt.Sprintf("b%d-e%d", b, i), Type: "t", Data: map[string]any{"batch": b, "i": i, "text": "some payload"}}
@@ -43,7 +43,7 @@ func dirState(t *testing.T, dir string) map[string]string {
 	}
 	for _, e := range ents {
 		if e.Type().IsRegular() {
-			out[e.Name()] = string(readFile(t, filepath.Join(dir, e.Name())))
+			out[e.Name()] = string(readBytes(t, filepath.Join(dir, e.Name())))
 		}
 	}
 	return out
@@ -62,7 +62,7 @@ func tornFiles(t *testing.T, dir string) []string {
 func TestTruncationAtEveryOffset(t *testing.T) {
 	t.Parallel()
 	src, starts := buildBatches(t, 2, 1, 3)
-	full := readFile(t, filepath.Join(src, eventsFile))
+	full := readBytes(t, filepath.Join(src, eventsFile))
 	last := starts[2]
 	ctx := context.Background()
 	for cut := last; cut <= int64(len(full)); cut++ {
@@ -82,7 +82,7 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 		if got := r.events.Rev(); got != wantRev {
 			t.Fatalf("cut at %d: rev %d, want %d", cut, got, wantRev)
 		}
-		if got := readFile(t, filepath.Join(dir, eventsFile)); !bytes.Equal(got, full[:wantSize]) {
+		if got := readBytes(t, filepath.Join(dir, eventsFile)); !bytes.Equal(got, full[:wantSize]) {
 			t.Fatalf("cut at %d: file is %d bytes, want the first %d", cut, len(got), wantSize)
 		}
 		torn := tornFiles(t, dir)
@@ -91,7 +91,7 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 			if len(torn) != 0 {
 				t.Fatalf("cut at %d (a batch boundary): torn files %v", cut, torn)
 			}
-		case len(torn) != 1 || !bytes.Equal(readFile(t, torn[0]), full[last:cut]):
+		case len(torn) != 1 || !bytes.Equal(readBytes(t, torn[0]), full[last:cut]):
 			t.Fatalf("cut at %d: torn files %v, want one holding the %d cut bytes", cut, torn, cut-last)
 		}
 		if _, err := r.events.Append(ctx, wantRev, NewEvent{Type: "t"}); err != nil {
@@ -105,7 +105,7 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 func TestTornTails(t *testing.T) {
 	t.Parallel()
 	src, starts := buildBatches(t, 2, 2)
-	full := readFile(t, filepath.Join(src, eventsFile))
+	full := readBytes(t, filepath.Join(src, eventsFile))
 	lines := strings.SplitAfter(string(full), "\n")[:4]
 	edited := strings.Replace(lines[3], "some payload", "some pAyload", 1)
 	tests := []struct {
@@ -163,7 +163,7 @@ func TestTornTails(t *testing.T) {
 func TestBitFlip(t *testing.T) {
 	t.Parallel()
 	src, _ := buildBatches(t, 2, 3, 2, 3)
-	full := readFile(t, filepath.Join(src, eventsFile))
+	full := readBytes(t, filepath.Join(src, eventsFile))
 	lines := strings.SplitAfter(string(full), "\n")
 	lineStart := func(rev int) int {
 		off := 0
@@ -274,8 +274,8 @@ func TestCacheNeverHidesDamage(t *testing.T) {
 	if _, err := os.Stat(path + cacheSuffix); err != nil {
 		t.Fatalf("no cache after close: %v", err)
 	}
-	good := readFile(t, path)
-	cache := readFile(t, path+cacheSuffix)
+	good := readBytes(t, path)
+	cache := readBytes(t, path+cacheSuffix)
 
 	// A usable cache: the open validates nothing before its end.
 	r2, err := OpenRunDir(ctx, r.Dir(), Policy{})
@@ -300,7 +300,10 @@ func TestCacheNeverHidesDamage(t *testing.T) {
 		{"flip in the cached prefix", func(b []byte) []byte { b = bytes.Clone(b); b[bytes.Index(b, []byte("payload 17"))] ^= 1; return b }, nil, 18},
 		{"cache damaged", nil, func(c []byte) []byte { c = bytes.Clone(c); c[20] ^= 1; return c }, 0},
 		{"cache truncated", nil, func(c []byte) []byte { return c[:len(c)/2] }, 0},
-		{"cache claims more than the file", func(b []byte) []byte { return b[:bytes.LastIndex(b[:len(b)-1], []byte("\n"))+1] }, nil, 0},
+		// The cache recorded the last line as committed: losing it is
+		// damage, not a torn write (the cache is written only after the
+		// bytes it covers were fdatasync'd).
+		{"cache claims more than the file", func(b []byte) []byte { return b[:bytes.LastIndex(b[:len(b)-1], []byte("\n"))+1] }, nil, 600},
 		{"cache is garbage", nil, func([]byte) []byte { return []byte("garbage") }, 0},
 	}
 	for _, tt := range tests {
@@ -329,12 +332,8 @@ func TestCacheNeverHidesDamage(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			want := int64(600)
-			if tt.name == "cache claims more than the file" {
-				want = 594 // the last batch lost its last line: torn, cut
-			}
-			if got := r.events.Rev(); got != want {
-				t.Fatalf("rev %d, want %d", got, want)
+			if got := r.events.Rev(); got != 600 {
+				t.Fatalf("rev %d, want 600", got)
 			}
 			if r.events.loadedRev != 0 {
 				t.Fatalf("a bad cache was used (it covered rev %d)", r.events.loadedRev)
@@ -380,4 +379,100 @@ func TestOpenWithoutEventsFile(t *testing.T) {
 	}
 	defer r.Close()
 	mustAppend(t, r.events, 0, NewEvent{Type: "t"})
+}
+
+// TestCommittedEvidenceBeatsTornTail: a tail that would be torn, or a
+// stream that ends early, is corruption when the validated-prefix cache
+// recorded those bytes as committed (the cache is written only after they
+// were fdatasync'd) — whether or not the cache still matches the stream.
+// Nothing is cut, the cache is kept, and read-only opens and Verify say the
+// same. Without a cache the torn-tail rule still applies.
+func TestCommittedEvidenceBeatsTornTail(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newTestRun(t, Policy{})
+	for i := 0; i < 12; i += 3 {
+		mustAppend(t, r.events, int64(i), NewEvent{Type: "t", Data: i}, NewEvent{Type: "t", Data: i + 1}, NewEvent{Type: "t", Data: i + 2})
+	}
+	r.Close() // writes the cache: 12 events committed
+	good := readBytes(t, eventsPath(r))
+	cache := readBytes(t, eventsPath(r)+cacheSuffix)
+	lastLine := bytes.LastIndexByte(good[:len(good)-1], '\n') + 1
+	lastBatch := lineStart(good, 10) // the batch of revs 10..12
+
+	tests := []struct {
+		name    string
+		events  []byte
+		noCache bool
+		rev     int64 // corrupt at; 0: recovers (torn) to 9 events
+		problem string
+	}{
+		{"committed last line flipped to non-JSON", flip(good, lastLine, 'x'), false, 12, "not JSON"},
+		{"committed last line cut short", good[:len(good)-5], false, 12, "not terminated"},
+		{"committed last line missing", good[:lastLine], false, 12, "only 2 line(s)"},
+		{"whole committed batch missing", good[:lastBatch], false, 10, "committed events are missing"},
+		{"last line flipped, no cache: torn", flip(good, lastLine, 'x'), true, 0, ""},
+		{"last line cut short, no cache: torn", good[:len(good)-5], true, 0, ""},
+		{"damaged line followed by a complete batch", flip(good, lineStart(good, 8), 'x'), true, 8, "not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "run")
+			os.Mkdir(dir, 0o755)
+			path := filepath.Join(dir, eventsFile)
+			writeFile(t, path, tt.events)
+			if !tt.noCache {
+				writeFile(t, path+cacheSuffix, cache)
+			}
+			ro, rerr := OpenRunDirReadOnly(ctx, dir)
+			rep, verr := Verify(ctx, dir)
+			w, err := OpenRunDir(ctx, dir, Policy{})
+			if tt.rev == 0 {
+				if err != nil || rerr != nil {
+					t.Fatalf("open: %v; read-only open: %v", err, rerr)
+				}
+				defer w.Close()
+				defer ro.Close()
+				if w.events.Rev() != 9 || rep.TornBytes == 0 || verr != nil {
+					t.Fatalf("rev %d, Verify %+v %v: want the tail torn and cut to 9", w.events.Rev(), rep, verr)
+				}
+				return
+			}
+			for what, err := range map[string]error{"open": err, "read-only open": rerr} {
+				var ce *CorruptError
+				if !errors.As(err, &ce) || ce.Rev != tt.rev || !strings.Contains(ce.Problem, tt.problem) {
+					t.Fatalf("%s: %v; want CORRUPT_EVENT_STREAM at rev %d (%s)", what, err, tt.rev, tt.problem)
+				}
+			}
+			if !errors.Is(verr, ErrCorruptEventStream) || rep.TornBytes != 0 || len(rep.Faults) == 0 || rep.Faults[0].Rev != tt.rev {
+				t.Fatalf("Verify: %v %+v; want a fault at rev %d, no torn bytes", verr, rep, tt.rev)
+			}
+			if !bytes.Equal(readBytes(t, path), tt.events) {
+				t.Fatal("a refused open changed events.jsonl")
+			}
+			if !tt.noCache && !bytes.Equal(readBytes(t, path+cacheSuffix), cache) {
+				t.Fatal("a refused open changed the cache, the evidence")
+			}
+			if torn, _ := filepath.Glob(path + ".torn-*"); len(torn) != 0 {
+				t.Fatalf("committed bytes were moved aside as torn: %v", torn)
+			}
+		})
+	}
+}
+
+// lineStart returns the offset of line n (1-based) of b.
+func lineStart(b []byte, n int) int {
+	off := 0
+	for i := 1; i < n; i++ {
+		off += bytes.IndexByte(b[off:], '\n') + 1
+	}
+	return off
+}
+
+// flip returns a copy of b with the byte at off replaced by c.
+func flip(b []byte, off int, c byte) []byte {
+	b = bytes.Clone(b)
+	b[off] = c
+	return b
 }

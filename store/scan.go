@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"path/filepath"
 )
 
 // indexEvery is the spacing of the in-memory offset index: the byte offset
@@ -95,6 +96,11 @@ type scanner struct {
 	// aliases the read buffer); onCommit sees each committed batch size.
 	onLine   func(env *envelope)
 	onCommit func(n int)
+	// evidence is how many bytes of the file are known to hold committed
+	// batches (the validated-prefix cache recorded them): a tail that
+	// would be torn but starts before it is damage, and a file whose
+	// batches end before it lost committed events.
+	evidence int64
 }
 
 func newScanner(ctx context.Context, path string, st *chainState, ra io.ReaderAt, lr *lineReader) *scanner {
@@ -123,7 +129,7 @@ func (s *scanner) run() (scanResult, error) {
 		lineNo := s.nextRev
 		if errors.Is(err, errLineTooLong) {
 			if !terminated || s.lr.atEOF() {
-				return s.torn(res, "last line is too long to be an event"), nil
+				return s.torn(res, lineNo, off, "last line is too long to be an event")
 			}
 			return res, s.corrupt(lineNo, off, "line is longer than 256 MiB")
 		}
@@ -131,13 +137,13 @@ func (s *scanner) run() (scanResult, error) {
 			return res, fmt.Errorf("store: read %s: %w", s.path, err)
 		}
 		if !terminated {
-			return s.torn(res, "last line is not terminated"), nil
+			return s.torn(res, lineNo, off, "last line is not terminated")
 		}
 		s.failEnv = nil
 		env, problem := decodeLine(line, true)
 		if problem != "" {
 			if !json.Valid(line) && s.lr.atEOF() {
-				return s.torn(res, "last line is not JSON"), nil
+				return s.torn(res, lineNo, off, "last line is not JSON")
 			}
 			if env.digest != ([32]byte{}) {
 				s.failEnv = &env // its stored digest still links the next line
@@ -172,17 +178,35 @@ func (s *scanner) run() (scanResult, error) {
 		}
 	}
 	if len(s.pend) > 0 {
-		return s.torn(res, fmt.Sprintf("batch declares revs %d..%d but only %d line(s) are present",
-			s.pend[0].rev, s.pendEnd, len(s.pend))), nil
+		last := s.pend[len(s.pend)-1]
+		return s.torn(res, last.rev+1, s.lr.off, fmt.Sprintf("batch declares revs %d..%d but only %d line(s) are present",
+			s.pend[0].rev, s.pendEnd, len(s.pend)))
+	}
+	if s.st.size < s.evidence {
+		ev := s.evidence
+		s.evidence = 0 // reported once (Verify carries on after a fault)
+		return res, s.corrupt(s.st.rev+1, s.st.size, fmt.Sprintf(
+			"the stream ends at byte %d after rev %d, but %s recorded %d bytes as committed: committed events are missing from the end "+
+				"(if events.jsonl was restored on purpose, remove that file)", s.st.size, s.st.rev, filepath.Base(s.path)+cacheSuffix, ev))
 	}
 	return res, nil
 }
 
 var newline = []byte{'\n'}
 
-func (s *scanner) torn(res scanResult, why string) scanResult {
+// torn reports the bytes after the last complete batch as a torn write —
+// unless they start before the evidence of what was committed: then the
+// line at lineNo (offset off), where the tear shows, is damage.
+func (s *scanner) torn(res scanResult, lineNo, off int64, why string) (scanResult, error) {
+	if s.st.size < s.evidence {
+		ev := s.evidence
+		s.evidence = 0 // reported once (Verify carries on after a fault)
+		return res, s.corrupt(lineNo, off, fmt.Sprintf(
+			"%s, but %s recorded the stream as committed up to byte %d: a committed event was damaged, this is not a torn write "+
+				"(if events.jsonl was restored on purpose, remove that file)", why, filepath.Base(s.path)+cacheSuffix, ev))
+	}
 	res.torn, res.why = true, why
-	return res
+	return res, nil
 }
 
 // check validates a decoded line against its position in the stream.

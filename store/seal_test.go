@@ -180,7 +180,7 @@ func TestVerifyLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	file, _ := os.ReadFile(filepath.Join(r.Dir(), eventsFile))
-	blobs := dirBlobs(filepath.Join(r.Dir(), artifactsDir, blobsDir))
+	blobs := dirBlobs(OS(), filepath.Join(r.Dir(), artifactsDir, blobsDir))
 	got, err := VerifyLines(ctx, "lines", bytes.NewReader(file), blobs)
 	if err != nil || got.Events != 1 || got.Artifacts != 1 || want.Events != got.Events || len(got.Faults) != 0 {
 		t.Fatalf("VerifyLines = %+v, %v; Verify = %+v", got, err, want)

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 )
 
@@ -21,12 +20,14 @@ type Store struct {
 	root      string
 	namespace string
 	runs      string
+	fsys      FS
 }
 
-// Open returns the Store for namespace under root. It creates nothing:
+// Open returns the Store for namespace under root, on the operating
+// system's file system unless WithFS says otherwise. It creates nothing:
 // directories are made (and fsynced) by the first CreateRun. The namespace
 // must satisfy ValidID (ErrInvalidID).
-func Open(root, namespace string) (*Store, error) {
+func Open(root, namespace string, opts ...Option) (*Store, error) {
 	if root == "" {
 		return nil, errors.New("store: empty storage root")
 	}
@@ -37,7 +38,11 @@ func Open(root, namespace string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: storage root: %w", err)
 	}
-	return &Store{root: abs, namespace: namespace, runs: filepath.Join(abs, namespace, runsDir)}, nil
+	s := &Store{root: abs, namespace: namespace, runs: filepath.Join(abs, namespace, runsDir), fsys: OS()}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
 }
 
 // Compile-time checks that the file backend meets the contract.
@@ -54,12 +59,15 @@ func (s *Store) Namespace() string { return s.namespace }
 // usable.
 func (s *Store) Close() error { return nil }
 
+// FS returns the file system the Store keeps its runs on.
+func (s *Store) FS() FS { return s.fsys }
+
 // RunDir returns <root>/<namespace>/runs/<id>. It does not check id.
 func (s *Store) RunDir(id string) string { return filepath.Join(s.runs, id) }
 
 // CreateRun creates the run directory and its empty event stream, fsyncing
 // every directory it adds an entry to, and returns the open run (a *Run).
-// Errors: ErrInvalidID, ErrInvalidPolicy, ErrRunExists, I/O errors.
+// Errors: ErrInvalidID, ErrInvalidPolicy, ErrRunExists, a *StorageError.
 func (s *Store) CreateRun(ctx context.Context, id string, p Policy) (Record, error) {
 	if err := ValidID(id); err != nil {
 		return nil, fmt.Errorf("store: run id: %w", err)
@@ -71,42 +79,43 @@ func (s *Store) CreateRun(ctx context.Context, id string, p Policy) (Record, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := mkdirAllSync(s.runs); err != nil {
-		return nil, fmt.Errorf("store: create %s: %w", s.runs, err)
+	if err := mkdirAllSync(s.fsys, s.runs); err != nil {
+		return nil, err
 	}
 	dir := s.RunDir(id)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := s.fsys.Mkdir(dir, 0o755); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("%w: %s", ErrRunExists, dir)
 		}
-		return nil, fmt.Errorf("store: create run: %w", err)
+		return nil, storageErr("mkdir", dir, err)
 	}
-	if err := syncDir(s.runs); err != nil {
-		return nil, fmt.Errorf("store: create run: %w", err)
+	if err := syncDir(s.fsys, s.runs); err != nil {
+		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, eventsFile), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	path := filepath.Join(dir, eventsFile)
+	f, err := s.fsys.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err == nil {
 		err = f.Close()
 	}
-	if err == nil {
-		err = syncDir(dir)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("store: create run: %w", err)
+		return nil, storageErr("create", path, err)
 	}
-	return openRun(ctx, dir, pol, false)
+	if err := syncDir(s.fsys, dir); err != nil {
+		return nil, err
+	}
+	return openRun(ctx, s.fsys, dir, pol, false)
 }
 
 // OpenRun opens an existing run, recovering its event stream (see doc.go):
 // a torn last batch is moved aside and cut off; damage anywhere else
 // returns a *CorruptError (ErrCorruptEventStream) and changes nothing.
 // The returned Record is a *Run. Errors: ErrInvalidID, ErrInvalidPolicy,
-// ErrRunNotFound, ErrCorruptEventStream, I/O errors.
+// ErrRunNotFound, ErrCorruptEventStream, a *StorageError.
 func (s *Store) OpenRun(ctx context.Context, id string, p Policy) (Record, error) {
 	if err := ValidID(id); err != nil {
 		return nil, fmt.Errorf("store: run id: %w", err)
 	}
-	return OpenRunDir(ctx, s.RunDir(id), p)
+	return openRunDir(ctx, s.fsys, s.RunDir(id), p, false)
 }
 
 // OpenRunReadOnly opens an existing run for reading only, like
@@ -115,7 +124,7 @@ func (s *Store) OpenRunReadOnly(ctx context.Context, id string) (Record, error) 
 	if err := ValidID(id); err != nil {
 		return nil, fmt.Errorf("store: run id: %w", err)
 	}
-	return OpenRunDirReadOnly(ctx, s.RunDir(id))
+	return openRunDir(ctx, s.fsys, s.RunDir(id), Policy{}, true)
 }
 
 // Verify re-checks the run id like the package function Verify.
@@ -123,7 +132,7 @@ func (s *Store) Verify(ctx context.Context, id string) (Report, error) {
 	if err := ValidID(id); err != nil {
 		return Report{}, fmt.Errorf("store: run id: %w", err)
 	}
-	return Verify(ctx, s.RunDir(id))
+	return verifyDir(ctx, s.fsys, s.RunDir(id))
 }
 
 // ListRuns returns the ids of the namespace's runs, sorted. A namespace
@@ -132,12 +141,12 @@ func (s *Store) ListRuns(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ents, err := os.ReadDir(s.runs)
+	ents, err := s.fsys.ReadDir(s.runs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: list runs: %w", err)
+		return nil, storageErr("read", s.runs, err)
 	}
 	var ids []string
 	for _, e := range ents {
@@ -145,54 +154,46 @@ func (s *Store) ListRuns(ctx context.Context) ([]string, error) {
 			ids = append(ids, e.Name())
 		}
 	}
-	sort.Strings(ids)
 	return ids, nil
 }
 
 // OpenRunDir opens the run in directory dir (its id is the directory's
-// name) like Store.OpenRun.
+// name) on the operating system's file system, like Store.OpenRun.
 func OpenRunDir(ctx context.Context, dir string, p Policy) (*Run, error) {
-	pol, err := compilePolicy(p)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := os.Stat(dir)
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir()) {
-		return nil, fmt.Errorf("%w: %s", ErrRunNotFound, dir)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: open run: %w", err)
-	}
-	return openRun(ctx, dir, pol, false)
+	return openRunDir(ctx, OS(), dir, p, false)
 }
 
 // OpenRunDirReadOnly opens an existing run directory for reading only, as
 // status, events and verify do: it creates nothing, never cuts a torn
 // tail (the events before it are read; the next writable open recovers
-// it), and writes no cache. Appends and artifact writes on the returned
-// run fail. ErrRunNotFound when dir holds no events.jsonl;
+// it), and writes no cache. Writes through the returned run fail with
+// ErrReadOnly. ErrRunNotFound when dir holds no events.jsonl;
 // ErrCorruptEventStream as OpenRunDir.
 func OpenRunDirReadOnly(ctx context.Context, dir string) (*Run, error) {
-	pol, err := compilePolicy(Policy{})
+	return openRunDir(ctx, OS(), dir, Policy{}, true)
+}
+
+func openRunDir(ctx context.Context, fsys FS, dir string, p Policy, readOnly bool) (*Run, error) {
+	pol, err := compilePolicy(p)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(dir)
+	fi, err := fsys.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir()) {
 		return nil, fmt.Errorf("%w: %s", ErrRunNotFound, dir)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: open run: %w", err)
+		return nil, storageErr("stat", dir, err)
 	}
-	return openRun(ctx, dir, pol, true)
+	return openRun(ctx, fsys, dir, pol, readOnly)
 }
 
-func openRun(ctx context.Context, dir string, pol *policy, readOnly bool) (*Run, error) {
-	ev, err := openStream(ctx, dir, pol, readOnly)
+func openRun(ctx context.Context, fsys FS, dir string, pol *policy, readOnly bool) (*Run, error) {
+	ev, err := openStream(ctx, fsys, dir, pol, readOnly)
 	if err != nil {
 		return nil, err
 	}
-	return &Run{id: filepath.Base(dir), dir: dir, pol: pol, events: ev, arts: newArtifactStore(dir, pol)}, nil
+	return &Run{id: filepath.Base(dir), dir: dir, fsys: fsys, pol: pol, events: ev, arts: newArtifactStore(fsys, dir, pol)}, nil
 }
 
 // Run is an open run directory, the file backend's Record. It is safe for
@@ -200,8 +201,9 @@ func openRun(ctx context.Context, dir string, pol *policy, readOnly bool) (*Run,
 type Run struct {
 	id     string
 	dir    string
+	fsys   FS
 	pol    *policy
-	events *Stream
+	events *stream
 	arts   *artifactStore
 
 	mu     sync.Mutex
@@ -216,8 +218,8 @@ func (r *Run) ID() string { return r.id }
 func (r *Run) Dir() string { return r.dir }
 
 // Close closes the event stream (saving its validated-prefix cache if this
-// handle appended). Later calls on the run or its stream return ErrClosed.
-// Ownership taken through the run is not released by Close.
+// handle appended). Later calls on the run return ErrClosed. Ownership
+// taken through the run is not released by Close.
 func (r *Run) Close() error {
 	r.mu.Lock()
 	if r.closed {

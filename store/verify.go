@@ -74,38 +74,49 @@ type Report struct {
 // first fault's sentinel (ErrCorruptEventStream, ErrArtifactNotFound or
 // ErrArtifactIntegrity), so a caller can simply check err.
 func Verify(ctx context.Context, runDir string) (Report, error) {
-	fi, err := os.Stat(runDir)
+	return verifyDir(ctx, OS(), runDir)
+}
+
+func verifyDir(ctx context.Context, fsys FS, runDir string) (Report, error) {
+	fi, err := fsys.Stat(runDir)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir()) {
 		return Report{}, fmt.Errorf("%w: %s", ErrRunNotFound, runDir)
 	}
 	if err != nil {
-		return Report{}, fmt.Errorf("store: verify: %w", err)
+		return Report{}, storageErr("stat", runDir, err)
 	}
 	path := filepath.Join(runDir, eventsFile)
-	f, err := os.Open(path)
+	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		rep := Report{Faults: []Fault{{Code: "CORRUPT_EVENT_STREAM", Problem: "events.jsonl is missing"}}}
 		return rep, verifyError(runDir, rep)
 	}
 	if err != nil {
-		return Report{}, fmt.Errorf("store: verify: %w", err)
+		return Report{}, storageErr("open", path, err)
 	}
 	defer f.Close()
-
-	rep, refs, err := verifyStream(ctx, f, path)
+	// The cache's record of what was committed is evidence against the
+	// stream: a tail it covers is damage, not a torn write, and a stream
+	// shorter than it lost committed events.
+	var evidence int64
+	if b, err := readFile(fsys, path+cacheSuffix); err == nil {
+		if st, ok := decodeCache(b); ok {
+			evidence = st.size
+		}
+	}
+	rep, refs, err := verifyStream(ctx, f, path, evidence)
 	if err == nil && (len(rep.Faults) > 0 || rep.TornBytes > 0) {
 		// Confirm under a shared lock: without it a writer in another
 		// process may have been mid-append.
-		if err = flock(f, lockShared); err == nil {
-			rep, refs, err = verifyStream(ctx, f, path)
-			flock(f, lockUnlock)
+		if err = f.Lock(false, true); err == nil {
+			rep, refs, err = verifyStream(ctx, f, path, evidence)
+			f.Unlock()
 		}
 	}
 	if err != nil {
-		return Report{}, err
+		return Report{}, storageErr("read", path, err)
 	}
-	checkAgainstCache(path, &rep)
-	if err := verifyArtifacts(ctx, dirBlobs(filepath.Join(runDir, artifactsDir, blobsDir)), refs, &rep); err != nil {
+	if err := verifyArtifacts(ctx, dirBlobs(fsys, filepath.Join(runDir, artifactsDir, blobsDir)), refs, &rep); err != nil {
 		return Report{}, err
 	}
 	return rep, verifyError(runDir, rep)
@@ -135,13 +146,14 @@ type refUse struct {
 	rev    int64
 }
 
-// verifyStream checks every line of the stream file f.
-func verifyStream(ctx context.Context, f *os.File, path string) (Report, map[string]refUse, error) {
+// verifyStream checks every line of the stream file f, the validated
+// prefix cache's evidence applied (see scanner.evidence).
+func verifyStream(ctx context.Context, f File, path string, evidence int64) (Report, map[string]refUse, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return Report{}, nil, fmt.Errorf("store: verify: %w", err)
 	}
-	return verifyLines(ctx, path, io.NewSectionReader(f, 0, fi.Size()))
+	return verifyLines(ctx, path, io.NewSectionReader(f, 0, fi.Size()), evidence)
 }
 
 // VerifyLines is Verify for a backend that keeps events elsewhere: lines
@@ -154,7 +166,7 @@ func verifyStream(ctx context.Context, f *os.File, path string) (Report, map[str
 // artifact referenced from event data is read and re-hashed. The report
 // and the error are Verify's.
 func VerifyLines(ctx context.Context, name string, lines io.Reader, open BlobOpener) (Report, error) {
-	rep, refs, err := verifyLines(ctx, name, lines)
+	rep, refs, err := verifyLines(ctx, name, lines, 0)
 	if err != nil {
 		return Report{}, err
 	}
@@ -170,9 +182,14 @@ func VerifyLines(ctx context.Context, name string, lines io.Reader, open BlobOpe
 type BlobOpener func(ctx context.Context, digest string) (io.ReadCloser, error)
 
 // dirBlobs opens blobs in the file backend's artifacts/sha256 directory.
-func dirBlobs(dir string) BlobOpener {
+func dirBlobs(fsys FS, dir string) BlobOpener {
 	return func(_ context.Context, digest string) (io.ReadCloser, error) {
-		return os.Open(filepath.Join(dir, digest[len(digestPrefix):]))
+		path := filepath.Join(dir, digest[len(digestPrefix):])
+		f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, storageErr("open", path, err)
+		}
+		return f, err
 	}
 }
 
@@ -190,7 +207,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // verifyLines checks every line r yields and collects the artifact
 // references of the events that passed.
-func verifyLines(ctx context.Context, path string, r io.Reader) (Report, map[string]refUse, error) {
+func verifyLines(ctx context.Context, path string, r io.Reader, evidence int64) (Report, map[string]refUse, error) {
 	var rep Report
 	cr := &countingReader{r: r}
 	st := newChainState()
@@ -198,6 +215,7 @@ func verifyLines(ctx context.Context, path string, r io.Reader) (Report, map[str
 	st.byID = map[string]int64{}
 	lr := newLineReader(cr, 0, 256<<10)
 	sc := newScanner(ctx, path, st, nil, lr)
+	sc.evidence = evidence
 	refs := map[string]refUse{}
 	var pending []refUse
 	sc.onLine = func(env *envelope) {
@@ -354,22 +372,4 @@ func quoteShortIfOdd(d string) string {
 		return d
 	}
 	return quoteShort(d)
-}
-
-// checkAgainstCache compares the stream with its validated-prefix cache:
-// the chain alone cannot tell that whole events were cut from the end, but
-// a cache that recorded more committed events than the file holds can.
-// A missing or unreadable cache proves nothing and adds no fault.
-func checkAgainstCache(path string, rep *Report) {
-	b, err := os.ReadFile(path + cacheSuffix)
-	if err != nil {
-		return
-	}
-	st, ok := decodeCache(b)
-	if !ok || st.rev <= rep.Events {
-		return
-	}
-	rep.Faults = append(rep.Faults, Fault{Code: "CORRUPT_EVENT_STREAM", Rev: rep.Events + 1,
-		Problem: fmt.Sprintf("events.jsonl holds %d committed events but its cache (%s) recorded %d: committed events are missing from the end",
-			rep.Events, filepath.Base(path+cacheSuffix), st.rev)})
 }

@@ -111,7 +111,7 @@ func benchGraph(b *testing.B, n, concurrency int, parent func(int) int) {
 	fsync := rawFdatasync(b, dir, 200)
 	b.ReportMetric(fsync, "fdatasync-ms")
 	// A node needs two durable appends at most (its start, its result),
-	// fewer when they share a group commit.
+	// fewer when the executor batches them.
 	b.ReportMetric(float64(span.Microseconds())/1000/per/(2*fsync), "x-2fdatasync")
 	b.ReportMetric(float64(fold.Microseconds())/1000/float64(b.N), "fold-ms")
 	b.ReportMetric(float64(events), "events")

@@ -1,0 +1,84 @@
+//go:build unix
+
+package store
+
+import (
+	"io/fs"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// osFS is the operating system's file system, the default FS.
+type osFS struct{}
+
+// OS returns the operating system's file system, the FS a Store uses
+// unless WithFS says otherwise.
+func OS() FS { return osFS{} }
+
+func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+func (osFS) Mkdir(name string, perm fs.FileMode) error  { return os.Mkdir(name, perm) }
+func (osFS) Remove(name string) error                   { return os.Remove(name) }
+func (osFS) Rename(oldpath, newpath string) error       { return os.Rename(oldpath, newpath) }
+func (osFS) Link(oldname, newname string) error         { return os.Link(oldname, newname) }
+func (osFS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
+func (osFS) Lstat(name string) (fs.FileInfo, error)     { return os.Lstat(name) }
+func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+
+func (osFS) SyncDir(name string) error {
+	d, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// osFile is an *os.File with fdatasync and flock. Handoff passes the
+// *os.File itself to a child process.
+type osFile struct{ *os.File }
+
+func (f osFile) Datasync() error {
+	for {
+		err := unix.Fdatasync(int(f.Fd()))
+		if err != unix.EINTR {
+			if err != nil {
+				return &fs.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
+			}
+			return nil
+		}
+	}
+}
+
+func (f osFile) Lock(exclusive, wait bool) error {
+	how := unix.LOCK_SH
+	if exclusive {
+		how = unix.LOCK_EX
+	}
+	if !wait {
+		how |= unix.LOCK_NB
+	}
+	return f.flock(how)
+}
+
+func (f osFile) Unlock() error { return f.flock(unix.LOCK_UN) }
+
+// flock applies flock(2) operation how, retrying on EINTR.
+func (f osFile) flock(how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}

@@ -15,10 +15,16 @@ const module = "github.com/obversa/obversa"
 // command runner; internal/testutil is a leaf too, imported by tests only;
 // internal/failpoint is a leaf the host marks its crash points with.
 // The longest matching
-// prefix decides; "" means nothing of ours.
+// prefix decides; "" means nothing of ours. A package, or a prefix it may
+// import, covers the subpackages below it unless they have a rule of their
+// own: store and host must not import the store's backends
+// (store/pgstore), test double (store/simfs) or conformance suite
+// (store/storetest).
 var allowed = map[string][]string{
 	"store":                {},
 	"store/pgstore":        {"store"},
+	"store/simfs":          {"store"},
+	"store/storetest":      {"store"},
 	"plugin":               {"plugin/internal/"},
 	"hcl":                  {},
 	"sdk":                  {"plugin", "sdk/", "internal/proc"},
@@ -43,12 +49,20 @@ func rule(pkg string) (string, []string, bool) {
 	return best, r, ok
 }
 
+// ruleOf returns the prefix whose rule governs pkg.
+func ruleOf(pkg string) string {
+	best, _, _ := rule(pkg)
+	return best
+}
+
 func permitted(dep string, prefixes []string, self string) bool {
-	if dep == self || strings.HasPrefix(dep, self+"/") {
+	own := ruleOf(dep)
+	if dep == self || strings.HasPrefix(dep, self+"/") && own == self {
 		return true
 	}
 	for _, p := range prefixes {
-		if dep == strings.TrimSuffix(p, "/") || strings.HasPrefix(dep, strings.TrimSuffix(p, "/")+"/") {
+		p = strings.TrimSuffix(p, "/")
+		if dep == p || strings.HasPrefix(dep, p+"/") && own == ruleOf(p) {
 			return true
 		}
 	}
@@ -103,6 +117,15 @@ func TestRule(t *testing.T) {
 		{"store/pgstore", "plugin", false},
 		{"host/executor", "sdk", false},
 		{"plugins/cmd-engine", "sdk/command", true},
+		{"store", "store/simfs", false},
+		{"store", "store/storetest", false},
+		{"store/simfs", "store", true},
+		{"store/storetest", "store", true},
+		{"store/storetest", "store/simfs", false},
+		{"host/watchdog", "host/executor", true},
+		{"host/watchdog", "store/simfs", false},
+		{"host/watchdog", "store/pgstore", false}, // backends are chosen by the CLI
+		{"sdk/command", "internal/proc", true},
 	}
 	for _, tt := range tests {
 		self, prefixes, ok := rule(tt.pkg)

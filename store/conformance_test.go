@@ -1,0 +1,81 @@
+package store_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/obversa/obversa/store"
+	"github.com/obversa/obversa/store/simfs"
+	"github.com/obversa/obversa/store/storetest"
+)
+
+// TestConformance runs the backend conformance suite on the file backend,
+// on the operating system's file system (Adopt through a child process)
+// and on the simulated one.
+func TestConformance(t *testing.T) {
+	t.Run("os", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) store.Backend {
+			st, err := store.Open(t.TempDir(), "conformance")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st
+		}, storetest.WithAdopt(adoptInChild), storetest.WithDamage(func(t *testing.T, b store.Backend, id string, ref store.ArtifactRef) {
+			damageBlob(t, store.OS(), b, id, ref)
+		}))
+	})
+	t.Run("simfs", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) store.Backend {
+			st, err := store.Open("/storage", "conformance", store.WithFS(simfs.New()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st
+		}, storetest.SkipAdopt("a simulated file system has no descriptor a child process can inherit"),
+			storetest.WithDamage(func(t *testing.T, b store.Backend, id string, ref store.ArtifactRef) {
+				damageBlob(t, b.(*store.Store).FS(), b, id, ref)
+			}))
+	})
+}
+
+// adoptInChild re-runs the test binary as a helper (helper_test.go,
+// role "adopt") handed own, which adopts it and appends one event.
+func adoptInChild(t *testing.T, b store.Backend, id string, own store.Ownership) (int64, error) {
+	t.Helper()
+	env, files := own.Handoff()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), "STORE_TEST_HELPER=adopt", "STORE_DIR="+b.(*store.Store).RunDir(id),
+		"STORE_EVENT_TYPE=storetest:adopted"), env...)
+	cmd.ExtraFiles = files
+	cmd.Stdin = strings.NewReader("\n")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("helper: %v: %s", err, out.String())
+	}
+	var rev int64
+	var rest string
+	if _, err := fmt.Sscanf(out.String(), "ok %d %s", &rev, &rest); err != nil {
+		return 0, fmt.Errorf("helper said %q", out.String())
+	}
+	return rev, nil
+}
+
+// damageBlob overwrites a stored artifact's bytes (same size).
+func damageBlob(t *testing.T, fsys store.FS, b store.Backend, id string, ref store.ArtifactRef) {
+	t.Helper()
+	path := filepath.Join(b.(*store.Store).RunDir(id), "artifacts", "sha256", strings.TrimPrefix(ref.Digest, "sha256:"))
+	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(bytes.Repeat([]byte("X"), int(ref.Size))); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -103,7 +103,8 @@ func checkDigest(t *testing.T, e store.Event) {
 }
 
 // testConditionalAppend: an append is refused unless expectedRev is the
-// record's last revision; the conflict names the current one.
+// record's last revision; the conflict names the current one; a repeated
+// batch is not taken for a retry.
 func testConditionalAppend(t *testing.T, s *suite) {
 	ctx := context.Background()
 	_, r := s.owned(t, "cond", store.Policy{})
@@ -119,6 +120,15 @@ func testConditionalAppend(t *testing.T, s *suite) {
 		t.Fatalf("Append at -1: %v, want INVALID_EVENT", err)
 	}
 	mustAppend(t, r, 2, ev("c", 3))
+	// One writer: a batch repeated is not answered as a retry whose
+	// acknowledgement was lost. At its old revision it conflicts; at the
+	// current one its ids are taken.
+	if _, err := r.Append(ctx, 2, ev("c", 3)); !errors.Is(err, store.ErrRevisionConflict) {
+		t.Fatalf("repeating the last batch at its revision: %v, want REVISION_CONFLICT", err)
+	}
+	if _, err := r.Append(ctx, 3, ev("c", 3)); !errors.Is(err, store.ErrInvalidEvent) {
+		t.Fatalf("repeating the last batch at the current revision: %v, want INVALID_EVENT (id reused)", err)
+	}
 	if got := len(readAll(t, r)); got != 3 {
 		t.Fatalf("record holds %d events, want 3", got)
 	}

@@ -89,35 +89,38 @@ func (rf *RunFile) DisplayPath(path string) string {
 // that.
 func CheckPins(rf *RunFile, lf *LockFile, runFile string) hclv2.Diagnostics {
 	var diags hclv2.Diagnostics
-	lockPath := LockFilePath(runFile)
-	declared := map[string]bool{}
-	for _, p := range rf.Plugins {
-		declared[p.Name] = true
-	}
-	var orphans []string // lock entries no plugin of the run file has
-	for _, l := range lf.Plugins {
-		if !declared[l.Name] {
-			orphans = append(orphans, l.Name)
-		}
-	}
 	for i := range rf.Plugins {
-		p := &rf.Plugins[i]
-		locked, inLock := lf.Lookup(p.Name)
-		switch {
-		case p.SHA256 != "" && inLock && locked.SHA256 != p.SHA256:
-			diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Plugin pins disagree",
-				Detail: fmt.Sprintf("Plugin %q sets sha256 %s here, but %s pins %s. Remove one of them, or re-pin with `obversa plugin lock --upgrade %s`.",
-					p.Name, p.SHA256, lockPath, locked.SHA256, runFile),
-				Subject: p.Ranges.SHA256.Ptr()})
-		case p.SHA256 == "" && !inLock:
-			detail := fmt.Sprintf("Plugin %q has no sha256 here and no entry in %s, so `obversa run` refuses it. Pin it with `obversa plugin lock %s` (or `obversa run --lock` to trust it on first use).",
-				p.Name, lockPath, runFile)
-			if s := suggest(p.Name, orphans); s != "" {
-				detail += fmt.Sprintf(" The lock file pins a plugin %q that this file does not declare: if %q was renamed, lock again.", s, s)
-			}
-			diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagWarning, Summary: "Plugin is not pinned",
-				Detail: detail, Subject: p.Ranges.Block.Ptr()})
+		if d := CheckPin(rf, lf, runFile, &rf.Plugins[i]); d != nil {
+			diags = append(diags, d)
 		}
 	}
 	return diags
+}
+
+// CheckPin is CheckPins for one plugin of rf: nil when it is pinned once
+// or twice alike.
+func CheckPin(rf *RunFile, lf *LockFile, runFile string, p *Plugin) *hclv2.Diagnostic {
+	lockPath := LockFilePath(runFile)
+	locked, inLock := lf.Lookup(p.Name)
+	switch {
+	case p.SHA256 != "" && inLock && locked.SHA256 != p.SHA256:
+		return &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Plugin pins disagree",
+			Detail: fmt.Sprintf("Plugin %q sets sha256 %s here, but %s pins %s. Remove one of them, or re-pin with `obversa plugin lock --upgrade %s`.",
+				p.Name, p.SHA256, lockPath, locked.SHA256, runFile),
+			Subject: p.Ranges.SHA256.Ptr()}
+	case p.SHA256 == "" && !inLock:
+		detail := fmt.Sprintf("Plugin %q has no sha256 here and no entry in %s, so `obversa run` refuses it. Pin it with `obversa plugin lock %s` (or `obversa run --lock` to trust it on first use).",
+			p.Name, lockPath, runFile)
+		var orphans []string // lock entries no plugin of the run file has
+		for _, l := range lf.Plugins {
+			if rf.Plugin(l.Name) == nil {
+				orphans = append(orphans, l.Name)
+			}
+		}
+		if s := suggest(p.Name, orphans); s != "" {
+			detail += fmt.Sprintf(" The lock file pins a plugin %q that this file does not declare: if %q was renamed, lock again.", s, s)
+		}
+		return &hclv2.Diagnostic{Severity: hclv2.DiagWarning, Summary: "Plugin is not pinned", Detail: detail, Subject: p.Ranges.Block.Ptr()}
+	}
+	return nil
 }

@@ -3,16 +3,16 @@
 // hclv2.Diagnostic at its place in the run file, so it reads like the run
 // file's own mistakes.
 //
-// File runs, in order, stopping only where a later check would repeat an
-// earlier failure:
+// File runs, in order — the run file first, then each plugin in turn —
+// stopping only where a later check would repeat an earlier failure:
 //
 //  1. decoding (hcl.DecodeFile): syntax, names, references, the workspace
-//     root;
-//  2. the plugin files (hcl.CheckPluginFiles): each path exists, is a
+//     root; then the lock file (hcl.DecodeLockFile);
+//  2. the plugin's file (hcl.CheckPluginFile): the path exists, is a
 //     regular file and may be executed;
-//  3. the lock file and the pins (hcl.CheckPins): a run file sha256 the
-//     lock file contradicts, a plugin pinned nowhere (a warning: `obversa
-//     run` refuses it, `obversa plugin lock` fixes it);
+//  3. its pin (hcl.CheckPin): a run file sha256 the lock file
+//     contradicts, or no pin anywhere (a warning: `obversa run` refuses
+//     it, `obversa plugin lock` fixes it);
 //  4. each pinned binary's bytes (launch.CheckSource): its digest is the
 //     pinned one, and where trusted_keys apply its signature verifies;
 //  5. with Options.Plugins, each pinned plugin is launched from a copy in

@@ -39,7 +39,6 @@ func File(ctx context.Context, path string, o Options) (*hcl.RunFile, hclv2.Diag
 	if ld.HasErrors() {
 		return rf, append(diags, hcl.CheckPluginFiles(rf)...)
 	}
-	diags = append(diags, hcl.CheckPins(rf, lf, path)...)
 	cache := ""
 	if o.Plugins {
 		dir, err := os.MkdirTemp("", "obversa-validate-")
@@ -56,9 +55,12 @@ func File(ctx context.Context, path string, o Options) (*hcl.RunFile, hclv2.Diag
 			diags = append(diags, d)
 			continue
 		}
+		if d := hcl.CheckPin(rf, lf, path, pl); d != nil {
+			diags = append(diags, d)
+		}
 		expected := pinOf(pl, lf)
 		if expected == "" {
-			continue // CheckPins reported it
+			continue // unpinned, or pinned twice differently: CheckPin said so
 		}
 		src, d := checkBytes(rf, pl, expected, path, cache)
 		diags = append(diags, d...)

@@ -207,3 +207,45 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// TestJSONRefusalCodes: a run refused before it starts names why in the
+// refusal object's code.
+func TestJSONRefusalCodes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, code string
+		prepare    func(t *testing.T, dir string)
+	}{
+		{name: "binary swapped after lock", code: "PLUGIN_DIGEST_MISMATCH", prepare: func(t *testing.T, dir string) {
+			copyBinary(t, filepath.Join(binDir, "cmd-engine"), filepath.Join(dir, "bin", "mock-engine"))
+		}},
+		{name: "plugin fails its handshake", code: "PLUGIN_HANDSHAKE", prepare: func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, "bin", "mock-engine"), []byte("#!/bin/sh\nexit 7\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if r := obversa(t, dir, "plugin", "lock", "--upgrade", "run.hcl"); r.code != 0 {
+				t.Fatalf("lock: %s", r.stderr)
+			}
+		}},
+		{name: "binary removed", code: CodeRunFileInvalid, prepare: func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, "bin", "mock-engine")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			copyBinary(t, filepath.Join(binDir, "mock-engine"), filepath.Join(dir, "bin", "mock-engine"))
+			if err := os.WriteFile(filepath.Join(dir, "run.hcl"), []byte(strings.Replace(jsonRunFile, "BIN/mock-engine", "bin/mock-engine", 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if r := obversa(t, dir, "plugin", "lock", "run.hcl"); r.code != 0 {
+				t.Fatalf("lock: %s", r.stderr)
+			}
+			tt.prepare(t, dir)
+			refusalOf(t, dir, exitUsage, tt.code, "run", "--json", "run.hcl")
+		})
+	}
+}

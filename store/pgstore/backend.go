@@ -56,6 +56,11 @@ func Open(ctx context.Context, cfg Config, namespace string) (*Backend, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, Redact(cfg.URL), redactErr(err))
 	}
 	pc.ConnConfig.RuntimeParams["search_path"] = cfg.Schema
+	if pc.ConnConfig.RuntimeParams["synchronous_commit"] == "" {
+		// An append is acknowledged once durable, whatever the server's or
+		// the role's default; a URL that sets it is the user's choice.
+		pc.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	}
 	if pc.ConnConfig.RuntimeParams["application_name"] == "" {
 		pc.ConnConfig.RuntimeParams["application_name"] = "obversa"
 	}

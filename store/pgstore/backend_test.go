@@ -168,3 +168,15 @@ func TestWritesNeedTheLease(t *testing.T) {
 		t.Fatalf("ListRuns = %v, %v", ids, err)
 	}
 }
+
+// TestSessionsCommitSynchronously: the backend's sessions wait for the
+// commit to be flushed, whatever the role's default.
+func TestSessionsCommitSynchronously(t *testing.T) {
+	t.Parallel()
+	b, _ := newBackend(t)
+	var v string
+	must(t, b.pool.QueryRow(context.Background(), `SHOW synchronous_commit`).Scan(&v))
+	if v != "on" {
+		t.Fatalf("synchronous_commit = %s, want on", v)
+	}
+}

@@ -39,8 +39,9 @@
 // events are inserted, the head moved, followers notified (pg_notify) and
 // the transaction committed. Two round trips: the first begins, locks and
 // reads; the second inserts, updates, notifies and commits. Append
-// returns once COMMIT has returned, durable at PostgreSQL's defaults
-// (synchronous_commit on). A batch is one transaction, so there is no torn
+// returns once COMMIT has returned: durable, since its sessions set
+// synchronous_commit=on (unless the URL sets it otherwise) and the server
+// runs with fsync on, its default. A batch is one transaction, so there is no torn
 // tail to recover: it is committed whole or not at all. If the connection
 // fails while COMMIT is under way — or the client dies after sending it —
 // the server may still commit it; the client cannot know, and reading the

@@ -170,13 +170,20 @@ func TestWritesNeedTheLease(t *testing.T) {
 }
 
 // TestSessionsCommitSynchronously: the backend's sessions wait for the
-// commit to be flushed, whatever the role's default.
+// commit to be flushed even when the connection's defaults say otherwise
+// (PGOPTIONS here); a URL that sets synchronous_commit is obeyed.
 func TestSessionsCommitSynchronously(t *testing.T) {
-	t.Parallel()
-	b, _ := newBackend(t)
-	var v string
-	must(t, b.pool.QueryRow(context.Background(), `SHOW synchronous_commit`).Scan(&v))
-	if v != "on" {
-		t.Fatalf("synchronous_commit = %s, want on", v)
+	t.Setenv("PGOPTIONS", "-c synchronous_commit=off")
+	c := testConfig(t, testURL(t), testSchema(t))
+	c.LocalDir = t.TempDir()
+	for _, tt := range []struct{ param, want string }{{"", "on"}, {"&synchronous_commit=local", "local"}} {
+		cc := c
+		cc.URL += tt.param
+		b := openBackend(t, cc, "ns")
+		var v string
+		must(t, b.pool.QueryRow(context.Background(), `SHOW synchronous_commit`).Scan(&v))
+		if v != tt.want {
+			t.Errorf("URL %s: synchronous_commit = %s, want %s", cc.URL, v, tt.want)
+		}
 	}
 }

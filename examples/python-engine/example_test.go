@@ -144,6 +144,23 @@ func TestRunGraph(t *testing.T) {
 	}
 }
 
+// TestRunRefusesBadConfig checks that a mistake in the plugin's config
+// refuses the run before it starts, with the engine's diagnostic naming the
+// attribute.
+func TestRunRefusesBadConfig(t *testing.T) {
+	py.Need(t)
+	obversa := filepath.Join(binDir, "obversa")
+	typo := func(s string) string {
+		return strings.Replace(s, "rate_limits   = {", "rate_limit    = {", 1)
+	}
+	runFile := exampletest.PrepareExample(t, obversa, "run.hcl", "../../bin/python-engine", launcher(), typo)
+	code, stdout, stderr := exampletest.Obversa(t, obversa, filepath.Dir(runFile), "run", runFile)
+	want := `config.rate_limit: unknown python engine setting "rate_limit"`
+	if code == 0 || !strings.Contains(stderr, want) {
+		t.Errorf("run with a typo in config: exit %d, stdout %q, stderr %q; want a refusal with %q", code, stdout, stderr, want)
+	}
+}
+
 type event struct {
 	Type string         `json:"type"`
 	Data map[string]any `json:"data"`

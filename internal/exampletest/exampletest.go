@@ -112,13 +112,12 @@ type RunResult struct {
 	Stderr string `json:"-"`
 }
 
-// RunExample copies the run file runHCL into a fresh directory with the
-// plugin path pluginPath (as the file spells it, quoted) replaced by
-// launcher, pins it (obversa plugin lock) and runs it (obversa run --json
-// --run-id example), all with the obversa binary bin. It fails t when the
-// file does not name pluginPath, or when locking or running does not give a
-// result object.
-func RunExample(t testing.TB, bin, runHCL, pluginPath, launcher string) RunResult {
+// PrepareExample copies the run file runHCL into a fresh directory with
+// the plugin path pluginPath (as the file spells it, quoted) replaced by
+// launcher and each edit applied to its text, and pins it (obversa plugin
+// lock) with the obversa binary bin. It returns the copy's path, and fails
+// t when the file does not name pluginPath or locking fails.
+func PrepareExample(t testing.TB, bin, runHCL, pluginPath, launcher string, edits ...func(string) string) string {
 	t.Helper()
 	src, err := os.ReadFile(runHCL)
 	if err != nil {
@@ -129,14 +128,26 @@ func RunExample(t testing.TB, bin, runHCL, pluginPath, launcher string) RunResul
 		t.Fatalf("%s names no plugin path %s", runHCL, quoted)
 	}
 	text := strings.ReplaceAll(string(src), quoted, fmt.Sprintf("%q", launcher))
-	dir := t.TempDir()
-	runFile := filepath.Join(dir, "run.hcl")
+	for _, edit := range edits {
+		text = edit(text)
+	}
+	runFile := filepath.Join(t.TempDir(), "run.hcl")
 	if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := Obversa(t, bin, dir, "plugin", "lock", runFile); code != 0 {
+	if code, _, stderr := Obversa(t, bin, filepath.Dir(runFile), "plugin", "lock", runFile); code != 0 {
 		t.Fatalf("plugin lock: exit %d: %s", code, stderr)
 	}
+	return runFile
+}
+
+// RunExample prepares runHCL as PrepareExample does and runs it (obversa
+// run --json --run-id example). It fails t when run prints no result
+// object.
+func RunExample(t testing.TB, bin, runHCL, pluginPath, launcher string) RunResult {
+	t.Helper()
+	runFile := PrepareExample(t, bin, runHCL, pluginPath, launcher)
+	dir := filepath.Dir(runFile)
 	code, stdout, stderr := Obversa(t, bin, dir, "run", "--json", "--run-id", "example", runFile)
 	var res RunResult
 	if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &res); err != nil {

@@ -4,7 +4,6 @@ package nodeengine_test
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -18,56 +17,26 @@ import (
 	"github.com/obversa/obversa/sdk/conformance"
 )
 
-var (
-	// repoRoot is the module root; pluginDir the JavaScript engine.
-	repoRoot, pluginDir string
-	// binDir holds obversa and the node-engine launcher, built by TestMain.
-	binDir string
-	// node is usable when node and the plugin's npm packages are there;
-	// CI sets OBVERSA_REQUIRE_NODE_ENGINE after `npm ci`.
-	node = exampletest.Runtime{RequireEnv: "OBVERSA_REQUIRE_NODE_ENGINE"}
-)
+// node is the JavaScript engine's setting: usable when node and the
+// plugin's npm packages are there; CI sets OBVERSA_REQUIRE_NODE_ENGINE
+// after `npm ci`.
+var node = exampletest.Example{Name: "node-engine", Runtime: exampletest.Runtime{RequireEnv: "OBVERSA_REQUIRE_NODE_ENGINE"}}
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var err error
-	if repoRoot, err = exampletest.RepoRoot(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	pluginDir = filepath.Join(repoRoot, "examples", "plugins", "node-engine")
-	if binDir, err = os.MkdirTemp("", "obversa-node-engine-"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(binDir)
-	switch _, err := exec.LookPath("node"); {
-	case err != nil:
-		node.Missing = "node is not installed"
-	case !exists(filepath.Join(pluginDir, "node_modules")):
-		node.Missing = "examples/plugins/node-engine/node_modules is missing (npm ci --ignore-scripts there)"
-	}
-	if node.Missing == "" {
-		err := exampletest.RunAll(repoRoot,
-			exec.Command("go", "build", "-o", filepath.Join(binDir, "obversa"), "./cmd/obversa"),
-			exec.Command("node", filepath.Join(pluginDir, "build.js"), launcher()))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+	os.Exit(exampletest.Main(m, &node, func() string {
+		if _, err := exec.LookPath("node"); err != nil {
+			return "node is not installed"
 		}
-	}
-	return m.Run()
+		if _, err := os.Stat(filepath.Join(node.PluginDir, "node_modules")); err != nil {
+			return "examples/plugins/node-engine/node_modules is missing (npm ci --ignore-scripts there)"
+		}
+		return ""
+	}, func() *exec.Cmd {
+		return exec.Command("node", filepath.Join(node.PluginDir, "build.js"), node.Launcher())
+	}))
 }
 
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-func launcher() string { return filepath.Join(binDir, "node-engine") }
+func launcher() string { return node.Launcher() }
 
 func TestConformance(t *testing.T) {
 	node.Need(t)
@@ -79,7 +48,7 @@ func TestConformance(t *testing.T) {
 
 func TestRunGraph(t *testing.T) {
 	node.Need(t)
-	obversa := filepath.Join(binDir, "obversa")
+	obversa := node.Obversa()
 	res := exampletest.RunExample(t, obversa, "run.hcl", "../../bin/node-engine", launcher())
 	if res.Kind != "complete" {
 		t.Fatalf("result %+v, stderr:\n%s", res, res.Stderr)
@@ -105,8 +74,8 @@ func TestLauncherRefusesChangedCode(t *testing.T) {
 	exampletest.CheckRefusals(t, launcher(), []exampletest.Refusal{
 		{Name: "changed file", Entry: `"src/engine.js": "[0-9a-f]{64}"`, Replacement: `"src/engine.js": "` + strings.Repeat("0", 64) + `"`, Want: "changed after this launcher was built"},
 		{Name: "unlisted file", Entry: `"src/engine.js": "[0-9a-f]{64}",?`, Replacement: ``, Want: "is not one of the files this launcher was built with"},
-		{Name: "changed protocol", Entry: `"[^"]*plugin\.proto": "[0-9a-f]{64}"`, Replacement: `"` + filepath.Join(repoRoot, "plugin/proto/obversa/plugin/v1/plugin.proto") + `": "` + strings.Repeat("1", 64) + `"`, Want: "plugin.proto changed"},
-		{Name: "changed health protocol", Entry: `"[^"]*health\.proto": "[0-9a-f]{64}"`, Replacement: `"` + filepath.Join(repoRoot, "plugin/proto/grpc/health/v1/health.proto") + `": "` + strings.Repeat("2", 64) + `"`, Want: "health.proto changed"},
+		{Name: "changed protocol", Entry: `"[^"]*plugin\.proto": "[0-9a-f]{64}"`, Replacement: `"` + filepath.Join(node.Root, "plugin/proto/obversa/plugin/v1/plugin.proto") + `": "` + strings.Repeat("1", 64) + `"`, Want: "plugin.proto changed"},
+		{Name: "changed health protocol", Entry: `"[^"]*health\.proto": "[0-9a-f]{64}"`, Replacement: `"` + filepath.Join(node.Root, "plugin/proto/grpc/health/v1/health.proto") + `": "` + strings.Repeat("2", 64) + `"`, Want: "health.proto changed"},
 	})
 }
 

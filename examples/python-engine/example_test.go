@@ -35,50 +35,26 @@ import (
 // python3 earlier on PATH, such as a pyenv one, usually does not).
 const python = "/usr/bin/python3"
 
-var (
-	// repoRoot is the module root; pluginDir the Python engine.
-	repoRoot, pluginDir string
-	// binDir holds obversa and the python-engine launcher, built by TestMain.
-	binDir string
-	// py is usable when python can import the Debian packages; CI sets
-	// OBVERSA_REQUIRE_PYTHON_ENGINE after installing them.
-	py = exampletest.Runtime{RequireEnv: "OBVERSA_REQUIRE_PYTHON_ENGINE"}
-)
+// py is the Python engine's setting: usable when python can import the
+// Debian packages; CI sets OBVERSA_REQUIRE_PYTHON_ENGINE after installing
+// them.
+var py = exampletest.Example{Name: "python-engine", Runtime: exampletest.Runtime{RequireEnv: "OBVERSA_REQUIRE_PYTHON_ENGINE"}}
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var err error
-	if repoRoot, err = exampletest.RepoRoot(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	pluginDir = filepath.Join(repoRoot, "examples", "plugins", "python-engine")
-	if binDir, err = os.MkdirTemp("", "obversa-python-engine-"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(binDir)
-	if out, err := exec.Command(python, "-c", "import grpc, grpc_tools, google.protobuf").CombinedOutput(); err != nil {
-		py.Missing = fmt.Sprintf("%s cannot import grpc, grpc_tools and google.protobuf (%v: %s); "+
-			"install them with apt-get install -y python3-grpcio python3-grpc-tools python3-protobuf",
-			python, err, strings.TrimSpace(string(out)))
-	}
-	if py.Missing == "" {
-		err := exampletest.RunAll(repoRoot,
-			exec.Command("go", "build", "-o", filepath.Join(binDir, "obversa"), "./cmd/obversa"),
-			exec.Command(python, filepath.Join(pluginDir, "build.py"), launcher()))
+	os.Exit(exampletest.Main(m, &py, func() string {
+		out, err := exec.Command(python, "-c", "import grpc, grpc_tools, google.protobuf").CombinedOutput()
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+			return fmt.Sprintf("%s cannot import grpc, grpc_tools and google.protobuf (%v: %s); "+
+				"install them with apt-get install -y python3-grpcio python3-grpc-tools python3-protobuf",
+				python, err, strings.TrimSpace(string(out)))
 		}
-	}
-	return m.Run()
+		return ""
+	}, func() *exec.Cmd {
+		return exec.Command(python, filepath.Join(py.PluginDir, "build.py"), py.Launcher())
+	}))
 }
 
-func launcher() string { return filepath.Join(binDir, "python-engine") }
+func launcher() string { return py.Launcher() }
 
 func TestConformance(t *testing.T) {
 	py.Need(t)
@@ -94,7 +70,7 @@ func TestConformance(t *testing.T) {
 func TestPythonUnitTests(t *testing.T) {
 	py.Need(t)
 	cmd := exec.Command(python, "-m", "unittest", "discover", "-s", "tests")
-	cmd.Dir = pluginDir
+	cmd.Dir = py.PluginDir
 	cmd.Env = append(os.Environ(), "PYTHONPATH=src:build/gen")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "\nOK") {
@@ -109,7 +85,7 @@ func TestPythonUnitTests(t *testing.T) {
 // and the run completes.
 func TestRunGraph(t *testing.T) {
 	py.Need(t)
-	obversa := filepath.Join(binDir, "obversa")
+	obversa := py.Obversa()
 	res := exampletest.RunExample(t, obversa, "run.hcl", "../../bin/python-engine", launcher())
 	if res.Kind != "complete" {
 		t.Fatalf("result %+v, stderr:\n%s", res, res.Stderr)
@@ -149,7 +125,7 @@ func TestRunGraph(t *testing.T) {
 // attribute.
 func TestRunRefusesBadConfig(t *testing.T) {
 	py.Need(t)
-	obversa := filepath.Join(binDir, "obversa")
+	obversa := py.Obversa()
 	typo := func(s string) string {
 		return strings.Replace(s, "rate_limits   = {", "rate_limit    = {", 1)
 	}

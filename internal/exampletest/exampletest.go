@@ -78,6 +78,51 @@ func (r Runtime) Need(t testing.TB) {
 	t.Skipf("%s (set %s to make this a failure)", r.Missing, r.RequireEnv)
 }
 
+// Example is the setting of an example plugin's tests, filled by Main.
+type Example struct {
+	// Root is the module root; PluginDir the plugin's directory
+	// (examples/plugins/NAME); BinDir a temporary directory for the obversa
+	// binary and the plugin's launcher, removed when the tests end.
+	Root, PluginDir, BinDir string
+	// Name is the plugin's directory name, and its launcher's.
+	Name string
+	// Runtime is the plugin's language runtime.
+	Runtime
+}
+
+// Obversa is the obversa binary Main built.
+func (e *Example) Obversa() string { return filepath.Join(e.BinDir, "obversa") }
+
+// Launcher is where Main's build command must write the plugin's launcher.
+func (e *Example) Launcher() string { return filepath.Join(e.BinDir, e.Name) }
+
+// Main runs the tests m of the example plugin examples/plugins/NAME (e.Name):
+// it fills e, sets e.Missing to what missing returns ("" when the runtime is
+// usable) and, when the runtime is usable, builds obversa into e.BinDir and
+// runs the command build returns (in e.Root), which writes e.Launcher(). It
+// returns the exit status for os.Exit.
+func Main(m *testing.M, e *Example, missing func() string, build func() *exec.Cmd) int {
+	var err error
+	if e.Root, err = RepoRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	e.PluginDir = filepath.Join(e.Root, "examples", "plugins", e.Name)
+	if e.BinDir, err = os.MkdirTemp("", "obversa-"+e.Name+"-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(e.BinDir)
+	if e.Missing = missing(); e.Missing == "" {
+		err := RunAll(e.Root, exec.Command("go", "build", "-o", e.Obversa(), "./cmd/obversa"), build())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
 // Obversa runs the obversa binary bin in dir with args and returns its exit
 // status, stdout and stderr.
 func Obversa(t testing.TB, bin, dir string, args ...string) (int, string, string) {

@@ -42,13 +42,40 @@ func runTests(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	binDir = dir
 	// The crash tests stop processes at failpoints: the binaries are built
-	// with them compiled in.
+	// with them compiled in — except when only benchmarks run, which
+	// measure release binaries.
+	var tags []string
+	if !benchmarksOnly(os.Args) {
+		tags = append(tags, testutil.FailpointsTag)
+	}
 	pkgs := map[string]string{"obversa": "./cmd/obversa", "mock-engine": "./plugins/mock-engine", "cmd-engine": "./plugins/cmd-engine"}
-	if err := testutil.BuildBinaries(dir, pkgs, testutil.FailpointsTag); err != nil {
+	if err := testutil.BuildBinaries(dir, pkgs, tags...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()
+}
+
+// benchmarksOnly reports whether the test binary was asked to run
+// benchmarks and no test (`-run '^$' -bench …`, as make bench does).
+func benchmarksOnly(args []string) bool {
+	bench, noTests := false, false
+	for i, a := range args {
+		v, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		val := ""
+		if _, after, ok := strings.Cut(a, "="); ok {
+			val = after
+		} else if i+1 < len(args) {
+			val = args[i+1]
+		}
+		switch v {
+		case "test.bench":
+			bench = val != ""
+		case "test.run":
+			noTests = val == "^$"
+		}
+	}
+	return bench && noTests
 }
 
 // helperPlugin makes the test binary a misbehaving plugin.

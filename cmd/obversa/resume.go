@@ -41,7 +41,7 @@ func newResumeCmd(g *globals) *cobra.Command {
 			res, done, err := watchdog.Resume(ctx, dir, o)
 			switch {
 			case errors.Is(err, store.ErrProcessLocked):
-				return failedErr(err)
+				return failedErr(fmt.Errorf("%w; the run is live: `obversa approve` hands decisions to its worker, `obversa stop` stops it, and resume carries it on once it has ended", err))
 			case errors.Is(err, watchdog.ErrRunNotPaused), errors.Is(err, watchdog.ErrResumePosition),
 				errors.Is(err, watchdog.ErrResumeEventMismatch):
 				return usageErr(err)

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/graph"
 )
 
@@ -62,5 +64,36 @@ func TestDigestIsCanonical(t *testing.T) {
 	}
 	if a != b {
 		t.Fatalf("key order or number form changed the digest: %s vs %s", a, b)
+	}
+}
+
+func TestRestartBackoff(t *testing.T) {
+	tests := []struct {
+		n                int
+		initialMS, maxMS int64
+		want             time.Duration
+	}{
+		{0, 1000, 30000, time.Second},
+		{1, 1000, 30000, 2 * time.Second},
+		{4, 1000, 30000, 16 * time.Second},
+		{5, 1000, 30000, 30 * time.Second},
+		{60, 1000, 30000, 30 * time.Second},
+		{3, 50, 400, 400 * time.Millisecond},
+		{3, 50, 0, 50 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		r := Restart{InitialBackoffMS: tt.initialMS, MaxBackoffMS: tt.maxMS}
+		if got := r.Backoff(tt.n); got != tt.want {
+			t.Errorf("%+v.Backoff(%d) = %s, want %s", r, tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestPreflightTimeoutDefault(t *testing.T) {
+	if got := (&Plan{}).PreflightTimeout(); got != hcl.DefaultPreflightTimeout {
+		t.Errorf("no policy: %s", got)
+	}
+	if got := (&Plan{Preflight: &Preflight{TimeoutMS: 1500}}).PreflightTimeout(); got != 1500*time.Millisecond {
+		t.Errorf("1500 ms: %s", got)
 	}
 }

@@ -241,7 +241,7 @@ func (s *State) applyRunLevel(typ string, data json.RawMessage, v any, ts time.T
 		if err != nil {
 			return err
 		}
-		s.engineCall(d)
+		return s.engineCall(d)
 	case graph.EventModelUnavailable:
 		d, err := typed[graph.ModelUnavailableData](data, v)
 		if err != nil {
@@ -290,13 +290,15 @@ func (s *State) result(typ string, r *Result, ts time.Time) {
 
 // engineCall folds graph:engine-attempt-recorded: the position's calls
 // and its node's usage (unknown once any call is unknown, never zero).
-func (s *State) engineCall(d graph.EngineAttemptData) {
+func (s *State) engineCall(d graph.EngineAttemptData) error {
 	if d.Sequence > s.seq[d.Position] {
 		s.seq[d.Position] = d.Sequence
 	}
 	var u plugin.Usage
 	if len(d.Usage) > 0 {
-		_ = json.Unmarshal(d.Usage, &u) // a usage that does not decode is unknown
+		if err := decode(d.Usage, &u); err != nil {
+			return err
+		}
 	}
 	if p := s.pos[d.Position]; p != nil {
 		p.Calls = append(p.Calls, EngineCall{Sequence: d.Sequence, Outcome: d.Outcome, FailureKind: d.FailureKind,
@@ -313,6 +315,7 @@ func (s *State) engineCall(d graph.EngineAttemptData) {
 	default:
 		*cur = plugin.Usage{}
 	}
+	return nil
 }
 
 // applyRun folds the run: family.

@@ -19,16 +19,23 @@ import (
 	"github.com/obversa/obversa/sdk/enginetest"
 )
 
-// simCase is one seeded case of the crash simulation: a random graph, how
-// a person answers its approvals, which first attempts fail, and when the
-// worker, the watchdog or both are killed.
+// simCase is one seeded graph of the crash simulation: a random graph, how
+// a person answers its approvals, which first attempts fail, and the
+// schedules by which the worker, the watchdog or both are killed.
 type simCase struct {
 	seed     int64
 	def      *graph.Definition
 	decision map[string]string // node → allow | deny, for approval nodes
 	fails    map[string]bool   // position → the binding fails it (before any effect)
-	kills    []simKill         // in order; each fires once
+	// schedules are the kill schedules the case is run with, each from
+	// scratch: a schedule's kills fire in order, once each.
+	schedules [][]simKill
 }
+
+// simSchedules is how many kill schedules each seeded graph is run with:
+// a case is one graph under one schedule, all checked against one run of
+// the graph without kills.
+const simSchedules = 3
 
 // Who a kill stops.
 const (
@@ -94,14 +101,19 @@ func newSimCase(seed int64) *simCase {
 		def.Nodes = append(def.Nodes, nd)
 	}
 	c.def = def
-	// Kill points: most cases kill once, some twice or more, some never.
-	for k := r.Intn(4); k > 0; k-- {
-		who := []string{killWorker, killWorker, killWatchdog, killBoth}[r.Intn(4)]
-		hit := 1 + r.Intn(4*n+4)
-		if who == killWatchdog {
-			hit = 1 + r.Intn(4)
+	// Kill points: most schedules kill once, some twice or more, some
+	// never.
+	for range simSchedules {
+		var kills []simKill
+		for k := r.Intn(4); k > 0; k-- {
+			who := []string{killWorker, killWorker, killWatchdog, killBoth}[r.Intn(4)]
+			hit := 1 + r.Intn(4*n+4)
+			if who == killWatchdog {
+				hit = 1 + r.Intn(4)
+			}
+			kills = append(kills, simKill{who: who, hit: hit})
 		}
-		c.kills = append(c.kills, simKill{who: who, hit: hit})
+		c.schedules = append(c.schedules, kills)
 	}
 	return c
 }

@@ -233,11 +233,6 @@ func (s *supervisor) loop(ctx context.Context) (*runstate.Result, error) {
 	}
 }
 
-// Backoff returns min(max, initial·2^n) (plan.Restart.Backoff).
-func Backoff(n int, initial, max time.Duration) time.Duration {
-	return plan.Restart{InitialBackoffMS: initial.Milliseconds(), MaxBackoffMS: max.Milliseconds()}.Backoff(n)
-}
-
 // sleep waits d, or less when the deadline or ctx ends first (false).
 func (s *supervisor) sleep(ctx context.Context, d time.Duration) bool {
 	whole := s.deadline.IsZero() || time.Until(s.deadline) >= d

@@ -17,26 +17,6 @@ import (
 	"github.com/obversa/obversa/store"
 )
 
-func TestBackoff(t *testing.T) {
-	tests := []struct {
-		n            int
-		initial, max time.Duration
-		want         time.Duration
-	}{
-		{0, time.Second, 30 * time.Second, time.Second},
-		{1, time.Second, 30 * time.Second, 2 * time.Second},
-		{4, time.Second, 30 * time.Second, 16 * time.Second},
-		{5, time.Second, 30 * time.Second, 30 * time.Second},
-		{60, time.Second, 30 * time.Second, 30 * time.Second},
-		{3, 50 * time.Millisecond, 400 * time.Millisecond, 400 * time.Millisecond},
-	}
-	for _, tt := range tests {
-		if got := Backoff(tt.n, tt.initial, tt.max); got != tt.want {
-			t.Errorf("Backoff(%d, %s, %s) = %s, want %s", tt.n, tt.initial, tt.max, got, tt.want)
-		}
-	}
-}
-
 func TestLimitWriter(t *testing.T) {
 	var buf bytes.Buffer
 	w := &limitWriter{w: &buf, limit: 10, over: make(chan struct{})}

@@ -28,22 +28,7 @@ import (
 
 // RepoRoot returns the module root: the nearest directory above the working
 // directory that holds go.mod.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
+func RepoRoot() (string, error) { return testutil.ModuleRoot() }
 
 // RunAll runs each command in dir and returns the first failure with the
 // command's combined output.

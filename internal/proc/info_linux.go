@@ -96,10 +96,30 @@ func PIDs() ([]int, error) {
 // ("NAME=value"). Unreadable environments (other users, kernel threads)
 // report false.
 func EnvironHas(pid int, kv string) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	var buf []byte
+	return environHas(pid, kv, &buf)
+}
+
+// environHas is EnvironHas reading into *buf, which it grows and keeps, so
+// a scan of every process allocates once (Marked).
+func environHas(pid int, kv string, buf *[]byte) bool {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
 		return false
 	}
+	defer f.Close()
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil || n == 0 {
+			break
+		}
+	}
+	*buf = b
 	return HasEntry(b, kv)
 }
 

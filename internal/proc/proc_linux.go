@@ -47,8 +47,9 @@ func Marked(kv string, exclude map[int]bool) ([]Proc, error) {
 		return nil, err
 	}
 	var out []Proc
+	buf := make([]byte, 0, 16<<10)
 	for _, pid := range pids {
-		if exclude[pid] || !EnvironHas(pid, kv) {
+		if exclude[pid] || !environHas(pid, kv, &buf) {
 			continue
 		}
 		if p, err := Stat(pid); err == nil {

@@ -92,7 +92,7 @@ func TestApproveLiveWorker(t *testing.T) {
 	runFile, dir := rulesRun(t, "", "", simpleLane+`
 graph "dag" {
   global_concurrency = 2
-  approval = ["gate", "late"]
+  approval = ["gate"]
   node "slow" {
     binding    = "shell"
     input      = { command = ["sh", "-c", "while [ ! -f RELEASE ]; do sleep 0.05; done"] }

@@ -237,11 +237,17 @@ func (s *State) settled(position string, ts time.Time) {
 func (s *State) applyRunLevel(typ string, data json.RawMessage, v any, ts time.Time) error {
 	switch typ {
 	case graph.EventEngineAttempt:
-		d, err := typed[graph.EngineAttemptData](data, v)
-		if err != nil {
+		var d engineCallData
+		if e, ok := v.(graph.EngineAttemptData); ok {
+			d = engineCallData{Node: e.Node, Position: e.Position, Sequence: e.Sequence, Outcome: e.Outcome,
+				FailureKind: e.FailureKind, Requested: e.Requested, Effective: e.Effective}
+			if err := decode(e.Usage, &d.Usage); err != nil {
+				return err
+			}
+		} else if err := decode(data, &d); err != nil {
 			return err
 		}
-		return s.engineCall(d)
+		s.engineCall(d)
 	case graph.EventModelUnavailable:
 		d, err := typed[graph.ModelUnavailableData](data, v)
 		if err != nil {
@@ -288,18 +294,27 @@ func (s *State) result(typ string, r *Result, ts time.Time) {
 	}
 }
 
+// engineCallData is what the fold reads of graph:engine-attempt-recorded
+// (graph.EngineAttemptData without the parts, which can be large and are
+// left undecoded).
+type engineCallData struct {
+	Node        string          `json:"node"`
+	Position    string          `json:"position"`
+	Sequence    int             `json:"sequence"`
+	Outcome     string          `json:"outcome"`
+	FailureKind string          `json:"failure_kind"`
+	Requested   json.RawMessage `json:"requested"`
+	Effective   json.RawMessage `json:"effective"`
+	Usage       plugin.Usage    `json:"usage"`
+}
+
 // engineCall folds graph:engine-attempt-recorded: the position's calls
 // and its node's usage (unknown once any call is unknown, never zero).
-func (s *State) engineCall(d graph.EngineAttemptData) error {
+func (s *State) engineCall(d engineCallData) {
 	if d.Sequence > s.seq[d.Position] {
 		s.seq[d.Position] = d.Sequence
 	}
-	var u plugin.Usage
-	if len(d.Usage) > 0 {
-		if err := decode(d.Usage, &u); err != nil {
-			return err
-		}
-	}
+	u := d.Usage
 	if p := s.pos[d.Position]; p != nil {
 		p.Calls = append(p.Calls, EngineCall{Sequence: d.Sequence, Outcome: d.Outcome, FailureKind: d.FailureKind,
 			Requested: d.Requested, Effective: d.Effective, Usage: u})
@@ -315,7 +330,6 @@ func (s *State) engineCall(d graph.EngineAttemptData) error {
 	default:
 		*cur = plugin.Usage{}
 	}
-	return nil
 }
 
 // applyRun folds the run: family.

@@ -122,7 +122,7 @@ func newSimCase(seed int64) *simCase {
 func (c *simCase) plan(dir, id string) *plan.Plan {
 	t := plugin.Identity{Adapter: "mock", Provider: "local", ModelFamily: "scripted", Model: "m1", Tools: []string{}}
 	return &plan.Plan{RunID: id, Namespace: "default", Storage: plan.Storage{Directory: dir},
-		Workspace: plan.Workspace{Provider: "none"}, TeardownGraceMS: 100,
+		Workspace: plan.Workspace{Root: filepath.Join(dir, "workspace"), Provider: "none"}, TeardownGraceMS: 100,
 		Restart: plan.Restart{MaxRestarts: 10, InitialBackoffMS: 0, MaxBackoffMS: 0},
 		Plugins: []plan.PluginPlan{},
 		Lanes:   []plan.LanePlan{{Name: "w", Requested: t, Effective: t, KnownSubstitutions: []plugin.Identity{}, Fallbacks: []plugin.Identity{}}}}

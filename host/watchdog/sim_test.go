@@ -161,7 +161,7 @@ type simRun struct {
 // as a person would, and checks the invariants of the record it leaves.
 func (c *simCase) execute(dir string, kills []simKill, stats *simStats) (*runstate.Result, error) {
 	ctx := context.Background()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o755); err != nil {
 		return nil, err
 	}
 	s := &simRun{c: c, eff: newEffects(dir), stats: stats, acked: map[int64]string{}, kills: slices.Clone(kills)}

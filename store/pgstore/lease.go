@@ -54,7 +54,8 @@ type Lease struct {
 	id      string
 	adopted bool
 
-	stop    chan struct{} // closed by Release
+	stop    context.Context // done once Release is called
+	halt    context.CancelFunc
 	renewer chan struct{} // closed when the renewing goroutine has ended
 	lost    chan struct{} // closed when the lease is found stale
 
@@ -236,7 +237,8 @@ func (r *Run) hold(h store.Holder, epoch int64, id string, adopted bool) (*Lease
 		return nil, err
 	}
 	l := &Lease{r: r, holder: h, epoch: epoch, id: id, adopted: adopted,
-		stop: make(chan struct{}), renewer: make(chan struct{}), lost: make(chan struct{})}
+		renewer: make(chan struct{}), lost: make(chan struct{})}
+	l.stop, l.halt = context.WithCancel(context.Background())
 	r.mu.Lock()
 	r.own = l
 	r.mu.Unlock()
@@ -308,7 +310,7 @@ func (l *Lease) Release() error {
 			}
 		}
 	}
-	close(l.stop)
+	l.halt()
 	<-l.renewer
 	return err
 }
@@ -325,11 +327,13 @@ func (l *Lease) renew(every time.Duration) {
 	r := l.r
 	for {
 		select {
-		case <-l.stop:
+		case <-l.stop.Done():
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), every)
+		// A slow renewal may take until the lease would lapse anyway
+		// (ticks meanwhile are dropped); Release cuts it short.
+		ctx, cancel := context.WithTimeout(l.stop, r.b.cfg.LeaseTTL)
 		tag, err := r.b.pool.Exec(ctx, `UPDATE runs SET lease_expires_at = now() + $5 * interval '1 millisecond'
 			WHERE namespace = $1 AND run_id = $2 AND epoch = $3 AND lease_id = $4 AND lease_held`,
 			r.b.ns, r.id, l.epoch, l.id, r.b.cfg.LeaseTTL.Milliseconds())

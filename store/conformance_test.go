@@ -27,6 +27,8 @@ func TestConformance(t *testing.T) {
 			return st
 		}, storetest.WithAdopt(adoptInChild), storetest.WithDamage(func(t *testing.T, b store.Backend, id string, ref store.ArtifactRef) {
 			damageBlob(t, store.OS(), b, id, ref)
+		}), storetest.WithEventEdit(func(t *testing.T, b store.Backend, id string, rev int64, from, to string) {
+			editEventLine(t, store.OS(), b, id, rev, from, to)
 		}))
 	})
 	t.Run("simfs", func(t *testing.T) {
@@ -39,6 +41,8 @@ func TestConformance(t *testing.T) {
 		}, storetest.SkipAdopt("a simulated file system has no descriptor a child process can inherit"),
 			storetest.WithDamage(func(t *testing.T, b store.Backend, id string, ref store.ArtifactRef) {
 				damageBlob(t, b.(*store.Store).FS(), b, id, ref)
+			}), storetest.WithEventEdit(func(t *testing.T, b store.Backend, id string, rev int64, from, to string) {
+				editEventLine(t, b.(*store.Store).FS(), b, id, rev, from, to)
 			}))
 	})
 }
@@ -76,6 +80,47 @@ func damageBlob(t *testing.T, fsys store.FS, b store.Backend, id string, ref sto
 	}
 	defer f.Close()
 	if _, err := f.Write(bytes.Repeat([]byte("X"), int(ref.Size))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// editEventLine replaces from by to in line rev of the run's events.jsonl
+// (same length), after the line's "data" member starts, and writes the
+// file back.
+func editEventLine(t *testing.T, fsys store.FS, b store.Backend, id string, rev int64, from, to string) {
+	t.Helper()
+	path := filepath.Join(b.(*store.Store).RunDir(id), "events.jsonl")
+	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	_, err = buf.ReadFrom(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2 := buf.Bytes()
+	off := 0
+	for i := int64(1); i < rev; i++ {
+		off += bytes.IndexByte(b2[off:], '\n') + 1
+	}
+	line := b2[off : off+bytes.IndexByte(b2[off:], '\n')]
+	data := bytes.Index(line, []byte(`,"data":`))
+	k := -1
+	if data >= 0 {
+		k = bytes.Index(line[data:], []byte(from))
+	}
+	if k < 0 || len(from) != len(to) {
+		t.Fatalf("line %d has no %q in its data to replace", rev, from)
+	}
+	copy(line[data+k:], to)
+	f, err = fsys.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b2); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -24,6 +24,7 @@ var recordCases = []testCase{
 	{"FollowSeesOtherHandle", testFollow},
 	{"Runs", testRuns},
 	{"Closed", testClosed},
+	{"EditedEventFound", testEditedEvent},
 }
 
 // testHashChain: revisions are contiguous from 1, batch_end marks each
@@ -301,5 +302,31 @@ func testClosed(t *testing.T, s *suite) {
 	}
 	if _, err := r.PutArtifact(ctx, []byte("x"), "text/plain", "p"); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("PutArtifact after Close: %v", err)
+	}
+}
+
+// testEditedEvent: an event edited in storage (its digest left alone) is
+// a CORRUPT_EVENT_STREAM fault at its revision for Verify, and a fresh
+// handle refuses to read past it.
+func testEditedEvent(t *testing.T, s *suite) {
+	if s.editEvent == nil {
+		t.Skip("the backend gave no EditEventFunc (storetest.WithEventEdit)")
+	}
+	ctx := context.Background()
+	b, r := s.owned(t, "edited", store.Policy{})
+	mustAppend(t, r, 0, ev("a", map[string]int{"n": 1}))
+	mustAppend(t, r, 1, ev("b", map[string]int{"n": 2}), ev("c", map[string]int{"n": 3}))
+	s.editEvent(t, b, "edited", 2, `"n":2`, `"n":7`)
+	rep, err := b.Verify(ctx, "edited")
+	if !errors.Is(err, store.ErrCorruptEventStream) || len(rep.Faults) == 0 || rep.Faults[0].Rev != 2 {
+		t.Fatalf("Verify of an edited event: %v %+v, want CORRUPT_EVENT_STREAM at rev 2", err, rep)
+	}
+	ro, err := b.OpenRunReadOnly(ctx, "edited")
+	if err == nil {
+		defer ro.Close()
+		err = ro.Read(ctx, 1, func(store.Event) error { return nil })
+	}
+	if !errors.Is(err, store.ErrCorruptEventStream) {
+		t.Fatalf("opening and reading an edited record: %v, want CORRUPT_EVENT_STREAM", err)
 	}
 }

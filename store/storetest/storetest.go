@@ -45,11 +45,22 @@ type DamageFunc func(t *testing.T, b store.Backend, id string, ref store.Artifac
 // WithDamage gives the suite a way to damage a stored artifact.
 func WithDamage(f DamageFunc) Option { return func(s *suite) { s.damage = f } }
 
+// EditEventFunc edits the stored event rev of run id behind the record's
+// back, as a person with access to the storage could: in the event's data
+// it replaces the text from by to (same length), leaving every other byte
+// — its digest included — as it was.
+type EditEventFunc func(t *testing.T, b store.Backend, id string, rev int64, from, to string)
+
+// WithEventEdit gives the suite a way to edit a stored event, so that it
+// can check that Verify and reads find the edit.
+func WithEventEdit(f EditEventFunc) Option { return func(s *suite) { s.editEvent = f } }
+
 type suite struct {
 	newBackend NewBackend
 	adopt      AdoptFunc
 	adoptSkip  string
 	damage     DamageFunc
+	editEvent  EditEventFunc
 }
 
 // Run runs every conformance case against backends made by newBackend,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -192,9 +193,19 @@ func killDuring(t *testing.T, dir, runFile, eff string) result {
 // workerPID reads the pid of the last worker the watchdog recorded.
 func workerPID(t *testing.T, runDir string) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(runDir, "events.jsonl"))
+	pid, err := readWorkerPID(runDir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return pid
+}
+
+// readWorkerPID reads the pid of the last run:worker-started, for callers
+// off the test's goroutine.
+func readWorkerPID(runDir string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(runDir, "events.jsonl"))
+	if err != nil {
+		return 0, err
 	}
 	pid := 0
 	for _, line := range strings.Split(string(b), "\n") {
@@ -209,7 +220,7 @@ func workerPID(t *testing.T, runDir string) int {
 		}
 	}
 	if pid == 0 {
-		t.Fatal("no run:worker-started in the record")
+		return 0, errors.New("no run:worker-started in the record")
 	}
-	return pid
+	return pid, nil
 }

@@ -37,7 +37,7 @@ func newRoot() *cobra.Command {
 	root.SetVersionTemplate("{{.Version}}")
 	root.PersistentFlags().StringVar(&g.storage, "storage", ".obversa", "storage directory holding stored runs")
 	root.PersistentFlags().StringVar(&g.namespace, "namespace", "default", "namespace of stored runs")
-	root.AddCommand(newRunCmd(g), newWorkerCmd(), newStatusCmd(g), newEventsCmd(g), newValidateCmd(),
+	root.AddCommand(newRunCmd(g), newWorkerCmd(), newKeeperCmd(), newStatusCmd(g), newEventsCmd(g), newValidateCmd(),
 		newVerifyCmd(g), newPluginCmd(), newStopCmd(g), newResumeCmd(g), newApproveCmd(g), newPreflightCmd(g),
 		newVersionCmd(), newGraphCmd())
 	return root

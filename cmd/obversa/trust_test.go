@@ -344,7 +344,7 @@ func crashOnce(t *testing.T, s *trustSetup, id, effectsFile string, during func(
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	pid := lastWorkerPID(t, runDirOf(s.runFile, id))
+	pid := workerPID(t, runDirOf(s.runFile, id))
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill worker %d: %v", pid, err)
 	}
@@ -355,24 +355,6 @@ func crashOnce(t *testing.T, s *trustSetup, id, effectsFile string, during func(
 		code = ee.ExitCode()
 	}
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
-}
-
-// lastWorkerPID reads the pid of the last run:worker-started.
-func lastWorkerPID(t *testing.T, runDir string) int {
-	t.Helper()
-	pid := 0
-	forEvents(t, runDir, func(typ string, data json.RawMessage) {
-		if typ == runstate.EventWorkerStarted {
-			var d runstate.WorkerStartedData
-			if json.Unmarshal(data, &d) == nil {
-				pid = d.PID
-			}
-		}
-	})
-	if pid == 0 {
-		t.Fatal("no run:worker-started in the record")
-	}
-	return pid
 }
 
 func countEvents(t *testing.T, runDir, typ string) int {

@@ -17,6 +17,9 @@ const (
 	// WorkerLog holds the worker's console output, written by the
 	// watchdog.
 	WorkerLog = "worker.log"
+	// KeeperLog says what the run's keeper stopped once both supervisors
+	// were gone.
+	KeeperLog = "keeper.log"
 )
 
 // openLog opens the capped, redacting log name in runDir under the plan's

@@ -101,6 +101,14 @@ func Supervise(ctx context.Context, run store.Record, o SuperviseOptions) (*runs
 	}
 	rs := state.Start()
 	s := &supervisor{run: run, o: o, owner: owner, plan: rs.Plan, marker: OwnerMarker(run.Dir()), rs: state}
+	if o.inProcess == nil {
+		k, err := startKeeper(o.Exe, run.Dir())
+		if err != nil {
+			return nil, err
+		}
+		s.keeper = k
+		defer k.close()
+	}
 	if t := rs.Plan.Timeout(); t > 0 {
 		s.deadline = rs.StartedAt.Add(t)
 	}
@@ -121,6 +129,7 @@ type supervisor struct {
 	marker   string
 	deadline time.Time
 	rs       *runstate.State
+	keeper   *keeper
 }
 
 // follow reports new events to o.Progress until the returned func is called.
@@ -269,6 +278,7 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) 
 	out := &limitWriter{w: logf, limit: MaxWorkerOutput, over: make(chan struct{})}
 	cmd := exec.Command(s.o.Exe, "worker", "--run-dir", s.run.Dir(), "--restart", strconv.Itoa(restart))
 	env, files := s.owner.Handoff()
+	files, env = s.keeper.handOn(files, env)
 	cmd.Env = workerEnv(s.marker, env)
 	cmd.ExtraFiles = files
 	cmd.Stdout, cmd.Stderr = out, out
@@ -354,15 +364,12 @@ func (s *supervisor) cleanup(ctx context.Context) ([]proc.Proc, error) {
 	return left, s.record(ctx, runstate.EventCleanup, runstate.CleanupData{Stopped: marked, Survivors: left, Verified: len(left) == 0})
 }
 
-// stopRun stops every process carrying the owner marker except this
-// process: TERM, grace, KILL, verified by (pid, start time). It returns
+// stopRun stops every process carrying the owner marker, and their
+// descendants, except this process: frozen, then TERM, grace, KILL,
+// verified by (pid, start time). It returns
 // the processes it found and those that survived.
 func stopRun(ctx context.Context, marker string, grace time.Duration) (found, left []proc.Proc) {
-	found, err := proc.Marked(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true})
-	if err != nil || len(found) == 0 {
-		return nil, nil
-	}
-	return found, proc.Stop(ctx, found, grace)
+	return proc.StopTree(ctx, launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true}, grace)
 }
 
 // record appends one watchdog event at the revision of the supervisor's

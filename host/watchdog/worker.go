@@ -33,6 +33,7 @@ import (
 // is how many workers its watchdog started before it) and from then on is
 // the run's only writer until it exits.
 func Work(ctx context.Context, runDir string, restart int, stdin io.Reader) (*runstate.Result, error) {
+	holdKeeperPipe()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sig := make(chan os.Signal, 1)

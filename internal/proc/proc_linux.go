@@ -64,8 +64,12 @@ func Marked(kv string, exclude map[int]bool) ([]Proc, error) {
 // processes still alive (same start time). A pid whose start time changed
 // is never signalled.
 func Stop(ctx context.Context, procs []Proc, grace time.Duration) []Proc {
+	// Every process gets its TERM before any is let go again, so a stopped
+	// one acts on the TERM before anything else.
 	for _, p := range procs {
 		_ = Signal(p, unix.SIGTERM)
+	}
+	for _, p := range procs {
 		_ = Signal(p, unix.SIGCONT)
 	}
 	left := waitGone(ctx, procs, grace)

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// sideEffectRunFile runs one node whose command, started by cmd-engine
+// through sdk/command, marks STARTED, sleeps and then leaves its side
+// effect in SIDE.
+const sideEffectRunFile = `
+teardown_grace = "500ms"
+plugin "shell" {
+  type = "node"
+  path = "BIN/cmd-engine"
+}
+graph "dag" {
+  node "effect" {
+    binding = "shell"
+    input   = { command = ["sh", "-c", "echo started >> STARTED; sleep 3; echo done >> SIDE"] }
+  }
+}
+`
+
+// TestNothingOutlivesBothSupervisors SIGKILLs the watchdog and the worker
+// together while a node's command is in flight: the command never does
+// its side effect, and `status` says the run was interrupted and its
+// cleanup verified. make test tries 50 times, 10 at once.
+func TestNothingOutlivesBothSupervisors(t *testing.T) {
+	t.Parallel()
+	tries := 50
+	if testing.Short() {
+		tries = 10
+	}
+	sem := make(chan struct{}, 10)
+	var (
+		mu     sync.Mutex
+		failed []string
+		wg     sync.WaitGroup
+	)
+	for i := range tries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := killBothSupervisors(t, i); err != nil {
+				mu.Lock()
+				failed = append(failed, fmt.Sprintf("try %d: %v", i, err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(failed) > 0 {
+		t.Errorf("%d of %d tries failed:\n%s", len(failed), tries, strings.Join(failed, "\n"))
+	}
+}
+
+// killBothSupervisors is one try: it returns what went wrong.
+func killBothSupervisors(t *testing.T, i int) error {
+	runFile := writeRunFile(t, sideEffectRunFile)
+	dir := filepath.Dir(runFile)
+	started, side := filepath.Join(dir, "STARTED"), filepath.Join(dir, "SIDE")
+	text, _ := os.ReadFile(runFile)
+	text = bytes.ReplaceAll(bytes.ReplaceAll(text, []byte("STARTED"), []byte(started)), []byte("SIDE"), []byte(side))
+	if err := os.WriteFile(runFile, text, 0o644); err != nil {
+		return err
+	}
+	id := fmt.Sprintf("k%d", i)
+	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--lock", "--run-id", id, runFile)
+	cmd.Dir = dir
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the command never started: %s", errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	startedAt := time.Now()
+	runDir := runDirOf(runFile, id)
+	worker, err := readWorkerPID(runDir)
+	if err != nil {
+		return err
+	}
+	// Together: stopped first, so that neither acts on the other's death
+	// (the worker would stop the run's processes itself), then killed.
+	_ = syscall.Kill(cmd.Process.Pid, syscall.SIGSTOP)
+	_ = syscall.Kill(worker, syscall.SIGSTOP)
+	_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+	_ = syscall.Kill(worker, syscall.SIGKILL)
+	_ = cmd.Wait()
+	// Past the command's sleep, with a margin: its effect would be there.
+	time.Sleep(time.Until(startedAt.Add(4500 * time.Millisecond)))
+	if _, err := os.Stat(side); !errors.Is(err, os.ErrNotExist) {
+		kl, _ := os.ReadFile(filepath.Join(runDir, "keeper.log"))
+		return fmt.Errorf("the command did its side effect after both supervisors died (stat: %v); keeper.log: %s", err, kl)
+	}
+	r := obversa(t, dir, "status", "--json", runDir)
+	var st struct {
+		Phase           string `json:"phase"`
+		CleanupVerified *bool  `json:"cleanup_verified"`
+		Processes       []any  `json:"processes"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		return fmt.Errorf("status --json: %v: %s %s", err, r.stdout, r.stderr)
+	}
+	if st.Phase != "interrupted" || st.CleanupVerified == nil || !*st.CleanupVerified || len(st.Processes) != 0 {
+		kl, _ := os.ReadFile(filepath.Join(runDir, "keeper.log"))
+		return fmt.Errorf("status says phase %q, cleanup_verified %v, processes %v; want interrupted, verified, none; keeper.log: %s", st.Phase, st.CleanupVerified, st.Processes, kl)
+	}
+	return nil
+}

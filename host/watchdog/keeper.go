@@ -1,0 +1,165 @@
+package watchdog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/internal/hostenv"
+	"github.com/obversa/obversa/internal/proc"
+	"github.com/obversa/obversa/store"
+)
+
+// KeeperFDEnv tells a worker which inherited descriptor is its end of the
+// keeper's pipe, to be kept from plugins and their commands.
+const KeeperFDEnv = "OBVERSA_KEEPER_FD"
+
+// The keeper outlives both supervisors of a run (docs/decisions.md,
+// "Nothing of a run outlives both supervisors"): `obversa keeper`, started
+// by the watchdog in a session of its own, reads a pipe whose write end
+// only the watchdog and its workers hold. When both are gone — however
+// they died — the pipe ends, and the keeper stops every process that
+// carries the run's owner marker, with their descendants, and records
+// what it stopped (run:cleanup) under the run's lock.
+type keeper struct {
+	w *os.File // the watchdog's end of the pipe
+}
+
+// startKeeper starts `exe keeper` for the run at runDir. The keeper gets
+// the host's allowed variables only, no owner marker (it must not count as
+// a process of the run) and no terminal (its own session): Ctrl-C and a
+// hang-up reach the watchdog, not it.
+func startKeeper(exe, runDir string) (*keeper, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	cmd := exec.Command(exe, "keeper", "--run-dir", runDir)
+	cmd.Stdin = r
+	cmd.Env = hostenv.Minimal(withoutOwner(os.Environ()))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("starting the run's keeper: %w", err)
+	}
+	// Reaped here when it ends before the watchdog, else adopted by init.
+	go func() { _ = cmd.Wait() }()
+	return &keeper{w: w}, nil
+}
+
+// handOn adds the keeper's pipe to what a worker inherits: files become
+// its descriptors from 3 on, env names the pipe's number.
+func (k *keeper) handOn(files []*os.File, env []string) ([]*os.File, []string) {
+	if k == nil {
+		return files, env
+	}
+	return append(files, k.w), append(env, KeeperFDEnv+"="+strconv.Itoa(3+len(files)))
+}
+
+// close lets go of the watchdog's end; the keeper acts once the workers'
+// ends are gone too.
+func (k *keeper) close() {
+	if k != nil {
+		k.w.Close()
+	}
+}
+
+// holdKeeperPipe keeps the worker's end of the keeper's pipe from every
+// process it starts: a plugin or command holding it would keep the keeper
+// waiting after both supervisors died.
+func holdKeeperPipe() {
+	if fd, err := strconv.Atoi(os.Getenv(KeeperFDEnv)); err == nil && fd > 2 {
+		syscall.CloseOnExec(fd)
+	}
+}
+
+// Keep is the body of `obversa keeper`: it waits for the end of done (the
+// keeper's pipe), then stops every live process of the run at runDir —
+// those carrying its owner marker and their descendants — TERM, the run's
+// teardown_grace, KILL, and records run:cleanup. It does nothing when no
+// such process is left (the supervisors cleaned up, the usual case) or
+// when another process holds the run (a watchdog that took it over answers
+// for its processes). It returns the cleanup it recorded, nil if none.
+func Keep(ctx context.Context, runDir string, done io.Reader) (*runstate.CleanupData, error) {
+	_, _ = io.Copy(io.Discard, done)
+	// Freeze first, so that nothing of the run acts while the keeper
+	// takes the run's lock.
+	frozen := proc.FreezeTree(launch.OwnerEnv+"="+OwnerMarker(runDir), map[int]bool{os.Getpid(): true})
+	if len(frozen) == 0 {
+		return nil, nil
+	}
+	run, st, err := openRun(ctx, runDir)
+	if err != nil {
+		proc.Thaw(frozen)
+		return nil, err
+	}
+	defer run.Close()
+	log, err := openLog(runDir, KeeperLog, st.Start().Plan, Policy(st.Start().Plan).KnownSecrets)
+	if err != nil {
+		proc.Thaw(frozen)
+		return nil, err
+	}
+	defer log.Close()
+	owner, err := lockSoon(ctx, run)
+	if err != nil {
+		proc.Thaw(frozen)
+		fmt.Fprintf(log, "%s both supervisors are gone; the run is held by another process, which answers for its processes: %v\n", stamp(), err)
+		return nil, nil
+	}
+	defer owner.Release()
+	if err := st.CatchUp(ctx, run); err != nil {
+		proc.Thaw(frozen)
+		return nil, err
+	}
+	found, left := stopRun(ctx, OwnerMarker(runDir), st.Start().Plan.TeardownGrace())
+	// What was frozen and has ended meanwhile was stopped too (a frozen
+	// process group that lost its parent gets SIGHUP from the kernel).
+	found = union(frozen, found)
+	fmt.Fprintf(log, "%s both supervisors are gone; stopped %d processes of the run, %d survived: %v\n", stamp(), len(found), len(left), found)
+	data := runstate.CleanupData{Stopped: found, Survivors: left, Verified: len(left) == 0}
+	if err := appendFolded(ctx, run, st, store.NewEvent{Type: runstate.EventCleanup, Data: data}); err != nil {
+		return nil, err
+	}
+	return &data, nil
+}
+
+// union returns a followed by the processes of b not in a.
+func union(a, b []proc.Proc) []proc.Proc {
+	out := append([]proc.Proc(nil), a...)
+	for _, p := range b {
+		if !slices.Contains(a, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// lockWait bounds how long the keeper waits for the run's lock: the
+// kernel releases a killed process's descriptors one by one, so the end
+// of the keeper's pipe can come a moment before the lock is free.
+const lockWait = 3 * time.Second
+
+// lockSoon takes the run's ownership, retrying for up to lockWait while
+// another process holds it.
+func lockSoon(ctx context.Context, run store.Record) (store.Ownership, error) {
+	deadline := time.Now().Add(lockWait)
+	for {
+		owner, err := run.Lock(ctx)
+		if err == nil || !errors.Is(err, store.ErrProcessLocked) || time.Now().After(deadline) {
+			return owner, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func stamp() string { return time.Now().UTC().Format(time.RFC3339Nano) }

@@ -1,0 +1,44 @@
+package proc
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestStopTreeFreezesFirst: a marked shell waiting for its unmarked child
+// (both carry the marker, so the child may be signalled first) is stopped with the child, and the
+// shell never gets to run its next command, whatever order the two are
+// signalled in.
+func TestStopTreeFreezesFirst(t *testing.T) {
+	marker := "OBVERSA_TEST_MARK=" + t.Name() + "-" + time.Now().Format("150405.000000")
+	dir := t.TempDir()
+	started, side := filepath.Join(dir, "started"), filepath.Join(dir, "side")
+	for i := range 20 {
+		cmd := exec.Command("sh", "-c", "touch "+started+"; sleep 5; echo done >> "+side)
+		cmd.Env = append(os.Environ(), marker)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		var found []Proc
+		for len(found) < 2 && time.Now().Before(deadline) {
+			found, _ = MarkedTree(marker, nil)
+		}
+		if len(found) < 2 {
+			t.Fatalf("try %d: MarkedTree found %v, want the shell and its child", i, found)
+		}
+		got, left := StopTree(t.Context(), marker, nil, time.Second)
+		_ = cmd.Wait()
+		if len(got) < 2 || len(left) != 0 {
+			t.Fatalf("try %d: stopped %v, survivors %v", i, got, left)
+		}
+		if _, err := os.Stat(side); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("try %d: the shell ran its next command after its child was stopped", i)
+		}
+		_ = os.Remove(started)
+	}
+}

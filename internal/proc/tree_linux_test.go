@@ -9,10 +9,9 @@ import (
 	"time"
 )
 
-// TestStopTreeFreezesFirst: a marked shell waiting for its unmarked child
-// (both carry the marker, so the child may be signalled first) is stopped with the child, and the
-// shell never gets to run its next command, whatever order the two are
-// signalled in.
+// TestStopTreeFreezesFirst: a marked shell waiting for its child (both
+// carry the marker, so the child may be signalled first) is stopped with
+// the child, and the shell never gets to run its next command.
 func TestStopTreeFreezesFirst(t *testing.T) {
 	marker := "OBVERSA_TEST_MARK=" + t.Name() + "-" + time.Now().Format("150405.000000")
 	dir := t.TempDir()

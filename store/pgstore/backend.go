@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -83,6 +84,24 @@ func Open(ctx context.Context, cfg Config, namespace string) (*Backend, error) {
 	b := &Backend{cfg: cfg, ns: namespace, pool: pool, refs: 1}
 	b.lis = newListener(b)
 	return b, nil
+}
+
+// OpenURL is ParseURL then Open, with localDir as Config.LocalDir: what a
+// command given `--storage postgres://…` calls. Errors: those of ParseURL
+// and Open.
+func OpenURL(ctx context.Context, url, localDir, namespace string) (*Backend, error) {
+	cfg, err := ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	cfg.LocalDir = localDir
+	return Open(ctx, cfg, namespace)
+}
+
+// IsURL reports whether a storage setting names a PostgreSQL database
+// (postgres:// or postgresql://) rather than a directory.
+func IsURL(storage string) bool {
+	return strings.HasPrefix(storage, "postgres://") || strings.HasPrefix(storage, "postgresql://")
 }
 
 // redactErr keeps a driver error's meaning but drops a connection string

@@ -187,3 +187,23 @@ func TestSessionsCommitSynchronously(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenURL: a storage setting is told apart from a directory, and
+// OpenURL opens the database it names.
+func TestOpenURL(t *testing.T) {
+	for s, want := range map[string]bool{"postgres://h/d": true, "postgresql://h/d": true, ".obversa": false, "/var/obversa": false, "postgres:x": false} {
+		if IsURL(s) != want {
+			t.Errorf("IsURL(%q) = %v", s, !want)
+		}
+	}
+	u := testURL(t) + "&schema=" + testSchema(t)
+	b, err := OpenURL(context.Background(), u, t.TempDir(), "ns")
+	must(t, err)
+	defer b.Close()
+	if _, err := b.CreateRun(context.Background(), "r", store.Policy{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenURL(context.Background(), "postgres://u:pw@h/d", t.TempDir(), "ns"); !errors.Is(err, ErrConfig) {
+		t.Fatalf("OpenURL with a password: %v", err)
+	}
+}

@@ -198,3 +198,26 @@ func FuzzParseHandoff(f *testing.F) {
 		}
 	})
 }
+
+// TestRenewalFindsTakeover: an owner that writes nothing learns from its
+// own renewals that the run was taken over.
+func TestRenewalFindsTakeover(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b, c := newBackend(t)
+	_, l1 := lockedRun(t, b, "r")
+	rec2, err := b.OpenRun(ctx, "r", store.Policy{})
+	must(t, err)
+	defer rec2.Close()
+	l2, err := rec2.(*Run).ForceLock(ctx, l1.Epoch())
+	must(t, err)
+	defer l2.Release()
+	select {
+	case <-l1.Lost():
+	case <-time.After(5 * c.RenewEvery):
+		t.Fatal("the taken-over lease's renewals did not find it lost")
+	}
+	if h := l2.Holder(); h.PID != l1.Holder().PID || l2.Epoch() != 2 {
+		t.Fatalf("takeover lease %d/%+v", l2.Epoch(), h)
+	}
+}

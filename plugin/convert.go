@@ -35,6 +35,7 @@ var failureKindGo = invert(failureKindWire)
 var typeWire = map[Type]pb.PluginType{
 	TypeEngine: pb.PluginType_PLUGIN_TYPE_ENGINE,
 	TypeNode:   pb.PluginType_PLUGIN_TYPE_NODE,
+	TypePolicy: pb.PluginType_PLUGIN_TYPE_POLICY,
 }
 
 var typeGo = invert(typeWire)

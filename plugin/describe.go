@@ -43,17 +43,33 @@ func (r *remote) configure(ctx context.Context, client describer, config json.Ra
 	return diagnosticsFromProto(resp), nil
 }
 
-// describable is the Describe/Configure half that Engine and NodeBinding
-// share.
-type describable interface {
+// Describer is the half every plugin type answers the same way: Engine,
+// NodeBinding and Policy all embed it.
+type Describer interface {
+	// Describe returns the plugin's name, version and what it serves.
 	Describe(ctx context.Context) (*Description, error)
+	// Configure receives the run file's `config` as JSON (nil when absent)
+	// and returns diagnostics; an error-severity diagnostic refuses the run.
 	Configure(ctx context.Context, config json.RawMessage) ([]Diagnostic, error)
+}
+
+// Describer returns the launched plugin's Describe and Configure, whatever
+// type it was launched as.
+func (c *Client) Describer() Describer {
+	switch {
+	case c.engine != nil:
+		return c.engine
+	case c.node != nil:
+		return c.node
+	default:
+		return c.policy
+	}
 }
 
 // serveDescribe answers Describe from impl (plugin side). An error travels
 // as a Failure detail, and so does a nil Description (wrapping
 // errNilAnswer).
-func serveDescribe(ctx context.Context, impl describable) (*pb.DescribeResponse, error) {
+func serveDescribe(ctx context.Context, impl Describer) (*pb.DescribeResponse, error) {
 	d, err := impl.Describe(ctx)
 	if err != nil {
 		return nil, failureStatus(errorToFailure(err))
@@ -66,7 +82,7 @@ func serveDescribe(ctx context.Context, impl describable) (*pb.DescribeResponse,
 
 // serveConfigure answers Configure from impl (plugin side); an error
 // travels as a Failure detail.
-func serveConfigure(ctx context.Context, impl describable, req *pb.ConfigureRequest) (*pb.ConfigureResponse, error) {
+func serveConfigure(ctx context.Context, impl Describer, req *pb.ConfigureRequest) (*pb.ConfigureResponse, error) {
 	ds, err := impl.Configure(ctx, rawJSON(req.GetConfigJson()))
 	if err != nil {
 		return nil, failureStatus(errorToFailure(err))

@@ -1,6 +1,6 @@
 // Package plugin is Obversa's plugin protocol (DESIGN §3): the Go types and
-// interfaces engines and node bindings implement (Engine, NodeBinding and
-// the types in types.go), the gRPC shims that carry them across a process
+// interfaces engines, node bindings and action policies implement (Engine,
+// NodeBinding, Policy and the types in types.go and policy.go), the gRPC shims that carry them across a process
 // boundary in both directions, the go-plugin handshake, and launching a
 // verified plugin binary.
 //
@@ -11,11 +11,11 @@
 // Host side: Launch hashes the binary, refuses any digest but the pinned one
 // (DESIGN §7), starts it through go-plugin (gRPC only, automatic mTLS, a
 // complete environment chosen by the host, no shell) and returns a Client;
-// Client.Engine or Client.Node return the typed interface, Client.Health
+// Client.Engine, Client.Node or Client.Policy return the typed interface, Client.Health
 // performs the grpc.health.v1 check. Every call takes a context first and
 // honours it; cancelling a Run's context cancels its stream.
 //
-// Plugin side: Serve serves an Engine and/or a NodeBinding. Plugin authors
+// Plugin side: Serve serves an Engine, a NodeBinding and/or a Policy. Plugin authors
 // normally use package sdk, which wraps it.
 //
 // Errors: a plugin reports a typed *Failure (kind, message, retry-after,

@@ -127,3 +127,48 @@ func FuzzDecodeFailureStatus(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodePolicy decodes arbitrary bytes as a policy's answer, as the
+// host does, and as a Decide request, as a plugin does: an answer is
+// either refused or a valid decision (never an allow made up from a
+// verdict the host does not know), and a request that decodes encodes
+// back to the same request.
+func FuzzDecodePolicy(f *testing.F) {
+	for _, d := range []*Decision{{Verdict: VerdictAllow}, {Verdict: VerdictWait, Reason: "r"}, {Verdict: VerdictDeny, Reason: "no"}} {
+		b, _ := proto.Marshal(decisionToProto(d))
+		f.Add(b)
+	}
+	req, _ := decideRequestToProto(DecideRequest{RunID: "r", NodeID: "n", Position: "dag/n/1", Attempt: 1, Kind: ActionEngine,
+		Target: Identity{Adapter: "a", Provider: "p", Tools: []string{}}, Prompt: "p"})
+	b, _ := proto.Marshal(req)
+	f.Add(b)
+	f.Add([]byte{8, 9})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var resp pb.DecideResponse
+		if proto.Unmarshal(data, &resp) == nil {
+			d, err := decisionFromProto(&resp)
+			switch {
+			case err == nil && d.Validate() != nil:
+				t.Fatalf("accepted an invalid decision %+v", d)
+			case err == nil && d.Verdict == VerdictAllow && resp.GetVerdict() != pb.Verdict_VERDICT_ALLOW:
+				t.Fatalf("verdict %v read as allow", resp.GetVerdict())
+			}
+		}
+		var m pb.DecideRequest
+		if proto.Unmarshal(data, &m) != nil {
+			return
+		}
+		r, err := decideRequestFromProto(&m)
+		if err != nil {
+			return
+		}
+		back, err := decideRequestToProto(r)
+		if err != nil {
+			t.Fatalf("a decoded request does not encode: %+v: %v", r, err)
+		}
+		r2, err := decideRequestFromProto(back)
+		if err != nil || r2.Kind != r.Kind || r2.Attempt != r.Attempt || r2.Prompt != r.Prompt || string(r2.Input) != string(r.Input) {
+			t.Fatalf("round trip changed the request: %+v, %v", r2, err)
+		}
+	})
+}

@@ -25,14 +25,15 @@ var Handshake = goplugin.HandshakeConfig{
 }
 
 // VersionedPlugins returns the host-side go-plugin plugin sets keyed by
-// protocol major, each with the keys "engine" (TypeEngine) and "node"
-// (TypeNode). Launch uses it; it is exported for hosts that build their own
+// protocol major, each with the keys "engine" (TypeEngine), "node"
+// (TypeNode) and "policy" (TypePolicy). Launch uses it; it is exported for hosts that build their own
 // go-plugin client. Each call returns a fresh map.
 func VersionedPlugins() map[int]goplugin.PluginSet {
 	return map[int]goplugin.PluginSet{
 		ProtocolVersion: {
 			string(TypeEngine): &enginePlugin{},
 			string(TypeNode):   &nodePlugin{},
+			string(TypePolicy): &policyPlugin{},
 		},
 	}
 }

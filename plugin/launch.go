@@ -32,7 +32,8 @@ type LaunchConfig struct {
 	// Name is the plugin name from the run file, used in logs and errors;
 	// required.
 	Name string
-	// Type is the plugin-set key to dispense: TypeEngine or TypeNode.
+	// Type is the plugin-set key to dispense: TypeEngine, TypeNode or
+	// TypePolicy.
 	Type Type
 	// Path is the absolute path of the plugin binary.
 	Path string
@@ -80,6 +81,7 @@ type Client struct {
 	remote remote
 	engine *engineClient
 	node   *nodeClient
+	policy *policyClient
 	proc   *os.Process
 	logger hclog.Logger
 	// stopProc cancels the exec context, which kills the process if it is
@@ -278,6 +280,9 @@ func launch(ctx context.Context, cfg LaunchConfig, path string) (*Client, error)
 	case *nodeClient:
 		shim.name = cfg.Name
 		c.node, c.remote = shim, shim.remote
+	case *policyClient:
+		shim.name = cfg.Name
+		c.policy, c.remote = shim, shim.remote
 	default:
 		return fail(fmt.Errorf("plugin %q: dispensed %T: %w", cfg.Name, raw, ErrWrongType))
 	}
@@ -288,7 +293,7 @@ func (cfg *LaunchConfig) validate() error {
 	switch {
 	case cfg.Name == "":
 		return fmt.Errorf("plugin name is empty: %w", ErrLaunchConfig)
-	case cfg.Type != TypeEngine && cfg.Type != TypeNode:
+	case cfg.Type != TypeEngine && cfg.Type != TypeNode && cfg.Type != TypePolicy:
 		return fmt.Errorf("plugin %q: unknown type %q: %w", cfg.Name, cfg.Type, ErrLaunchConfig)
 	case !filepath.IsAbs(cfg.Path):
 		return fmt.Errorf("plugin %q: path %q is not absolute: %w", cfg.Name, cfg.Path, ErrLaunchConfig)
@@ -327,6 +332,15 @@ func (c *Client) Node() (NodeBinding, error) {
 		return nil, fmt.Errorf("plugin %q was launched as %s, not %s: %w", c.name, c.typ, TypeNode, ErrWrongType)
 	}
 	return c.node, nil
+}
+
+// Policy returns the plugin as a Policy. It returns an error wrapping
+// ErrWrongType when the plugin was launched with another Type.
+func (c *Client) Policy() (Policy, error) {
+	if c.policy == nil {
+		return nil, fmt.Errorf("plugin %q was launched as %s, not %s: %w", c.name, c.typ, TypePolicy, ErrWrongType)
+	}
+	return c.policy, nil
 }
 
 // Pid returns the process id of the plugin.

@@ -55,3 +55,24 @@ func (p *nodePlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
 func (p *nodePlugin) GRPCClient(done context.Context, _ *goplugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
 	return &nodeClient{remote: remote{done: done}, client: pb.NewNodeBindingClient(cc)}, nil
 }
+
+// policyPlugin is the go-plugin glue for TypePolicy.
+type policyPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+	impl Policy
+}
+
+// GRPCServer registers the Policy service.
+func (p *policyPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
+	if p.impl == nil {
+		return errors.New("no Policy implementation to serve")
+	}
+	pb.RegisterPolicyServer(s, &policyServer{impl: p.impl})
+	return nil
+}
+
+// GRPCClient returns a *policyClient; done is cancelled by go-plugin when
+// the plugin process exits.
+func (p *policyPlugin) GRPCClient(done context.Context, _ *goplugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
+	return &policyClient{remote: remote{done: done}, client: pb.NewPolicyClient(cc)}, nil
+}

@@ -16,13 +16,15 @@ import (
 // real stderr, where the host parses them.
 var stderr = os.Stderr
 
-// ServeConfig says what a plugin binary serves. At least one of Engine and
-// Node is set.
+// ServeConfig says what a plugin binary serves. At least one of Engine,
+// Node and Policy is set.
 type ServeConfig struct {
 	// Engine is served under the plugin-set key "engine"; nil = not served.
 	Engine Engine
 	// Node is served under the plugin-set key "node"; nil = not served.
 	Node NodeBinding
+	// Policy is served under the plugin-set key "policy"; nil = not served.
+	Policy Policy
 	// Logger receives the plugin's own and go-plugin's log lines. It should
 	// write hclog JSON to standard error, which the host re-logs; nil = such
 	// a logger at trace level (the host filters by its own level).
@@ -46,8 +48,8 @@ type ServeConfig struct {
 // there is nothing to serve. Run by hand (without the host's magic cookie)
 // it prints an explanation and exits the process with status 1.
 func Serve(cfg ServeConfig) error {
-	if cfg.Engine == nil && cfg.Node == nil {
-		return fmt.Errorf("plugin: Serve needs an Engine or a NodeBinding: %w", ErrServeConfig)
+	if cfg.Engine == nil && cfg.Node == nil && cfg.Policy == nil {
+		return fmt.Errorf("plugin: Serve needs an Engine, a NodeBinding or a Policy: %w", ErrServeConfig)
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -63,6 +65,9 @@ func Serve(cfg ServeConfig) error {
 	}
 	if cfg.Node != nil {
 		set[string(TypeNode)] = &nodePlugin{impl: cfg.Node}
+	}
+	if cfg.Policy != nil {
+		set[string(TypePolicy)] = &policyPlugin{impl: cfg.Policy}
 	}
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig:  Handshake,

@@ -12,10 +12,12 @@ import (
 // host dispenses.
 type Type string
 
-// Plugin types (DESIGN §3: plugin set keys `engine`, `node`).
+// Plugin types: the plugin-set keys `engine`, `node` and `policy`
+// (docs/policies.md for the last).
 const (
 	TypeEngine Type = "engine"
 	TypeNode   Type = "node"
+	TypePolicy Type = "policy"
 )
 
 // FailureKind classifies why an engine or binding call failed. It travels as

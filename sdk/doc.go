@@ -1,9 +1,11 @@
 // Package sdk is what Obversa plugin authors import to write an engine (an
-// adapter to a model CLI or API) or a node binding (a data step) as a plugin
-// binary (DESIGN §3).
+// adapter to a model CLI or API), a node binding (a data step) or an action
+// policy (asked before every attempt's effects, docs/policies.md) as a
+// plugin binary (DESIGN §3).
 //
-// A plugin's main function calls ServeEngine, ServeNode, or Serve with
-// WithEngine and WithNode to serve both from one binary. Serve performs the
+// A plugin's main function calls ServeEngine, ServeNode or ServePolicy, or
+// Serve with WithEngine, WithNode and WithPolicy to serve several from one
+// binary. Serve performs the
 // handshake with the host and serves until the host closes the plugin.
 //
 // Output rules: standard output carries only the handshake line, which

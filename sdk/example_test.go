@@ -1,9 +1,12 @@
 package sdk_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/obversa/obversa/sdk"
 )
@@ -31,4 +34,29 @@ func ExampleServe() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+func ExampleServePolicy() {
+	// In a plugin's main function; guard implements sdk.Policy (see
+	// examples/plugins/guard for a whole one).
+	if err := sdk.ServePolicy(guard{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// guard waits for a person before any prompt that mentions a push.
+type guard struct{}
+
+func (guard) Describe(context.Context) (*sdk.Description, error) {
+	return &sdk.Description{Name: "guard", Version: "1", Types: []sdk.Type{sdk.TypePolicy}}, nil
+}
+
+func (guard) Configure(context.Context, json.RawMessage) ([]sdk.Diagnostic, error) { return nil, nil }
+
+func (guard) Decide(_ context.Context, req sdk.DecideRequest) (*sdk.Decision, error) {
+	if strings.Contains(req.Prompt, "push") {
+		return &sdk.Decision{Verdict: sdk.VerdictWait, Reason: "a push needs a person"}, nil
+	}
+	return &sdk.Decision{Verdict: sdk.VerdictAllow}, nil
 }

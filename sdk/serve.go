@@ -15,6 +15,7 @@ type ServeOpt func(*serveConfig)
 type serveConfig struct {
 	engine Engine
 	node   NodeBinding
+	policy Policy
 	logger hclog.Logger
 	health func(context.Context) bool
 	conf   plugin.Conformance
@@ -28,6 +29,11 @@ func WithEngine(e Engine) ServeOpt {
 // WithNode serves n as the plugin's node binding.
 func WithNode(n NodeBinding) ServeOpt {
 	return func(c *serveConfig) { c.node = n }
+}
+
+// WithPolicy serves p as the plugin's action policy (docs/policies.md).
+func WithPolicy(p Policy) ServeOpt {
+	return func(c *serveConfig) { c.policy = p }
 }
 
 // WithLogger sets the logger for the plugin's serving machinery (handler
@@ -56,9 +62,9 @@ func WithConformance(c plugin.Conformance) ServeOpt {
 	return func(cfg *serveConfig) { cfg.conf = c }
 }
 
-// Serve serves the engine and/or node binding given by WithEngine and
-// WithNode until the host closes the plugin, then returns nil. It returns an
-// error wrapping plugin.ErrServeConfig at once if neither is given. Started
+// Serve serves what WithEngine, WithNode and WithPolicy give until the
+// host closes the plugin, then returns nil. It returns an error wrapping
+// plugin.ErrServeConfig at once if none is given. Started
 // by hand rather than by the host, it prints an explanation and exits with
 // status 1.
 func Serve(opts ...ServeOpt) error {
@@ -69,7 +75,7 @@ func Serve(opts ...ServeOpt) error {
 	if c.logger == nil {
 		c.logger = Logger("")
 	}
-	if err := plugin.Serve(plugin.ServeConfig{Engine: c.engine, Node: c.node, Logger: c.logger, Health: c.health, Conformance: c.conf}); err != nil {
+	if err := plugin.Serve(plugin.ServeConfig{Engine: c.engine, Node: c.node, Policy: c.policy, Logger: c.logger, Health: c.health, Conformance: c.conf}); err != nil {
 		return fmt.Errorf("sdk: %w", err)
 	}
 	return nil
@@ -84,4 +90,11 @@ func ServeEngine(impl Engine, opts ...ServeOpt) error {
 // ServeNode serves impl as a node binding plugin; see Serve.
 func ServeNode(impl NodeBinding, opts ...ServeOpt) error {
 	return Serve(append([]ServeOpt{WithNode(impl)}, opts...)...)
+}
+
+// ServePolicy serves impl as an action policy plugin (docs/policies.md);
+// see Serve. The host asks impl.Decide before every attempt's effects;
+// an error or a panic there pauses the position, never allows it.
+func ServePolicy(impl Policy, opts ...ServeOpt) error {
+	return Serve(append([]ServeOpt{WithPolicy(impl)}, opts...)...)
 }

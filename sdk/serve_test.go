@@ -48,6 +48,8 @@ func serveHelper(mode string) int {
 		err = sdk.ServeNode(echoNode{})
 	case "both":
 		err = sdk.Serve(sdk.WithEngine(echoEngine{}), sdk.WithNode(echoNode{}), sdk.WithLogger(sdk.Logger("custom")))
+	case "policy":
+		err = sdk.ServePolicy(wordPolicy{})
 	case "not-serving":
 		err = sdk.ServeEngine(echoEngine{}, sdk.WithHealth(func(context.Context) bool { return false }))
 	default:
@@ -100,6 +102,36 @@ func (echoNode) Configure(context.Context, json.RawMessage) ([]sdk.Diagnostic, e
 
 func (echoNode) Invoke(_ context.Context, req sdk.InvokeRequest) (json.RawMessage, error) {
 	return req.Input, nil
+}
+
+// wordPolicy waits on a prompt or input holding "push", denies one holding
+// "wipe", answers nothing for "mute", panics on "panic", and allows the
+// rest.
+type wordPolicy struct{}
+
+func (wordPolicy) Describe(context.Context) (*sdk.Description, error) {
+	return &sdk.Description{Name: "words", Version: "1", Types: []sdk.Type{sdk.TypePolicy}}, nil
+}
+
+func (wordPolicy) Configure(context.Context, json.RawMessage) ([]sdk.Diagnostic, error) {
+	return nil, nil
+}
+
+func (wordPolicy) Decide(_ context.Context, req sdk.DecideRequest) (*sdk.Decision, error) {
+	text := req.Prompt + string(req.Input)
+	switch {
+	case strings.Contains(text, "panic"):
+		panic("a policy bug")
+	case strings.Contains(text, "mute"):
+		return nil, nil
+	case strings.Contains(text, "bad"):
+		return &sdk.Decision{Verdict: "perhaps"}, nil
+	case strings.Contains(text, "push"):
+		return &sdk.Decision{Verdict: sdk.VerdictWait, Reason: "pushes leave the machine"}, nil
+	case strings.Contains(text, "wipe"):
+		return &sdk.Decision{Verdict: sdk.VerdictDeny, Reason: "never wipe"}, nil
+	}
+	return &sdk.Decision{Verdict: sdk.VerdictAllow}, nil
 }
 
 func launch(t *testing.T, mode string, typ plugin.Type, logOut io.Writer) *plugin.Client {
@@ -256,5 +288,72 @@ func TestFail(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestServePolicy(t *testing.T) {
+	t.Parallel()
+	c := launch(t, "policy", plugin.TypePolicy, nil)
+	p, err := c.Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if d, err := c.Describer().Describe(ctx); err != nil || d.Name != "words" || !cmp.Equal(d.Types, []sdk.Type{sdk.TypePolicy}) {
+		t.Errorf("Describe = %+v, %v", d, err)
+	}
+	engine := func(prompt string) sdk.DecideRequest {
+		return sdk.DecideRequest{RunID: "r", NodeID: "n", Position: "dag/n/1", Attempt: 1, Kind: sdk.ActionEngine, NodeKind: "required",
+			Lane: "w", Target: sdk.Identity{Adapter: "mock", Provider: "local"}, Prompt: prompt}
+	}
+	binding := func(input string) sdk.DecideRequest {
+		return sdk.DecideRequest{NodeID: "n", Kind: sdk.ActionBinding, Binding: "shell", Input: json.RawMessage(input), Attempt: 2}
+	}
+	tests := []struct {
+		name string
+		req  sdk.DecideRequest
+		want *sdk.Decision
+		err  error
+	}{
+		{"allow", engine("say hello"), &sdk.Decision{Verdict: sdk.VerdictAllow}, nil},
+		{"wait", binding(`{"command":["git","push"]}`), &sdk.Decision{Verdict: sdk.VerdictWait, Reason: "pushes leave the machine"}, nil},
+		{"deny", engine("wipe the disk"), &sdk.Decision{Verdict: sdk.VerdictDeny, Reason: "never wipe"}, nil},
+		// What cannot be taken for an answer is an error, never an allow.
+		{"nil answer", engine("mute"), nil, nil},
+		{"unknown verdict", engine("bad"), nil, plugin.ErrProtocol},
+		{"panic", engine("panic"), nil, nil},
+		{"no action kind", sdk.DecideRequest{NodeID: "n"}, nil, plugin.ErrInvalidRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := p.Decide(ctx, tt.req)
+			if tt.want != nil {
+				if err != nil || !cmp.Equal(got, tt.want) {
+					t.Errorf("Decide = %+v, %v; want %+v", got, err, tt.want)
+				}
+				return
+			}
+			var f *sdk.Failure
+			switch {
+			case got != nil || err == nil:
+				t.Errorf("Decide = %+v, %v; want an error", got, err)
+			case tt.err != nil && !errors.Is(err, tt.err):
+				t.Errorf("Decide error %v, want %v", err, tt.err)
+			case tt.err == nil && (!errors.As(err, &f) || f.Kind != sdk.FailureUnknown):
+				t.Errorf("Decide error %v, want an unknown failure", err)
+			}
+		})
+	}
+	// The plugin kept serving after the panic.
+	if d, err := p.Decide(ctx, engine("hi")); err != nil || d.Verdict != sdk.VerdictAllow {
+		t.Errorf("Decide after a panic = %+v, %v", d, err)
+	}
+	// An engine-only plugin does not serve the Policy service.
+	other, err := launch(t, "engine", plugin.TypePolicy, nil).Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Decide(ctx, engine("hi")); !errors.Is(err, plugin.ErrWrongType) {
+		t.Errorf("Decide on an engine-only plugin: %v, want ErrWrongType", err)
 	}
 }

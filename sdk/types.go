@@ -9,6 +9,16 @@ type (
 	Engine = plugin.Engine
 	// NodeBinding is the interface a node binding plugin implements.
 	NodeBinding = plugin.NodeBinding
+	// Policy is the interface an action policy plugin implements.
+	Policy = plugin.Policy
+	// DecideRequest describes one attempt before its effects.
+	DecideRequest = plugin.DecideRequest
+	// Decision is a policy's answer: a verdict and a reason.
+	Decision = plugin.Decision
+	// Verdict is allow, wait or deny.
+	Verdict = plugin.Verdict
+	// ActionKind says whether an attempt calls an engine or a binding.
+	ActionKind = plugin.ActionKind
 	// Description is the answer to Describe.
 	Description = plugin.Description
 	// Capabilities describes what an engine supports.
@@ -55,6 +65,20 @@ type (
 const (
 	TypeEngine = plugin.TypeEngine
 	TypeNode   = plugin.TypeNode
+	TypePolicy = plugin.TypePolicy
+)
+
+// Verdicts of a policy (docs/policies.md).
+const (
+	VerdictAllow = plugin.VerdictAllow
+	VerdictWait  = plugin.VerdictWait
+	VerdictDeny  = plugin.VerdictDeny
+)
+
+// Action kinds a policy is asked about.
+const (
+	ActionEngine  = plugin.ActionEngine
+	ActionBinding = plugin.ActionBinding
 )
 
 // Failure kinds (DESIGN §3, §5 for how the host routes each).

@@ -48,7 +48,7 @@ func describeBinary(ctx context.Context, bin string) (*described, error) {
 		return nil, err
 	}
 	var errs []error
-	for _, typ := range []plugin.Type{plugin.TypeEngine, plugin.TypeNode} {
+	for _, typ := range []plugin.Type{plugin.TypeEngine, plugin.TypeNode, plugin.TypePolicy} {
 		d, err := describeAs(ctx, copied.Path, copied.SHA256, typ)
 		if err == nil {
 			return &described{Path: path, SHA256: copied.SHA256, Protocol: plugin.ProtocolVersion, Description: d}, nil
@@ -69,18 +69,7 @@ func describeAs(ctx context.Context, path, sum string, typ plugin.Type) (*plugin
 		return nil, err
 	}
 	defer c.Close()
-	if typ == plugin.TypeEngine {
-		e, err := c.Engine()
-		if err != nil {
-			return nil, err
-		}
-		return e.Describe(ctx)
-	}
-	n, err := c.Node()
-	if err != nil {
-		return nil, err
-	}
-	return n.Describe(ctx)
+	return c.Describer().Describe(ctx)
 }
 
 func newPluginDescribeCmd() *cobra.Command {

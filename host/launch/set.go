@@ -2,7 +2,6 @@ package launch
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -37,6 +36,7 @@ type Set struct {
 	clients  map[string]*plugin.Client
 	engines  map[string]plugin.Engine
 	bindings map[string]plugin.NodeBinding
+	policies map[string]plugin.Policy
 	descs    map[string]*plugin.Description
 	// configDiags are the warnings Configure answered, by plugin name.
 	configDiags map[string][]plugin.Diagnostic
@@ -50,7 +50,7 @@ type Set struct {
 // *ConfigError, matching ErrConfig, with the plugin's diagnostics).
 func Start(ctx context.Context, plugins []plan.PluginPlan, o Options) (*Set, error) {
 	s := &Set{clients: map[string]*plugin.Client{}, engines: map[string]plugin.Engine{},
-		bindings: map[string]plugin.NodeBinding{}, descs: map[string]*plugin.Description{},
+		bindings: map[string]plugin.NodeBinding{}, policies: map[string]plugin.Policy{}, descs: map[string]*plugin.Description{},
 		configDiags: map[string][]plugin.Diagnostic{}}
 	for _, p := range plugins {
 		if err := s.start(ctx, p, o); err != nil {
@@ -90,21 +90,27 @@ func (s *Set) start(ctx context.Context, p plan.PluginPlan, o Options) error {
 	if err != nil {
 		return fmt.Errorf("plugin %q health check: %w", p.Name, err)
 	}
-	// Both plugin types answer Describe and Configure the same way.
-	var d describer
+	// Every plugin type answers Describe and Configure the same way.
+	d := c.Describer()
 	switch plugin.Type(p.Type) {
 	case plugin.TypeEngine:
 		e, err := c.Engine()
 		if err != nil {
 			return fmt.Errorf("plugin %q: %w", p.Name, err)
 		}
-		s.engines[p.Name], d = e, e
+		s.engines[p.Name] = e
+	case plugin.TypePolicy:
+		pol, err := c.Policy()
+		if err != nil {
+			return fmt.Errorf("plugin %q: %w", p.Name, err)
+		}
+		s.policies[p.Name] = pol
 	default:
 		n, err := c.Node()
 		if err != nil {
 			return fmt.Errorf("plugin %q: %w", p.Name, err)
 		}
-		s.bindings[p.Name], d = n, n
+		s.bindings[p.Name] = n
 	}
 	desc, err := d.Describe(ctx)
 	if err != nil {
@@ -129,12 +135,6 @@ func (s *Set) start(ctx context.Context, p plan.PluginPlan, o Options) error {
 	return nil
 }
 
-// describer is what every plugin type answers.
-type describer interface {
-	Describe(ctx context.Context) (*plugin.Description, error)
-	Configure(ctx context.Context, config json.RawMessage) ([]plugin.Diagnostic, error)
-}
-
 // Engines returns the engine plugins by name.
 func (s *Set) Engines() map[string]plugin.Engine { return s.engines }
 
@@ -144,6 +144,9 @@ func (s *Set) Bindings() map[string]plugin.NodeBinding { return s.bindings }
 // ConfigDiagnostics returns, by plugin name, the warnings each plugin's
 // Configure answered (a plugin that answered none has no entry).
 func (s *Set) ConfigDiagnostics() map[string][]plugin.Diagnostic { return s.configDiags }
+
+// Policies returns the policy plugins by name.
+func (s *Set) Policies() map[string]plugin.Policy { return s.policies }
 
 // Descriptions returns each plugin's Describe answer by name.
 func (s *Set) Descriptions() map[string]*plugin.Description { return s.descs }

@@ -2,6 +2,8 @@ package conformance_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/sdk/conformance"
 )
 
@@ -98,7 +101,7 @@ func TestOnly(t *testing.T) {
 	if diff := cmp.Diff([]string{"health", "run.parts"}, statuses(rep, conformance.Pass)); diff != "" {
 		t.Errorf("passed (-want +got):\n%s", diff)
 	}
-	if n := rep.Count(conformance.Skip); n != len(conformance.Cases())-2 {
+	if n := rep.Count(conformance.Skip); n != len(conformance.CasesFor(plugin.TypeEngine))-2 {
 		t.Errorf("%d skipped", n)
 	}
 	if r, _ := rep.Result("describe"); r.Seen != "not selected" {
@@ -187,5 +190,66 @@ func TestHostDeathWrapper(t *testing.T) {
 	}
 	if r, _ := rep.Result("robust.host_death"); !strings.Contains(r.Seen, "something still accepts connections") {
 		t.Errorf("robust.host_death: %s", r.Seen)
+	}
+}
+
+// TestPolicy checks a policy on the cases that apply to it, with the
+// verdicts the conformance options expect, and policies broken in one way
+// each fail exactly the case they break.
+func TestPolicy(t *testing.T) {
+	t.Parallel()
+	actions := []conformance.PolicyAction{
+		{Name: "a push waits", Kind: plugin.ActionBinding, Input: json.RawMessage(`{"command":["git","push"]}`), Want: plugin.VerdictWait},
+		{Name: "a summary runs", Kind: plugin.ActionEngine, Prompt: "summarise", Want: plugin.VerdictAllow},
+	}
+	rep, err := conformance.Check(t.Context(), self(t), conformance.Options{Type: plugin.TypePolicy, Env: helperEnv("policy"), Actions: actions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"configure.invalid", "configure.valid", "describe", "handshake.cookie", "handshake.line", "handshake.version", "health",
+		"policy.actions", "policy.concurrency", "policy.decide", "policy.robust", "robust.host_death", "robust.shutdown"}
+	if diff := cmp.Diff(want, statuses(rep, conformance.Pass)); diff != "" {
+		t.Errorf("passed (-want +got):\n%s", diff)
+	}
+	// The engine cases do not apply to a policy: the report leaves them out.
+	if r, ok := rep.Result("admit"); ok || len(rep.Results) != len(conformance.CasesFor(plugin.TypePolicy)) {
+		t.Errorf("admit: %+v; %d results", r, len(rep.Results))
+	}
+	// An expectation the policy does not meet fails policy.actions.
+	wrong := []conformance.PolicyAction{{Name: "a summary waits", Kind: plugin.ActionEngine, Prompt: "summarise", Want: plugin.VerdictWait}}
+	rep, err = conformance.Check(t.Context(), self(t), conformance.Options{Type: plugin.TypePolicy, Env: helperEnv("policy"), Actions: wrong,
+		Only: []string{"policy.actions"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := rep.Result("policy.actions"); r.Status != conformance.Fail || !strings.Contains(r.Seen, "a summary waits: want wait, got allow") {
+		t.Errorf("policy.actions with a wrong expectation: %+v", r)
+	}
+	for _, tt := range []struct{ mode, seen string }{
+		{"policy-flaky", "when asked again"},
+		{"policy-no-reason", "without a reason"},
+	} {
+		rep, err := conformance.Check(t.Context(), self(t), conformance.Options{Type: plugin.TypePolicy, Env: helperEnv(tt.mode)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := rep.Result("policy.decide")
+		if diff := cmp.Diff([]string{"policy.decide"}, statuses(rep, conformance.Fail)); diff != "" || !strings.Contains(r.Seen, tt.seen) {
+			t.Errorf("%s: failed cases (-want +got):\n%s\npolicy.decide: %s", tt.mode, diff, r.Seen)
+		}
+	}
+}
+
+func TestPolicyOptions(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, file, want string }{
+		{"actions of an engine", `{"actions":[{"kind":"engine","want":"allow"}]}`, `actions are for policies`},
+		{"unknown kind", `{"type":"policy","actions":[{"kind":"shell","want":"allow"}]}`, `actions[0]: kind "shell"`},
+		{"unknown verdict", `{"type":"policy","actions":[{"kind":"engine","want":"maybe"}]}`, `actions[0]: want "maybe"`},
+	}
+	for _, tt := range tests {
+		if _, err := conformance.DecodeOptions([]byte(tt.file), "/"); !errors.Is(err, conformance.ErrOptions) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want ErrOptions with %q", tt.name, err, tt.want)
+		}
 	}
 }

@@ -47,6 +47,17 @@
 // handshake line, and waits to be killed. Programs that link this package
 // must not set that variable for any other purpose.
 //
+// # Policies
+//
+// With Options.Type "policy" the kit checks an action policy
+// (docs/policies.md) on the cases that apply to every plugin and on the
+// policy cases: Decide answers an engine and a binding action with a known
+// verdict, a reason for wait and deny, the same verdict when asked again
+// (the host asks again on resume), copes with odd input, and serves
+// concurrent calls. Options.Actions lists attempts with the verdict each
+// must get, so a policy's author can pin its behaviour in the conformance
+// file.
+//
 // # Dependencies between cases
 //
 // When handshake.line fails the host could not launch the plugin at all,

@@ -30,8 +30,11 @@ type kcase struct {
 	// skipped when handshake.line failed.
 	launches bool
 	// engine: the case calls the Engine service (skipped for node
-	// bindings).
+	// bindings and policies).
 	engine bool
+	// policy: the case calls the Policy service (skipped for the other
+	// types).
+	policy bool
 	// configured: the case configures the plugin first, so it is skipped
 	// when configure.valid failed.
 	configured bool
@@ -81,11 +84,44 @@ func init() {
 			run: casePanic, launches: true, engine: true, configured: true},
 		{Case: Case{"robust.concurrency", "8 concurrent Runs (or the declared maximum) all end with a result within 30 s"},
 			run: caseConcurrency, launches: true, engine: true, configured: true},
+		{Case: Case{"policy.decide", "Decide answers an engine action and a binding action with allow, wait or deny within 5 s, a wait or deny with a reason, and the same verdict when asked again"},
+			run: casePolicyDecide, launches: true, policy: true, configured: true},
+		{Case: Case{"policy.actions", "each action of the conformance file gets the verdict it names"},
+			run: casePolicyActions, launches: true, policy: true, configured: true},
+		{Case: Case{"policy.robust", "a binding input that is not an object and an empty prompt are answered or refused with a typed failure within 5 s, never allowed by a made-up verdict, and the plugin keeps serving"},
+			run: casePolicyRobust, launches: true, policy: true, configured: true},
+		{Case: Case{"policy.concurrency", "8 concurrent Decide calls all answer within 30 s"},
+			run: casePolicyConcurrency, launches: true, policy: true, configured: true},
 		{Case: Case{"robust.shutdown", "after go-plugin's controller Shutdown the process exits within 2 s"},
 			run: caseShutdown, launches: true},
 		{Case: Case{"robust.host_death", "when the process that launched it is killed, the plugin process is gone and nothing serves at its address within 2 s (Linux)"},
 			run: caseHostDeath, launches: true},
 	}
+}
+
+// applies reports whether the case checks plugins of type typ: engine
+// cases only engines, policy cases only policies, the others every type.
+// A report leaves out the cases that do not apply.
+func (c *kcase) applies(typ plugin.Type) bool {
+	switch {
+	case c.engine:
+		return typ == plugin.TypeEngine
+	case c.policy:
+		return typ == plugin.TypePolicy
+	}
+	return true
+}
+
+// CasesFor returns the cases that check plugins of type typ, in the order
+// they run: what a report of such a plugin lists.
+func CasesFor(typ plugin.Type) []Case {
+	var out []Case
+	for _, c := range cases {
+		if c.applies(typ) {
+			out = append(out, c.Case)
+		}
+	}
+	return out
 }
 
 // Cases returns the suite's cases in the order they run.
@@ -187,13 +223,14 @@ func Check(ctx context.Context, binaryPath string, opts Options) (*Report, error
 	failed := map[string]bool{}
 	probed := false
 	for _, c := range cases {
+		if !c.applies(k.typ) {
+			continue
+		}
 		start := time.Now()
 		var v verdict
 		switch {
 		case len(opts.Only) > 0 && !contains(opts.Only, c.Name):
 			v = skip("not selected")
-		case c.engine && k.typ != plugin.TypeEngine:
-			v = skip("engine case; the plugin is checked as a %s binding", k.typ)
 		case c.launches && failed["handshake.line"]:
 			v = skip("handshake.line failed: the host cannot launch this plugin")
 		case c.configured && failed["configure.valid"]:
@@ -347,6 +384,7 @@ type session struct {
 	c      *plugin.Client
 	engine plugin.Engine
 	node   plugin.NodeBinding
+	policy plugin.Policy
 }
 
 // launch starts the plugin through plugin.Launch, as a run would.
@@ -359,9 +397,12 @@ func (k *kit) launch(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	s := &session{c: c}
-	if k.typ == plugin.TypeEngine {
+	switch k.typ {
+	case plugin.TypeEngine:
 		s.engine, err = c.Engine()
-	} else {
+	case plugin.TypePolicy:
+		s.policy, err = c.Policy()
+	default:
 		s.node, err = c.Node()
 	}
 	if err != nil {
@@ -406,17 +447,11 @@ func (s *session) close() {
 }
 
 func (s *session) describe(ctx context.Context) (*plugin.Description, error) {
-	if s.engine != nil {
-		return s.engine.Describe(ctx)
-	}
-	return s.node.Describe(ctx)
+	return s.c.Describer().Describe(ctx)
 }
 
 func (s *session) configure(ctx context.Context, raw []byte) ([]plugin.Diagnostic, error) {
-	if s.engine != nil {
-		return s.engine.Configure(ctx, raw)
-	}
-	return s.node.Configure(ctx, raw)
+	return s.c.Describer().Configure(ctx, raw)
 }
 
 // serving checks that the plugin still answers Describe and has not exited.

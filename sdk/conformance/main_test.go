@@ -2,11 +2,14 @@ package conformance_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,6 +85,12 @@ func servePlugin(mode string) int {
 	case "with-conformance":
 		mock := enginetest.New()
 		err = sdk.ServeEngine(plainEngine{mock}, sdk.WithConformance(mock))
+	case "policy":
+		err = sdk.ServePolicy(&pushPolicy{})
+	case "policy-flaky":
+		err = sdk.ServePolicy(&pushPolicy{flaky: true})
+	case "policy-no-reason":
+		err = sdk.ServePolicy(&pushPolicy{mute: true})
 	case "never-exits":
 		err = sdk.ServeEngine(enginetest.New())
 		if err == nil {
@@ -199,4 +208,37 @@ func self(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return exe
+}
+
+// pushPolicy waits for a person before a prompt or input that mentions a
+// push and allows the rest; flaky, it answers the opposite every second
+// time; mute, it waits without saying why.
+type pushPolicy struct {
+	flaky, mute bool
+	calls       atomic.Int64
+}
+
+func (p *pushPolicy) Describe(context.Context) (*plugin.Description, error) {
+	return &plugin.Description{Name: "push", Version: "1", Types: []plugin.Type{plugin.TypePolicy}}, nil
+}
+
+func (p *pushPolicy) Configure(_ context.Context, raw json.RawMessage) ([]plugin.Diagnostic, error) {
+	if len(raw) > 0 && raw[0] != '{' {
+		return []plugin.Diagnostic{{Severity: plugin.SeverityError, Summary: "config must be an object"}}, nil
+	}
+	return nil, nil
+}
+
+func (p *pushPolicy) Decide(_ context.Context, req plugin.DecideRequest) (*plugin.Decision, error) {
+	push := strings.Contains(req.Prompt+string(req.Input), "push") || p.mute
+	if p.flaky && p.calls.Add(1)%2 == 0 {
+		push = !push
+	}
+	switch {
+	case p.mute:
+		return &plugin.Decision{Verdict: plugin.VerdictWait}, nil
+	case push:
+		return &plugin.Decision{Verdict: plugin.VerdictWait, Reason: "a push leaves the machine"}, nil
+	}
+	return &plugin.Decision{Verdict: plugin.VerdictAllow}, nil
 }

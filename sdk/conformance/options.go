@@ -24,8 +24,9 @@ const ConfigDirPlaceholder = "{config_dir}"
 // fields are the conformance file that `obversa plugin conformance --config
 // FILE` reads (see LoadOptions); every field is optional.
 type Options struct {
-	// Type is the plugin type to check: "engine" (the default) or "node".
-	// A node binding is checked on the cases that do not call an engine.
+	// Type is the plugin type to check: "engine" (the default), "node" or
+	// "policy". A node binding is checked on the cases that call no
+	// service of another type; a policy on those and the policy cases.
 	Type plugin.Type `json:"type,omitempty"`
 	// Args are the plugin's arguments after the program name, as the run
 	// file's `args`.
@@ -55,6 +56,9 @@ type Options struct {
 	// scenario's documentation in plugin.ScenarioKind says. A plugin that
 	// serves the Conformance service is asked through it instead.
 	Scenarios map[string]ScenarioRequest `json:"scenarios,omitempty"`
+	// Actions are attempts a policy is asked about, each with the verdict
+	// it must give (case policy.actions); policies only.
+	Actions []PolicyAction `json:"actions,omitempty"`
 
 	// Only restricts the check to the named cases; the others are
 	// reported as skipped. Empty = every case.
@@ -73,6 +77,22 @@ type Options struct {
 type ScenarioRequest struct {
 	// Prompt replaces the prompt; required.
 	Prompt string `json:"prompt"`
+}
+
+// PolicyAction is one attempt the kit asks a policy about, as the host
+// would (docs/policies.md), and the verdict expected. Kind "engine" sends
+// Prompt to the options' target; kind "binding" sends Input to the binding
+// "shell".
+type PolicyAction struct {
+	// Name says what the action shows, for the report.
+	Name string            `json:"name"`
+	Kind plugin.ActionKind `json:"kind"`
+	// Prompt is the rendered prompt of an engine action.
+	Prompt string `json:"prompt,omitempty"`
+	// Input is the rendered input of a binding action.
+	Input json.RawMessage `json:"input,omitempty"`
+	// Want is allow, wait or deny.
+	Want plugin.Verdict `json:"want"`
 }
 
 // DefaultInvalidConfig is the configuration the kit expects every plugin to
@@ -134,9 +154,22 @@ func DecodeOptions(data []byte, dir string) (Options, error) {
 func (o *Options) validate() error {
 	var problems []string
 	switch o.Type {
-	case "", plugin.TypeEngine, plugin.TypeNode:
+	case "", plugin.TypeEngine, plugin.TypeNode, plugin.TypePolicy:
 	default:
-		problems = append(problems, fmt.Sprintf("type %q: want %q or %q", o.Type, plugin.TypeEngine, plugin.TypeNode))
+		problems = append(problems, fmt.Sprintf("type %q: want %q, %q or %q", o.Type, plugin.TypeEngine, plugin.TypeNode, plugin.TypePolicy))
+	}
+	if len(o.Actions) > 0 && o.Type != plugin.TypePolicy {
+		problems = append(problems, `actions are for policies: set "type": "policy"`)
+	}
+	for i, a := range o.Actions {
+		switch {
+		case a.Kind != plugin.ActionEngine && a.Kind != plugin.ActionBinding:
+			problems = append(problems, fmt.Sprintf("actions[%d]: kind %q: want %q or %q", i, a.Kind, plugin.ActionEngine, plugin.ActionBinding))
+		case !a.Want.Valid():
+			problems = append(problems, fmt.Sprintf("actions[%d]: want %q: want allow, wait or deny", i, a.Want))
+		case len(a.Input) > 0 && !json.Valid(a.Input):
+			problems = append(problems, fmt.Sprintf("actions[%d]: input is not valid JSON", i))
+		}
 	}
 	for _, raw := range []json.RawMessage{o.Config, o.InvalidConfig} {
 		if len(raw) > 0 && !json.Valid(raw) {

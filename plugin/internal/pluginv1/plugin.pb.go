@@ -4,9 +4,9 @@
 //
 // This file is the wire contract between the Obversa host and its plugins
 // (DESIGN §3). Plugins are processes launched through hashicorp/go-plugin
-// speaking gRPC; a binary serves the Engine service, the NodeBinding service
-// or both, and optionally the Conformance service (scenario control for the
-// conformance kit). docs/writing-plugins.md describes the protocol for
+// speaking gRPC; a binary serves the Engine service, the NodeBinding service,
+// the Policy service or several of them, and optionally the Conformance
+// service (scenario control for the conformance kit). docs/writing-plugins.md describes the protocol for
 // plugins in any language. The go-plugin handshake negotiates the protocol version above; any
 // incompatible change to this file needs a new package (obversa.plugin.v2)
 // and a new protocol version.
@@ -50,6 +50,7 @@ const (
 	PluginType_PLUGIN_TYPE_UNSPECIFIED PluginType = 0
 	PluginType_PLUGIN_TYPE_ENGINE      PluginType = 1
 	PluginType_PLUGIN_TYPE_NODE        PluginType = 2
+	PluginType_PLUGIN_TYPE_POLICY      PluginType = 3
 )
 
 // Enum value maps for PluginType.
@@ -58,11 +59,13 @@ var (
 		0: "PLUGIN_TYPE_UNSPECIFIED",
 		1: "PLUGIN_TYPE_ENGINE",
 		2: "PLUGIN_TYPE_NODE",
+		3: "PLUGIN_TYPE_POLICY",
 	}
 	PluginType_value = map[string]int32{
 		"PLUGIN_TYPE_UNSPECIFIED": 0,
 		"PLUGIN_TYPE_ENGINE":      1,
 		"PLUGIN_TYPE_NODE":        2,
+		"PLUGIN_TYPE_POLICY":      3,
 	}
 )
 
@@ -333,6 +336,116 @@ func (PartKind) EnumDescriptor() ([]byte, []int) {
 	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
 }
 
+// ActionKind says what an attempt's effect is.
+type ActionKind int32
+
+const (
+	ActionKind_ACTION_KIND_UNSPECIFIED ActionKind = 0
+	// An engine call: a prompt sent to a lane target.
+	ActionKind_ACTION_KIND_ENGINE ActionKind = 1
+	// A node binding invoked on an input.
+	ActionKind_ACTION_KIND_BINDING ActionKind = 2
+)
+
+// Enum value maps for ActionKind.
+var (
+	ActionKind_name = map[int32]string{
+		0: "ACTION_KIND_UNSPECIFIED",
+		1: "ACTION_KIND_ENGINE",
+		2: "ACTION_KIND_BINDING",
+	}
+	ActionKind_value = map[string]int32{
+		"ACTION_KIND_UNSPECIFIED": 0,
+		"ACTION_KIND_ENGINE":      1,
+		"ACTION_KIND_BINDING":     2,
+	}
+)
+
+func (x ActionKind) Enum() *ActionKind {
+	p := new(ActionKind)
+	*p = x
+	return p
+}
+
+func (x ActionKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ActionKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_obversa_plugin_v1_plugin_proto_enumTypes[5].Descriptor()
+}
+
+func (ActionKind) Type() protoreflect.EnumType {
+	return &file_obversa_plugin_v1_plugin_proto_enumTypes[5]
+}
+
+func (x ActionKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ActionKind.Descriptor instead.
+func (ActionKind) EnumDescriptor() ([]byte, []int) {
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
+}
+
+// Verdict is a policy's answer.
+type Verdict int32
+
+const (
+	// Not an answer: the host pauses the position as for an error.
+	Verdict_VERDICT_UNSPECIFIED Verdict = 0
+	// The attempt may take effect.
+	Verdict_VERDICT_ALLOW Verdict = 1
+	// The position pauses until a person decides (`obversa approve`) or
+	// the run is resumed, when the policy is asked again.
+	Verdict_VERDICT_WAIT Verdict = 2
+	// The node fails DENIED with the reason; it is never retried.
+	Verdict_VERDICT_DENY Verdict = 3
+)
+
+// Enum value maps for Verdict.
+var (
+	Verdict_name = map[int32]string{
+		0: "VERDICT_UNSPECIFIED",
+		1: "VERDICT_ALLOW",
+		2: "VERDICT_WAIT",
+		3: "VERDICT_DENY",
+	}
+	Verdict_value = map[string]int32{
+		"VERDICT_UNSPECIFIED": 0,
+		"VERDICT_ALLOW":       1,
+		"VERDICT_WAIT":        2,
+		"VERDICT_DENY":        3,
+	}
+)
+
+func (x Verdict) Enum() *Verdict {
+	p := new(Verdict)
+	*p = x
+	return p
+}
+
+func (x Verdict) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Verdict) Descriptor() protoreflect.EnumDescriptor {
+	return file_obversa_plugin_v1_plugin_proto_enumTypes[6].Descriptor()
+}
+
+func (Verdict) Type() protoreflect.EnumType {
+	return &file_obversa_plugin_v1_plugin_proto_enumTypes[6]
+}
+
+func (x Verdict) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Verdict.Descriptor instead.
+func (Verdict) EnumDescriptor() ([]byte, []int) {
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
+}
+
 // ScenarioKind names a behaviour the kit asks a plugin to produce.
 type ScenarioKind int32
 
@@ -392,11 +505,11 @@ func (x ScenarioKind) String() string {
 }
 
 func (ScenarioKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_obversa_plugin_v1_plugin_proto_enumTypes[5].Descriptor()
+	return file_obversa_plugin_v1_plugin_proto_enumTypes[7].Descriptor()
 }
 
 func (ScenarioKind) Type() protoreflect.EnumType {
-	return &file_obversa_plugin_v1_plugin_proto_enumTypes[5]
+	return &file_obversa_plugin_v1_plugin_proto_enumTypes[7]
 }
 
 func (x ScenarioKind) Number() protoreflect.EnumNumber {
@@ -405,7 +518,7 @@ func (x ScenarioKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ScenarioKind.Descriptor instead.
 func (ScenarioKind) EnumDescriptor() ([]byte, []int) {
-	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 // Failure is a typed failure of an engine or binding call.
@@ -1828,6 +1941,212 @@ func (x *InvokeResponse) GetOutputJson() []byte {
 	return nil
 }
 
+// DecideRequest describes one attempt before its effects. Exactly one of
+// the engine fields (lane, target, prompt) and the binding fields
+// (binding, input_json) is set, as kind says.
+type DecideRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RunId     string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	NodeId    string                 `protobuf:"bytes,2,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	Position  string                 `protobuf:"bytes,3,opt,name=position,proto3" json:"position,omitempty"`
+	AttemptId string                 `protobuf:"bytes,4,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	// The n of the position dag/<node>/<n>: 1 for a node's first attempt,
+	// 2 for its first retry.
+	Attempt uint32     `protobuf:"varint,5,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Kind    ActionKind `protobuf:"varint,6,opt,name=kind,proto3,enum=obversa.plugin.v1.ActionKind" json:"kind,omitempty"`
+	// The node's kind: required, optional or finalizer.
+	NodeKind string `protobuf:"bytes,7,opt,name=node_kind,json=nodeKind,proto3" json:"node_kind,omitempty"`
+	// Engine actions: the lane and the target its first call goes to.
+	Lane   string    `protobuf:"bytes,8,opt,name=lane,proto3" json:"lane,omitempty"`
+	Target *Identity `protobuf:"bytes,9,opt,name=target,proto3" json:"target,omitempty"`
+	// Binding actions: the node plugin's name.
+	Binding string `protobuf:"bytes,10,opt,name=binding,proto3" json:"binding,omitempty"`
+	// Engine actions: the rendered prompt, after the host's secret checks.
+	Prompt string `protobuf:"bytes,11,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// Binding actions: the rendered input as JSON, after the host's secret
+	// checks.
+	InputJson []byte `protobuf:"bytes,12,opt,name=input_json,json=inputJson,proto3" json:"input_json,omitempty"`
+	// The run's workspace root.
+	WorkspaceDir  string `protobuf:"bytes,13,opt,name=workspace_dir,json=workspaceDir,proto3" json:"workspace_dir,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideRequest) Reset() {
+	*x = DecideRequest{}
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideRequest) ProtoMessage() {}
+
+func (x *DecideRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideRequest.ProtoReflect.Descriptor instead.
+func (*DecideRequest) Descriptor() ([]byte, []int) {
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *DecideRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *DecideRequest) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *DecideRequest) GetPosition() string {
+	if x != nil {
+		return x.Position
+	}
+	return ""
+}
+
+func (x *DecideRequest) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+func (x *DecideRequest) GetAttempt() uint32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *DecideRequest) GetKind() ActionKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ActionKind_ACTION_KIND_UNSPECIFIED
+}
+
+func (x *DecideRequest) GetNodeKind() string {
+	if x != nil {
+		return x.NodeKind
+	}
+	return ""
+}
+
+func (x *DecideRequest) GetLane() string {
+	if x != nil {
+		return x.Lane
+	}
+	return ""
+}
+
+func (x *DecideRequest) GetTarget() *Identity {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+func (x *DecideRequest) GetBinding() string {
+	if x != nil {
+		return x.Binding
+	}
+	return ""
+}
+
+func (x *DecideRequest) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *DecideRequest) GetInputJson() []byte {
+	if x != nil {
+		return x.InputJson
+	}
+	return nil
+}
+
+func (x *DecideRequest) GetWorkspaceDir() string {
+	if x != nil {
+		return x.WorkspaceDir
+	}
+	return ""
+}
+
+type DecideResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Verdict Verdict                `protobuf:"varint,1,opt,name=verdict,proto3,enum=obversa.plugin.v1.Verdict" json:"verdict,omitempty"`
+	// Why, for a person: shown with a pause and recorded with the decision.
+	// Expected for wait and deny.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideResponse) Reset() {
+	*x = DecideResponse{}
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideResponse) ProtoMessage() {}
+
+func (x *DecideResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
+func (*DecideResponse) Descriptor() ([]byte, []int) {
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *DecideResponse) GetVerdict() Verdict {
+	if x != nil {
+		return x.Verdict
+	}
+	return Verdict_VERDICT_UNSPECIFIED
+}
+
+func (x *DecideResponse) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // Scenario is one behaviour to produce.
 type Scenario struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1842,7 +2161,7 @@ type Scenario struct {
 
 func (x *Scenario) Reset() {
 	*x = Scenario{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1854,7 +2173,7 @@ func (x *Scenario) String() string {
 func (*Scenario) ProtoMessage() {}
 
 func (x *Scenario) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1867,7 +2186,7 @@ func (x *Scenario) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Scenario.ProtoReflect.Descriptor instead.
 func (*Scenario) Descriptor() ([]byte, []int) {
-	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Scenario) GetKind() ScenarioKind {
@@ -1899,7 +2218,7 @@ type ScenariosRequest struct {
 
 func (x *ScenariosRequest) Reset() {
 	*x = ScenariosRequest{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1911,7 +2230,7 @@ func (x *ScenariosRequest) String() string {
 func (*ScenariosRequest) ProtoMessage() {}
 
 func (x *ScenariosRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1924,7 +2243,7 @@ func (x *ScenariosRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScenariosRequest.ProtoReflect.Descriptor instead.
 func (*ScenariosRequest) Descriptor() ([]byte, []int) {
-	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 type ScenariosResponse struct {
@@ -1936,7 +2255,7 @@ type ScenariosResponse struct {
 
 func (x *ScenariosResponse) Reset() {
 	*x = ScenariosResponse{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1948,7 +2267,7 @@ func (x *ScenariosResponse) String() string {
 func (*ScenariosResponse) ProtoMessage() {}
 
 func (x *ScenariosResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1961,7 +2280,7 @@ func (x *ScenariosResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScenariosResponse.ProtoReflect.Descriptor instead.
 func (*ScenariosResponse) Descriptor() ([]byte, []int) {
-	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ScenariosResponse) GetKinds() []ScenarioKind {
@@ -1981,7 +2300,7 @@ type ArmRequest struct {
 
 func (x *ArmRequest) Reset() {
 	*x = ArmRequest{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1993,7 +2312,7 @@ func (x *ArmRequest) String() string {
 func (*ArmRequest) ProtoMessage() {}
 
 func (x *ArmRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2006,7 +2325,7 @@ func (x *ArmRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArmRequest.ProtoReflect.Descriptor instead.
 func (*ArmRequest) Descriptor() ([]byte, []int) {
-	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ArmRequest) GetAttemptId() string {
@@ -2031,7 +2350,7 @@ type ArmResponse struct {
 
 func (x *ArmResponse) Reset() {
 	*x = ArmResponse{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2043,7 +2362,7 @@ func (x *ArmResponse) String() string {
 func (*ArmResponse) ProtoMessage() {}
 
 func (x *ArmResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2056,7 +2375,7 @@ func (x *ArmResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArmResponse.ProtoReflect.Descriptor instead.
 func (*ArmResponse) Descriptor() ([]byte, []int) {
-	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 type SettledRequest struct {
@@ -2070,7 +2389,7 @@ type SettledRequest struct {
 
 func (x *SettledRequest) Reset() {
 	*x = SettledRequest{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2082,7 +2401,7 @@ func (x *SettledRequest) String() string {
 func (*SettledRequest) ProtoMessage() {}
 
 func (x *SettledRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2095,7 +2414,7 @@ func (x *SettledRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettledRequest.ProtoReflect.Descriptor instead.
 func (*SettledRequest) Descriptor() ([]byte, []int) {
-	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SettledRequest) GetAttemptId() string {
@@ -2126,7 +2445,7 @@ type SettledResponse struct {
 
 func (x *SettledResponse) Reset() {
 	*x = SettledResponse{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2138,7 +2457,7 @@ func (x *SettledResponse) String() string {
 func (*SettledResponse) ProtoMessage() {}
 
 func (x *SettledResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2151,7 +2470,7 @@ func (x *SettledResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettledResponse.ProtoReflect.Descriptor instead.
 func (*SettledResponse) Descriptor() ([]byte, []int) {
-	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SettledResponse) GetStarted() bool {
@@ -2183,7 +2502,7 @@ type ModelCallsRequest struct {
 
 func (x *ModelCallsRequest) Reset() {
 	*x = ModelCallsRequest{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2195,7 +2514,7 @@ func (x *ModelCallsRequest) String() string {
 func (*ModelCallsRequest) ProtoMessage() {}
 
 func (x *ModelCallsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2208,7 +2527,7 @@ func (x *ModelCallsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelCallsRequest.ProtoReflect.Descriptor instead.
 func (*ModelCallsRequest) Descriptor() ([]byte, []int) {
-	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 type ModelCallsResponse struct {
@@ -2220,7 +2539,7 @@ type ModelCallsResponse struct {
 
 func (x *ModelCallsResponse) Reset() {
 	*x = ModelCallsResponse{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2232,7 +2551,7 @@ func (x *ModelCallsResponse) String() string {
 func (*ModelCallsResponse) ProtoMessage() {}
 
 func (x *ModelCallsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2245,7 +2564,7 @@ func (x *ModelCallsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelCallsResponse.ProtoReflect.Descriptor instead.
 func (*ModelCallsResponse) Descriptor() ([]byte, []int) {
-	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_obversa_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ModelCallsResponse) GetCount() uint64 {
@@ -2264,7 +2583,7 @@ type Usage_Unknown struct {
 
 func (x *Usage_Unknown) Reset() {
 	*x = Usage_Unknown{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2276,7 +2595,7 @@ func (x *Usage_Unknown) String() string {
 func (*Usage_Unknown) ProtoMessage() {}
 
 func (x *Usage_Unknown) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2305,7 +2624,7 @@ type Usage_Reported struct {
 
 func (x *Usage_Reported) Reset() {
 	*x = Usage_Reported{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2317,7 +2636,7 @@ func (x *Usage_Reported) String() string {
 func (*Usage_Reported) ProtoMessage() {}
 
 func (x *Usage_Reported) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2371,7 +2690,7 @@ type AdmitResponse_Selection struct {
 
 func (x *AdmitResponse_Selection) Reset() {
 	*x = AdmitResponse_Selection{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2383,7 +2702,7 @@ func (x *AdmitResponse_Selection) String() string {
 func (*AdmitResponse_Selection) ProtoMessage() {}
 
 func (x *AdmitResponse_Selection) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2416,7 +2735,7 @@ type AdmitResponse_Unsupported struct {
 
 func (x *AdmitResponse_Unsupported) Reset() {
 	*x = AdmitResponse_Unsupported{}
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2428,7 +2747,7 @@ func (x *AdmitResponse_Unsupported) String() string {
 func (*AdmitResponse_Unsupported) ProtoMessage() {}
 
 func (x *AdmitResponse_Unsupported) ProtoReflect() protoreflect.Message {
-	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_obversa_plugin_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2573,7 +2892,27 @@ const file_obversa_plugin_v1_plugin_proto_rawDesc = "" +
 	"timeout_ms\x18\a \x01(\x03R\ttimeoutMs\"1\n" +
 	"\x0eInvokeResponse\x12\x1f\n" +
 	"\voutput_json\x18\x01 \x01(\fR\n" +
-	"outputJson\"\x9d\x01\n" +
+	"outputJson\"\xa3\x03\n" +
+	"\rDecideRequest\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x17\n" +
+	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x12\x1a\n" +
+	"\bposition\x18\x03 \x01(\tR\bposition\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x04 \x01(\tR\tattemptId\x12\x18\n" +
+	"\aattempt\x18\x05 \x01(\rR\aattempt\x121\n" +
+	"\x04kind\x18\x06 \x01(\x0e2\x1d.obversa.plugin.v1.ActionKindR\x04kind\x12\x1b\n" +
+	"\tnode_kind\x18\a \x01(\tR\bnodeKind\x12\x12\n" +
+	"\x04lane\x18\b \x01(\tR\x04lane\x123\n" +
+	"\x06target\x18\t \x01(\v2\x1b.obversa.plugin.v1.IdentityR\x06target\x12\x18\n" +
+	"\abinding\x18\n" +
+	" \x01(\tR\abinding\x12\x16\n" +
+	"\x06prompt\x18\v \x01(\tR\x06prompt\x12\x1d\n" +
+	"\n" +
+	"input_json\x18\f \x01(\fR\tinputJson\x12#\n" +
+	"\rworkspace_dir\x18\r \x01(\tR\fworkspaceDir\"^\n" +
+	"\x0eDecideResponse\x124\n" +
+	"\averdict\x18\x01 \x01(\x0e2\x1a.obversa.plugin.v1.VerdictR\averdict\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x9d\x01\n" +
 	"\bScenario\x123\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1f.obversa.plugin.v1.ScenarioKindR\x04kind\x12A\n" +
 	"\ffailure_kind\x18\x02 \x01(\x0e2\x1e.obversa.plugin.v1.FailureKindR\vfailureKind\x12\x19\n" +
@@ -2597,12 +2936,13 @@ const file_obversa_plugin_v1_plugin_proto_rawDesc = "" +
 	"\bterminal\x18\x03 \x01(\v2\x1d.obversa.plugin.v1.RunMessageR\bterminal\"\x13\n" +
 	"\x11ModelCallsRequest\"*\n" +
 	"\x12ModelCallsResponse\x12\x14\n" +
-	"\x05count\x18\x01 \x01(\x04R\x05count*W\n" +
+	"\x05count\x18\x01 \x01(\x04R\x05count*o\n" +
 	"\n" +
 	"PluginType\x12\x1b\n" +
 	"\x17PLUGIN_TYPE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12PLUGIN_TYPE_ENGINE\x10\x01\x12\x14\n" +
-	"\x10PLUGIN_TYPE_NODE\x10\x02*\xde\x02\n" +
+	"\x10PLUGIN_TYPE_NODE\x10\x02\x12\x16\n" +
+	"\x12PLUGIN_TYPE_POLICY\x10\x03*\xde\x02\n" +
 	"\vFailureKind\x12\x1c\n" +
 	"\x18FAILURE_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11FAILURE_KIND_AUTH\x10\x01\x12\x18\n" +
@@ -2631,7 +2971,17 @@ const file_obversa_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x12PART_KIND_THINKING\x10\x02\x12\x16\n" +
 	"\x12PART_KIND_TOOL_USE\x10\x03\x12\x19\n" +
 	"\x15PART_KIND_TOOL_RESULT\x10\x04\x12\x18\n" +
-	"\x14PART_KIND_STRUCTURED\x10\x05*\xd8\x01\n" +
+	"\x14PART_KIND_STRUCTURED\x10\x05*Z\n" +
+	"\n" +
+	"ActionKind\x12\x1b\n" +
+	"\x17ACTION_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12ACTION_KIND_ENGINE\x10\x01\x12\x17\n" +
+	"\x13ACTION_KIND_BINDING\x10\x02*Y\n" +
+	"\aVerdict\x12\x17\n" +
+	"\x13VERDICT_UNSPECIFIED\x10\x00\x12\x11\n" +
+	"\rVERDICT_ALLOW\x10\x01\x12\x10\n" +
+	"\fVERDICT_WAIT\x10\x02\x12\x10\n" +
+	"\fVERDICT_DENY\x10\x03*\xd8\x01\n" +
 	"\fScenarioKind\x12\x1d\n" +
 	"\x19SCENARIO_KIND_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15SCENARIO_KIND_FAILURE\x10\x01\x12\x17\n" +
@@ -2648,7 +2998,11 @@ const file_obversa_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vNodeBinding\x12S\n" +
 	"\bDescribe\x12\".obversa.plugin.v1.DescribeRequest\x1a#.obversa.plugin.v1.DescribeResponse\x12V\n" +
 	"\tConfigure\x12#.obversa.plugin.v1.ConfigureRequest\x1a$.obversa.plugin.v1.ConfigureResponse\x12M\n" +
-	"\x06Invoke\x12 .obversa.plugin.v1.InvokeRequest\x1a!.obversa.plugin.v1.InvokeResponse2\xd8\x02\n" +
+	"\x06Invoke\x12 .obversa.plugin.v1.InvokeRequest\x1a!.obversa.plugin.v1.InvokeResponse2\x84\x02\n" +
+	"\x06Policy\x12S\n" +
+	"\bDescribe\x12\".obversa.plugin.v1.DescribeRequest\x1a#.obversa.plugin.v1.DescribeResponse\x12V\n" +
+	"\tConfigure\x12#.obversa.plugin.v1.ConfigureRequest\x1a$.obversa.plugin.v1.ConfigureResponse\x12M\n" +
+	"\x06Decide\x12 .obversa.plugin.v1.DecideRequest\x1a!.obversa.plugin.v1.DecideResponse2\xd8\x02\n" +
 	"\vConformance\x12V\n" +
 	"\tScenarios\x12#.obversa.plugin.v1.ScenariosRequest\x1a$.obversa.plugin.v1.ScenariosResponse\x12D\n" +
 	"\x03Arm\x12\x1d.obversa.plugin.v1.ArmRequest\x1a\x1e.obversa.plugin.v1.ArmResponse\x12P\n" +
@@ -2668,107 +3022,120 @@ func file_obversa_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 	return file_obversa_plugin_v1_plugin_proto_rawDescData
 }
 
-var file_obversa_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_obversa_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_obversa_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
+var file_obversa_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_obversa_plugin_v1_plugin_proto_goTypes = []any{
 	(PluginType)(0),                   // 0: obversa.plugin.v1.PluginType
 	(FailureKind)(0),                  // 1: obversa.plugin.v1.FailureKind
 	(Severity)(0),                     // 2: obversa.plugin.v1.Severity
 	(Purpose)(0),                      // 3: obversa.plugin.v1.Purpose
 	(PartKind)(0),                     // 4: obversa.plugin.v1.PartKind
-	(ScenarioKind)(0),                 // 5: obversa.plugin.v1.ScenarioKind
-	(*Failure)(nil),                   // 6: obversa.plugin.v1.Failure
-	(*Identity)(nil),                  // 7: obversa.plugin.v1.Identity
-	(*Usage)(nil),                     // 8: obversa.plugin.v1.Usage
-	(*Capabilities)(nil),              // 9: obversa.plugin.v1.Capabilities
-	(*DescribeRequest)(nil),           // 10: obversa.plugin.v1.DescribeRequest
-	(*DescribeResponse)(nil),          // 11: obversa.plugin.v1.DescribeResponse
-	(*ConfigureRequest)(nil),          // 12: obversa.plugin.v1.ConfigureRequest
-	(*Diagnostic)(nil),                // 13: obversa.plugin.v1.Diagnostic
-	(*ConfigureResponse)(nil),         // 14: obversa.plugin.v1.ConfigureResponse
-	(*AdmitRequest)(nil),              // 15: obversa.plugin.v1.AdmitRequest
-	(*AdmitResponse)(nil),             // 16: obversa.plugin.v1.AdmitResponse
-	(*RunRequest)(nil),                // 17: obversa.plugin.v1.RunRequest
-	(*Delta)(nil),                     // 18: obversa.plugin.v1.Delta
-	(*ToolEvent)(nil),                 // 19: obversa.plugin.v1.ToolEvent
-	(*Part)(nil),                      // 20: obversa.plugin.v1.Part
-	(*RunResult)(nil),                 // 21: obversa.plugin.v1.RunResult
-	(*RunMessage)(nil),                // 22: obversa.plugin.v1.RunMessage
-	(*InvokeRequest)(nil),             // 23: obversa.plugin.v1.InvokeRequest
-	(*InvokeResponse)(nil),            // 24: obversa.plugin.v1.InvokeResponse
-	(*Scenario)(nil),                  // 25: obversa.plugin.v1.Scenario
-	(*ScenariosRequest)(nil),          // 26: obversa.plugin.v1.ScenariosRequest
-	(*ScenariosResponse)(nil),         // 27: obversa.plugin.v1.ScenariosResponse
-	(*ArmRequest)(nil),                // 28: obversa.plugin.v1.ArmRequest
-	(*ArmResponse)(nil),               // 29: obversa.plugin.v1.ArmResponse
-	(*SettledRequest)(nil),            // 30: obversa.plugin.v1.SettledRequest
-	(*SettledResponse)(nil),           // 31: obversa.plugin.v1.SettledResponse
-	(*ModelCallsRequest)(nil),         // 32: obversa.plugin.v1.ModelCallsRequest
-	(*ModelCallsResponse)(nil),        // 33: obversa.plugin.v1.ModelCallsResponse
-	(*Usage_Unknown)(nil),             // 34: obversa.plugin.v1.Usage.Unknown
-	(*Usage_Reported)(nil),            // 35: obversa.plugin.v1.Usage.Reported
-	(*AdmitResponse_Selection)(nil),   // 36: obversa.plugin.v1.AdmitResponse.Selection
-	(*AdmitResponse_Unsupported)(nil), // 37: obversa.plugin.v1.AdmitResponse.Unsupported
+	(ActionKind)(0),                   // 5: obversa.plugin.v1.ActionKind
+	(Verdict)(0),                      // 6: obversa.plugin.v1.Verdict
+	(ScenarioKind)(0),                 // 7: obversa.plugin.v1.ScenarioKind
+	(*Failure)(nil),                   // 8: obversa.plugin.v1.Failure
+	(*Identity)(nil),                  // 9: obversa.plugin.v1.Identity
+	(*Usage)(nil),                     // 10: obversa.plugin.v1.Usage
+	(*Capabilities)(nil),              // 11: obversa.plugin.v1.Capabilities
+	(*DescribeRequest)(nil),           // 12: obversa.plugin.v1.DescribeRequest
+	(*DescribeResponse)(nil),          // 13: obversa.plugin.v1.DescribeResponse
+	(*ConfigureRequest)(nil),          // 14: obversa.plugin.v1.ConfigureRequest
+	(*Diagnostic)(nil),                // 15: obversa.plugin.v1.Diagnostic
+	(*ConfigureResponse)(nil),         // 16: obversa.plugin.v1.ConfigureResponse
+	(*AdmitRequest)(nil),              // 17: obversa.plugin.v1.AdmitRequest
+	(*AdmitResponse)(nil),             // 18: obversa.plugin.v1.AdmitResponse
+	(*RunRequest)(nil),                // 19: obversa.plugin.v1.RunRequest
+	(*Delta)(nil),                     // 20: obversa.plugin.v1.Delta
+	(*ToolEvent)(nil),                 // 21: obversa.plugin.v1.ToolEvent
+	(*Part)(nil),                      // 22: obversa.plugin.v1.Part
+	(*RunResult)(nil),                 // 23: obversa.plugin.v1.RunResult
+	(*RunMessage)(nil),                // 24: obversa.plugin.v1.RunMessage
+	(*InvokeRequest)(nil),             // 25: obversa.plugin.v1.InvokeRequest
+	(*InvokeResponse)(nil),            // 26: obversa.plugin.v1.InvokeResponse
+	(*DecideRequest)(nil),             // 27: obversa.plugin.v1.DecideRequest
+	(*DecideResponse)(nil),            // 28: obversa.plugin.v1.DecideResponse
+	(*Scenario)(nil),                  // 29: obversa.plugin.v1.Scenario
+	(*ScenariosRequest)(nil),          // 30: obversa.plugin.v1.ScenariosRequest
+	(*ScenariosResponse)(nil),         // 31: obversa.plugin.v1.ScenariosResponse
+	(*ArmRequest)(nil),                // 32: obversa.plugin.v1.ArmRequest
+	(*ArmResponse)(nil),               // 33: obversa.plugin.v1.ArmResponse
+	(*SettledRequest)(nil),            // 34: obversa.plugin.v1.SettledRequest
+	(*SettledResponse)(nil),           // 35: obversa.plugin.v1.SettledResponse
+	(*ModelCallsRequest)(nil),         // 36: obversa.plugin.v1.ModelCallsRequest
+	(*ModelCallsResponse)(nil),        // 37: obversa.plugin.v1.ModelCallsResponse
+	(*Usage_Unknown)(nil),             // 38: obversa.plugin.v1.Usage.Unknown
+	(*Usage_Reported)(nil),            // 39: obversa.plugin.v1.Usage.Reported
+	(*AdmitResponse_Selection)(nil),   // 40: obversa.plugin.v1.AdmitResponse.Selection
+	(*AdmitResponse_Unsupported)(nil), // 41: obversa.plugin.v1.AdmitResponse.Unsupported
 }
 var file_obversa_plugin_v1_plugin_proto_depIdxs = []int32{
 	1,  // 0: obversa.plugin.v1.Failure.kind:type_name -> obversa.plugin.v1.FailureKind
-	34, // 1: obversa.plugin.v1.Usage.unknown:type_name -> obversa.plugin.v1.Usage.Unknown
-	35, // 2: obversa.plugin.v1.Usage.reported:type_name -> obversa.plugin.v1.Usage.Reported
+	38, // 1: obversa.plugin.v1.Usage.unknown:type_name -> obversa.plugin.v1.Usage.Unknown
+	39, // 2: obversa.plugin.v1.Usage.reported:type_name -> obversa.plugin.v1.Usage.Reported
 	0,  // 3: obversa.plugin.v1.DescribeResponse.types:type_name -> obversa.plugin.v1.PluginType
-	9,  // 4: obversa.plugin.v1.DescribeResponse.capabilities:type_name -> obversa.plugin.v1.Capabilities
+	11, // 4: obversa.plugin.v1.DescribeResponse.capabilities:type_name -> obversa.plugin.v1.Capabilities
 	1,  // 5: obversa.plugin.v1.DescribeResponse.failure_kinds:type_name -> obversa.plugin.v1.FailureKind
 	2,  // 6: obversa.plugin.v1.Diagnostic.severity:type_name -> obversa.plugin.v1.Severity
-	13, // 7: obversa.plugin.v1.ConfigureResponse.diagnostics:type_name -> obversa.plugin.v1.Diagnostic
-	7,  // 8: obversa.plugin.v1.AdmitRequest.target:type_name -> obversa.plugin.v1.Identity
-	36, // 9: obversa.plugin.v1.AdmitResponse.selection:type_name -> obversa.plugin.v1.AdmitResponse.Selection
-	37, // 10: obversa.plugin.v1.AdmitResponse.unsupported:type_name -> obversa.plugin.v1.AdmitResponse.Unsupported
+	15, // 7: obversa.plugin.v1.ConfigureResponse.diagnostics:type_name -> obversa.plugin.v1.Diagnostic
+	9,  // 8: obversa.plugin.v1.AdmitRequest.target:type_name -> obversa.plugin.v1.Identity
+	40, // 9: obversa.plugin.v1.AdmitResponse.selection:type_name -> obversa.plugin.v1.AdmitResponse.Selection
+	41, // 10: obversa.plugin.v1.AdmitResponse.unsupported:type_name -> obversa.plugin.v1.AdmitResponse.Unsupported
 	3,  // 11: obversa.plugin.v1.RunRequest.purpose:type_name -> obversa.plugin.v1.Purpose
-	7,  // 12: obversa.plugin.v1.RunRequest.target:type_name -> obversa.plugin.v1.Identity
+	9,  // 12: obversa.plugin.v1.RunRequest.target:type_name -> obversa.plugin.v1.Identity
 	4,  // 13: obversa.plugin.v1.Part.kind:type_name -> obversa.plugin.v1.PartKind
-	20, // 14: obversa.plugin.v1.RunResult.parts:type_name -> obversa.plugin.v1.Part
-	8,  // 15: obversa.plugin.v1.RunResult.usage:type_name -> obversa.plugin.v1.Usage
-	7,  // 16: obversa.plugin.v1.RunResult.requested:type_name -> obversa.plugin.v1.Identity
-	7,  // 17: obversa.plugin.v1.RunResult.effective:type_name -> obversa.plugin.v1.Identity
-	18, // 18: obversa.plugin.v1.RunMessage.text:type_name -> obversa.plugin.v1.Delta
-	18, // 19: obversa.plugin.v1.RunMessage.thinking:type_name -> obversa.plugin.v1.Delta
-	19, // 20: obversa.plugin.v1.RunMessage.tool_use:type_name -> obversa.plugin.v1.ToolEvent
-	19, // 21: obversa.plugin.v1.RunMessage.tool_result:type_name -> obversa.plugin.v1.ToolEvent
-	8,  // 22: obversa.plugin.v1.RunMessage.usage:type_name -> obversa.plugin.v1.Usage
-	21, // 23: obversa.plugin.v1.RunMessage.result:type_name -> obversa.plugin.v1.RunResult
-	6,  // 24: obversa.plugin.v1.RunMessage.failure:type_name -> obversa.plugin.v1.Failure
-	5,  // 25: obversa.plugin.v1.Scenario.kind:type_name -> obversa.plugin.v1.ScenarioKind
-	1,  // 26: obversa.plugin.v1.Scenario.failure_kind:type_name -> obversa.plugin.v1.FailureKind
-	5,  // 27: obversa.plugin.v1.ScenariosResponse.kinds:type_name -> obversa.plugin.v1.ScenarioKind
-	25, // 28: obversa.plugin.v1.ArmRequest.scenario:type_name -> obversa.plugin.v1.Scenario
-	22, // 29: obversa.plugin.v1.SettledResponse.terminal:type_name -> obversa.plugin.v1.RunMessage
-	7,  // 30: obversa.plugin.v1.AdmitResponse.Selection.identity:type_name -> obversa.plugin.v1.Identity
-	10, // 31: obversa.plugin.v1.Engine.Describe:input_type -> obversa.plugin.v1.DescribeRequest
-	12, // 32: obversa.plugin.v1.Engine.Configure:input_type -> obversa.plugin.v1.ConfigureRequest
-	15, // 33: obversa.plugin.v1.Engine.Admit:input_type -> obversa.plugin.v1.AdmitRequest
-	17, // 34: obversa.plugin.v1.Engine.Run:input_type -> obversa.plugin.v1.RunRequest
-	10, // 35: obversa.plugin.v1.NodeBinding.Describe:input_type -> obversa.plugin.v1.DescribeRequest
-	12, // 36: obversa.plugin.v1.NodeBinding.Configure:input_type -> obversa.plugin.v1.ConfigureRequest
-	23, // 37: obversa.plugin.v1.NodeBinding.Invoke:input_type -> obversa.plugin.v1.InvokeRequest
-	26, // 38: obversa.plugin.v1.Conformance.Scenarios:input_type -> obversa.plugin.v1.ScenariosRequest
-	28, // 39: obversa.plugin.v1.Conformance.Arm:input_type -> obversa.plugin.v1.ArmRequest
-	30, // 40: obversa.plugin.v1.Conformance.Settled:input_type -> obversa.plugin.v1.SettledRequest
-	32, // 41: obversa.plugin.v1.Conformance.ModelCalls:input_type -> obversa.plugin.v1.ModelCallsRequest
-	11, // 42: obversa.plugin.v1.Engine.Describe:output_type -> obversa.plugin.v1.DescribeResponse
-	14, // 43: obversa.plugin.v1.Engine.Configure:output_type -> obversa.plugin.v1.ConfigureResponse
-	16, // 44: obversa.plugin.v1.Engine.Admit:output_type -> obversa.plugin.v1.AdmitResponse
-	22, // 45: obversa.plugin.v1.Engine.Run:output_type -> obversa.plugin.v1.RunMessage
-	11, // 46: obversa.plugin.v1.NodeBinding.Describe:output_type -> obversa.plugin.v1.DescribeResponse
-	14, // 47: obversa.plugin.v1.NodeBinding.Configure:output_type -> obversa.plugin.v1.ConfigureResponse
-	24, // 48: obversa.plugin.v1.NodeBinding.Invoke:output_type -> obversa.plugin.v1.InvokeResponse
-	27, // 49: obversa.plugin.v1.Conformance.Scenarios:output_type -> obversa.plugin.v1.ScenariosResponse
-	29, // 50: obversa.plugin.v1.Conformance.Arm:output_type -> obversa.plugin.v1.ArmResponse
-	31, // 51: obversa.plugin.v1.Conformance.Settled:output_type -> obversa.plugin.v1.SettledResponse
-	33, // 52: obversa.plugin.v1.Conformance.ModelCalls:output_type -> obversa.plugin.v1.ModelCallsResponse
-	42, // [42:53] is the sub-list for method output_type
-	31, // [31:42] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	22, // 14: obversa.plugin.v1.RunResult.parts:type_name -> obversa.plugin.v1.Part
+	10, // 15: obversa.plugin.v1.RunResult.usage:type_name -> obversa.plugin.v1.Usage
+	9,  // 16: obversa.plugin.v1.RunResult.requested:type_name -> obversa.plugin.v1.Identity
+	9,  // 17: obversa.plugin.v1.RunResult.effective:type_name -> obversa.plugin.v1.Identity
+	20, // 18: obversa.plugin.v1.RunMessage.text:type_name -> obversa.plugin.v1.Delta
+	20, // 19: obversa.plugin.v1.RunMessage.thinking:type_name -> obversa.plugin.v1.Delta
+	21, // 20: obversa.plugin.v1.RunMessage.tool_use:type_name -> obversa.plugin.v1.ToolEvent
+	21, // 21: obversa.plugin.v1.RunMessage.tool_result:type_name -> obversa.plugin.v1.ToolEvent
+	10, // 22: obversa.plugin.v1.RunMessage.usage:type_name -> obversa.plugin.v1.Usage
+	23, // 23: obversa.plugin.v1.RunMessage.result:type_name -> obversa.plugin.v1.RunResult
+	8,  // 24: obversa.plugin.v1.RunMessage.failure:type_name -> obversa.plugin.v1.Failure
+	5,  // 25: obversa.plugin.v1.DecideRequest.kind:type_name -> obversa.plugin.v1.ActionKind
+	9,  // 26: obversa.plugin.v1.DecideRequest.target:type_name -> obversa.plugin.v1.Identity
+	6,  // 27: obversa.plugin.v1.DecideResponse.verdict:type_name -> obversa.plugin.v1.Verdict
+	7,  // 28: obversa.plugin.v1.Scenario.kind:type_name -> obversa.plugin.v1.ScenarioKind
+	1,  // 29: obversa.plugin.v1.Scenario.failure_kind:type_name -> obversa.plugin.v1.FailureKind
+	7,  // 30: obversa.plugin.v1.ScenariosResponse.kinds:type_name -> obversa.plugin.v1.ScenarioKind
+	29, // 31: obversa.plugin.v1.ArmRequest.scenario:type_name -> obversa.plugin.v1.Scenario
+	24, // 32: obversa.plugin.v1.SettledResponse.terminal:type_name -> obversa.plugin.v1.RunMessage
+	9,  // 33: obversa.plugin.v1.AdmitResponse.Selection.identity:type_name -> obversa.plugin.v1.Identity
+	12, // 34: obversa.plugin.v1.Engine.Describe:input_type -> obversa.plugin.v1.DescribeRequest
+	14, // 35: obversa.plugin.v1.Engine.Configure:input_type -> obversa.plugin.v1.ConfigureRequest
+	17, // 36: obversa.plugin.v1.Engine.Admit:input_type -> obversa.plugin.v1.AdmitRequest
+	19, // 37: obversa.plugin.v1.Engine.Run:input_type -> obversa.plugin.v1.RunRequest
+	12, // 38: obversa.plugin.v1.NodeBinding.Describe:input_type -> obversa.plugin.v1.DescribeRequest
+	14, // 39: obversa.plugin.v1.NodeBinding.Configure:input_type -> obversa.plugin.v1.ConfigureRequest
+	25, // 40: obversa.plugin.v1.NodeBinding.Invoke:input_type -> obversa.plugin.v1.InvokeRequest
+	12, // 41: obversa.plugin.v1.Policy.Describe:input_type -> obversa.plugin.v1.DescribeRequest
+	14, // 42: obversa.plugin.v1.Policy.Configure:input_type -> obversa.plugin.v1.ConfigureRequest
+	27, // 43: obversa.plugin.v1.Policy.Decide:input_type -> obversa.plugin.v1.DecideRequest
+	30, // 44: obversa.plugin.v1.Conformance.Scenarios:input_type -> obversa.plugin.v1.ScenariosRequest
+	32, // 45: obversa.plugin.v1.Conformance.Arm:input_type -> obversa.plugin.v1.ArmRequest
+	34, // 46: obversa.plugin.v1.Conformance.Settled:input_type -> obversa.plugin.v1.SettledRequest
+	36, // 47: obversa.plugin.v1.Conformance.ModelCalls:input_type -> obversa.plugin.v1.ModelCallsRequest
+	13, // 48: obversa.plugin.v1.Engine.Describe:output_type -> obversa.plugin.v1.DescribeResponse
+	16, // 49: obversa.plugin.v1.Engine.Configure:output_type -> obversa.plugin.v1.ConfigureResponse
+	18, // 50: obversa.plugin.v1.Engine.Admit:output_type -> obversa.plugin.v1.AdmitResponse
+	24, // 51: obversa.plugin.v1.Engine.Run:output_type -> obversa.plugin.v1.RunMessage
+	13, // 52: obversa.plugin.v1.NodeBinding.Describe:output_type -> obversa.plugin.v1.DescribeResponse
+	16, // 53: obversa.plugin.v1.NodeBinding.Configure:output_type -> obversa.plugin.v1.ConfigureResponse
+	26, // 54: obversa.plugin.v1.NodeBinding.Invoke:output_type -> obversa.plugin.v1.InvokeResponse
+	13, // 55: obversa.plugin.v1.Policy.Describe:output_type -> obversa.plugin.v1.DescribeResponse
+	16, // 56: obversa.plugin.v1.Policy.Configure:output_type -> obversa.plugin.v1.ConfigureResponse
+	28, // 57: obversa.plugin.v1.Policy.Decide:output_type -> obversa.plugin.v1.DecideResponse
+	31, // 58: obversa.plugin.v1.Conformance.Scenarios:output_type -> obversa.plugin.v1.ScenariosResponse
+	33, // 59: obversa.plugin.v1.Conformance.Arm:output_type -> obversa.plugin.v1.ArmResponse
+	35, // 60: obversa.plugin.v1.Conformance.Settled:output_type -> obversa.plugin.v1.SettledResponse
+	37, // 61: obversa.plugin.v1.Conformance.ModelCalls:output_type -> obversa.plugin.v1.ModelCallsResponse
+	48, // [48:62] is the sub-list for method output_type
+	34, // [34:48] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_obversa_plugin_v1_plugin_proto_init() }
@@ -2798,10 +3165,10 @@ func file_obversa_plugin_v1_plugin_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_obversa_plugin_v1_plugin_proto_rawDesc), len(file_obversa_plugin_v1_plugin_proto_rawDesc)),
-			NumEnums:      6,
-			NumMessages:   32,
+			NumEnums:      8,
+			NumMessages:   34,
 			NumExtensions: 0,
-			NumServices:   3,
+			NumServices:   4,
 		},
 		GoTypes:           file_obversa_plugin_v1_plugin_proto_goTypes,
 		DependencyIndexes: file_obversa_plugin_v1_plugin_proto_depIdxs,

@@ -4,9 +4,9 @@
 //
 // This file is the wire contract between the Obversa host and its plugins
 // (DESIGN §3). Plugins are processes launched through hashicorp/go-plugin
-// speaking gRPC; a binary serves the Engine service, the NodeBinding service
-// or both, and optionally the Conformance service (scenario control for the
-// conformance kit). docs/writing-plugins.md describes the protocol for
+// speaking gRPC; a binary serves the Engine service, the NodeBinding service,
+// the Policy service or several of them, and optionally the Conformance
+// service (scenario control for the conformance kit). docs/writing-plugins.md describes the protocol for
 // plugins in any language. The go-plugin handshake negotiates the protocol version above; any
 // incompatible change to this file needs a new package (obversa.plugin.v2)
 // and a new protocol version.
@@ -460,6 +460,202 @@ var NodeBinding_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Invoke",
 			Handler:    _NodeBinding_Invoke_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "obversa/plugin/v1/plugin.proto",
+}
+
+const (
+	Policy_Describe_FullMethodName  = "/obversa.plugin.v1.Policy/Describe"
+	Policy_Configure_FullMethodName = "/obversa.plugin.v1.Policy/Configure"
+	Policy_Decide_FullMethodName    = "/obversa.plugin.v1.Policy/Decide"
+)
+
+// PolicyClient is the client API for Policy service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Policy is an action policy: the host asks it, before every attempt's
+// effects, whether the attempt may take effect (docs/policies.md).
+type PolicyClient interface {
+	// Describe returns the policy name and version.
+	Describe(ctx context.Context, in *DescribeRequest, opts ...grpc.CallOption) (*DescribeResponse, error)
+	// Configure receives the run file's plugin config as JSON and returns
+	// diagnostics.
+	Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*ConfigureResponse, error)
+	// Decide answers whether one attempt may take effect: allow, wait for a
+	// person, or deny. An error, an unspecified verdict or no answer within
+	// the host's deadline pauses the position; it never allows.
+	Decide(ctx context.Context, in *DecideRequest, opts ...grpc.CallOption) (*DecideResponse, error)
+}
+
+type policyClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewPolicyClient(cc grpc.ClientConnInterface) PolicyClient {
+	return &policyClient{cc}
+}
+
+func (c *policyClient) Describe(ctx context.Context, in *DescribeRequest, opts ...grpc.CallOption) (*DescribeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DescribeResponse)
+	err := c.cc.Invoke(ctx, Policy_Describe_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *policyClient) Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*ConfigureResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ConfigureResponse)
+	err := c.cc.Invoke(ctx, Policy_Configure_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *policyClient) Decide(ctx context.Context, in *DecideRequest, opts ...grpc.CallOption) (*DecideResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DecideResponse)
+	err := c.cc.Invoke(ctx, Policy_Decide_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PolicyServer is the server API for Policy service.
+// All implementations must embed UnimplementedPolicyServer
+// for forward compatibility.
+//
+// Policy is an action policy: the host asks it, before every attempt's
+// effects, whether the attempt may take effect (docs/policies.md).
+type PolicyServer interface {
+	// Describe returns the policy name and version.
+	Describe(context.Context, *DescribeRequest) (*DescribeResponse, error)
+	// Configure receives the run file's plugin config as JSON and returns
+	// diagnostics.
+	Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error)
+	// Decide answers whether one attempt may take effect: allow, wait for a
+	// person, or deny. An error, an unspecified verdict or no answer within
+	// the host's deadline pauses the position; it never allows.
+	Decide(context.Context, *DecideRequest) (*DecideResponse, error)
+	mustEmbedUnimplementedPolicyServer()
+}
+
+// UnimplementedPolicyServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedPolicyServer struct{}
+
+func (UnimplementedPolicyServer) Describe(context.Context, *DescribeRequest) (*DescribeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Describe not implemented")
+}
+func (UnimplementedPolicyServer) Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Configure not implemented")
+}
+func (UnimplementedPolicyServer) Decide(context.Context, *DecideRequest) (*DecideResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Decide not implemented")
+}
+func (UnimplementedPolicyServer) mustEmbedUnimplementedPolicyServer() {}
+func (UnimplementedPolicyServer) testEmbeddedByValue()                {}
+
+// UnsafePolicyServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to PolicyServer will
+// result in compilation errors.
+type UnsafePolicyServer interface {
+	mustEmbedUnimplementedPolicyServer()
+}
+
+func RegisterPolicyServer(s grpc.ServiceRegistrar, srv PolicyServer) {
+	// If the following call panics, it indicates UnimplementedPolicyServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Policy_ServiceDesc, srv)
+}
+
+func _Policy_Describe_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DescribeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PolicyServer).Describe(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Policy_Describe_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PolicyServer).Describe(ctx, req.(*DescribeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Policy_Configure_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConfigureRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PolicyServer).Configure(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Policy_Configure_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PolicyServer).Configure(ctx, req.(*ConfigureRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Policy_Decide_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DecideRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PolicyServer).Decide(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Policy_Decide_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PolicyServer).Decide(ctx, req.(*DecideRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// Policy_ServiceDesc is the grpc.ServiceDesc for Policy service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Policy_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "obversa.plugin.v1.Policy",
+	HandlerType: (*PolicyServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Describe",
+			Handler:    _Policy_Describe_Handler,
+		},
+		{
+			MethodName: "Configure",
+			Handler:    _Policy_Configure_Handler,
+		},
+		{
+			MethodName: "Decide",
+			Handler:    _Policy_Decide_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

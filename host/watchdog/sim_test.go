@@ -189,7 +189,8 @@ func (c *simCase) execute(dir string, kills []simKill, stats *simStats) (*runsta
 		return nil, err
 	}
 	res, err := s.watchdog(func(ctx context.Context) (*runstate.Result, error) {
-		return Supervise(ctx, run, s.supervise(owner))
+		// The watchdog's own appends are logged as the workers' are.
+		return Supervise(ctx, &mortalRecord{Record: run, dead: &atomic.Bool{}, s: s}, s.supervise(owner))
 	})
 	run.Close()
 	for step := 0; ; step++ {

@@ -40,6 +40,16 @@ func runHelper(role string) int {
 	return 2
 }
 
+// helperRun opens STORE_DIR for a helper, reporting a failure on stderr.
+func helperRun(ctx context.Context) (*Run, bool) {
+	r, err := OpenRunDir(ctx, os.Getenv("STORE_DIR"), Policy{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "open: %v\n", err)
+		return nil, false
+	}
+	return r, true
+}
+
 func envInt(name string) int64 {
 	v, _ := strconv.ParseInt(os.Getenv(name), 10, 64)
 	return v
@@ -54,9 +64,8 @@ func envInt(name string) int64 {
 func helperAppend() int {
 	ctx := context.Background()
 	gen, seed := envInt("STORE_GEN"), uint64(envInt("STORE_SEED"))
-	r, err := OpenRunDir(ctx, os.Getenv("STORE_DIR"), Policy{})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "open: %v\n", err)
+	r, ok := helperRun(ctx)
+	if !ok {
 		return 3
 	}
 	var mu sync.Mutex
@@ -112,9 +121,8 @@ func helperAppend() int {
 // or "err <code>".
 func helperRace() int {
 	ctx := context.Background()
-	r, err := OpenRunDir(ctx, os.Getenv("STORE_DIR"), Policy{})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "open: %v\n", err)
+	r, ok := helperRun(ctx)
+	if !ok {
 		return 3
 	}
 	defer r.Close()
@@ -134,14 +142,13 @@ func helperRace() int {
 }
 
 // helperAdopt opens STORE_DIR, adopts the ownership handed to it and
-// appends one event (of type STORE_EVENT_TYPE, default "test:adopted"), printing "ok <rev> env=<LockFDEnv after Adopt>
-// cloexec=<bool>" or "err <code>", then holds the ownership until stdin
-// closes.
+// appends one event (of type STORE_EVENT_TYPE, default "test:adopted"),
+// printing "ok <rev> env=<LockFDEnv after Adopt> cloexec=<bool>" or
+// "err <code>", then holds the ownership until stdin closes.
 func helperAdopt() int {
 	ctx := context.Background()
-	r, err := OpenRunDir(ctx, os.Getenv("STORE_DIR"), Policy{})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "open: %v\n", err)
+	r, ok := helperRun(ctx)
+	if !ok {
 		return 3
 	}
 	defer r.Close()
@@ -171,9 +178,8 @@ func helperAdopt() int {
 // helperLock opens STORE_DIR, takes the run lock (printing "locked" or
 // "refused <code>"), and holds it until stdin closes.
 func helperLock() int {
-	r, err := OpenRunDir(context.Background(), os.Getenv("STORE_DIR"), Policy{})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "open: %v\n", err)
+	r, ok := helperRun(context.Background())
+	if !ok {
 		return 3
 	}
 	l, err := r.Lock(context.Background())

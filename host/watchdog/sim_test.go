@@ -51,8 +51,8 @@ func TestSim(t *testing.T) {
 	}
 	// The record's files live in memory when the machine has a tmpfs: the
 	// simulation is about what processes write and when they die, not
-	// about the disk (a power loss is simulated at the store's file layer),
-	// and fdatasync on a disk would make 10 000 cases slow.
+	// about the disk (power loss is the store's tests' business, on
+	// store/simfs), and fdatasync on a disk would make 10 000 cases slow.
 	base := t.TempDir()
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
 		if base, err = os.MkdirTemp("/dev/shm", "obversa-sim-"); err != nil {

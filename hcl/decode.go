@@ -273,7 +273,7 @@ func blockName(blk *hclv2.Block) string {
 
 func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 	attrs := d.attrs(body, "directory", "namespace", "max_event_payload_bytes", "max_batch_bytes",
-		"max_artifact_bytes", "max_total_artifact_bytes_per_run", "known_secrets_from_env", "max_log_bytes")
+		"max_artifact_bytes", "max_total_artifact_bytes_per_run", "known_secrets_from_env", "max_log_bytes", "max_stream_bytes")
 	if a := attrs["directory"]; a != nil {
 		if s, ok := d.nonEmptyStr(a, `a directory, for example directory = ".obversa"`); ok {
 			st.Directory = d.resolvePath(s)
@@ -294,6 +294,7 @@ func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 		{"max_artifact_bytes", &st.MaxArtifactBytes, "1048576"},
 		{"max_total_artifact_bytes_per_run", &st.MaxTotalArtifactBytesPerRun, "16777216"},
 		{"max_log_bytes", &st.MaxLogBytes, "8388608"},
+		{"max_stream_bytes", &st.MaxStreamBytes, "67108864"},
 	}
 	for _, s := range sizes {
 		if a := attrs[s.name]; a != nil {

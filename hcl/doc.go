@@ -43,7 +43,8 @@
 //	workspace { root, provider, allow_outside }   # provider: git | files | none
 //	storage { directory, namespace, max_event_payload_bytes, max_batch_bytes,
 //	          max_artifact_bytes, max_total_artifact_bytes_per_run,
-//	          known_secrets_from_env, max_log_bytes }
+//	          known_secrets_from_env, max_log_bytes,
+//	          max_stream_bytes }
 //	limits { timeout, max_dispatches }
 //	restart { max_restarts, initial_backoff, max_backoff }
 //	teardown_grace = "5s"

@@ -70,6 +70,10 @@ type Storage struct {
 	// MaxLogBytes caps each log file beside the record (plugins.log,
 	// worker.log), rotated once; 0 = 8 MiB (internal/logfile).
 	MaxLogBytes int64 `json:"max_log_bytes,omitempty"`
+	// MaxStreamBytes caps stream.jsonl, the run's live engine output
+	// beside the record (its current and previous segment together); 0 =
+	// 64 MiB (host/stream).
+	MaxStreamBytes int64 `json:"max_stream_bytes,omitempty"`
 }
 
 // Limits is the `limits` block.

@@ -54,7 +54,7 @@ func newResumeCmd(g *globals) *cobra.Command {
 			if !asJSON {
 				preflightHint(cmd.ErrOrStderr(), res, dir)
 			}
-			return report(cmd.OutOrStdout(), res, dir, asJSON)
+			return report(ctx, cmd.OutOrStdout(), res, dir, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&o.Position, "position", "", "the open position to offer again (dag/<node>/<n>)")

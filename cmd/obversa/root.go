@@ -39,7 +39,7 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.namespace, "namespace", "default", "namespace of stored runs")
 	root.AddCommand(newRunCmd(g), newWorkerCmd(), newKeeperCmd(), newStatusCmd(g), newEventsCmd(g), newValidateCmd(),
 		newVerifyCmd(g), newPluginCmd(), newStopCmd(g), newResumeCmd(g), newApproveCmd(g), newPreflightCmd(g),
-		newVersionCmd(), newGraphCmd())
+		newVersionCmd(), newGraphCmd(g), newLogsCmd(g), newRunsCmd(g), newShowCmd(g))
 	return root
 }
 

@@ -2,19 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/obversa/obversa/host/graph"
-	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/store"
 )
@@ -62,7 +57,7 @@ func newRunCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return failedErr(err)
 			}
-			return report(cmd.OutOrStdout(), res, run.Dir(), asJSON)
+			return report(ctx, cmd.OutOrStdout(), res, run.Dir(), asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&runID, "run-id", "", "run id (default: time-based)")
@@ -121,100 +116,3 @@ func refusal(err error) error {
 	return usageErr(fmt.Errorf("the run was not started: %w", err))
 }
 
-// report prints a run result and returns the exit status for it.
-func report(w io.Writer, res *runstate.Result, dir string, asJSON bool) error {
-	// A large output lives in an artifact; show the whole of it.
-	if out := res.Output; out != nil && out.Artifact != nil {
-		if full, err := readOutput(dir, *out.Artifact); err == nil {
-			cp := *res
-			cp.Output = full
-			res = &cp
-		}
-	}
-	if asJSON {
-		b, _ := json.Marshal(res)
-		fmt.Fprintln(w, string(b))
-	} else {
-		fmt.Fprintln(w, summary(res))
-		fmt.Fprintf(w, "record: %s\n", dir)
-		fmt.Fprintf(w, "inspect: obversa status %s   obversa events %s\n", dir, dir)
-	}
-	switch {
-	case res.Kind == runstate.KindComplete:
-		return nil
-	case res.Kind == runstate.KindPaused:
-		return &exitError{code: exitPaused}
-	default:
-		return &exitError{code: exitFailed}
-	}
-}
-
-// readOutput reads back a run output kept as an artifact.
-func readOutput(dir string, ref graph.ArtifactRef) (*runstate.Output, error) {
-	run, err := store.OpenRunDirReadOnly(context.Background(), dir)
-	if err != nil {
-		return nil, err
-	}
-	defer run.Close()
-	b, err := run.ReadArtifact(context.Background(), store.ArtifactRef(ref))
-	if err != nil {
-		return nil, err
-	}
-	var out runstate.Output
-	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
-// summary is the one-line human form of a result.
-func summary(res *runstate.Result) string {
-	out := res.Output
-	if out == nil {
-		out = &runstate.Output{}
-	}
-	switch res.Kind {
-	case runstate.KindComplete:
-		return fmt.Sprintf("complete: %d nodes passed", len(out.Nodes))
-	case runstate.KindPaused:
-		switch {
-		case out.PreflightEventID != "":
-			return fmt.Sprintf("paused %s: resume with `obversa resume --preflight %s RUN`", res.Code, out.PreflightEventID)
-		case res.Code != "":
-			return fmt.Sprintf("paused %s: %s", res.Code, out.Message)
-		}
-		var w []string
-		for _, p := range out.Paused {
-			w = append(w, p.Position+" ("+p.Kind+")")
-		}
-		msg := "paused at " + strings.Join(w, ", ")
-		for _, p := range out.Paused {
-			switch p.Kind {
-			case graph.PauseApproval:
-				msg += fmt.Sprintf("\n  next: obversa approve [--deny] RUN %s, then obversa resume --position %s RUN", p.Position, p.Position)
-			case graph.PauseReconcile:
-				msg += fmt.Sprintf("\n  next: check whether attempt %s took effect, then obversa resume --position %s --reconciled=done|not-done RUN", p.AttemptID, p.Position)
-			}
-		}
-		return msg
-	default:
-		msg := "failed " + res.Code
-		if len(out.Failed) > 0 {
-			msg += ": " + strings.Join(out.Failed, ", ")
-		}
-		if out.Message != "" {
-			msg += ": " + out.Message
-		}
-		// Say why each node failed, not only which.
-		for _, id := range out.Failed {
-			if e, ok := out.Errors[id]; ok {
-				line := fmt.Sprintf("\n  %s: %s %s", id, e.Code, e.Message)
-				if len(line) > 300 {
-					line = line[:299] + "…"
-				}
-				msg += line
-			}
-		}
-		return msg
-	}
-}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"os/signal"
 	"syscall"
 	"time"
@@ -38,7 +39,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 					if watch {
 						fmt.Fprintln(cmd.OutOrStdout(), "---", time.Now().Format("15:04:05"))
 					}
-					printStatus(cmd.OutOrStdout(), r)
+					printStatus(cmd.OutOrStdout(), r, dir)
 				}
 				if !watch || terminal(r.Phase) {
 					return nil
@@ -65,19 +66,19 @@ func terminal(phase string) bool {
 	return false
 }
 
-func printStatus(w io.Writer, r *watchdog.Report) {
+func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 	fmt.Fprintf(w, "run:      %s\nphase:    %s\nevents:   %d\nelapsed:  %d ms\n", r.RunID, r.Phase, r.Events, r.ElapsedMS)
 	if r.Worker != nil {
 		fmt.Fprintf(w, "worker:   pid %d (alive: %v), restarts %d\n", r.Worker.PID, r.Worker.Alive, r.RestartCount)
 	}
 	if r.Result != nil {
-		fmt.Fprintf(w, "result:   %s\n", summary(r.Result))
+		fmt.Fprintf(w, "result:   %s\n", strings.ReplaceAll(summary(r.Result, dir), "\n", "\n          "))
 	}
 	for _, p := range r.PauseReasons {
 		fmt.Fprintf(w, "waiting:  %s (%s)\n", p.Position, p.Kind)
 	}
 	if r.Phase == watchdog.PhaseInterrupted {
-		fmt.Fprintf(w, "next:     no watchdog holds this run; carry it on with obversa resume %s\n", r.RunID)
+		fmt.Fprintf(w, "next:     no watchdog holds this run; carry it on with obversa resume %s\n", dir)
 	}
 	if r.Backoff != nil {
 		fmt.Fprintf(w, "backoff:  restart %d in %d ms\n", r.Backoff.Restart, r.Backoff.RemainingMS)

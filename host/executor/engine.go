@@ -93,11 +93,13 @@ func (x *Executor) engine(ctx context.Context, s start, results map[string]json.
 		if failpoint.Enabled {
 			failpoint.Hit(ctx, failpoint.BeforePlugin, s.node.ID)
 		}
+		streamed := x.o.Stream.Call(s.node.ID, s.position, seq)
 		res, err := eng.Run(ctx, plugin.RunRequest{
 			Purpose: plugin.PurposeOrdinary, RunID: x.plan.RunID, NodeID: s.node.ID, Position: s.position,
 			AttemptID: s.attempt, Target: t, Prompt: prompt, Tools: t.Tools,
 			WorkspaceDir: x.plan.Workspace.Root, Timeout: remaining(ctx),
-		}, func(plugin.RunEvent) error { return nil })
+		}, streamed.Emit)
+		streamed.End()
 		if failpoint.Enabled {
 			failpoint.Hit(ctx, failpoint.AfterPlugin, s.node.ID)
 		}

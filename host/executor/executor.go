@@ -11,6 +11,7 @@ import (
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/stream"
 	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
@@ -37,6 +38,10 @@ type Options struct {
 	// Requests is where operators leave approval requests for a live
 	// run; nil takes none (see Requests).
 	Requests Requests
+	// Stream receives each engine call's streamed events (text, thinking,
+	// tool use and results, usage) for stream.jsonl beside the record;
+	// nil discards them. It is display only: nothing is decided from it.
+	Stream *stream.Writer
 }
 
 // Executor runs one stored run. Create it with New; call Execute once.

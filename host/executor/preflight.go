@@ -455,6 +455,10 @@ func (r *round) static(ctx context.Context, s runstate.ProbeStartedData) (runsta
 	return runstate.ProbeFinishedData{Outcome: runstate.OutcomePassed, Selection: &sel, Detail: "selected " + runstate.TargetName(sel)}, nil
 }
 
+// PreflightPosition is the position a live probe's streamed output is
+// kept under in stream.jsonl: "preflight/<probe-id>".
+func PreflightPosition(probeID string) string { return "preflight/" + probeID }
+
 // live makes one tool-free call with purpose PREFLIGHT and no workspace.
 // Its usage is recorded; a failed call's usage is unknown.
 func (r *round) live(ctx context.Context, s runstate.ProbeStartedData) (runstate.ProbeFinishedData, *plugin.Failure) {
@@ -466,10 +470,12 @@ func (r *round) live(ctx context.Context, s runstate.ProbeStartedData) (runstate
 	}
 	target := s.Target
 	target.Tools = []string{}
+	streamed := r.x.o.Stream.Call(s.Lane, PreflightPosition(s.ProbeID), 1)
 	res, err := eng.Run(ctx, plugin.RunRequest{
 		Purpose: plugin.PurposePreflight, RunID: r.x.plan.RunID, AttemptID: s.ProbeID,
 		Target: target, Prompt: preflightPrompt, Tools: []string{}, Timeout: r.timeout,
-	}, func(plugin.RunEvent) error { return nil })
+	}, streamed.Emit)
+	streamed.End()
 	if err != nil {
 		fin := failedWith("Run: %v", err)
 		fin.Usage = &plugin.Usage{}

@@ -33,6 +33,7 @@ func Compile(rf *hcl.RunFile, runID string, digests map[string]string) (*graph.D
 			MaxArtifactBytes:            rf.Storage.MaxArtifactBytes,
 			MaxTotalArtifactBytesPerRun: rf.Storage.MaxTotalArtifactBytesPerRun,
 			MaxLogBytes:                 rf.Storage.MaxLogBytes,
+			MaxStreamBytes:              rf.Storage.MaxStreamBytes,
 			KnownSecretsFromEnv:         rf.Storage.KnownSecretsFromEnv,
 		},
 		Limits:          Limits{TimeoutMS: rf.Limits.Timeout.Milliseconds(), MaxDispatches: rf.Limits.MaxDispatches},

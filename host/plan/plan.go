@@ -40,6 +40,9 @@ type Storage struct {
 	KnownSecretsFromEnv         []string `json:"known_secrets_from_env,omitempty"`
 	// MaxLogBytes caps each log beside the record; 0 = the default, 8 MiB.
 	MaxLogBytes int64 `json:"max_log_bytes,omitempty"`
+	// MaxStreamBytes caps stream.jsonl, the live engine output beside the
+	// record; 0 = the default, 64 MiB.
+	MaxStreamBytes int64 `json:"max_stream_bytes,omitempty"`
 }
 
 // Limits bound the run as a whole.

@@ -17,6 +17,7 @@ import (
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/stream"
 	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/store"
@@ -92,7 +93,12 @@ func Work(ctx context.Context, runDir string, restart int, stdin io.Reader) (*ru
 	if failpoint.Enabled && failpoint.Flooding() {
 		flood(os.Stdout)
 	}
-	x, err := executor.New(executor.Options{Run: run, State: state, Logger: logger, Requests: newRequestQueue(runDir)})
+	live, err := stream.Open(runDir, stream.Options{MaxBytes: rs.Plan.Storage.MaxStreamBytes, Secrets: pol.KnownSecrets})
+	if err != nil {
+		return nil, err
+	}
+	defer live.Close()
+	x, err := executor.New(executor.Options{Run: run, State: state, Logger: logger, Requests: newRequestQueue(runDir), Stream: live})
 	if err != nil {
 		return nil, err
 	}

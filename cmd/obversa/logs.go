@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/obversa/obversa/host/runview"
+	"github.com/obversa/obversa/host/stream"
+)
+
+func newLogsCmd(g *globals) *cobra.Command {
+	var asJSON, follow bool
+	var node string
+	cmd := &cobra.Command{
+		Use:   "logs [--node NODE] [--follow] [--json] RUN",
+		Short: "Print what the run's engines streamed: text, thinking, tool use, usage (stream.jsonl)",
+		Long: `logs prints the live output of a run's engine calls, kept beside the record in
+stream.jsonl: each line under the position it belongs to. It is for watching and
+reading, not the record: it is capped (storage.max_stream_bytes, oldest output
+dropped first, and said so), redacted of known secrets, and a crash may cut its
+last lines. Results, usage totals and failures are in the record (obversa show).
+
+  obversa logs RUN                 everything so far
+  obversa logs --node draft RUN    one node's attempts
+  obversa logs --follow RUN        …and what comes, until interrupted
+  obversa logs --json RUN          one stream line per line, as stored`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := g.runDir(args[0])
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			if node != "" {
+				st, _, err := foldRun(ctx, dir)
+				if err != nil {
+					return err
+				}
+				if st.Graph().Node(node) == nil {
+					return usageErr(fmt.Errorf("the run has no node %q%s", node, runview.DidYouMean(runview.SuggestNode(st, node))))
+				}
+			}
+			p := &logPrinter{w: cmd.OutOrStdout(), node: node, asJSON: asJSON}
+			if follow {
+				err = stream.Follow(ctx, dir, p.line)
+			} else {
+				err = stream.Read(ctx, dir, p.line)
+			}
+			if err != nil {
+				return failedErr(err)
+			}
+			p.flush()
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&node, "node", "", "only this node's attempts")
+	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing what the engines stream until interrupted")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print each stream line as one JSON object, as stored")
+	return cmd
+}
+
+// logPrinter prints stream lines: as stored (--json) or joined into
+// lines for people, each under its position.
+type logPrinter struct {
+	w      io.Writer
+	node   string
+	asJSON bool
+	lines  stream.Lines
+	width  int
+}
+
+func (p *logPrinter) line(l stream.Line) error {
+	if p.node != "" && l.Node != p.node && l.Kind != stream.KindDropped {
+		return nil
+	}
+	if p.asJSON {
+		writeJSON(p.w, l)
+		return nil
+	}
+	p.print(p.lines.Add(l))
+	return nil
+}
+
+func (p *logPrinter) flush() {
+	if !p.asJSON {
+		p.print(p.lines.Flush())
+	}
+}
+
+func (p *logPrinter) print(shown []stream.Shown) {
+	for _, s := range shown {
+		prefix := s.Prefix()
+		if prefix == "" {
+			prefix = "run"
+		}
+		p.width = max(p.width, len(prefix))
+		fmt.Fprintf(p.w, "%-*s │ %s\n", p.width, prefix, s.Text)
+	}
+}

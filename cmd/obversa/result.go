@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/runview"
+	"github.com/obversa/obversa/store"
+)
+
+// reportNodes is how many nodes the human form of a result lists before
+// pointing at `obversa show`.
+const reportNodes = 20
+
+// report prints a run result — the result object with --json; for people
+// the outcome, each node's result in one line, and where to look next —
+// and returns the exit status for it.
+func report(ctx context.Context, w io.Writer, res *runstate.Result, dir string, asJSON bool) error {
+	// A large output lives in an artifact; show the whole of it.
+	if out := res.Output; out != nil && out.Artifact != nil {
+		if full, err := readOutput(ctx, dir, *out.Artifact); err == nil {
+			cp := *res
+			cp.Output = full
+			res = &cp
+		}
+	}
+	if asJSON {
+		writeJSON(w, res)
+	} else {
+		fmt.Fprintln(w, summary(res, dir))
+		if st, alive, err := foldRun(ctx, dir); err == nil {
+			s := runview.Summarize(st, dir, time.Now(), alive)
+			fmt.Fprintf(w, "nodes: %d/%d done, %s elapsed, usage %s\n", s.Nodes.Done, s.Nodes.Total, duration(s.ElapsedMS), s.Usage)
+			printNodeTable(w, runview.Nodes(st, time.Now()), reportNodes, dir)
+		}
+		fmt.Fprintf(w, "record: %s\n", dir)
+		fmt.Fprintf(w, "inspect: obversa show %s   obversa logs %s\n", dir, dir)
+	}
+	return exitFor(res)
+}
+
+// exitFor is the exit status of a result: 0 complete, 3 paused, 1 failed.
+func exitFor(res *runstate.Result) error {
+	switch {
+	case res.Kind == runstate.KindComplete:
+		return nil
+	case res.Kind == runstate.KindPaused:
+		return &exitError{code: exitPaused}
+	default:
+		return &exitError{code: exitFailed}
+	}
+}
+
+// readOutput reads back a run output kept as an artifact.
+func readOutput(ctx context.Context, dir string, ref graph.ArtifactRef) (*runstate.Output, error) {
+	run, err := store.OpenRunDirReadOnly(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
+	b, err := run.ReadArtifact(ctx, store.ArtifactRef(ref))
+	if err != nil {
+		return nil, err
+	}
+	var out runstate.Output
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// summary is the human form of a result: one line, then one line per
+// step a person can take, each naming the run's real directory.
+func summary(res *runstate.Result, dir string) string {
+	out := res.Output
+	if out == nil {
+		out = &runstate.Output{}
+	}
+	switch res.Kind {
+	case runstate.KindComplete:
+		return fmt.Sprintf("complete: %d nodes passed", len(out.Nodes))
+	case runstate.KindPaused:
+		switch {
+		case out.PreflightEventID != "":
+			return fmt.Sprintf("paused %s: resume with `obversa resume --preflight %s %s`", res.Code, out.PreflightEventID, dir)
+		case res.Code != "":
+			return fmt.Sprintf("paused %s: %s", res.Code, out.Message)
+		}
+		var w []string
+		for _, p := range out.Paused {
+			w = append(w, p.Position+" ("+p.Kind+")")
+		}
+		msg := "paused at " + strings.Join(w, ", ")
+		for _, p := range out.Paused {
+			msg += "\n  next: " + pauseHint(p, dir)
+		}
+		return msg
+	default:
+		msg := "failed " + res.Code
+		if len(out.Failed) > 0 {
+			msg += ": " + strings.Join(out.Failed, ", ")
+		}
+		if out.Message != "" {
+			msg += ": " + out.Message
+		}
+		// Say why each node failed, not only which.
+		for _, id := range out.Failed {
+			if e, ok := out.Errors[id]; ok {
+				line := fmt.Sprintf("\n  %s: %s %s", id, e.Code, e.Message)
+				if len(line) > 300 {
+					line = line[:299] + "…"
+				}
+				msg += line
+			}
+		}
+		return msg
+	}
+}
+
+// pauseHint is the command that answers a paused position.
+func pauseHint(p graph.PauseRequest, dir string) string {
+	switch p.Kind {
+	case graph.PauseApproval:
+		return fmt.Sprintf("obversa approve %s %s   (or approve --deny; approve carries the run on)", dir, p.Position)
+	case graph.PauseReconcile:
+		return fmt.Sprintf("check whether attempt %s took effect, then obversa resume --position %s --reconciled=done|not-done %s", p.AttemptID, p.Position, dir)
+	}
+	return fmt.Sprintf("obversa resume --position %s %s", p.Position, dir)
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/runview"
+)
+
+// phases are the phases `runs --phase` accepts.
+var phases = []string{string(runstate.PhaseStarting), string(runstate.PhaseRunning), string(runstate.PhaseRecovering),
+	string(runstate.PhasePaused), string(runstate.PhaseCompleted), string(runstate.PhaseFailed), string(runstate.PhaseStopped),
+	runview.PhaseInterrupted}
+
+func newRunsCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	var phase []string
+	cmd := &cobra.Command{
+		Use:   "runs [--storage DIR] [--phase PHASE] [--json]",
+		Short: "List the runs under a storage directory, newest first",
+		Long: `runs lists the runs of a storage directory (--storage, default .obversa; a run
+file's storage block says where its runs are, beside the run file by default) and
+namespace: id, phase, start, elapsed time, nodes done of total, usage. --phase keeps
+the runs in that phase (repeat it or separate phases by commas): ` + fmt.Sprint(phases) + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, p := range phase {
+				if !slices.Contains(phases, p) {
+					return usageErr(fmt.Errorf("--phase %q is not a phase; use one of %v%s", p, phases, runview.DidYouMean(runview.Closest(p, phases))))
+				}
+			}
+			if _, err := os.Stat(g.storage); err != nil {
+				return usageErr(fmt.Errorf("no storage directory %s: pass the directory of a run file's storage block with --storage (default .obversa beside the run file)", g.storage))
+			}
+			var keep func(runview.Summary) bool
+			if len(phase) > 0 {
+				keep = func(s runview.Summary) bool { return slices.Contains(phase, s.Phase) }
+			}
+			list, broken, err := runview.List(cmd.Context(), g.storage, g.namespace, time.Now(), keep)
+			if err != nil {
+				return failedErr(err)
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				for _, s := range list {
+					writeJSON(w, s)
+				}
+				for _, b := range broken {
+					writeJSON(w, b)
+				}
+				return nil
+			}
+			printRuns(w, list)
+			for _, b := range broken {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: run %s cannot be read: %s\n", b.RunID, b.Error)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per run")
+	cmd.Flags().StringSliceVar(&phase, "phase", nil, "only runs in this phase")
+	return cmd
+}
+
+func printRuns(w io.Writer, list []runview.Summary) {
+	if len(list) == 0 {
+		fmt.Fprintln(w, "no runs")
+		return
+	}
+	idw := len("RUN")
+	for _, s := range list {
+		idw = max(idw, len(s.RunID))
+	}
+	fmt.Fprintf(w, "%-*s  %-11s  %-19s  %8s  %7s  %s\n", idw, "RUN", "PHASE", "STARTED", "ELAPSED", "NODES", "USAGE")
+	for _, s := range list {
+		phase := s.Phase
+		if s.Code != "" && s.Phase != string(runstate.PhaseCompleted) {
+			phase += " " + s.Code
+		}
+		fmt.Fprintf(w, "%-*s  %-11s  %-19s  %8s  %7s  %s\n", idw, s.RunID, phase, s.StartedAt.Local().Format("2006-01-02 15:04:05"),
+			duration(s.ElapsedMS), fmt.Sprintf("%d/%d", s.Nodes.Done, s.Nodes.Total), s.Usage)
+	}
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/obversa/obversa/host/runview"
+)
+
+// Human forms of the run views (host/runview) shared by run, resume,
+// approve, show and runs.
+
+// duration is an elapsed time for people: "850ms", "12.3s", "4m05s",
+// "2h03m".
+func duration(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", ms)
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// firstLine is s's first non-empty line, cut to n characters, with "…"
+// when anything was left out.
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	line, rest, _ := strings.Cut(s, "\n")
+	more := rest != ""
+	if r := []rune(line); len(r) > n {
+		line, more = string(r[:n]), true
+	}
+	if more {
+		line += "…"
+	}
+	return line
+}
+
+// nodeBrief is a node's result in one line: its text, a command's exit
+// status and output, its failure or what it waits for.
+func nodeBrief(n runview.Node, width int) string {
+	switch {
+	case n.Failure != nil:
+		return firstLine(n.Failure.Code+": "+n.Failure.Message, width)
+	case n.Pause != nil:
+		return "waits for " + n.Pause.Kind + " at " + n.Pause.Position
+	case n.Text != "":
+		return firstLine(n.Text, width)
+	case n.ExitCode != nil:
+		s := fmt.Sprintf("exit %d", *n.ExitCode)
+		if out := strings.TrimSpace(n.Stdout); out != "" {
+			s += " · " + out
+		} else if e := strings.TrimSpace(n.Stderr); e != "" {
+			s += " · stderr: " + e
+		}
+		return firstLine(s, width)
+	case len(n.Result) > 0:
+		return firstLine(string(n.Result), width)
+	case len(n.Artifacts) > 0:
+		return fmt.Sprintf("result in artifact %s (%d bytes)", n.Artifacts[0].Digest, n.Artifacts[0].Size)
+	}
+	return ""
+}
+
+// printNodeTable prints one line per node: id, status, attempts, elapsed
+// time, usage and the brief result; at most limit nodes (0: all), then
+// how many were left out.
+func printNodeTable(w io.Writer, nodes []runview.Node, limit int, dir string) {
+	idw := 4
+	for _, n := range nodes {
+		idw = max(idw, len(n.ID))
+	}
+	for i, n := range nodes {
+		if limit > 0 && i == limit {
+			fmt.Fprintf(w, "  … and %d more nodes: obversa show %s\n", len(nodes)-limit, dir)
+			return
+		}
+		usage := ""
+		if n.Usage != nil {
+			usage = n.Usage.String()
+		}
+		line := fmt.Sprintf("  %-*s  %-10s %-8s %-22s %s", idw, n.ID, n.Status, elapsedOf(n), usage, nodeBrief(n, 72))
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+}
+
+func elapsedOf(n runview.Node) string {
+	if n.StartedAt == nil {
+		return ""
+	}
+	return duration(n.ElapsedMS)
+}

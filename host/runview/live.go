@@ -1,0 +1,149 @@
+package runview
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/stream"
+	"github.com/obversa/obversa/store"
+)
+
+// Notice kinds: what a live view keeps on screen once it happened.
+const (
+	NoticeFailed  = "failed"  // a node failed for good
+	NoticeRetry   = "retry"   // an attempt failed and the node is offered again
+	NoticePaused  = "paused"  // a position waits for a person
+	NoticeCrashed = "crashed" // the worker died; the watchdog restarts it
+)
+
+// Notice is one failure or pause a live view keeps on screen, with its
+// code and cause.
+type Notice struct {
+	Kind     string `json:"kind"`
+	Node     string `json:"node,omitempty"`
+	Position string `json:"position,omitempty"`
+	// Code is the failure code, or for a pause what it waits for
+	// (approval, reconcile-attempt).
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Attempt is an attempt in flight.
+type Attempt struct {
+	Node      string `json:"node"`
+	Position  string `json:"position"`
+	ElapsedMS int64  `json:"elapsed_ms"`
+	// Last is the last line of text the attempt streamed, "" for none.
+	Last string `json:"last,omitempty"`
+}
+
+// Progress is what a live view shows at one moment.
+type Progress struct {
+	Summary  Summary   `json:"summary"`
+	InFlight []Attempt `json:"in_flight"`
+	// Notices are the failures, retries, pauses and crashes so far, in
+	// record order.
+	Notices []Notice         `json:"notices"`
+	Result  *runstate.Result `json:"result,omitempty"`
+}
+
+// Live follows a run for a live view: recorded events go through the
+// shared fold (Apply), streamed lines through stream.Lines (Stream). It is
+// not safe for concurrent use.
+type Live struct {
+	st      *runstate.State
+	dir     string
+	lines   stream.Lines
+	notices []Notice
+}
+
+// NewLive starts a live view of the run whose record st has folded so
+// far (runstate.Load); dir is its directory.
+func NewLive(st *runstate.State, dir string) *Live { return &Live{st: st, dir: dir} }
+
+// State returns the fold the view reads.
+func (l *Live) State() *runstate.State { return l.st }
+
+// Apply folds one recorded event (the events after the fold's revision,
+// in order) and returns the notices it adds. Events at or below the
+// fold's revision are ignored, so a follower may start anywhere before.
+// Errors are the fold's.
+func (l *Live) Apply(e store.Event) ([]Notice, error) {
+	if e.Rev <= l.st.Rev() {
+		return nil, nil
+	}
+	if err := l.st.Apply(e); err != nil {
+		return nil, err
+	}
+	var add []Notice
+	switch e.Type {
+	case graph.EventNodeFailed:
+		var d graph.FailedData
+		if json.Unmarshal(e.Data, &d) == nil {
+			kind := NoticeRetry
+			if n := l.st.Graph().Node(d.Node); n != nil && n.Status == graph.StatusFailed {
+				kind = NoticeFailed
+			}
+			add = append(add, Notice{Kind: kind, Node: d.Node, Position: d.Position, Code: d.Code, Message: d.Message})
+		}
+	case graph.EventNodePaused:
+		var d graph.PausedData
+		if json.Unmarshal(e.Data, &d) == nil {
+			add = append(add, Notice{Kind: NoticePaused, Node: d.Node, Position: d.Position, Code: d.Request.Kind, Message: pauseCause(d.Request)})
+		}
+	case runstate.EventWorkerExited:
+		var d runstate.WorkerExitedData
+		if json.Unmarshal(e.Data, &d) == nil {
+			add = append(add, Notice{Kind: NoticeCrashed, Code: "WORKER_EXITED",
+				Message: fmt.Sprintf("worker pid %d exited (code %d %s); restart %d", d.PID, d.ExitCode, d.Signal, d.Restart+1)})
+		}
+	case graph.EventRunWaiting:
+		if r := l.st.Paused(); r != nil && r.Code != "" && (r.Output == nil || len(r.Output.Paused) == 0) {
+			msg := ""
+			if r.Output != nil {
+				msg = r.Output.Message
+			}
+			add = append(add, Notice{Kind: NoticePaused, Code: r.Code, Message: msg})
+		}
+	}
+	l.notices = append(l.notices, add...)
+	return add, nil
+}
+
+// pauseCause says what a paused position waits for, for people.
+func pauseCause(p graph.PauseRequest) string {
+	switch p.Kind {
+	case graph.PauseApproval:
+		return "waits for obversa approve"
+	case graph.PauseReconcile:
+		return fmt.Sprintf("attempt %s was cut off by a crash: say whether it took effect", p.AttemptID)
+	}
+	return "waits for " + p.Kind
+}
+
+// Stream takes one line of stream.jsonl and returns the lines it
+// completes for people.
+func (l *Live) Stream(line stream.Line) []stream.Shown { return l.lines.Add(line) }
+
+// Snapshot is the view at time now; holderAlive says whether a live
+// watchdog holds the run (true for the watchdog's own view).
+func (l *Live) Snapshot(now time.Time, holderAlive bool) Progress {
+	p := Progress{Summary: Summarize(l.st, l.dir, now, holderAlive), InFlight: []Attempt{},
+		Notices: append([]Notice{}, l.notices...), Result: l.st.Result()}
+	for _, n := range l.st.Graph().Nodes() {
+		if n.Status != graph.StatusStarted && n.Status != graph.StatusDispatched {
+			continue
+		}
+		a := Attempt{Node: n.Def.ID, Position: n.Position, Last: l.lines.Last(n.Position)}
+		if pos := l.st.Position(n.Position); pos != nil && !pos.StartedAt.IsZero() {
+			a.ElapsedMS = now.Sub(pos.StartedAt).Milliseconds()
+		}
+		p.InFlight = append(p.InFlight, a)
+	}
+	sort.SliceStable(p.InFlight, func(i, j int) bool { return p.InFlight[i].ElapsedMS > p.InFlight[j].ElapsedMS })
+	return p
+}

@@ -1,0 +1,174 @@
+package runview
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/store"
+)
+
+// PhaseInterrupted is the phase of a run with no result that no live
+// watchdog holds: its watchdog was killed, and `obversa resume` takes it
+// over. The other phases are the record's (runstate.Phase).
+const PhaseInterrupted = "interrupted"
+
+// Phase is the phase a reader shows: the record's, except that a run with
+// no result whose lock no live watchdog holds is interrupted
+// (docs/decisions.md, "Processes").
+func Phase(st *runstate.State, holderAlive bool) string {
+	p := st.Phase()
+	if st.Result() == nil && p != runstate.PhaseStarting && !holderAlive {
+		return PhaseInterrupted
+	}
+	return string(p)
+}
+
+// Counts are a run's nodes by where they stand.
+type Counts struct {
+	// Total is the number of nodes in the graph.
+	Total int `json:"total"`
+	// Done counts the nodes that will not run again: passed, failed for
+	// good, or blocked by a failed dependency.
+	Done    int `json:"done"`
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Blocked int `json:"blocked"`
+	// Running counts nodes with a recorded position and no result.
+	Running int `json:"running"`
+	Paused  int `json:"paused"`
+}
+
+// CountNodes counts the nodes of a fold.
+func CountNodes(g *graph.State) Counts {
+	var c Counts
+	for _, n := range g.Nodes() {
+		c.Total++
+		switch NodeStatus(g, n) {
+		case StatusPassed:
+			c.Passed++
+		case StatusFailed:
+			c.Failed++
+		case StatusBlocked:
+			c.Blocked++
+		case StatusPaused:
+			c.Paused++
+		case StatusDispatched, StatusStarted:
+			c.Running++
+		}
+	}
+	c.Done = c.Passed + c.Failed + c.Blocked
+	return c
+}
+
+// Summary is one run as `obversa runs` lists it.
+type Summary struct {
+	RunID string `json:"run_id"`
+	// Dir is the run's directory, what every command takes as RUN.
+	Dir   string `json:"dir"`
+	Graph string `json:"graph"`
+	Phase string `json:"phase"`
+	// StartedAt is when graph:run-started was recorded.
+	StartedAt time.Time `json:"started_at"`
+	// ElapsedMS runs from the start to the result, or to now while the
+	// run has none.
+	ElapsedMS int64  `json:"elapsed_ms"`
+	Nodes     Counts `json:"nodes"`
+	// Usage sums every engine call of the run; unknown when any call did
+	// not report usage.
+	Usage Usage `json:"usage"`
+	// Code is the result's code ("" while running, or when complete).
+	Code string `json:"code,omitempty"`
+}
+
+// Summarize is the Summary of a folded record at time now.
+func Summarize(st *runstate.State, dir string, now time.Time, holderAlive bool) Summary {
+	rs := st.Start()
+	s := Summary{RunID: rs.RunID, Dir: dir, Graph: rs.Definition.Name, Phase: Phase(st, holderAlive),
+		StartedAt: rs.StartedAt, Nodes: CountNodes(st.Graph()), Usage: Total(st)}
+	if st.Finished() != nil {
+		now = st.FinishedAt()
+	}
+	s.ElapsedMS = now.Sub(rs.StartedAt).Milliseconds()
+	if r := st.Result(); r != nil {
+		s.Code = r.Code
+	}
+	return s
+}
+
+// Total sums the usage of every engine call the fold knows, unknown once
+// any is unknown; a run with no engine call has a known zero.
+func Total(st *runstate.State) Usage {
+	t := Usage{}
+	t.Known = true
+	for _, u := range st.Usage() {
+		t.Usage = add(t.Usage, u.Usage)
+	}
+	return t
+}
+
+// List returns the summaries of the runs under a storage directory and
+// namespace, newest first, keeping those whose phase keep accepts (nil
+// keeps all). A run whose record cannot be read is listed with its error
+// in Broken rather than failing the list.
+func List(ctx context.Context, storageDir, namespace string, now time.Time, keep func(Summary) bool) ([]Summary, []Broken, error) {
+	st, err := store.Open(storageDir, namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids, err := st.ListRuns(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []Summary
+	var broken []Broken
+	for _, id := range ids {
+		dir := st.RunDir(id)
+		s, err := summarizeDir(ctx, dir, now)
+		if err != nil {
+			broken = append(broken, Broken{RunID: id, Dir: dir, Error: err.Error()})
+			continue
+		}
+		if keep == nil || keep(s) {
+			out = append(out, s)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Summary) int {
+		if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.RunID, a.RunID)
+	})
+	return out, broken, nil
+}
+
+// Broken is a run List could not read.
+type Broken struct {
+	RunID string `json:"run_id"`
+	Dir   string `json:"dir"`
+	Error string `json:"error"`
+}
+
+// summarizeDir folds one run's record read-only.
+func summarizeDir(ctx context.Context, dir string, now time.Time) (Summary, error) {
+	if _, err := os.Stat(filepath.Join(dir, "events.jsonl")); err != nil {
+		return Summary{}, fmt.Errorf("no record: %w", err)
+	}
+	run, err := store.OpenRunDirReadOnly(ctx, dir)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer run.Close()
+	st, err := runstate.Load(ctx, run)
+	if err != nil {
+		return Summary{}, err
+	}
+	h, held, err := run.Holder(ctx)
+	return Summarize(st, dir, now, err == nil && held && store.HolderAlive(h)), nil
+}

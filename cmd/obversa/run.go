@@ -115,4 +115,3 @@ func refusal(err error) error {
 	}
 	return usageErr(fmt.Errorf("the run was not started: %w", err))
 }
-

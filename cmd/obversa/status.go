@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 

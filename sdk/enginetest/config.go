@@ -71,6 +71,11 @@ type Response struct {
 	// Delay waits this long (a Go duration, "500ms") before answering;
 	// cancelling the call ends the wait at once with an aborted failure.
 	Delay string `json:"delay,omitempty"`
+	// StreamInterval waits this long (a Go duration) before each streamed
+	// text delta after the first, so an answer arrives the way a model's
+	// does; the text is streamed one line per delta when it has several
+	// lines. Cancelling the call ends the wait with an aborted failure.
+	StreamInterval string `json:"stream_interval,omitempty"`
 	// Usage is "unknown", or an object {input, output, cache_read,
 	// cache_creation} of token counts; absent means counts derived from
 	// the prompt and answer lengths (a quarter of their characters,
@@ -129,6 +134,7 @@ type answer struct {
 	json       json.RawMessage // compact
 	fail       *plugin.Failure
 	delay      time.Duration
+	interval   time.Duration // between streamed deltas
 	usage      *plugin.Usage // nil: derived from lengths
 	effective  *Identity
 	stopReason string
@@ -258,6 +264,9 @@ func compileResponse(d *diags, path string, r *Response) answer {
 	}
 	if r.Delay != "" {
 		a.delay = parseDuration(d, path+".delay", r.Delay)
+	}
+	if r.StreamInterval != "" {
+		a.interval = parseDuration(d, path+".stream_interval", r.StreamInterval)
 	}
 	if len(r.Usage) > 0 && string(r.Usage) != "null" {
 		a.usage = compileUsage(d, path+".usage", r.Usage)

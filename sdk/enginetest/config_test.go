@@ -31,6 +31,7 @@ func TestConfigDiagnostics(t *testing.T) {
 		{"bad retry_after", `{"responses": [{"fail": {"kind": "rate_limit", "retry_after": "soon"}}]}`,
 			[]plugin.Diagnostic{{Attribute: "responses[0].fail.retry_after", Summary: `"soon" is not a non-negative duration`}}},
 		{"negative delay", `{"default": {"delay": "-1s"}}`, []plugin.Diagnostic{{Attribute: "default.delay", Summary: `"-1s" is not`}}},
+		{"bad stream interval", `{"default": {"stream_interval": "soon"}}`, []plugin.Diagnostic{{Attribute: "default.stream_interval", Summary: `"soon" is not`}}},
 		{"two outputs", `{"responses": [{"text": "a", "json": {}}]}`, []plugin.Diagnostic{{Attribute: "responses[0]", Summary: "set at most one of text, json and fail"}}},
 		{"bad usage word", `{"responses": [{"usage": "none"}]}`, []plugin.Diagnostic{{Attribute: "responses[0].usage", Summary: `usage must be "unknown"`}}},
 		{"bad usage key", `{"responses": [{"usage": {"inputs": 1}}]}`, []plugin.Diagnostic{{Attribute: "responses[0].usage", Summary: `usage must be "unknown" or {input`}}},
@@ -142,10 +143,10 @@ func FuzzDecodeConfig(f *testing.F) {
 		}
 		cfg.EffectsFile, cfg.CallsLog, cfg.ReadyFile = "", "", ""
 		for i := range cfg.Responses {
-			cfg.Responses[i].Delay = ""
+			cfg.Responses[i].Delay, cfg.Responses[i].StreamInterval = "", ""
 		}
 		if cfg.Default != nil {
-			cfg.Default.Delay = ""
+			cfg.Default.Delay, cfg.Default.StreamInterval = "", ""
 		}
 		e2, err := Configured(cfg)
 		if err != nil {

@@ -116,7 +116,8 @@ func (e *Engine) Admit(ctx context.Context, req plugin.AdmitRequest) (*plugin.Ad
 // Run answers one call. It appends to effects_file first, then logs to
 // calls_log, checks ready_file for a preflight call, picks the first rule
 // that applies (or the default), waits its delay, and either fails with its
-// typed failure or streams up to three text deltas and a usage event (when
+// typed failure or streams up to three text deltas (one per line, each
+// after stream_interval, when the rule sets one) and a usage event (when
 // usage is known, equal to the result's) and returns the result.
 //
 // A cancelled ctx ends the call with an aborted failure, an expired
@@ -164,14 +165,8 @@ func (e *Engine) Run(ctx context.Context, req plugin.RunRequest, emit plugin.Emi
 	if o := a.effective; o != nil {
 		overrideIdentity(&effective, o)
 	}
-	if a.delay > 0 {
-		t := time.NewTimer(a.delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctxFailure(ctx)
-		case <-t.C:
-		}
+	if err := wait(ctx, a.delay); err != nil {
+		return nil, err
 	}
 	if a.fail != nil {
 		f := *a.fail
@@ -200,7 +195,16 @@ func (e *Engine) Run(ctx context.Context, req plugin.RunRequest, emit plugin.Emi
 		usage = *a.usage
 	}
 	if final.Kind == plugin.PartText {
-		for _, delta := range splitText(outText, 3) {
+		deltas := splitText(outText, 3)
+		if a.interval > 0 && strings.Contains(strings.TrimSuffix(outText, "\n"), "\n") {
+			deltas = strings.SplitAfter(outText, "\n")
+		}
+		for i, delta := range deltas {
+			if i > 0 && a.interval > 0 {
+				if err := wait(ctx, a.interval); err != nil {
+					return nil, err
+				}
+			}
 			if err := send(ctx, emit, plugin.RunEvent{Kind: plugin.EventText, Text: delta}); err != nil {
 				return nil, err
 			}
@@ -312,6 +316,21 @@ func derivedUsage(prompt, answer string) plugin.Usage {
 
 // splitText cuts s into at most n non-empty pieces on rune boundaries whose
 // concatenation is s.
+// wait waits d, or fails as ctx ends (ctxFailure).
+func wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctxFailure(ctx)
+	case <-t.C:
+		return nil
+	}
+}
+
 func splitText(s string, n int) []string {
 	if s == "" {
 		return nil

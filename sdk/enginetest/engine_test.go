@@ -488,3 +488,29 @@ func TestSplitText(t *testing.T) {
 		}
 	}
 }
+
+// TestRunStreamInterval: with stream_interval a text of several lines is
+// streamed one line per delta, each after the interval, and the deltas
+// still make up the final text.
+func TestRunStreamInterval(t *testing.T) {
+	t.Parallel()
+	e := configured(t, `{"default": {"text": "one\ntwo\nthree", "stream_interval": "20ms"}}`)
+	begin := time.Now()
+	res, events, err := run(t, e, plugin.RunRequest{Prompt: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(begin); el < 40*time.Millisecond {
+		t.Errorf("answered after %v, before two intervals", el)
+	}
+	var deltas []string
+	for _, ev := range events {
+		if ev.Kind == plugin.EventText {
+			deltas = append(deltas, ev.Text)
+		}
+	}
+	if want := []string{"one\n", "two\n", "three"}; !cmp.Equal(deltas, want) {
+		t.Errorf("deltas %q, want %q", deltas, want)
+	}
+	checkStream(t, res, events)
+}

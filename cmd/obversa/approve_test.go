@@ -15,8 +15,8 @@ import (
 // approve and a deny started together.
 const racePositions = 50
 
-// TestApproveRace: on a paused run, an approve and a deny race for each
-// of 50 positions; each position gets exactly one recorded decision, and
+// TestApproveRace: on a paused run, an approve and a deny (each only
+// recording, --no-resume) race for each of 50 positions; each position gets exactly one recorded decision, and
 // the losing command is refused naming it.
 func TestApproveRace(t *testing.T) {
 	t.Parallel()
@@ -44,9 +44,9 @@ func TestApproveRace(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				args := []string{"approve", runDir, pos}
+				args := []string{"approve", "--no-resume", runDir, pos}
 				if deny {
-					args = []string{"approve", "--deny", runDir, pos}
+					args = []string{"approve", "--no-resume", "--deny", runDir, pos}
 				}
 				outcomes[i][j] = outcome{deny: deny, res: obversa(t, dir, args...)}
 			}()
@@ -86,7 +86,7 @@ func TestApproveRace(t *testing.T) {
 // TestApproveLiveWorker: while a worker runs a slow node, a position
 // pauses for approval; `obversa approve` hands the decision to the live
 // worker, which records it and carries the position on without a resume,
-// and a racing deny is refused. The worker never crashes.
+// and a racing deny is refused (both --no-resume: neither follows the run). The worker never crashes.
 func TestApproveLiveWorker(t *testing.T) {
 	t.Parallel()
 	runFile, dir := rulesRun(t, "", "", simpleLane+`
@@ -138,7 +138,7 @@ graph "dag" {
 	// An approve and a deny race; the live worker records one.
 	var wg sync.WaitGroup
 	res := make([]result, 2)
-	for i, args := range [][]string{{"approve", runDir, "dag/gate/1"}, {"approve", "--deny", runDir, "dag/gate/1"}} {
+	for i, args := range [][]string{{"approve", "--no-resume", runDir, "dag/gate/1"}, {"approve", "--no-resume", "--deny", runDir, "dag/gate/1"}} {
 		wg.Add(1)
 		go func() { defer wg.Done(); res[i] = obversa(t, dir, args...) }()
 	}

@@ -53,7 +53,7 @@ func TestWorkspaceLeaseEveryProvider(t *testing.T) {
 			if got := effects(t, fast); got != 1 {
 				t.Errorf("the side effect happened %d times, want once", got)
 			}
-			if r := obversa(t, dir, "stop", firstDir); r.code != 0 {
+			if r := obversa(t, dir, "stop", "--yes", firstDir); r.code != 0 {
 				t.Fatalf("stop: exit %d: %s", r.code, r.stderr)
 			}
 			_ = first.Wait()
@@ -69,7 +69,7 @@ func TestWorkspaceLeaseEveryProvider(t *testing.T) {
 			if got := effects(t, fast); got != 2 {
 				t.Errorf("after resume the side effect happened %d times, want twice (once per run)", got)
 			}
-			if r := obversa(t, dir, "stop", secondDir); r.code != 0 {
+			if r := obversa(t, dir, "stop", "--yes", secondDir); r.code != 0 {
 				t.Fatalf("stop the second run: exit %d: %s", r.code, r.stderr)
 			}
 		})

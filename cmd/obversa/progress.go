@@ -1,16 +1,28 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"sync"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/runview"
 	"github.com/obversa/obversa/store"
+)
+
+// Progress modes of run, resume and approve (--progress).
+const (
+	progressPlain = "plain" // one line per event that matters
+	progressTTY   = "tty"   // the live view (livetty.go)
+	progressNone  = "none"
 )
 
 func isTerminal(f interface{ Fd() uintptr }) bool {
@@ -18,14 +30,112 @@ func isTerminal(f interface{ Fd() uintptr }) bool {
 	return err == nil
 }
 
-// progressPrinter returns a Progress callback printing one line per event
-// that matters to a person watching the run.
-func progressPrinter(w io.Writer) func(store.Event) {
-	return func(e store.Event) {
+// dumbTerminal reports a terminal that cannot move its cursor.
+func dumbTerminal() bool { return os.Getenv("TERM") == "dumb" }
+
+// addProgressFlag adds --progress[=plain|tty|none] to cmd; a bare
+// --progress means plain.
+func addProgressFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "progress", "", "how to show progress on stderr: tty (a live view; the default on a terminal), plain (a line per event; the default otherwise) or none (the default with --json)")
+	cmd.Flags().Lookup("progress").NoOptDefVal = progressPlain
+}
+
+// progressMode decides how progress is shown on stderr: as asked, else
+// the live view on a terminal that can draw it, plain lines elsewhere,
+// none with --json. TERM=dumb always gets plain lines.
+func progressMode(flag string, asJSON bool) (string, error) {
+	switch flag {
+	case "":
+		switch {
+		case asJSON:
+			return progressNone, nil
+		case isTerminal(os.Stderr) && !dumbTerminal():
+			return progressTTY, nil
+		}
+		return progressPlain, nil
+	case progressTTY:
+		if dumbTerminal() {
+			return progressPlain, nil
+		}
+		return flag, nil
+	case progressPlain, progressNone:
+		return flag, nil
+	}
+	return "", usageErr(fmt.Errorf("--progress=%s: use tty, plain or none", flag))
+}
+
+// watch shows a run's progress while it runs, reading its record through
+// the shared fold and, for the live view, its stream.jsonl.
+type watch struct {
+	stop func()
+}
+
+// watchRun starts showing the progress of the run at dir on w in mode;
+// Stop shows what was recorded up to then and ends. A mode of none, or a
+// record that cannot be read, shows nothing.
+func watchRun(dir, mode string, w *os.File) *watch {
+	if mode == progressNone {
+		return &watch{stop: func() {}}
+	}
+	run, err := store.OpenRunDirReadOnly(context.Background(), dir)
+	if err != nil {
+		return &watch{stop: func() {}}
+	}
+	st, err := runstate.Load(context.Background(), run)
+	if err != nil {
+		run.Close()
+		return &watch{stop: func() {}}
+	}
+	var stop func()
+	if mode == progressTTY {
+		stop = startTTY(run, runview.NewLive(st, dir), w)
+	} else {
+		stop = startPlain(run, st.Rev()+1, w)
+	}
+	return &watch{stop: func() { stop(); run.Close() }}
+}
+
+// Stop ends the view once it has shown everything recorded so far.
+func (w *watch) Stop() { w.stop() }
+
+// followRecord calls fn for each event recorded after the fold's
+// revision, in order, until the returned func is called; that func then
+// hands fn what is left and returns.
+func followRecord(run store.Record, from int64, fn func(store.Event)) func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var mu sync.Mutex
+	last := from - 1
+	report := func(e store.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if e.Rev > last {
+			fn(e)
+			last = e.Rev
+		}
+		return nil
+	}
+	go func() {
+		defer close(done)
+		_ = run.Follow(ctx, from, report)
+	}()
+	return func() {
+		cancel()
+		<-done
+		mu.Lock()
+		next := last + 1
+		mu.Unlock()
+		_ = run.Read(context.Background(), next, report)
+	}
+}
+
+// startPlain prints one line per event that matters to a person watching.
+func startPlain(run store.Record, from int64, w io.Writer) func() {
+	return followRecord(run, from, func(e store.Event) {
 		if line := progressLine(e); line != "" {
 			fmt.Fprintln(w, line)
 		}
-	}
+	})
 }
 
 func progressLine(e store.Event) string {

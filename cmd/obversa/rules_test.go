@@ -195,7 +195,7 @@ graph "dag" {
 	if n := len(recorded(t, runDir, "graph:node-attempt-started")); n != 0 {
 		t.Fatalf("%d attempts started without an approval", n)
 	}
-	if r := obversa(t, dir, "approve", runDir, "dag/a/1"); r.code != 0 {
+	if r := obversa(t, dir, "approve", "--no-resume", runDir, "dag/a/1"); r.code != 0 {
 		t.Fatalf("approve: exit %d: %s", r.code, r.stderr)
 	}
 	// Resuming one open position leaves the run waiting on the other.
@@ -206,7 +206,7 @@ graph "dag" {
 	if len(st.PauseReasons) != 1 || st.PauseReasons[0].Position != "dag/b/1" {
 		t.Fatalf("after resuming a: pause reasons %+v, want only dag/b/1", st.PauseReasons)
 	}
-	if r := obversa(t, dir, "approve", "--deny", runDir, "dag/b/1"); r.code != 0 {
+	if r := obversa(t, dir, "approve", "--no-resume", "--deny", runDir, "dag/b/1"); r.code != 0 {
 		t.Fatalf("deny: exit %d: %s", r.code, r.stderr)
 	}
 	if r := obversa(t, dir, "resume", "--position", "dag/b/1", runDir); r.code != exitFailed {
@@ -249,7 +249,7 @@ graph "dag" {
 		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
 	}
 	runDir := runDirOf(runFile, "sp")
-	if r := obversa(t, dir, "stop", runDir); r.code != 0 {
+	if r := obversa(t, dir, "stop", "--yes", runDir); r.code != 0 {
 		t.Fatalf("stop: exit %d: %s", r.code, r.stderr)
 	}
 	res := recorded(t, runDir, "graph:run-finished")

@@ -16,12 +16,17 @@ import (
 
 func newRunCmd(g *globals) *cobra.Command {
 	var runID string
-	var asJSON, tofu, progress bool
+	var progress string
+	var asJSON, tofu bool
 	cmd := &cobra.Command{
 		Use:   "run [--run-id ID] [--json] FILE",
 		Short: "Validate a run file, pin its plugins, and run its graph under a watchdog",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			mode, err := progressMode(progress, asJSON)
+			if err != nil {
+				return err
+			}
 			ctx, stop := stopContext()
 			defer stop()
 			po := watchdog.PrepareOptions{RunID: runID, TrustOnFirstUse: tofu}
@@ -49,11 +54,9 @@ func newRunCmd(g *globals) *cobra.Command {
 			}
 			defer run.Close()
 			fmt.Fprintf(os.Stderr, "run %s: record in %s\n", pr.Plan.RunID, run.Dir())
-			opts := watchdog.SuperviseOptions{Owner: owner}
-			if progress || (!asJSON && isTerminal(os.Stderr)) {
-				opts.Progress = progressPrinter(os.Stderr)
-			}
-			res, err := watchdog.Supervise(ctx, run, opts)
+			view := watchRun(run.Dir(), mode, os.Stderr)
+			res, err := watchdog.Supervise(ctx, run, watchdog.SuperviseOptions{Owner: owner, Pause: pauseSignal()})
+			view.Stop()
 			if err != nil {
 				return failedErr(err)
 			}
@@ -63,7 +66,7 @@ func newRunCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&runID, "run-id", "", "run id (default: time-based)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result object {run_id, kind, code, output}")
 	cmd.Flags().BoolVar(&tofu, "lock", false, "pin unpinned plugins to their current digest and write obversa.lock.hcl")
-	cmd.Flags().BoolVar(&progress, "progress", false, "print progress lines even when stderr is not a terminal")
+	addProgressFlag(cmd, &progress)
 	return cmd
 }
 
@@ -103,6 +106,21 @@ func stopContext() (context.Context, func()) {
 		os.Exit(130)
 	}()
 	return ctx, func() { signal.Stop(sig); cancel() }
+}
+
+// pauseSignal returns a channel closed by the first SIGUSR1: what
+// `obversa stop --pause` sends a run's watchdog.
+func pauseSignal() <-chan struct{} {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR1)
+	pause := make(chan struct{})
+	go func() {
+		<-sig
+		signal.Stop(sig)
+		fmt.Fprintln(os.Stderr, "pausing: the worker is being stopped and the run paused (obversa resume carries it on)")
+		close(pause)
+	}()
+	return pause
 }
 
 // refusal turns a Prepare error into a usage error; run file diagnostics

@@ -1,41 +1,145 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/runview"
 	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/store"
 )
 
+// Actions of `stop --json`.
+const (
+	stopSignalled = "signalled" // the run's live watchdog was asked to stop or pause it
+	stopRecorded  = "recorded"  // STOPPED was recorded for a run nothing ran
+	stopNothing   = "nothing"   // nothing to do: the run is already paused or held by no watchdog
+)
+
+// stopObject is what `stop --json` prints.
+type stopObject struct {
+	Dir    string `json:"dir"`
+	Action string `json:"action"`
+	// Pause is true for --pause.
+	Pause       bool             `json:"pause"`
+	WatchdogPID int              `json:"watchdog_pid,omitempty"`
+	Phase       string           `json:"phase"`
+	Result      *runstate.Result `json:"result,omitempty"`
+}
+
 func newStopCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "stop RUN",
-		Short: "Stop a run: ask its watchdog to stop cleanly, or end a paused or interrupted run (STOPPED)",
-		Args:  cobra.ExactArgs(1),
+	var yes, pause, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stop [--yes | --pause] [--json] RUN",
+		Short: "End a run for good (STOPPED), or pause it so it can be carried on later (--pause)",
+		Long: `stop ends a run for good: its watchdog stops the worker and records STOPPED, or, when no
+watchdog holds the run (paused, interrupted), stop records STOPPED itself. A stopped
+run cannot be resumed, so stop asks first when the run has work left (--yes skips the
+question; without a terminal to ask on, stop refuses unless --yes is given).
+
+stop --pause pauses a live run instead: its watchdog stops the worker and records a
+resumable pause (OPERATOR_PAUSE), so ` + "`obversa resume RUN`" + ` carries it on later.
+Attempts in flight are cut off as by a crash: on resume, retry-safe ones run again and
+the others ask whether they took effect. A run already paused needs nothing.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if yes && pause {
+				return usageErr(errors.New("--yes and --pause do not go together: --pause asks nothing"))
+			}
 			dir, err := g.runDir(args[0])
 			if err != nil {
 				return err
 			}
-			h, ok, err := holder(cmd.Context(), dir)
+			st, alive, err := foldRun(cmd.Context(), dir)
+			if err != nil {
+				return err
+			}
+			if st.Finished() != nil {
+				return stopIdle(cmd, dir, asJSON)
+			}
+			obj := stopObject{Dir: dir, Pause: pause, Phase: runview.Phase(st, alive)}
+			h, held, err := holder(cmd.Context(), dir)
 			if err != nil {
 				return failedErr(err)
 			}
-			if ok && store.HolderAlive(h) {
+			live := held && store.HolderAlive(h)
+			if pause {
+				return pauseRun(cmd, obj, h, live, asJSON)
+			}
+			if !yes {
+				if err := confirmStop(cmd, st, dir); err != nil {
+					return err
+				}
+			}
+			if live {
 				if err := syscall.Kill(h.PID, syscall.SIGTERM); err != nil {
 					return failedErr(fmt.Errorf("signalling watchdog pid %d: %w", h.PID, err))
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "asked watchdog pid %d on %s to stop the run\n", h.PID, h.Host)
+				obj.Action, obj.WatchdogPID = stopSignalled, h.PID
+				if asJSON {
+					writeJSON(cmd.OutOrStdout(), obj)
+					return nil
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "asked watchdog pid %d on %s to stop the run; it records STOPPED\n", h.PID, h.Host)
 				return nil
 			}
-			return stopIdle(cmd, dir)
+			return stopIdle(cmd, dir, asJSON)
 		},
 	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "stop without asking, although a stopped run cannot be resumed")
+	cmd.Flags().BoolVar(&pause, "pause", false, "pause the run instead, so that `obversa resume` carries it on later")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was done as one JSON object {dir, action, pause, watchdog_pid, phase, result}")
+	return cmd
+}
+
+// pauseRun asks a live run's watchdog to pause it (SIGUSR1); a run no
+// watchdog runs needs nothing.
+func pauseRun(cmd *cobra.Command, obj stopObject, h store.Holder, live bool, asJSON bool) error {
+	w := cmd.OutOrStdout()
+	if live {
+		if err := syscall.Kill(h.PID, syscall.SIGUSR1); err != nil {
+			return failedErr(fmt.Errorf("signalling watchdog pid %d: %w", h.PID, err))
+		}
+		obj.Action, obj.WatchdogPID = stopSignalled, h.PID
+		if asJSON {
+			writeJSON(w, obj)
+			return nil
+		}
+		fmt.Fprintf(w, "asked watchdog pid %d on %s to pause the run; carry it on later with `obversa resume %s`\n", h.PID, h.Host, obj.Dir)
+		return nil
+	}
+	obj.Action = stopNothing
+	if asJSON {
+		writeJSON(w, obj)
+		return nil
+	}
+	fmt.Fprintf(w, "the run is %s and nothing runs it; nothing to pause: carry it on with `obversa resume %s`\n", obj.Phase, obj.Dir)
+	return nil
+}
+
+// confirmStop asks on the terminal whether to end a run with work left;
+// without a terminal it refuses (exit 2), since stopping cannot be undone.
+func confirmStop(cmd *cobra.Command, st *runstate.State, dir string) error {
+	c := runview.CountNodes(st.Graph())
+	left := fmt.Sprintf("%d of %d nodes are not done", c.Total-c.Done, c.Total)
+	if !isTerminal(os.Stdin) {
+		return usageErr(fmt.Errorf("the run has work left (%s) and a stopped run cannot be resumed; nothing was asked, since stdin is not a terminal: pass --yes to stop it, or --pause to pause it so `obversa resume %s` carries it on", left, dir))
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "Stop run %s? %s.\nA stopped run cannot be resumed; `obversa stop --pause %s` pauses it instead.\nStop it for good? [y/N] ", st.Start().RunID, left, dir)
+	answer, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return nil
+	}
+	return failedErr(errors.New("not stopped: the answer was not yes"))
 }
 
 // holder returns the recorded holder of the run at dir.
@@ -50,7 +154,7 @@ func holder(ctx context.Context, dir string) (store.Holder, bool, error) {
 
 // stopIdle ends a run no watchdog holds (paused, or interrupted) by
 // recording STOPPED; an ended run is left alone.
-func stopIdle(cmd *cobra.Command, dir string) error {
+func stopIdle(cmd *cobra.Command, dir string, asJSON bool) error {
 	res, err := watchdog.StopIdle(cmd.Context(), dir)
 	switch {
 	case errors.Is(err, watchdog.ErrAlreadyEnded):
@@ -60,6 +164,10 @@ func stopIdle(cmd *cobra.Command, dir string) error {
 	case err != nil:
 		return failedErr(err)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "recorded STOPPED for %s\n", dir)
+	if asJSON {
+		writeJSON(cmd.OutOrStdout(), stopObject{Dir: dir, Action: stopRecorded, Phase: string(runstate.PhaseStopped), Result: res})
+		return nil
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "recorded STOPPED for %s; it cannot be resumed\n", dir)
 	return nil
 }

@@ -235,7 +235,7 @@ func TestProcessLocked(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", args, r.code, r.stderr)
 		}
 	}
-	if r := obversa(t, dir, "stop", runDir); r.code != 0 {
+	if r := obversa(t, dir, "stop", "--yes", runDir); r.code != 0 {
 		t.Fatalf("stop: exit %d: %s", r.code, r.stderr)
 	}
 	if code := exitCode(cmd.Wait()); code != exitFailed {

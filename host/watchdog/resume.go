@@ -38,8 +38,9 @@ var (
 
 // ResumeOptions configures Resume.
 type ResumeOptions struct {
-	// Position names the open position to offer again; empty resumes a
-	// run whose watchdog died (a takeover) or re-offers nothing.
+	// Position names the open position to offer again; empty offers
+	// again every paused position whose approval was decided, and takes
+	// over a run whose watchdog died.
 	Position string
 	// Reconciled answers a reconcile-attempt pause: "done" records the
 	// node completed with Result (or null), "not-done" runs it again.
@@ -61,7 +62,9 @@ type ResumeOptions struct {
 // its event id in o.Preflight, ErrResumeEventMismatch otherwise), stops
 // and verifies gone every process carrying the run's marker (ErrSurvivors
 // otherwise), records what the operator said about the named position or
-// preflight pause, and supervises workers until the run records a result.
+// preflight pause — with no position named, every paused position whose
+// approval was decided is offered again — and supervises workers until the
+// run records a result.
 // A run that already finished is returned as recorded, with nothing
 // appended (done true).
 func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *runstate.Result, done bool, err error) {
@@ -101,10 +104,10 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *runstate.
 	if err != nil {
 		return nil, false, err
 	}
-	if open := st.PausedPositions(); o.Position == "" && o.Preflight == "" && len(open) > 0 {
+	if open := st.PausedPositions(); o.Position == "" && o.Preflight == "" && len(ev) == 0 && len(open) > 0 {
 		// Paused positions wait for a person's word about each one; a bare
 		// resume would only pause again.
-		return nil, false, fmt.Errorf("%w: positions %v wait; name one with --position (after `obversa approve` for an approval)", ErrResumePosition, open)
+		return nil, false, fmt.Errorf("%w: positions %v wait; decide an approval with `obversa approve %s POSITION` (which carries the run on), or name a position with --position", ErrResumePosition, open, runDir)
 	}
 	// A run paused because the workspace was busy never ran a worker
 	// there: it has no anchor to check.
@@ -225,7 +228,8 @@ func InterruptPreflight(ctx context.Context, runDir string) (id string, already 
 	return x.InterruptPreflight(ctx)
 }
 
-// operatorEvents are the events that offer the named position again.
+// operatorEvents are the events that offer the named position again, or,
+// when none is named, every paused position whose approval is decided.
 func operatorEvents(rs *runstate.State, o ResumeOptions) ([]store.NewEvent, error) {
 	st := rs.Graph()
 	open := rs.PausedPositions()
@@ -233,7 +237,16 @@ func operatorEvents(rs *runstate.State, o ResumeOptions) ([]store.NewEvent, erro
 		if o.Reconciled != "" {
 			return nil, fmt.Errorf("%w: --reconciled needs --position (open: %v)", ErrResumePosition, open)
 		}
-		return nil, nil
+		// A bare resume carries on every position whose approval was
+		// decided (`obversa approve --no-resume`, or an approve whose
+		// resume was interrupted): the decision is the person's word.
+		var ev []store.NewEvent
+		for _, n := range st.Nodes() {
+			if n.Status == graph.StatusPaused && n.Pause != nil && n.Pause.Kind == graph.PauseApproval && n.Approved != "" {
+				ev = append(ev, store.NewEvent{Type: graph.EventNodeResumed, Data: graph.ResumedData{Node: n.Def.ID, Position: n.Position, Reason: graph.ResumedOperator}})
+			}
+		}
+		return ev, nil
 	}
 	if len(open) == 0 {
 		return nil, fmt.Errorf("%w: the run has no paused position; %s cannot be resumed", ErrRunNotPaused, o.Position)

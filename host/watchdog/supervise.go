@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -32,9 +31,16 @@ type SuperviseOptions struct {
 	// Exe is the obversa binary that runs `obversa worker`; default
 	// os.Executable().
 	Exe string
-	// Progress is called for each event appended while the run is
-	// supervised; nil ignores them.
-	Progress func(store.Event)
+	// Started, when set, is called once the run is supervised — its lock
+	// held, an operator's decisions (resume) recorded — before the first
+	// worker starts: the moment a live view may start following it.
+	Started func()
+	// Pause, when it is closed, pauses the run instead of stopping it: the
+	// worker is stopped as for a stop, and the run records a resumable
+	// pause (OPERATOR_PAUSE) with its pause anchor. Attempts in flight are
+	// cut off as by a crash, so `obversa resume` applies the crash table
+	// to them. nil never pauses.
+	Pause <-chan struct{}
 	// Logger receives the watchdog's own log; nil discards.
 	Logger hclog.Logger
 	// Owner is the run's ownership when the caller already holds it
@@ -112,8 +118,9 @@ func Supervise(ctx context.Context, run store.Record, o SuperviseOptions) (*runs
 	if t := rs.Plan.Timeout(); t > 0 {
 		s.deadline = rs.StartedAt.Add(t)
 	}
-	stopFollow := s.follow()
-	defer stopFollow()
+	if o.Started != nil {
+		o.Started()
+	}
 	return s.loop(ctx)
 }
 
@@ -130,32 +137,6 @@ type supervisor struct {
 	deadline time.Time
 	rs       *runstate.State
 	keeper   *keeper
-}
-
-// follow reports new events to o.Progress until the returned func is called.
-func (s *supervisor) follow() func() {
-	if s.o.Progress == nil {
-		return func() {}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	var last atomic.Int64 // last revision reported
-	last.Store(s.run.Rev())
-	report := func(e store.Event) error {
-		s.o.Progress(e)
-		last.Store(e.Rev)
-		return nil
-	}
-	go func() {
-		defer close(done)
-		_ = s.run.Follow(ctx, last.Load()+1, report)
-	}()
-	return func() {
-		// Stop the follower, then report what it had not seen yet.
-		cancel()
-		<-done
-		_ = s.run.Read(context.Background(), last.Load()+1, report)
-	}
 }
 
 func (s *supervisor) loop(ctx context.Context) (*runstate.Result, error) {
@@ -218,6 +199,15 @@ func (s *supervisor) loop(ctx context.Context) (*runstate.Result, error) {
 		switch ex.reason {
 		case CodeStopped, CodeTimeout, CodeOutputLimit:
 			return s.finish(rec, ex.reason, ex.detail)
+		case CodeOperatorPause:
+			res, err := s.pause(rec, CodeOperatorPause, ex.detail, nil, nil)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := ws.save(rec, s, runstate.EventPauseAnchor); err != nil {
+				return nil, err
+			}
+			return res, nil
 		}
 		if err := s.record(rec, runstate.EventWorkerExited, runstate.WorkerExitedData{PID: ex.pid, ExitCode: ex.code, Signal: ex.signal, Restart: restart, Reason: "crash"}); err != nil {
 			return nil, err
@@ -263,7 +253,7 @@ type exit struct {
 	pid    int
 	code   int
 	signal string
-	reason string // "", CodeStopped, CodeTimeout, CodeOutputLimit
+	reason string // "", CodeStopped, CodeOperatorPause, CodeTimeout, CodeOutputLimit
 	detail string
 }
 
@@ -314,6 +304,8 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) 
 		return ex, nil
 	case <-ctx.Done():
 		ex.reason, ex.detail = CodeStopped, "stopped by request"
+	case <-s.o.Pause:
+		ex.reason, ex.detail = CodeOperatorPause, "paused by obversa stop --pause; carry it on with obversa resume"
 	case <-deadline:
 		ex.reason, ex.detail = CodeTimeout, fmt.Sprintf("the run's timeout of %s passed", s.plan.Timeout())
 	case <-out.over:

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/store"
+)
+
+// approvalObject is what `approve --json` prints first: the decision and
+// who recorded it.
+type approvalObject struct {
+	Position string `json:"position"`
+	Decision string `json:"decision"`
+	// RecordedBy is "worker" when the run's live worker recorded the
+	// decision (Request is the id of its request), "approve" when approve
+	// recorded it on a paused run.
+	RecordedBy string `json:"recorded_by"`
+	Request    string `json:"request,omitempty"`
+}
+
+func newApproveCmd(g *globals) *cobra.Command {
+	var deny, noResume, asJSON bool
+	var timeout time.Duration
+	var progress string
+	cmd := &cobra.Command{
+		Use:   "approve [--deny] [--no-resume] [--json] RUN POSITION",
+		Short: "Decide a position waiting for approval and carry the run on",
+		Long: `Records allow (or, with --deny, deny) for a position paused for approval, and
+carries the run on in the foreground, as ` + "`obversa resume`" + ` would: an allowed
+position starts, a denied one fails DENIED, and the rest of the graph goes on.
+
+On a paused run the decision is recorded at once, then the run is resumed here
+(--no-resume only records it; a later bare ` + "`obversa resume RUN`" + ` carries it on).
+On a run whose worker is live, the decision is queued for the worker, which records
+it itself and carries the position on at once; approve waits up to --timeout for
+its answer, then follows the run to its result (--no-resume returns at once).
+One position takes one decision: a second approve or deny is refused, naming the
+decision already recorded.
+
+With --json, approve prints the decision {position, decision, recorded_by,
+request}, then, when it carried the run on, the run's result object.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := g.runDir(args[0])
+			if err != nil {
+				return err
+			}
+			mode, err := progressMode(progress, asJSON)
+			if err != nil {
+				return err
+			}
+			position := args[1]
+			a, err := watchdog.Approve(cmd.Context(), dir, position, deny, timeout)
+			switch {
+			case errors.Is(err, runstate.ErrNotAwaitingApproval):
+				return usageErr(fmt.Errorf("%w%s", err, suggestPosition(cmd.Context(), dir, position)))
+			case errors.Is(err, watchdog.ErrAlreadyDecided):
+				return usageErr(err)
+			case err != nil:
+				return failedErr(err)
+			}
+			obj := approvalObject{Position: a.Position, Decision: a.Decision, RecordedBy: "approve", Request: a.Request}
+			if a.Request != "" {
+				obj.RecordedBy = "worker"
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				writeJSON(w, obj)
+			} else {
+				printApproval(cmd, obj, dir, noResume)
+			}
+			if noResume {
+				return nil
+			}
+			if a.Request != "" {
+				return followToResult(cmd.Context(), dir, mode, asJSON)
+			}
+			ctx, stop := stopContext()
+			defer stop()
+			res, _, err := resumeRun(ctx, dir, watchdog.ResumeOptions{Position: position}, mode)
+			if err != nil {
+				return err
+			}
+			return report(ctx, w, res, dir, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&deny, "deny", false, "deny instead of allow: the position then fails DENIED")
+	cmd.Flags().BoolVar(&noResume, "no-resume", false, "only record the decision; do not carry the run on or follow it")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the decision, then the run's result, as JSON objects")
+	cmd.Flags().DurationVar(&timeout, "timeout", watchdog.DefaultApproveTimeout, "how long to wait for a live worker's answer")
+	addProgressFlag(cmd, &progress)
+	return cmd
+}
+
+func printApproval(cmd *cobra.Command, a approvalObject, dir string, noResume bool) {
+	verb := "approved"
+	if a.Decision == "deny" {
+		verb = "denied"
+	}
+	switch {
+	case a.RecordedBy == "worker" && noResume:
+		fmt.Fprintf(cmd.OutOrStdout(), "%s %s: recorded by the run's live worker (request %s); the run carries on (obversa status %s)\n", verb, a.Position, a.Request, dir)
+	case a.RecordedBy == "worker":
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s %s: recorded by the run's live worker (request %s); following the run\n", verb, a.Position, a.Request)
+	case noResume:
+		fmt.Fprintf(cmd.OutOrStdout(), "%s %s; carry the run on with `obversa resume %s`\n", verb, a.Position, dir)
+	default:
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s %s; carrying the run on\n", verb, a.Position)
+	}
+}
+
+// followToResult follows a run another watchdog carries until it records
+// a result, showing its progress, then reports the result. Interrupting
+// only stops following.
+func followToResult(ctx context.Context, dir, mode string, asJSON bool) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	view := watchRun(dir, mode, os.Stderr)
+	res, err := waitResult(ctx, dir)
+	view.Stop()
+	if ctx.Err() != nil {
+		fmt.Fprintf(os.Stderr, "stopped following; the run carries on: obversa status %s\n", dir)
+		return nil
+	}
+	if err != nil {
+		return failedErr(err)
+	}
+	return report(ctx, os.Stdout, res, dir, asJSON)
+}
+
+// errHaveResult stops a follow once the fold has a result.
+var errHaveResult = errors.New("result")
+
+// waitResult folds the run's record as it grows until it has a result
+// (terminal, or paused).
+func waitResult(ctx context.Context, dir string) (*runstate.Result, error) {
+	run, err := store.OpenRunDirReadOnly(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
+	st, err := runstate.Load(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if r := st.Result(); r != nil {
+		return r, nil
+	}
+	err = run.Follow(ctx, st.Rev()+1, func(e store.Event) error {
+		if err := st.Apply(e); err != nil {
+			return err
+		}
+		if st.Result() != nil {
+			return errHaveResult
+		}
+		return nil
+	})
+	if errors.Is(err, errHaveResult) {
+		return st.Result(), nil
+	}
+	return nil, err
+}

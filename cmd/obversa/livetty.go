@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
+	"golang.org/x/sys/unix"
+
+	"github.com/obversa/obversa/host/runview"
+	"github.com/obversa/obversa/host/stream"
+	"github.com/obversa/obversa/store"
+)
+
+// The live view of a run on a terminal (--progress=tty), drawn on stderr
+// below the shell's prompt, never full screen. Its last lines are a frame
+// redrawn every liveTick: the run's phase, counts, elapsed time and usage,
+// then one line per attempt in flight with its elapsed time and the last
+// line of text its engine streamed. Failures, retries, pauses and worker
+// crashes are printed above the frame as they happen and stay there.
+// Everything comes from the shared fold (runview.Live) and stream.jsonl;
+// the view decides nothing.
+//
+// Styles are lipgloss's (colour off with NO_COLOR, or when the terminal
+// has none); cursor movement is x/ansi's. Bubble Tea is not used: its v1
+// queries the terminal from a package init in every process that links it
+// (docs/decisions.md).
+
+// liveTick is how often the frame is redrawn.
+const liveTick = 200 * time.Millisecond
+
+// liveStyles colour the view; all plain when colour is off.
+type liveStyles struct {
+	title, dim, ok, bad, warn lipgloss.Style
+}
+
+func newLiveStyles(w io.Writer) liveStyles {
+	r := lipgloss.NewRenderer(w)
+	if _, off := os.LookupEnv("NO_COLOR"); off {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	return liveStyles{title: r.NewStyle().Bold(true), dim: r.NewStyle().Faint(true),
+		ok: r.NewStyle().Foreground(lipgloss.Color("2")).Bold(true), bad: r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true),
+		warn: r.NewStyle().Foreground(lipgloss.Color("3")).Bold(true)}
+}
+
+// liveView draws a run's progress on a terminal.
+type liveView struct {
+	mu     sync.Mutex
+	live   *runview.Live
+	styles liveStyles
+	out    *os.File
+	drawn  int      // lines of the frame on screen
+	above  []string // notices to print above the next frame
+}
+
+// startTTY runs the live view until the returned func is called; it then
+// takes in everything recorded so far, draws the last frame and returns.
+func startTTY(run store.Record, live *runview.Live, out *os.File) func() {
+	v := &liveView{live: live, styles: newLiveStyles(out), out: out}
+	_, _ = io.WriteString(out, ansi.ResetModeTextCursorEnable)
+	stopRecord := followRecord(run, live.State().Rev()+1, v.event)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		_ = stream.Follow(ctx, run.Dir(), func(l stream.Line) error {
+			v.mu.Lock()
+			v.live.Stream(l)
+			v.mu.Unlock()
+			return nil
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(liveTick)
+		defer t.Stop()
+		for {
+			v.draw(false)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		wg.Wait()
+		stopRecord()
+		v.draw(true)
+		_, _ = io.WriteString(out, ansi.SetModeTextCursorEnable)
+	}
+}
+
+// event folds one recorded event and keeps its notices for the screen.
+func (v *liveView) event(e store.Event) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	notices, err := v.live.Apply(e)
+	if err != nil {
+		v.above = append(v.above, v.styles.bad.Render("the record does not fold: "+err.Error()))
+		return
+	}
+	for _, n := range notices {
+		v.above = append(v.above, v.notice(n))
+	}
+}
+
+// notice is the line a failure, retry, pause or crash leaves on screen.
+func (v *liveView) notice(n runview.Notice) string {
+	label, style := n.Kind, v.styles.bad
+	switch n.Kind {
+	case runview.NoticeFailed:
+		label = "✗ failed "
+	case runview.NoticeRetry:
+		label, style = "↻ retry  ", v.styles.warn
+	case runview.NoticePaused:
+		label, style = "‖ paused ", v.styles.warn
+	case runview.NoticeCrashed:
+		label = "! crashed"
+	}
+	where := n.Position
+	if where == "" {
+		where = "run"
+	}
+	return fmt.Sprintf("%s %s  %s: %s", style.Render(label), where, n.Code, n.Message)
+}
+
+// size is the terminal's width and height (80×24 when unknown).
+func (v *liveView) size() (int, int) {
+	ws, err := unix.IoctlGetWinsize(int(v.out.Fd()), unix.TIOCGWINSZ)
+	if err != nil || ws.Col == 0 || ws.Row == 0 {
+		return 80, 24
+	}
+	return int(ws.Col), int(ws.Row)
+}
+
+// draw replaces the frame on screen, printing pending notices above it;
+// the last frame has the counts only.
+func (v *liveView) draw(last bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	width, height := v.size()
+	var b strings.Builder
+	if v.drawn > 1 {
+		b.WriteString(ansi.CursorUp(v.drawn - 1))
+	}
+	b.WriteString("\r" + ansi.EraseScreenBelow)
+	for _, line := range v.above {
+		b.WriteString(ansi.Truncate(line, width-1, "…") + "\r\n")
+	}
+	v.above = v.above[:0]
+	frame := v.frame(time.Now(), last, height)
+	for i, line := range frame {
+		if i > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString(ansi.Truncate(line, width-1, "…"))
+	}
+	v.drawn = len(frame)
+	if last {
+		b.WriteString("\r\n")
+		v.drawn = 0
+	}
+	_, _ = io.WriteString(v.out, b.String())
+}
+
+// frame is the view's lines at time now, fitted to height.
+func (v *liveView) frame(now time.Time, last bool, height int) []string {
+	p := v.live.Snapshot(now, true)
+	s, c := p.Summary, p.Summary.Nodes
+	state := v.styles.title.Render(s.Phase)
+	switch {
+	case s.Phase == "completed":
+		state = v.styles.ok.Render(s.Phase)
+	case c.Failed > 0 || s.Phase == "failed" || s.Phase == "stopped":
+		state = v.styles.bad.Render(s.Phase)
+	case s.Phase == "paused":
+		state = v.styles.warn.Render(s.Phase)
+	}
+	parts := []string{fmt.Sprintf("%d/%d done", c.Done, c.Total), fmt.Sprintf("%d running", c.Running)}
+	if c.Failed > 0 {
+		parts = append(parts, v.styles.bad.Render(fmt.Sprintf("%d failed", c.Failed)))
+	}
+	if c.Blocked > 0 {
+		parts = append(parts, fmt.Sprintf("%d blocked", c.Blocked))
+	}
+	if c.Paused > 0 {
+		parts = append(parts, v.styles.warn.Render(fmt.Sprintf("%d paused", c.Paused)))
+	}
+	parts = append(parts, duration(s.ElapsedMS), "usage "+s.Usage.String())
+	lines := []string{fmt.Sprintf("%s %s · %s", v.styles.title.Render("run "+s.RunID), state, strings.Join(parts, " · "))}
+	if last {
+		return lines
+	}
+	room := min(len(p.InFlight), max(height-3, 1))
+	posw := 0
+	for _, a := range p.InFlight[:room] {
+		posw = max(posw, len(a.Position))
+	}
+	for _, a := range p.InFlight[:room] {
+		lines = append(lines, fmt.Sprintf("  %-*s %7s  %s", posw, a.Position, duration(a.ElapsedMS), v.styles.dim.Render(a.Last)))
+	}
+	if more := len(p.InFlight) - room; more > 0 {
+		lines = append(lines, fmt.Sprintf("  … and %d more running", more))
+	}
+	return lines
+}

@@ -99,4 +99,3 @@ func suggestPosition(ctx context.Context, dir, position string) string {
 	}
 	return ""
 }
-

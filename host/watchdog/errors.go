@@ -12,10 +12,10 @@ import (
 
 // Run outcome codes of DESIGN §8 that the watchdog records.
 const (
-	CodeStopped            = runstate.CodeStopped
+	CodeStopped = runstate.CodeStopped
 	// CodeOperatorPause pauses a run an operator asked to pause (`obversa
 	// stop --pause`): resumable, unlike STOPPED.
-	CodeOperatorPause = "OPERATOR_PAUSE"
+	CodeOperatorPause      = "OPERATOR_PAUSE"
 	CodeTimeout            = "TIMEOUT"
 	CodeOutputLimit        = "OUTPUT_LIMIT"
 	CodeTeardownIncomplete = "TEARDOWN_INCOMPLETE"

@@ -55,8 +55,9 @@ digest, the plugin's health, a static Admit and, where the lane asks, one live c
 		RunE:  show,
 	}
 	status.Flags().BoolVar(&asJSON, "json", false, "print the preflight report as one JSON object")
+	var interruptJSON bool
 	interrupt := &cobra.Command{
-		Use:   "interrupt RUN",
+		Use:   "interrupt [--json] RUN",
 		Short: "Close a preflight probe a crash left open as interrupted and record a preflight pause",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -75,6 +76,10 @@ digest, the plugin's health, a static Admit and, where the lane asks, one live c
 			case err != nil:
 				return failedErr(err)
 			}
+			if interruptJSON {
+				writeJSON(cmd.OutOrStdout(), interruptObject{PreflightEventID: id, Already: already, Dir: dir})
+				return nil
+			}
 			fmt.Fprintln(cmd.OutOrStdout(), id)
 			if already {
 				fmt.Fprintf(cmd.ErrOrStderr(), "the probe was already closed by an interrupt; nothing was changed\n")
@@ -83,8 +88,18 @@ digest, the plugin's health, a static Admit and, where the lane asks, one live c
 			return nil
 		},
 	}
+	interrupt.Flags().BoolVar(&interruptJSON, "json", false, "print {preflight_event_id, already, dir} as one JSON object")
 	cmd.AddCommand(status, interrupt)
 	return cmd
+}
+
+// interruptObject is what `preflight interrupt --json` prints: the
+// preflight pause to resume with `obversa resume --preflight ID DIR`, and
+// whether an earlier interrupt had recorded it already.
+type interruptObject struct {
+	PreflightEventID string `json:"preflight_event_id"`
+	Already          bool   `json:"already"`
+	Dir              string `json:"dir"`
 }
 
 // printPreflight is the human form of the preflight report.

@@ -45,7 +45,7 @@ last lines. Results, usage totals and failures are in the record (obversa show).
 					return usageErr(fmt.Errorf("the run has no node %q%s", node, runview.DidYouMean(runview.SuggestNode(st, node))))
 				}
 			}
-			p := &logPrinter{w: cmd.OutOrStdout(), node: node, asJSON: asJSON}
+			p := &logPrinter{w: cmd.OutOrStdout(), node: node, asJSON: asJSON, width: 12}
 			if follow {
 				err = stream.Follow(ctx, dir, p.line)
 			} else {
@@ -71,7 +71,9 @@ type logPrinter struct {
 	node   string
 	asJSON bool
 	lines  stream.Lines
-	width  int
+	// width aligns the text after positions; it grows with the longest
+	// position seen.
+	width int
 }
 
 func (p *logPrinter) line(l stream.Line) error {

@@ -28,7 +28,8 @@ func SuggestPosition(st *runstate.State, given string) string {
 }
 
 // SuggestNode returns the node id a mistyped node argument most likely
-// meant, or "": the node of a position given in full, else the closest id.
+// meant, or "": the node of a position the record knows, the node a
+// position names (dag/<node>/<n>), else the closest id.
 func SuggestNode(st *runstate.State, given string) string {
 	g := st.Graph()
 	if n := g.AtPosition(given); n != nil {
@@ -37,6 +38,14 @@ func SuggestNode(st *runstate.State, given string) string {
 	var ids []string
 	for _, n := range g.Nodes() {
 		ids = append(ids, n.Def.ID)
+	}
+	if parts := strings.Split(given, "/"); len(parts) >= 3 {
+		// A position of a node that has none yet, or mistyped:
+		// dag/<node>/<n> names the node in its middle.
+		given = parts[len(parts)-2]
+		if g.Node(given) != nil {
+			return given
+		}
 	}
 	return Closest(given, ids)
 }

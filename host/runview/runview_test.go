@@ -1,0 +1,141 @@
+package runview
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/stream"
+	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/store"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// fold folds a run of three nodes — "a" an engine node, "b" a binding
+// depending on "a", "c" an engine node waiting for approval — and then
+// the given events (type, data), one second apart.
+func fold(t *testing.T, events ...any) *runstate.State {
+	t.Helper()
+	target := plugin.Identity{Adapter: "mock", Provider: "local", ModelFamily: "scripted", Model: "m1", Tools: []string{}}
+	def := &graph.Definition{Name: "dag", GlobalConcurrency: 3, RetryCapPerNode: 1, KeyedConcurrency: []graph.KeyLimit{}, Nodes: []graph.NodeDef{
+		{ID: "a", Kind: graph.KindRequired, Lane: "w", Prompt: "p", DependsOn: []string{}},
+		{ID: "b", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{"a"}},
+		{ID: "c", Kind: graph.KindRequired, Lane: "w", Prompt: "q", DependsOn: []string{}, Approval: true},
+	}}
+	p := &plan.Plan{RunID: "r", Namespace: "default", Restart: plan.Restart{MaxRestarts: 1, InitialBackoffMS: 1, MaxBackoffMS: 1},
+		Limits: plan.Limits{TimeoutMS: 60000}, Plugins: []plan.PluginPlan{}, Lanes: []plan.LanePlan{{Name: "w", Requested: target, Effective: target,
+			KnownSubstitutions: []plugin.Identity{}, Fallbacks: []plugin.Identity{}}}}
+	rs, err := plan.NewRunStarted("run.hcl", def, p, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := runstate.New()
+	all := append([]any{graph.EventRunStarted, rs}, events...)
+	for i := 0; i+1 < len(all); i += 2 {
+		b, err := json.Marshal(all[i+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Apply(store.Event{Rev: int64(i/2 + 1), Type: all[i].(string), Data: b, TS: t0.Add(time.Duration(i/2) * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+func TestSummaryNodesAndSuggestions(t *testing.T) {
+	t.Parallel()
+	usage := json.RawMessage(`{"known":true,"input":3,"output":4}`)
+	st := fold(t,
+		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}, {Node: "c", Position: "dag/c/1"}}},
+		graph.EventNodePaused, graph.PausedData{Node: "c", Position: "dag/c/1", Request: graph.PauseRequest{Kind: graph.PauseApproval, Position: "dag/c/1"}},
+		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a/1", AttemptID: "x"},
+		graph.EventEngineAttempt, graph.EngineAttemptData{Node: "a", Position: "dag/a/1", Sequence: 1, Outcome: "completed", Usage: usage},
+		graph.EventNodeCompleted, graph.CompletedData{Node: "a", Position: "dag/a/1", Result: json.RawMessage(`"line one\nline two"`)},
+		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "b", Position: "dag/b/1"}}},
+		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "b", Position: "dag/b/1", AttemptID: "y"},
+	)
+	now := t0.Add(time.Minute)
+	s := Summarize(st, "/runs/r", now, true)
+	want := Counts{Total: 3, Done: 1, Passed: 1, Running: 1, Paused: 1}
+	if diff := cmp.Diff(want, s.Nodes); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	if s.Phase != "starting" || s.ElapsedMS != 60000 || !s.Usage.Known || s.Usage.Input != 3 {
+		t.Errorf("summary %+v", s)
+	}
+	if Summarize(st, "/runs/r", now, false).Phase != "starting" {
+		t.Errorf("a run no worker started is starting, not interrupted")
+	}
+	a, _ := NodeOf(st, "a", now)
+	if a.Text != "line one\nline two" || a.Status != StatusPassed || a.ElapsedMS != 2000 || len(a.Calls) != 1 || a.Usage.String() != "in 3 · out 4" {
+		t.Errorf("node a %+v", a)
+	}
+	b, _ := NodeOf(st, "b", now)
+	b.SetResult(json.RawMessage(`{"exit_code":2,"stdout":"1\n2\n3\n","stderr":"bad\n"}`))
+	if *b.ExitCode != 2 || b.Stdout != "1\n2\n3" || b.Stderr != "bad" {
+		t.Errorf("node b %+v", b)
+	}
+	tests := []struct{ given, position, node string }{
+		{"dag/c/2", "dag/c/1", "c"},
+		{"c", "dag/c/1", "c"},
+		{"dag/x/1", "dag/a/1", "a"},
+		{"elsewhere", "", ""},
+	}
+	for _, tt := range tests {
+		if got := SuggestPosition(st, tt.given); got != tt.position {
+			t.Errorf("SuggestPosition(%q) = %q, want %q", tt.given, got, tt.position)
+		}
+		if got := SuggestNode(st, tt.given); tt.node != "" && got != tt.node {
+			t.Errorf("SuggestNode(%q) = %q, want %q", tt.given, got, tt.node)
+		}
+	}
+	if u, _ := json.Marshal(Usage{}); string(u) != `"unknown"` {
+		t.Errorf("unknown usage marshals as %s", u)
+	}
+}
+
+func TestLiveNotices(t *testing.T) {
+	t.Parallel()
+	st := fold(t)
+	l := NewLive(st, "/runs/r")
+	apply := func(rev int64, typ string, v any) []Notice {
+		b, _ := json.Marshal(v)
+		n, err := l.Apply(store.Event{Rev: rev, Type: typ, Data: b, TS: t0.Add(time.Duration(rev) * time.Second)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	apply(2, graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}, {Node: "c", Position: "dag/c/1"}}})
+	apply(3, graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a/1", AttemptID: "x"})
+	got := apply(4, graph.EventNodePaused, graph.PausedData{Node: "c", Position: "dag/c/1", Request: graph.PauseRequest{Kind: graph.PauseApproval, Position: "dag/c/1"}})
+	if len(got) != 1 || got[0].Kind != NoticePaused || got[0].Code != graph.PauseApproval {
+		t.Errorf("pause notices %+v", got)
+	}
+	if again := apply(4, graph.EventNodePaused, graph.PausedData{}); again != nil {
+		t.Errorf("an event at the fold's revision is folded again: %+v", again)
+	}
+	l.Stream(stubLine("dag/a/1", "thinking\nalmost there"))
+	p := l.Snapshot(t0.Add(10*time.Second), true)
+	if len(p.InFlight) != 1 || p.InFlight[0].Position != "dag/a/1" || p.InFlight[0].Last != "almost there" || p.InFlight[0].ElapsedMS != 7000 {
+		t.Errorf("in flight %+v", p.InFlight)
+	}
+	got = apply(5, graph.EventNodeFailed, graph.FailedData{Node: "a", Position: "dag/a/1", Code: "NODE_FAILED", Message: "boom"})
+	if len(got) != 1 || got[0].Kind != NoticeRetry || got[0].Message != "boom" {
+		t.Errorf("a failure with a retry left: %+v", got)
+	}
+	if n := l.Snapshot(t0, true).Notices; len(n) != 2 {
+		t.Errorf("notices kept %+v", n)
+	}
+}
+
+func stubLine(position, text string) stream.Line {
+	return stream.Line{Node: "a", Position: position, Call: 1, Kind: stream.KindText, Text: text}
+}

@@ -36,13 +36,14 @@ func dumbTerminal() bool { return os.Getenv("TERM") == "dumb" }
 // addProgressFlag adds --progress[=plain|tty|none] to cmd; a bare
 // --progress means plain.
 func addProgressFlag(cmd *cobra.Command, p *string) {
-	cmd.Flags().StringVar(p, "progress", "", "how to show progress on stderr: tty (a live view; the default on a terminal), plain (a line per event; the default otherwise) or none (the default with --json)")
+	cmd.Flags().StringVar(p, "progress", "", "how to show progress on stderr: tty (a live view; the default on a terminal), plain (a line per event; --progress alone; the default with TERM=dumb) or none (the default on a pipe or file, and with --json)")
 	cmd.Flags().Lookup("progress").NoOptDefVal = progressPlain
 }
 
 // progressMode decides how progress is shown on stderr: as asked, else
-// the live view on a terminal that can draw it, plain lines elsewhere,
-// none with --json. TERM=dumb always gets plain lines.
+// the live view on a terminal that can draw it, plain lines on one that
+// cannot (TERM=dumb), none on a pipe or file or with --json. --progress
+// alone asks for plain lines; --progress=tty on TERM=dumb gets plain lines.
 func progressMode(flag string, asJSON bool) (string, error) {
 	switch flag {
 	case "":
@@ -51,8 +52,12 @@ func progressMode(flag string, asJSON bool) (string, error) {
 			return progressNone, nil
 		case isTerminal(os.Stderr) && !dumbTerminal():
 			return progressTTY, nil
+		case isTerminal(os.Stderr):
+			return progressPlain, nil
 		}
-		return progressPlain, nil
+		// A pipe or a file gets the result alone unless progress is
+		// asked for: logs of scripts stay as short as before.
+		return progressNone, nil
 	case progressTTY:
 		if dumbTerminal() {
 			return progressPlain, nil

@@ -143,7 +143,7 @@ func (c *procCase) run(t *testing.T) error {
 			args := []string{"resume", "--position", p.Position}
 			switch p.Kind {
 			case "approval":
-				if r := obversa(t, wd, "approve", runDir, p.Position); r.code != 0 && !strings.Contains(r.stderr, "already decided") {
+				if r := obversa(t, wd, "approve", "--no-resume", runDir, p.Position); r.code != 0 && !strings.Contains(r.stderr, "already decided") {
 					return fmt.Errorf("approve: %s", r.stderr)
 				}
 			case "reconcile-attempt":

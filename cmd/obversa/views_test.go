@@ -46,7 +46,7 @@ func TestQuickstartViews(t *testing.T) {
 	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
 		t.Fatalf("lock: %s", r.stderr)
 	}
-	r := obversa(t, dir, "run", "--run-id", "qs", runFile)
+	r := obversa(t, dir, "run", "--progress", "--run-id", "qs", runFile)
 	runDir := runDirOf(runFile, "qs")
 	if r.code != 0 {
 		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
@@ -58,7 +58,7 @@ func TestQuickstartViews(t *testing.T) {
 		}
 	}
 	if !strings.Contains(r.stderr, "  completed  dag/draft/1") {
-		t.Errorf("no plain progress lines on stderr (not a terminal):\n%s", r.stderr)
+		t.Errorf("no plain progress lines on stderr (--progress):\n%s", r.stderr)
 	}
 
 	storage := filepath.Join(dir, ".obversa")

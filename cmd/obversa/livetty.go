@@ -42,7 +42,9 @@ type liveStyles struct {
 }
 
 func newLiveStyles(w io.Writer) liveStyles {
-	r := lipgloss.NewRenderer(w)
+	// The view is drawn only on a terminal, so the renderer is told so:
+	// termenv would otherwise take any CI variable to mean "no terminal".
+	r := lipgloss.NewRenderer(w, termenv.WithTTY(true))
 	if _, off := os.LookupEnv("NO_COLOR"); off {
 		r.SetColorProfile(termenv.Ascii)
 	}

@@ -239,3 +239,41 @@ func TestLiveViewColour(t *testing.T) {
 		t.Errorf("TERM=dumb: want plain lines, no live view:\n%s", s)
 	}
 }
+
+// TestStopAsksOnATerminal: stop of a run with work left asks on the
+// terminal, says the run cannot be resumed, stops nothing without a yes,
+// and stops the run with one.
+func TestStopAsksOnATerminal(t *testing.T) {
+	t.Parallel()
+	dir, runDir, _, cmd := slowRun(t)
+	for _, answer := range []string{"n", "y"} {
+		term := onTerminal(t, dir, nil, "stop", runDir)
+		term.waitScreen(t, 10*time.Second, "the question", func(s string) bool {
+			return strings.Contains(s, "Stop run st? 2 of 2 nodes are not done.") && strings.Contains(s, "A stopped run cannot be resumed; `obversa stop --pause ") &&
+				strings.Contains(s, "Stop it for good? [y/N]")
+		})
+		if _, err := term.ptmx.Write([]byte(answer + "\r")); err != nil {
+			t.Fatal(err)
+		}
+		code := term.wait(t)
+		switch s := term.screen(); answer {
+		case "n":
+			if code != exitFailed || !strings.Contains(s, "not stopped") {
+				t.Fatalf("answered no: exit %d:\n%s", code, s)
+			}
+			if st := status(t, runDir); st.Phase != "running" {
+				t.Fatalf("answered no, the run is %s", st.Phase)
+			}
+		case "y":
+			if code != 0 || !strings.Contains(s, "records STOPPED") {
+				t.Fatalf("answered yes: exit %d:\n%s", code, s)
+			}
+		}
+	}
+	if code := exitCode(cmd.Wait()); code != exitFailed {
+		t.Fatalf("the stopped run exited %d", code)
+	}
+	if st := status(t, runDir); st.Phase != "stopped" {
+		t.Errorf("phase %s, want stopped", st.Phase)
+	}
+}

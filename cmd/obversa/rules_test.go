@@ -336,6 +336,24 @@ graph "dag" {
 	if v := obversa(t, dir, "verify", runDir); v.code != 0 || !strings.Contains(v.stdout, "2 artifacts") {
 		t.Errorf("verify: %s %s", v.stdout, v.stderr)
 	}
+	// show reads the result back from its artifact and lists both
+	// artifacts (the parts and the result) with their digests.
+	var big struct {
+		Text      string `json:"text"`
+		Artifacts []struct {
+			Digest  string `json:"digest"`
+			Purpose string `json:"purpose"`
+		} `json:"artifacts"`
+	}
+	if err := json.Unmarshal([]byte(obversa(t, dir, "show", "--json", runDir, "big").stdout), &big); err != nil {
+		t.Fatal(err)
+	}
+	if big.Text != long || len(big.Artifacts) != 2 || !strings.HasPrefix(big.Artifacts[0].Digest, "sha256:") || big.Artifacts[0].Purpose != "engine-parts" || big.Artifacts[1].Purpose != "node-result" {
+		t.Errorf("show big: %d bytes of text, artifacts %+v", len(big.Text), big.Artifacts)
+	}
+	if r := obversa(t, dir, "show", runDir, "big"); !strings.Contains(r.stdout, "artifact: "+big.Artifacts[1].Digest) {
+		t.Errorf("show big:\n%s", r.stdout)
+	}
 
 	// Larger than the artifact limit: the node fails RESULT_TOO_LARGE.
 	huge := strings.Repeat("y", 9000)

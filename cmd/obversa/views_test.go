@@ -172,43 +172,7 @@ graph "dag" {
 // carries it on.
 func TestStopAsksAndPauses(t *testing.T) {
 	t.Parallel()
-	runFile, dir := rulesRun(t, "", "", simpleLane+`
-graph "dag" {
-  node "slow" {
-    binding    = "shell"
-    input      = { command = ["sh", "-c", "while [ ! -f RELEASE ]; do sleep 0.05; done"] }
-    retry_safe = true
-  }
-  node "next" {
-    binding    = "shell"
-    depends_on = ["slow"]
-    input      = { command = ["true"] }
-    retry_safe = true
-  }
-}
-`)
-	release := filepath.Join(dir, "release.flag")
-	text, err := os.ReadFile(runFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(runFile, []byte(strings.ReplaceAll(string(text), "RELEASE", release)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
-		t.Fatalf("lock: %s", r.stderr)
-	}
-	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--run-id", "st", runFile)
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	runDir := runDirOf(runFile, "st")
-	waitFor(t, 30*time.Second, "dag/slow/1 to start", func() bool {
-		_, err := os.Stat(filepath.Join(runDir, "events.jsonl"))
-		return err == nil && len(recorded(t, runDir, "graph:node-attempt-started")) == 1
-	})
+	dir, runDir, release, cmd := slowRun(t)
 	if r := obversa(t, dir, "stop", runDir); r.code != exitUsage || !strings.Contains(r.stderr, "cannot be resumed") || !strings.Contains(r.stderr, "--yes") {
 		t.Errorf("stop without a terminal: exit %d: %s", r.code, r.stderr)
 	}
@@ -232,6 +196,51 @@ graph "dag" {
 	if objs := jsonLines(t, r.stdout); r.code != 0 || objs[0]["kind"] != "complete" {
 		t.Fatalf("resume after a pause: exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// slowRun starts a run whose first node waits for its release file and
+// waits until that node started; it returns the run file's directory, the
+// run directory, the release file and the running `obversa run`.
+func slowRun(t *testing.T) (dir, runDir, release string, cmd *exec.Cmd) {
+	t.Helper()
+	runFile, dir := rulesRun(t, "", "", simpleLane+`
+graph "dag" {
+  node "slow" {
+    binding    = "shell"
+    input      = { command = ["sh", "-c", "while [ ! -f RELEASE ]; do sleep 0.05; done"] }
+    retry_safe = true
+  }
+  node "next" {
+    binding    = "shell"
+    depends_on = ["slow"]
+    input      = { command = ["true"] }
+    retry_safe = true
+  }
+}
+`)
+	release = filepath.Join(dir, "release.flag")
+	text, err := os.ReadFile(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(runFile, []byte(strings.ReplaceAll(string(text), "RELEASE", release)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
+		t.Fatalf("lock: %s", r.stderr)
+	}
+	cmd = exec.Command(filepath.Join(binDir, "obversa"), "run", "--run-id", "st", runFile)
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	runDir = runDirOf(runFile, "st")
+	waitFor(t, 30*time.Second, "dag/slow/1 to start", func() bool {
+		_, err := os.Stat(filepath.Join(runDir, "events.jsonl"))
+		return err == nil && len(recorded(t, runDir, "graph:node-attempt-started")) == 1
+	})
+	return dir, runDir, release, cmd
 }
 
 func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }

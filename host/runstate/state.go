@@ -60,6 +60,9 @@ type EngineCall struct {
 	// Usage is the call's usage; Known false when it was unfinished,
 	// unreported or failed.
 	Usage plugin.Usage
+	// PartsArtifact references the call's result parts when they were
+	// too large for the event; nil when they are inline (or none).
+	PartsArtifact *graph.ArtifactRef
 }
 
 // Worker is the last worker the record knows of.
@@ -240,7 +243,7 @@ func (s *State) applyRunLevel(typ string, data json.RawMessage, v any, ts time.T
 		var d engineCallData
 		if e, ok := v.(graph.EngineAttemptData); ok {
 			d = engineCallData{Node: e.Node, Position: e.Position, Sequence: e.Sequence, Outcome: e.Outcome,
-				FailureKind: e.FailureKind, Requested: e.Requested, Effective: e.Effective}
+				FailureKind: e.FailureKind, Requested: e.Requested, Effective: e.Effective, PartsArtifact: e.PartsArtifact}
 			if err := decode(e.Usage, &d.Usage); err != nil {
 				return err
 			}
@@ -306,6 +309,8 @@ type engineCallData struct {
 	Requested   json.RawMessage `json:"requested"`
 	Effective   json.RawMessage `json:"effective"`
 	Usage       plugin.Usage    `json:"usage"`
+	// PartsArtifact references parts too large for the event.
+	PartsArtifact *graph.ArtifactRef `json:"parts_artifact"`
 }
 
 // engineCall folds graph:engine-attempt-recorded: the position's calls
@@ -317,7 +322,7 @@ func (s *State) engineCall(d engineCallData) {
 	u := d.Usage
 	if p := s.pos[d.Position]; p != nil {
 		p.Calls = append(p.Calls, EngineCall{Sequence: d.Sequence, Outcome: d.Outcome, FailureKind: d.FailureKind,
-			Requested: d.Requested, Effective: d.Effective, Usage: u})
+			Requested: d.Requested, Effective: d.Effective, Usage: u, PartsArtifact: d.PartsArtifact})
 	}
 	cur, seen := s.usage[d.Node]
 	switch {

@@ -104,7 +104,8 @@ type Call struct {
 	Usage       Usage           `json:"usage"`
 }
 
-// Artifact is an artifact of a node: a result too large for an event.
+// Artifact is an artifact of a node: a result, or an engine call's parts,
+// too large for an event.
 type Artifact struct {
 	Digest    string `json:"digest"`
 	Size      int64  `json:"size"`
@@ -151,6 +152,9 @@ func nodeView(st *runstate.State, n *graph.NodeState, now time.Time) Node {
 				eff = nil
 			}
 			v.Calls = append(v.Calls, Call{Sequence: c.Sequence, Outcome: c.Outcome, FailureKind: c.FailureKind, Effective: eff, Usage: Usage{c.Usage}})
+			if a := c.PartsArtifact; a != nil {
+				v.Artifacts = append(v.Artifacts, Artifact(*a))
+			}
 		}
 	}
 	if u, ok := st.NodeUsageOf(n.Def.ID); ok {

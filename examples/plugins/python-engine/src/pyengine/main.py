@@ -212,18 +212,21 @@ def main():
     controller_pb2_grpc.add_GRPCControllerServicer_to_server(ControllerService(stop), server)
     stdio_pb2_grpc.add_GRPCStdioServicer_to_server(stdio, server)
 
-    cert_field = ""
+    cert_field, why = "", "no address bound"
     client_cert = os.environ.get("PLUGIN_CLIENT_CERT")
-    if client_cert:
-        cert = Certificate()
-        creds = grpc.ssl_server_credentials([(cert.key_pem, cert.cert_pem)],
-                                            root_certificates=client_cert.encode(), require_client_auth=True)
-        bound = server.add_secure_port("unix:" + socket, creds)
-        cert_field = cert.handshake_field()
-    else:
-        bound = server.add_insecure_port("unix:" + socket)
+    try:
+        if client_cert:
+            cert = Certificate()
+            creds = grpc.ssl_server_credentials([(cert.key_pem, cert.cert_pem)],
+                                                root_certificates=client_cert.encode(), require_client_auth=True)
+            bound = server.add_secure_port("unix:" + socket, creds)
+            cert_field = cert.handshake_field()
+        else:
+            bound = server.add_insecure_port("unix:" + socket)
+    except RuntimeError as e:  # grpcio raises when it cannot bind
+        bound, why = 0, str(e)
     if not bound:
-        log.error("listening failed", socket=socket)
+        log.error("listening failed", socket=socket, error=why)
         shutil.rmtree(sockdir, ignore_errors=True)
         sys.exit(1)
     server.start()

@@ -2,7 +2,7 @@
 
 Describe, Configure, Admit and Run of obversa.plugin.v1.Engine, and the
 scenarios of the optional Conformance service, on the generated message
-classes. main.py carries them over gRPC.
+classes. server.py carries them over gRPC.
 
 The "model" is the engine itself: it answers every prompt with a quote of
 it. It counts one token per four characters of prompt and answer, which is
@@ -31,7 +31,7 @@ FAILURE_KINDS = ("auth", "billing", "missing_cli", "model_unavailable", "invalid
 
 SCENARIOS = ("FAILURE", "DELAY", "UNKNOWN_USAGE", "TOOL_EVENTS", "LATE_FINAL", "PANIC")
 
-# Runs the engine accepts at once; main.py sizes its thread pool from it.
+# Runs the engine accepts at once; server.py sizes its thread pool from it.
 MAX_CONCURRENCY = 32
 
 # Settlements kept for the Conformance service's Settled call.

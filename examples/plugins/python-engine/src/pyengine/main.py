@@ -1,28 +1,14 @@
-"""The plugin process: handshake, gRPC server, health, controller shutdown.
+"""The plugin's entry point: the checks of the handshake, then the server.
 
 Started by its launcher (build.py writes it), which checks every file it
-imports against the digests the launcher carries; docs/writing-plugins.md
-describes each step below for any language.
+imports against the digests the launcher carries. The magic cookie and the
+protocol version are checked before anything heavy is imported, so that a
+program started by hand refuses at once; server.py does the rest.
+docs/writing-plugins.md describes each step for any language.
 """
 
 import os
-import shutil
-import signal
 import sys
-import tempfile
-import threading
-import traceback
-from concurrent import futures
-
-import grpc
-from google.protobuf import any_pb2
-
-from . import engine as eng
-from .log import Logger
-from .protocol import (controller_pb2, controller_pb2_grpc, health_pb2, health_pb2_grpc, pb, pb_grpc,
-                       stdio_pb2_grpc, status_pb2)
-from .stdio import Stdio
-from .tls import Certificate
 
 # The host's magic cookie (plugin.Handshake): it only tells the program that
 # the Obversa host started it.
@@ -33,25 +19,6 @@ COOKIE_VALUE = "9b21c5bb0baf13972267b38f0da838c1fac3c57abfc5960e414c94d616c5fa9f
 # (plugin.ProtocolVersion) this plugin speaks.
 CORE_PROTOCOL_VERSION = 1
 PROTOCOL_VERSIONS = (1,)
-
-# Messages up to 64 MiB in both directions (plugin.MaxMessageBytes).
-MAX_MESSAGE_BYTES = 64 << 20
-
-# The health service name the host checks (go-plugin's GRPCServiceName).
-HEALTH_SERVICE = "plugin"
-
-# gRPC codes a typed failure travels with on a unary call; only the Failure
-# detail in grpc-status-details-bin is authoritative.
-FAILURE_CODES = {
-    "auth": grpc.StatusCode.UNAUTHENTICATED, "billing": grpc.StatusCode.FAILED_PRECONDITION,
-    "missing_cli": grpc.StatusCode.FAILED_PRECONDITION, "model_unavailable": grpc.StatusCode.NOT_FOUND,
-    "invalid_config": grpc.StatusCode.INVALID_ARGUMENT, "quota": grpc.StatusCode.RESOURCE_EXHAUSTED,
-    "rate_limit": grpc.StatusCode.RESOURCE_EXHAUSTED, "transient": grpc.StatusCode.UNAVAILABLE,
-    "timeout": grpc.StatusCode.DEADLINE_EXCEEDED, "aborted": grpc.StatusCode.ABORTED,
-    "unknown": grpc.StatusCode.UNKNOWN,
-}
-
-log = Logger("python-engine")
 
 
 def refuse(message):
@@ -74,110 +41,7 @@ def negotiate(offered):
     return max(common) if common else None
 
 
-def abort_with_failure(context, failure):
-    """Ends a unary call with a typed failure (a pb.Failure): a gRPC error
-    whose grpc-status-details-bin trailer is a google.rpc.Status holding the
-    Failure. Raises, as context.abort does."""
-    kind = pb.FailureKind.Name(failure.kind).replace("FAILURE_KIND_", "").lower()
-    code = FAILURE_CODES.get(kind, grpc.StatusCode.UNKNOWN)
-    detail = any_pb2.Any()
-    detail.Pack(failure)  # type_url type.googleapis.com/obversa.plugin.v1.Failure
-    message = "%s: %s" % (kind, failure.message)
-    status = status_pb2.Status(code=code.value[0], message=message, details=[detail])
-    context.set_trailing_metadata((("grpc-status-details-bin", status.SerializeToString()),))
-    context.abort(code, message)
-
-
-def unary(fn):
-    """Wraps fn(request) as a unary handler: an exception becomes a typed
-    failure (unknown unless it is an engine.Failure)."""
-    def handler(request, context):
-        try:
-            return fn(request)
-        except Exception as e:  # noqa: BLE001 -- every error reaches the host typed
-            if not isinstance(e, eng.Failure):
-                log.error("handler failed", error=repr(e), traceback=traceback.format_exc())
-            abort_with_failure(context, eng.wire_failure(e))
-    return handler
-
-
-class EngineService(pb_grpc.EngineServicer):
-    """obversa.plugin.v1.Engine over the engine."""
-
-    def __init__(self, engine):
-        self.engine = engine
-        self.Describe = unary(lambda req: engine.describe())
-        self.Configure = unary(lambda req: engine.configure(req.config_json))
-        self.Admit = unary(lambda req: engine.admit(req.target))
-
-    def Run(self, request, context):
-        """Streams the engine's events, then exactly one terminal message.
-        A cancellation by the host, or the attempt's deadline, ends the
-        engine's waits with aborted or timeout; the handler settles either
-        way, which the Conformance service reports."""
-        call = eng.Call()
-        if not context.add_callback(lambda: call.cancel(eng.Failure("aborted", "the host cancelled the call"))):
-            call.cancel(eng.Failure("aborted", "the host cancelled the call"))
-        timer = None
-        if request.timeout_ms > 0:
-            timer = threading.Timer(request.timeout_ms / 1000, call.cancel,
-                                    [eng.Failure("timeout", "deadline of %d ms exceeded" % request.timeout_ms)])
-            timer.daemon = True
-            timer.start()
-        settle = self.engine.begin(request.attempt_id)
-        try:
-            terminal = yield from self.engine.run(request, call)
-        except GeneratorExit:
-            # gRPC closed the stream while it waited for the next message:
-            # the host is gone, the work ends here.
-            settle(pb.RunMessage(failure=eng.Failure("aborted", "the host cancelled the call").to_proto()))
-            raise
-        except Exception as e:  # noqa: BLE001 -- every error reaches the host typed
-            if not isinstance(e, eng.Failure):
-                log.error("Run handler failed", error=repr(e), traceback=traceback.format_exc())
-            terminal = pb.RunMessage(failure=eng.wire_failure(e))
-        finally:
-            if timer:
-                timer.cancel()
-        settle(terminal)
-        if context.is_active():
-            yield terminal
-
-
-class ConformanceService(pb_grpc.ConformanceServicer):
-    """obversa.plugin.v1.Conformance: scenario control for the kit."""
-
-    def __init__(self, engine):
-        self.Scenarios = unary(lambda req: engine.scenarios())
-        self.Arm = unary(lambda req: engine.arm(req.attempt_id, req.scenario))
-        self.Settled = unary(lambda req: engine.settled(req.attempt_id, req.wait_ms))
-        self.ModelCalls = unary(lambda req: pb.ModelCallsResponse(count=engine.model_calls))
-
-
-class HealthService(health_pb2_grpc.HealthServicer):
-    """grpc.health.v1.Health: SERVING for the service "plugin" (and the
-    server as a whole); Watch and List are left unimplemented."""
-
-    def Check(self, request, context):
-        if request.service in (HEALTH_SERVICE, ""):
-            return health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.SERVING)
-        context.abort(grpc.StatusCode.NOT_FOUND, "unknown service %s" % request.service)
-
-
-class ControllerService(controller_pb2_grpc.GRPCControllerServicer):
-    """plugin.GRPCController: Shutdown answers, then stops the process."""
-
-    def __init__(self, stop):
-        self.stop = stop
-
-    def Shutdown(self, request, context):
-        threading.Timer(0.05, self.stop, ["the host asked through the controller"]).start()
-        return controller_pb2.Empty()
-
-
 def main():
-    stdio = Stdio(log)
-    handshake_out = stdio.capture()
     if os.environ.get(COOKIE_KEY) != COOKIE_VALUE:
         refuse("This program is an Obversa engine plugin: the Obversa host starts it (obversa run) and talks "
                "to it over gRPC.\nIt is not meant to be run by hand.")
@@ -185,58 +49,5 @@ def main():
     if version is None:
         refuse("python-engine speaks plugin protocol versions %s; the host offered %s"
                % (",".join(map(str, PROTOCOL_VERSIONS)), os.environ.get("PLUGIN_PROTOCOL_VERSIONS")))
-
-    engine = eng.Engine(log)
-    server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=eng.MAX_CONCURRENCY + 16),
-        options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                 ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)])
-    # The socket lives in a private directory removed when the plugin stops.
-    sockdir = tempfile.mkdtemp(prefix="plugin-", dir=os.environ.get("PLUGIN_UNIX_SOCKET_DIR") or None)
-    socket = os.path.join(sockdir, "plugin.sock")
-    stopping = threading.Event()
-
-    def stop(reason):
-        if stopping.is_set():
-            return
-        stopping.set()
-        log.info("shutting down", reason=reason)
-        stdio.close()
-        server.stop(0.5).wait(1)
-        shutil.rmtree(sockdir, ignore_errors=True)
-        os._exit(0)
-
-    pb_grpc.add_EngineServicer_to_server(EngineService(engine), server)
-    pb_grpc.add_ConformanceServicer_to_server(ConformanceService(engine), server)
-    health_pb2_grpc.add_HealthServicer_to_server(HealthService(), server)
-    controller_pb2_grpc.add_GRPCControllerServicer_to_server(ControllerService(stop), server)
-    stdio_pb2_grpc.add_GRPCStdioServicer_to_server(stdio, server)
-
-    cert_field, why = "", "no address bound"
-    client_cert = os.environ.get("PLUGIN_CLIENT_CERT")
-    try:
-        if client_cert:
-            cert = Certificate()
-            creds = grpc.ssl_server_credentials([(cert.key_pem, cert.cert_pem)],
-                                                root_certificates=client_cert.encode(), require_client_auth=True)
-            bound = server.add_secure_port("unix:" + socket, creds)
-            cert_field = cert.handshake_field()
-        else:
-            bound = server.add_insecure_port("unix:" + socket)
-    except RuntimeError as e:  # grpcio raises when it cannot bind
-        bound, why = 0, str(e)
-    if not bound:
-        log.error("listening failed", socket=socket, error=why)
-        shutil.rmtree(sockdir, ignore_errors=True)
-        sys.exit(1)
-    server.start()
-    log.debug("plugin address", network="unix", address=socket)
-
-    # The host handles Ctrl-C; go-plugin plugins ignore interrupts.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda signum, frame: threading.Thread(target=stop, args=("SIGTERM",)).start())
-    handshake_out.write(("%d|%d|unix|%s|grpc|%s\n" % (CORE_PROTOCOL_VERSION, version, socket, cert_field)).encode())
-    while not stopping.wait(3600):
-        pass
-    # stop() ends the process; the main thread only waits for it.
-    threading.Event().wait()
+    from .server import serve
+    serve(version)

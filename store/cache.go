@@ -240,7 +240,8 @@ func loadCache(fsys FS, f File, path string, fileSize int64) (cached, error) {
 // lastLine to size (the last line, with its line feed).
 func crcPrefix(f io.ReaderAt, size, lastLine int64) (uint32, []byte, error) {
 	const chunk = 1 << 20
-	buf := make([]byte, chunk)
+	// A small run's prefix is read in one piece no larger than itself.
+	buf := make([]byte, min(chunk, max(size, 0)))
 	var crc uint32
 	var last bytes.Buffer
 	for off := int64(0); off < size; {

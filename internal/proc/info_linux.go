@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Info is what /proc/<pid>/stat tells about a process.
@@ -62,11 +64,8 @@ func Parse(line []byte) (Info, error) {
 
 // Read reads /proc/<pid>/stat, zombies included.
 func Read(pid int) (Info, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return Info{}, err
-	}
-	return Parse(b)
+	var r reader
+	return r.info(pid)
 }
 
 // PIDs returns the numeric entries of /proc.
@@ -96,31 +95,65 @@ func PIDs() ([]int, error) {
 // ("NAME=value"). Unreadable environments (other users, kernel threads)
 // report false.
 func EnvironHas(pid int, kv string) bool {
-	var buf []byte
-	return environHas(pid, kv, &buf)
+	var r reader
+	return r.environHas(pid, kv)
 }
 
-// environHas is EnvironHas reading into *buf, which it grows and keeps, so
-// a scan of every process allocates once (Marked).
-func environHas(pid int, kv string, buf *[]byte) bool {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
+// reader reads small /proc files into one buffer that it grows and keeps,
+// with plain open, read and close system calls (no *os.File, no
+// finalizer), so that a scan of every process on the machine allocates
+// once: the watchdog scans after every worker (Marked, MarkedTree).
+type reader struct{ buf []byte }
+
+// read returns the contents of the file at path, valid until the next
+// read.
+func (r *reader) read(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	}
-	defer f.Close()
-	b := (*buf)[:0]
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	if r.buf == nil {
+		r.buf = make([]byte, 0, 4<<10)
+	}
+	b := r.buf[:0]
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err != nil || n == 0 {
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			r.buf = b
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
 			break
 		}
+		b = b[:len(b)+n]
 	}
-	*buf = b
-	return HasEntry(b, kv)
+	r.buf = b
+	return b, nil
+}
+
+// info reads /proc/<pid>/stat.
+func (r *reader) info(pid int) (Info, error) {
+	b, err := r.read("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Info{}, err
+	}
+	return Parse(b)
+}
+
+// environHas is EnvironHas through r.
+func (r *reader) environHas(pid int, kv string) bool {
+	b, err := r.read("/proc/" + strconv.Itoa(pid) + "/environ")
+	return err == nil && HasEntry(b, kv)
 }
 
 // HasEntry reports whether the NUL-separated list env contains kv as a

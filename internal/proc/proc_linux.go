@@ -46,14 +46,14 @@ func Marked(kv string, exclude map[int]bool) ([]Proc, error) {
 	if err != nil {
 		return nil, err
 	}
+	var r reader
 	var out []Proc
-	buf := make([]byte, 0, 16<<10)
 	for _, pid := range pids {
-		if exclude[pid] || !environHas(pid, kv, &buf) {
+		if exclude[pid] || !r.environHas(pid, kv) {
 			continue
 		}
-		if p, err := Stat(pid); err == nil {
-			out = append(out, p)
+		if i, err := r.info(pid); err == nil && i.Alive() {
+			out = append(out, i.Proc)
 		}
 	}
 	return out, nil

@@ -16,15 +16,28 @@ func MarkedTree(kv string, exclude map[int]bool) ([]Proc, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Environments first: when nothing carries the marker (the usual
+	// case, after a worker that cleaned up after itself) no stat file is
+	// read at all.
+	var r reader
+	marked := map[int]bool{}
+	for _, pid := range pids {
+		if !exclude[pid] && r.environHas(pid, kv) {
+			marked[pid] = true
+		}
+	}
+	if len(marked) == 0 {
+		return nil, nil
+	}
 	children := map[int][]Info{}
 	var queue []Info
 	for _, pid := range pids {
-		i, err := Read(pid)
+		i, err := r.info(pid)
 		if err != nil || !i.Alive() || exclude[pid] {
 			continue
 		}
 		children[i.PPID] = append(children[i.PPID], i)
-		if EnvironHas(pid, kv) {
+		if marked[pid] {
 			queue = append(queue, i)
 		}
 	}

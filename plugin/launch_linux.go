@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // setProcAttr makes the kernel SIGKILL the plugin when the thread that
@@ -50,4 +52,16 @@ func exiting(pid int) bool {
 	}
 	flags, err := strconv.ParseUint(f[6], 10, 64)
 	return err == nil && flags&pfExiting != 0
+}
+
+// unread returns how many bytes pipe f holds that no one has read yet
+// (FIONREAD, which Linux names TIOCINQ); 0 when it cannot tell.
+func unread(f *os.File) int {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	_ = sc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	return n
 }

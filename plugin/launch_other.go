@@ -2,7 +2,10 @@
 
 package plugin
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
 // setProcAttr has no portable equivalent of Linux's parent-death signal;
 // the watchdog's process cleanup covers other systems.
@@ -18,3 +21,7 @@ func killGroup(cmd *exec.Cmd) {
 // exiting cannot tell an exiting process here; a plugin the host killed
 // and one that died by itself read the same.
 func exiting(int) bool { return false }
+
+// unread cannot tell here how many bytes a pipe holds: the pipes are
+// drained for pipeDrain only.
+func unread(*os.File) int { return 0 }

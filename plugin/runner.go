@@ -30,6 +30,10 @@ const (
 	// plugin exited: a child of the plugin may hold them open, and must not
 	// keep a close waiting.
 	pipeDrain = 200 * time.Millisecond
+	// pipeDrainMax bounds the wait for a reader that is slow to take the
+	// bytes left in a pipe (a busy machine): what the plugin wrote before
+	// it exited is not dropped before then.
+	pipeDrainMax = 10 * time.Second
 )
 
 // procRunner runs a plugin process for go-plugin (its runner.Runner). It
@@ -127,24 +131,52 @@ func (r *procRunner) start(stdout, stderr *os.File) error {
 	}
 }
 
-// wait reaps the process, then gives the pipes pipeDrain to reach their
-// end before closing them.
+// wait reaps the process, then lets the pipes' readers reach their end
+// before closing the pipes (drain).
 func (r *procRunner) wait(pumped <-chan struct{}) {
 	r.waitErr = r.cmd.Wait()
 	r.state = r.cmd.ProcessState
 	close(r.exited)
-	t := time.NewTimer(pipeDrain)
-	defer t.Stop()
-	for _, done := range []<-chan struct{}{pumped, r.stderr.eof} {
-		select {
-		case <-done:
-			continue
-		case <-t.C:
-		}
-		break
-	}
+	now := time.Now()
+	soft, hard := now.Add(pipeDrain), now.Add(pipeDrainMax)
+	drain(r.outR, pumped, soft, hard)
+	drain(r.errR, r.stderr.eof, soft, hard)
 	r.outR.Close()
 	r.errR.Close()
+}
+
+// drain waits until done (the reader of pipe f reached its end), or,
+// from soft on, until f holds no unread bytes, and at the latest until
+// hard: a child of the plugin that holds the pipe open cannot keep a
+// close waiting, and bytes the plugin wrote are not dropped because their
+// reader was slow to run.
+func drain(f *os.File, done <-chan struct{}, soft, hard time.Time) {
+	t := time.NewTimer(time.Until(soft))
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	for unread(f) > 0 && time.Now().Before(hard) {
+		select {
+		case <-done:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// stderrEnd waits up to d for the stderr reader to reach the end of the
+// pipe, so that the kept tail holds all the process wrote (wait closes
+// the pipe within pipeDrainMax of the exit at the latest).
+func (r *procRunner) stderrEnd(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-r.stderr.eof:
+	case <-t.C:
+	}
 }
 
 // pumpStdout hands the first line to go-plugin through hs and logs the

@@ -93,6 +93,11 @@ func startError(cfg LaunchConfig, path string, timeout time.Duration, err error,
 		e.What = "failed its handshake: " + msg
 	}
 	e.Exit = run.exitWithin(exitWait)
+	if e.Exit != "" {
+		// It ended by itself: what it wrote before may still be on its way
+		// through the pipe to the reader that keeps the tail.
+		run.stderrEnd(pipeDrainMax + time.Second)
+	}
 	e.Stderr = run.stderr.String()
 	if strings.Contains(e.Stderr, "bind: invalid argument") {
 		e.Cause = fmt.Sprintf("it could not bind its unix socket, which happens when the socket path is over %d bytes (the host offered the directory %s in %s)",

@@ -44,7 +44,7 @@ demo: build ## Build, pin and run the quickstart graph on the mock engine
 	$(BIN)/obversa run --progress examples/quickstart/run.hcl
 
 bench: ## Run the benchmarks and print one table
-	$(GO) test -run '^$$' -bench . -count 1 ./store/ ./store/pgstore/ ./host/... > bench.out 2>&1 || (cat bench.out; exit 1)
+	$(GO) test -run '^$$' -bench . -count 1 ./store/ ./store/pgstore/ ./host/... ./internal/proc/ > bench.out 2>&1 || (cat bench.out; exit 1)
 	$(GO) test -run '^$$' -bench . -benchtime 3x -count 1 ./cmd/obversa/ >> bench.out 2>&1 || (cat bench.out; exit 1)
 	$(GO) run ./internal/benchtable < bench.out
 

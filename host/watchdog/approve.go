@@ -40,7 +40,9 @@ type Approval struct {
 // records the decision itself (and offers the position again at once) or
 // refuses it, and Approve waits up to timeout for the answer (0:
 // DefaultApproveTimeout). Two decisions for one position: exactly one is
-// recorded, the other fails with ErrAlreadyDecided naming it. Errors:
+// recorded, the other fails with ErrAlreadyDecided naming it — also when
+// the record answers before any worker took the request (it is then
+// withdrawn). Errors:
 // runstate.ErrNotAwaitingApproval, ErrAlreadyDecided, ErrNotAnswered,
 // store errors.
 func Approve(ctx context.Context, runDir, position string, deny bool, timeout time.Duration) (*Approval, error) {
@@ -118,6 +120,17 @@ func (a *approver) step(ctx context.Context) (bool, error) {
 		}
 		a.recordedBy = a.request
 		return true, nil
+	}
+	// The record may answer first: the worker recorded another request
+	// for the position (and, no position waiting any more, takes no
+	// further requests), or the position stopped waiting. A request no
+	// worker took is then withdrawn and refused with what the record
+	// says; one a worker took is answered by it.
+	if err := a.st.CatchUp(ctx, a.run); err != nil {
+		return false, err
+	}
+	if _, err := a.st.CheckApproval(a.position); err != nil && a.q.withdraw(a.request) {
+		return false, err
 	}
 	return false, nil
 }

@@ -232,6 +232,58 @@ func TestApproveQueued(t *testing.T) {
 	}
 }
 
+// TestApproveQueuedDecidedMeanwhile: a request queued while another
+// process owns the run, whose position is then decided in the record by
+// other means (a worker that recorded another operator's request and,
+// with no position waiting any more, takes no further requests), is
+// withdrawn and refused with the recorded decision — it is not left
+// waiting for an answer that never comes.
+func TestApproveQueuedDecidedMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	runDir := newRun(t, pausedForApproval()...)
+	run, st, err := openRun(ctx, runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	owner, err := run.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Release()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Approve(ctx, runDir, "dag/a/1", true, time.Minute)
+		done <- err
+	}()
+	queued := func() bool {
+		ents, _ := os.ReadDir(filepath.Join(runDir, requestsDir))
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".json") && !strings.HasPrefix(e.Name(), ".") {
+				return true
+			}
+		}
+		return false
+	}
+	for !queued() {
+		select {
+		case err := <-done:
+			t.Fatalf("approve returned before it queued its request: %v", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := appendFolded(ctx, run, st, store.NewEvent{Type: graph.EventApproval,
+		Data: graph.ApprovalData{Position: "dag/a/1", Decision: graph.DecisionAllow, Request: "req-other"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, ErrAlreadyDecided) || !strings.Contains(err.Error(), "allow") {
+		t.Fatalf("approve after the position was decided: %v, want ALREADY_DECIDED naming allow", err)
+	}
+	if queued() {
+		t.Fatal("the refused request was left in the queue")
+	}
+}
+
 // TestStopIdle: a paused run with no watchdog is ended STOPPED at the
 // revision read under its lock; an ended run is left alone.
 func TestStopIdle(t *testing.T) {

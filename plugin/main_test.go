@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -72,11 +73,16 @@ func runHelper(mode string) int {
 	case "stdout-after":
 		// Writes to the real stdout after the handshake, as a plugin in
 		// another language would: a line, then 1 MiB without a newline.
-		go func() {
-			time.Sleep(200 * time.Millisecond)
-			_, _ = syscall.Write(1, []byte("after the handshake\n"))
-			_, _ = syscall.Write(1, bytes.Repeat([]byte("y"), 1<<20))
-		}()
+		// It writes when the host's first health check arrives, which can
+		// only follow the handshake, so load cannot reorder the two.
+		var once sync.Once
+		cfg.Health = func(context.Context) bool {
+			once.Do(func() {
+				_, _ = syscall.Write(1, []byte("after the handshake\n"))
+				_, _ = syscall.Write(1, bytes.Repeat([]byte("y"), 1<<20))
+			})
+			return true
+		}
 	case "slow-start":
 		time.Sleep(time.Minute)
 	case "not-serving":

@@ -94,6 +94,9 @@ func TestStdoutAfterHandshake(t *testing.T) {
 	var logs testutil.SyncBuffer
 	logger := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Trace, JSONFormat: true})
 	c := launch(t, "stdout-after", plugin.TypeEngine, func(cfg *plugin.LaunchConfig) { cfg.Logger = logger })
+	if err := c.Health(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(logs.String(), "after the handshake") {
 		if time.Now().After(deadline) {

@@ -29,6 +29,7 @@ const (
 	DefaultPreflightTimeout            = 20 * time.Second
 	DefaultGlobalConcurrency           = 4
 	DefaultRetryCapPerNode             = 1
+	DefaultPolicyTimeout               = 10 * time.Second
 	DefaultLaneLive                    = "skip"
 	DefaultLaneUnsupportedStatic       = "block"
 )
@@ -169,6 +170,7 @@ func (d *decoder) runFile(body *hclsyntax.Body) *RunFile {
 	d.uniqueNames("plugin", content.Blocks)
 	d.uniqueNames("lane", content.Blocks)
 	d.checkLaneAdapters(rf)
+	d.checkProviders(rf)
 	for _, l := range rf.Lanes {
 		if l.Preflight != nil && rf.Preflight == nil {
 			rf.Preflight = &Preflight{Timeout: DefaultPreflightTimeout}
@@ -331,7 +333,16 @@ func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 }
 
 func (d *decoder) limits(body *hclsyntax.Body, l *Limits) {
-	attrs := d.attrs(body, "timeout", "max_dispatches")
+	attrs := d.attrs(body, "timeout", "max_dispatches", "max_input_tokens", "max_output_tokens", "stop_on_unmeasured")
+	if a := attrs["max_input_tokens"]; a != nil {
+		l.MaxInputTokens, _ = d.integer(a, 1, "100000")
+	}
+	if a := attrs["max_output_tokens"]; a != nil {
+		l.MaxOutputTokens, _ = d.integer(a, 1, "20000")
+	}
+	if a := attrs["stop_on_unmeasured"]; a != nil {
+		l.StopOnUnmeasured, _ = d.boolean(a)
+	}
 	if a := attrs["timeout"]; a != nil {
 		if v, ok := d.duration(a, positiveDuration, "30m"); ok {
 			l.Timeout = v

@@ -37,6 +37,9 @@ func (d *decoder) checkBindings(g *Graph, infos []*nodeInfo, rf *RunFile) {
 		case !exists:
 			d.errorAt(a.Expr.Range(), fmt.Sprintf("Unknown binding %q", n.Binding),
 				fmt.Sprintf("Node %q uses binding %q, but no plugin %q with type = \"node\" is declared. Declare it with plugin %q { type = \"node\" path = \"…\" }, or use a declared node plugin.%s", n.ID, n.Binding, n.Binding, n.Binding, didYouMean(n.Binding, nodePlugins)))
+		case typ == PluginTypePolicy:
+			d.errorAt(a.Expr.Range(), fmt.Sprintf("Binding %q is a policy plugin", n.Binding),
+				fmt.Sprintf("Node %q uses %q as a binding, but that plugin has type = \"policy\": a policy decides whether attempts may take effect and is named in the graph's policy list, not by a node. Bindings need a plugin with type = \"node\".%s", n.ID, n.Binding, didYouMean(n.Binding, nodePlugins)))
 		case typ == PluginTypeEngine:
 			d.errorAt(a.Expr.Range(), fmt.Sprintf("Binding %q is an engine plugin", n.Binding),
 				fmt.Sprintf("Node %q uses %q as a binding, but that plugin has type = \"engine\". Engines are reached through a lane (lane = \"<lane>\"); bindings need a plugin with type = \"node\".%s", n.ID, n.Binding, lanesOf(n.Binding, rf.Lanes)))

@@ -23,6 +23,8 @@ var graphSchema = &hclv2.BodySchema{
 		{Name: "stop_on_error"},
 		{Name: "retry_cap_per_node"},
 		{Name: "approval"},
+		{Name: "policy"},
+		{Name: "policy_timeout"},
 	},
 	Blocks: []hclv2.BlockHeaderSchema{{Type: "node", LabelNames: []string{"id"}}},
 }
@@ -46,6 +48,7 @@ func (d *decoder) graph(blk *hclv2.Block, rf *RunFile) Graph {
 		Name:              blk.Labels[0],
 		GlobalConcurrency: DefaultGlobalConcurrency,
 		RetryCapPerNode:   DefaultRetryCapPerNode,
+		PolicyTimeout:     DefaultPolicyTimeout,
 		Nodes:             []Node{},
 	}
 	if g.Name != GraphForm {
@@ -102,6 +105,7 @@ func (d *decoder) graph(blk *hclv2.Block, rf *RunFile) Graph {
 	if a := attrs["approval"]; a != nil {
 		d.approval(a, &g, byID)
 	}
+	d.policy(attrs, &g, rf)
 	d.checkRefs(&g, infos, byID, edgesOK)
 	return g
 }

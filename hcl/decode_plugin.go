@@ -15,6 +15,7 @@ import (
 const (
 	PluginTypeEngine = "engine"
 	PluginTypeNode   = "node"
+	PluginTypePolicy = "policy"
 )
 
 // Lane preflight values.
@@ -34,8 +35,8 @@ func (d *decoder) plugin(blk *hclv2.Block) Plugin {
 	d.checkName("plugin", p.Name, blk.LabelRanges[0])
 	attrs := d.attrs(blk.Body.(*hclsyntax.Body), "type", "path", "sha256", "args", "env", "pass_env", "config", "trusted_keys")
 
-	if a := d.required(attrs, "type", blk, `type = "engine" (a model adapter used by lanes) or type = "node" (a binding used by nodes)`); a != nil {
-		if s, ok := d.enum(a, PluginTypeEngine, PluginTypeNode); ok {
+	if a := d.required(attrs, "type", blk, `type = "engine" (a model adapter used by lanes), type = "node" (a binding used by nodes) or type = "policy" (an action policy the graph's policy list names)`); a != nil {
+		if s, ok := d.enum(a, PluginTypeEngine, PluginTypeNode, PluginTypePolicy); ok {
 			p.Type = s
 		}
 	}
@@ -138,10 +139,12 @@ func (d *decoder) lane(blk *hclv2.Block) Lane {
 	content, diags := blk.Body.Content(laneSchema)
 	d.diags = append(d.diags, diags...)
 
+	var launched []launchTarget // requested and fallbacks: the targets calls go to
 	if a := d.required(content.Attributes, "requested", blk, `requested = { adapter = "<engine plugin>", provider = "…", model_family = "…", model = "…", tools = [] }`); a != nil {
 		if t, ok := d.target(a.Expr, "requested"); ok {
 			l.Requested = t
 			d.adapterRefs = append(d.adapterRefs, adapterRef{Lane: l.Name, Adapter: t.Adapter, Where: "requested", Range: d.adapterRange(a.Expr)})
+			launched = append(launched, launchTarget{t, "requested", a.Expr.Range()})
 		}
 	}
 	if a := content.Attributes["known_substitutions"]; a != nil {
@@ -152,8 +155,10 @@ func (d *decoder) lane(blk *hclv2.Block) Lane {
 		l.Fallbacks, exprs = d.targets(a)
 		for i, t := range l.Fallbacks {
 			d.adapterRefs = append(d.adapterRefs, adapterRef{Lane: l.Name, Adapter: t.Adapter, Where: "fallbacks", Range: d.adapterRange(exprs[i])})
+			launched = append(launched, launchTarget{t, fmt.Sprintf("fallbacks[%d]", i), exprs[i].Range()})
 		}
 	}
+	d.launched = append(d.launched, laneTargets{l, launched})
 	for i, pb := range content.Blocks {
 		if i > 0 {
 			d.errorAt(pb.DefRange, "Duplicate preflight block",
@@ -284,11 +289,11 @@ func (d *decoder) checkLaneAdapters(rf *RunFile) {
 	for _, r := range d.adapterRefs {
 		typ, exists := types[r.Adapter]
 		switch {
-		case exists && typ != PluginTypeNode:
+		case exists && typ != PluginTypeNode && typ != PluginTypePolicy:
 			// An engine, or a plugin whose type is itself diagnosed.
 		case exists:
-			d.errorAt(r.Range, fmt.Sprintf("Adapter %q is a node plugin", r.Adapter),
-				fmt.Sprintf("Lane %q uses %q as an engine in %s, but plugin %q has type = \"node\". Use an engine plugin here, or change that plugin's type to \"engine\".", r.Lane, r.Adapter, r.Where, r.Adapter))
+			d.errorAt(r.Range, fmt.Sprintf("Adapter %q is a %s plugin", r.Adapter, typ),
+				fmt.Sprintf("Lane %q uses %q as an engine in %s, but plugin %q has type = %q. Use an engine plugin here, or change that plugin's type to \"engine\".", r.Lane, r.Adapter, r.Where, r.Adapter, typ))
 		default:
 			d.errorAt(r.Range, fmt.Sprintf("Unknown engine adapter %q", r.Adapter),
 				fmt.Sprintf("Lane %q uses adapter %q in %s, but no plugin %q with type = \"engine\" is declared. Declare it with plugin %q { type = \"engine\" path = \"…\" }, or use a declared engine.%s", r.Lane, r.Adapter, r.Where, r.Adapter, r.Adapter, didYouMean(r.Adapter, engines)))

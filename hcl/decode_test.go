@@ -43,7 +43,7 @@ func defaults(filename, dir string) *RunFile {
 		TeardownGrace: 5 * time.Second,
 		Plugins:       []Plugin{},
 		Lanes:         []Lane{},
-		Graph:         Graph{Name: "dag", GlobalConcurrency: 4, RetryCapPerNode: 1},
+		Graph:         Graph{Name: "dag", GlobalConcurrency: 4, RetryCapPerNode: 1, PolicyTimeout: 10 * time.Second},
 	}
 }
 
@@ -215,6 +215,44 @@ graph "dag" {
 			},
 		},
 		{
+			name: "policies in order, token budgets, a provider the lane gives",
+			src: `
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "guard" {
+  type = "policy"
+  path = "bin/guard"
+}
+plugin "audit" {
+  type = "policy"
+  path = "bin/audit"
+}
+lane "writer" {
+  requested           = { adapter = "mock", model = "m1" }
+  known_substitutions = [{ adapter = "mock", provider = "local", model = "m1" }]
+}
+limits {
+  max_input_tokens   = 1000
+  max_output_tokens  = 200
+  stop_on_unmeasured = true
+}
+graph "dag" {
+  policy         = ["audit", "guard"]
+  policy_timeout = "2s"
+` + minimalGraph[len("\ngraph \"dag\" {\n"):],
+			want: func(rf *RunFile) {
+				rf.Plugins = []Plugin{{Name: "mock", Type: "engine", Path: "/proj/bin/mock-engine"},
+					{Name: "guard", Type: "policy", Path: "/proj/bin/guard"}, {Name: "audit", Type: "policy", Path: "/proj/bin/audit"}}
+				rf.Lanes = []Lane{{Name: "writer", Requested: Target{Adapter: "mock", Model: "m1", Tools: []string{}},
+					KnownSubstitutions: []Target{{Adapter: "mock", Provider: "local", Model: "m1", Tools: []string{}}}}}
+				rf.Limits.MaxInputTokens, rf.Limits.MaxOutputTokens, rf.Limits.StopOnUnmeasured = 1000, 200, true
+				rf.Graph.Policy, rf.Graph.PolicyTimeout = []string{"audit", "guard"}, 2*time.Second
+				rf.Graph.Nodes = []Node{{ID: "a", Kind: "required", Lane: "writer", Prompt: "a"}}
+			},
+		},
+		{
 			name: "keyed concurrency keeps declaration order",
 			src: prelude + `
 graph "dag" {
@@ -256,7 +294,7 @@ plugin "mock" {
   path = "bin/mock-engine"
 }
 lane "writer" {
-  requested = { adapter = "mock" }
+  requested = { adapter = "mock", provider = "local" }
   preflight { live = "required" }
 }
 graph "dag" {
@@ -267,7 +305,7 @@ graph "dag" {
 }`,
 			want: func(rf *RunFile) {
 				rf.Plugins = []Plugin{{Name: "mock", Type: "engine", Path: "/proj/bin/mock-engine"}}
-				rf.Lanes = []Lane{{Name: "writer", Requested: Target{Adapter: "mock", Tools: []string{}},
+				rf.Lanes = []Lane{{Name: "writer", Requested: Target{Adapter: "mock", Provider: "local", Tools: []string{}},
 					Preflight: &LanePreflight{Live: "required", UnsupportedStatic: "block"}}}
 				rf.Preflight = &Preflight{Timeout: 20 * time.Second}
 				rf.Graph.Nodes = []Node{{ID: "a", Kind: "required", Lane: "writer", Prompt: "a"}}
@@ -371,6 +409,7 @@ func TestDecodeFileFull(t *testing.T) {
 			StopOnError:       true,
 			RetryCapPerNode:   2,
 			Approval:          []string{"vet", "publish"},
+			PolicyTimeout:     10 * time.Second,
 			Nodes: []Node{
 				{ID: "draft", Kind: "required", Lane: "writer", Prompt: "Write a haiku about durable logs.",
 					Timeout: 10 * time.Minute, Key: "api", Range: Range{Filename: path, Line: 73, Column: 3}},
@@ -507,7 +546,7 @@ plugin "shell" {
   path = "bin/cmd-engine"
 }
 lane "writer" {
-  requested = { adapter = "mock", model = 1 }
+  requested = { adapter = "mock", provider = "local", model = 1 }
   preflight {
     live = "yes"
   }

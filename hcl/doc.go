@@ -45,16 +45,18 @@
 //	          max_artifact_bytes, max_total_artifact_bytes_per_run,
 //	          known_secrets_from_env, max_log_bytes,
 //	          max_stream_bytes }
-//	limits { timeout, max_dispatches }
+//	limits { timeout, max_dispatches, max_input_tokens, max_output_tokens,
+//	         stop_on_unmeasured }
 //	restart { max_restarts, initial_backoff, max_backoff }
 //	teardown_grace = "5s"
 //	preflight { timeout }
 //	trusted_keys = [...]
 //	plugin "<name>" { type, path, sha256, args, env, config, trusted_keys }
+//	                                   # type: engine | node | policy
 //	lane "<name>" { requested, known_substitutions, fallbacks,
 //	                preflight { live, unsupported_static } }
 //	graph "dag" { global_concurrency, keyed_concurrency, stop_on_error,
-//	              retry_cap_per_node, approval,
+//	              retry_cap_per_node, approval, policy, policy_timeout,
 //	              node "<id>" { kind, lane | binding, prompt | prompt_file,
 //	                            input, depends_on, retry_safe, timeout, key,
 //	                            approval } }

@@ -76,10 +76,19 @@ type Storage struct {
 	MaxStreamBytes int64 `json:"max_stream_bytes,omitempty"`
 }
 
-// Limits is the `limits` block.
+// Limits is the `limits` block. The token budgets count the known usage
+// of every engine call of the run's nodes (docs/decisions.md, "Usage and
+// budgets"); 0 means no budget.
 type Limits struct {
 	Timeout       time.Duration `json:"timeout"`        // default 30m
 	MaxDispatches int           `json:"max_dispatches"` // default 200
+	// MaxInputTokens and MaxOutputTokens: once the known total passes
+	// one, nothing new is dispatched and the run ends BUDGET_STOP.
+	MaxInputTokens  int64 `json:"max_input_tokens,omitempty"`
+	MaxOutputTokens int64 `json:"max_output_tokens,omitempty"`
+	// StopOnUnmeasured makes one engine call without measured usage stop
+	// the run the same way.
+	StopOnUnmeasured bool `json:"stop_on_unmeasured,omitempty"`
 }
 
 // Restart is the `restart` block.
@@ -97,7 +106,7 @@ type Preflight struct {
 // Plugin is a `plugin "<name>"` block.
 type Plugin struct {
 	Name string `json:"name"`
-	// Type is "engine" or "node".
+	// Type is "engine", "node" or "policy".
 	Type string `json:"type"`
 	// Path is absolute.
 	Path string `json:"path"`
@@ -182,6 +191,12 @@ type Graph struct {
 	// order: those named by the graph's approval attribute and those that
 	// set approval = true themselves.
 	Approval []string `json:"approval,omitempty"`
+	// Policy names the policy plugins asked, in this order, before every
+	// attempt's effects (docs/policies.md).
+	Policy []string `json:"policy,omitempty"`
+	// PolicyTimeout bounds each policy's answer; default 10s. A policy
+	// that does not answer in time pauses the position.
+	PolicyTimeout time.Duration `json:"policy_timeout,omitempty"`
 	// Nodes are in declaration order.
 	Nodes []Node `json:"nodes"`
 }

@@ -21,7 +21,9 @@ type decoder struct {
 	src      []byte
 	// adapterRefs are the lane targets that must name an engine plugin.
 	adapterRefs []adapterRef
-	diags       hclv2.Diagnostics
+	// launched are the lanes with the targets calls go to, for checkProviders.
+	launched []laneTargets
+	diags    hclv2.Diagnostics
 }
 
 // errorAt records an error diagnostic.

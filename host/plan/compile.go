@@ -36,11 +36,16 @@ func Compile(rf *hcl.RunFile, runID string, digests map[string]string) (*graph.D
 			MaxStreamBytes:              rf.Storage.MaxStreamBytes,
 			KnownSecretsFromEnv:         rf.Storage.KnownSecretsFromEnv,
 		},
-		Limits:          Limits{TimeoutMS: rf.Limits.Timeout.Milliseconds(), MaxDispatches: rf.Limits.MaxDispatches},
+		Limits: Limits{TimeoutMS: rf.Limits.Timeout.Milliseconds(), MaxDispatches: rf.Limits.MaxDispatches,
+			MaxInputTokens: rf.Limits.MaxInputTokens, MaxOutputTokens: rf.Limits.MaxOutputTokens, StopOnUnmeasured: rf.Limits.StopOnUnmeasured},
 		Restart:         Restart{MaxRestarts: rf.Restart.MaxRestarts, InitialBackoffMS: rf.Restart.InitialBackoff.Milliseconds(), MaxBackoffMS: rf.Restart.MaxBackoff.Milliseconds()},
 		TeardownGraceMS: rf.TeardownGrace.Milliseconds(),
 		Plugins:         []PluginPlan{},
 		Lanes:           []LanePlan{},
+		Policies:        rf.Graph.Policy,
+	}
+	if len(rf.Graph.Policy) > 0 {
+		p.PolicyTimeoutMS = rf.Graph.PolicyTimeout.Milliseconds()
 	}
 	for i := range rf.Plugins {
 		pp, err := Plugin(&rf.Plugins[i], digests[rf.Plugins[i].Name])
@@ -50,18 +55,9 @@ func Compile(rf *hcl.RunFile, runID string, digests map[string]string) (*graph.D
 		p.Plugins = append(p.Plugins, pp)
 	}
 	for _, l := range rf.Lanes {
-		lp := LanePlan{
-			Name:               l.Name,
-			Requested:          identity(l.Requested),
-			Effective:          identity(l.Requested),
-			KnownSubstitutions: []plugin.Identity{},
-			Fallbacks:          []plugin.Identity{},
-		}
-		for _, t := range l.KnownSubstitutions {
-			lp.KnownSubstitutions = append(lp.KnownSubstitutions, identity(t))
-		}
-		for _, t := range l.Fallbacks {
-			lp.Fallbacks = append(lp.Fallbacks, identity(t))
+		lp, err := lanePlan(l)
+		if err != nil {
+			return nil, nil, err
 		}
 		p.Lanes = append(p.Lanes, lp)
 	}
@@ -77,6 +73,38 @@ func Compile(rf *hcl.RunFile, runID string, digests map[string]string) (*graph.D
 		p.Preflight = pf
 	}
 	return def, p, nil
+}
+
+// lanePlan is a lane's plan: requested as written, the effective target
+// and fallbacks with the provider the lane gives them when they name none
+// (hcl.RecoverProvider). A target whose provider stays unknown is an error
+// wrapping ErrIdentityUnresolved: the run is refused before any work.
+func lanePlan(l hcl.Lane) (LanePlan, error) {
+	lp := LanePlan{Name: l.Name, Requested: identity(l.Requested), KnownSubstitutions: []plugin.Identity{}, Fallbacks: []plugin.Identity{}}
+	for _, t := range l.KnownSubstitutions {
+		lp.KnownSubstitutions = append(lp.KnownSubstitutions, identity(t))
+	}
+	launch := func(t hcl.Target, where string) (plugin.Identity, error) {
+		provider, candidates := hcl.RecoverProvider(l, t)
+		if provider == "" {
+			return plugin.Identity{}, fmt.Errorf("%w: lane %q %s target (adapter %q) names no provider and the lane gives none (candidates %v)",
+				ErrIdentityUnresolved, l.Name, where, t.Adapter, candidates)
+		}
+		t.Provider = provider
+		return identity(t), nil
+	}
+	var err error
+	if lp.Effective, err = launch(l.Requested, "requested"); err != nil {
+		return lp, err
+	}
+	for i, t := range l.Fallbacks {
+		f, err := launch(t, fmt.Sprintf("fallbacks[%d]", i))
+		if err != nil {
+			return lp, err
+		}
+		lp.Fallbacks = append(lp.Fallbacks, f)
+	}
+	return lp, nil
 }
 
 func identity(t hcl.Target) plugin.Identity {

@@ -9,4 +9,9 @@ var (
 	// ErrDigest is returned by RunStarted.Check when a recorded definition or
 	// plan no longer matches its digest.
 	ErrDigest = errors.New("recorded digest mismatch")
+	// ErrIdentityUnresolved is returned by Compile when a lane target calls
+	// go to names no provider and the lane gives none (code
+	// ENGINE_IDENTITY_UNRESOLVED; the run file's decoder reports the same
+	// with its place).
+	ErrIdentityUnresolved = errors.New("ENGINE_IDENTITY_UNRESOLVED")
 )

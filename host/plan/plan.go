@@ -22,6 +22,11 @@ type Plan struct {
 	Preflight       *Preflight   `json:"preflight,omitempty"`
 	Plugins         []PluginPlan `json:"plugins"`
 	Lanes           []LanePlan   `json:"lanes"`
+	// Policies names the policy plugins asked, in this order, before
+	// every attempt's effects (docs/policies.md); PolicyTimeoutMS bounds
+	// each answer.
+	Policies        []string `json:"policies,omitempty"`
+	PolicyTimeoutMS int64    `json:"policy_timeout_ms,omitempty"`
 }
 
 // Workspace is the run's workspace.
@@ -45,10 +50,15 @@ type Storage struct {
 	MaxStreamBytes int64 `json:"max_stream_bytes,omitempty"`
 }
 
-// Limits bound the run as a whole.
+// Limits bound the run as a whole. Token budgets count the known usage of
+// the nodes' engine calls; 0 means none (docs/decisions.md, "Usage and
+// budgets").
 type Limits struct {
-	TimeoutMS     int64 `json:"timeout_ms"`
-	MaxDispatches int   `json:"max_dispatches"`
+	TimeoutMS        int64 `json:"timeout_ms"`
+	MaxDispatches    int   `json:"max_dispatches"`
+	MaxInputTokens   int64 `json:"max_input_tokens,omitempty"`
+	MaxOutputTokens  int64 `json:"max_output_tokens,omitempty"`
+	StopOnUnmeasured bool  `json:"stop_on_unmeasured,omitempty"`
 }
 
 // Restart bounds worker restarts.
@@ -141,6 +151,15 @@ func (p *Plan) Timeout() time.Duration { return ms(p.Limits.TimeoutMS) }
 
 // TeardownGrace returns the grace between SIGTERM and SIGKILL.
 func (p *Plan) TeardownGrace() time.Duration { return ms(p.TeardownGraceMS) }
+
+// PolicyTimeout returns the bound of each policy's answer:
+// policy_timeout, or hcl.DefaultPolicyTimeout when the plan has none.
+func (p *Plan) PolicyTimeout() time.Duration {
+	if p.PolicyTimeoutMS <= 0 {
+		return hcl.DefaultPolicyTimeout
+	}
+	return ms(p.PolicyTimeoutMS)
+}
 
 // PreflightTimeout returns the bound of each preflight probe:
 // preflight.timeout, or hcl.DefaultPreflightTimeout when the plan has no

@@ -97,3 +97,39 @@ func TestPreflightTimeoutDefault(t *testing.T) {
 		t.Errorf("1500 ms: %s", got)
 	}
 }
+
+// TestLaneProviders: a launch target without a provider takes the one the
+// lane's other identities give for its adapter and model; none or several
+// refuse the plan with ENGINE_IDENTITY_UNRESOLVED.
+func TestLaneProviders(t *testing.T) {
+	sub := []hcl.Target{{Adapter: "mock", Provider: "local", Model: "m1"}}
+	tests := []struct {
+		name     string
+		lane     hcl.Lane
+		want     string // effective provider, "" for a refusal
+		fallback string
+	}{
+		{"written", hcl.Lane{Requested: hcl.Target{Adapter: "mock", Provider: "p"}}, "p", ""},
+		{"from a known substitution", hcl.Lane{Requested: hcl.Target{Adapter: "mock", Model: "m1"}, KnownSubstitutions: sub}, "local", ""},
+		{"a fallback from the requested", hcl.Lane{Requested: hcl.Target{Adapter: "mock", Provider: "p"},
+			Fallbacks: []hcl.Target{{Adapter: "mock"}}}, "p", "p"},
+		{"another model does not count", hcl.Lane{Requested: hcl.Target{Adapter: "mock", Model: "m2"}, KnownSubstitutions: sub}, "", ""},
+		{"ambiguous", hcl.Lane{Requested: hcl.Target{Adapter: "mock"},
+			KnownSubstitutions: append([]hcl.Target{{Adapter: "mock", Provider: "remote"}}, sub...)}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lp, err := lanePlan(tt.lane)
+			switch {
+			case tt.want == "":
+				if !errors.Is(err, ErrIdentityUnresolved) {
+					t.Fatalf("lanePlan = %+v, %v; want ErrIdentityUnresolved", lp, err)
+				}
+			case err != nil || lp.Effective.Provider != tt.want || lp.Requested.Provider != tt.lane.Requested.Provider:
+				t.Fatalf("lanePlan = %+v, %v; want effective provider %q, requested as written", lp, err, tt.want)
+			case tt.fallback != "" && lp.Fallbacks[0].Provider != tt.fallback:
+				t.Fatalf("fallback %+v, want provider %q", lp.Fallbacks[0], tt.fallback)
+			}
+		})
+	}
+}

@@ -11,7 +11,7 @@ lane "writer" {
   requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
 }
 lane "writer/1" {
-  requested = { adapter = "mock" }
+  requested = { adapter = "mock", provider = "local" }
 }
 graph "dag" {
   node "a" {

@@ -1,0 +1,23 @@
+# want: Binding "guard" is a policy plugin
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+plugin "guard" {
+  type = "policy"
+  path = "bin/guard"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+graph "dag" {
+  policy = ["guard"]
+  node "a" {
+    binding = "guard"
+    input   = { command = ["true"] }
+  }
+}

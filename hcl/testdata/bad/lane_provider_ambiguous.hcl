@@ -1,0 +1,24 @@
+# want: Lane "writer": the requested target has no provider
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+plugin "guard" {
+  type = "policy"
+  path = "bin/guard"
+}
+lane "writer" {
+  requested           = { adapter = "mock", model = "m1" }
+  known_substitutions = [{ adapter = "mock", provider = "local", model = "m1" }, { adapter = "mock", provider = "remote", model = "m1" }]
+}
+graph "dag" {
+  policy = ["guard"]
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+}

@@ -1,0 +1,23 @@
+# want: Plugin "shell" is not a policy
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+plugin "guard" {
+  type = "policy"
+  path = "bin/guard"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+graph "dag" {
+  policy = ["guard", "shell"]
+  node "a" {
+    lane   = "writer"
+    prompt = "a"
+  }
+}

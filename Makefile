@@ -16,6 +16,7 @@ build: ## Build obversa and the bundled plugins into bin/
 	$(GO) build -o $(BIN)/obversa ./cmd/obversa
 	$(GO) build -o $(BIN)/mock-engine ./plugins/mock-engine
 	$(GO) build -o $(BIN)/cmd-engine ./plugins/cmd-engine
+	$(GO) build -o $(BIN)/guard ./examples/plugins/guard
 
 node-engine: ## Install the JavaScript engine's npm packages and build bin/node-engine (node >= 20)
 	cd examples/plugins/node-engine && npm ci --ignore-scripts --no-audit --no-fund && node build.js
@@ -61,11 +62,12 @@ generate: ## Regenerate the protocol code (pinned generator versions)
 generate-check: ## Fail if the committed generated code differs from a fresh generation
 	./scripts/generate-check.sh
 
-conformance: build node-engine python-engine ## Run the plugin conformance kit on every bundled engine
+conformance: build node-engine python-engine ## Run the plugin conformance kit on every bundled engine and the guard policy
 	$(BIN)/obversa plugin conformance $(BIN)/mock-engine
 	$(BIN)/obversa plugin conformance --config plugins/cmd-engine/testdata/conformance.json $(BIN)/cmd-engine
 	$(BIN)/obversa plugin conformance $(BIN)/node-engine
 	$(BIN)/obversa plugin conformance $(BIN)/python-engine
+	$(BIN)/obversa plugin conformance --config examples/plugins/guard/conformance.json $(BIN)/guard
 
 proto-check: ## Fail if the vendored .proto files in plugin/proto drift from what the Go side compiles against
 	$(GO) test -count=1 -run '^TestVendoredProtos' ./plugin/

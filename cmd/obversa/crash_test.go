@@ -70,6 +70,7 @@ func effects(t *testing.T, path string) int {
 	return strings.Count(string(b), "\n")
 }
 
+// statusReport is what the tests read of status --json.
 type statusReport struct {
 	Phase        string `json:"phase"`
 	RestartCount int    `json:"restart_count"`
@@ -78,6 +79,18 @@ type statusReport struct {
 		Position  string `json:"position"`
 		AttemptID string `json:"attempt_id"`
 	} `json:"pause_reasons"`
+	Active          []any `json:"active"`
+	CleanupVerified *bool `json:"cleanup_verified"`
+	RestartsUsed    int   `json:"restarts_used"`
+	RestartsLeft    int   `json:"restarts_left"`
+	Usage           []struct {
+		Node  string `json:"node"`
+		Usage any    `json:"usage"`
+	} `json:"usage"`
+	UsageTotals struct {
+		Output          int64 `json:"output"`
+		UnmeasuredCalls int   `json:"unmeasured_calls"`
+	} `json:"usage_totals"`
 }
 
 func status(t *testing.T, dir string) statusReport {

@@ -172,11 +172,11 @@ func TestLiveViewOnATerminal(t *testing.T) {
 	}
 	s := term.screen()
 	for _, want := range []string{
-		"↻ retry   dag/n07/1  NODE_FAILED: unknown: the model wandered off",
-		"✗ failed  dag/n07/2  NODE_FAILED: unknown: the model wandered off",
+		"↻ retry   dag/n07/1  EFFECT_FAILED: unknown: the model wandered off",
+		"✗ failed  dag/n07/2  EFFECT_FAILED: unknown: the model wandered off",
 		"failed · 50/50 done · 0 running · 1 failed · 4 blocked",
 		"failed DAG_NODE_FAILED: n07, n17, n27, n37, n47",
-		"n07: NODE_FAILED unknown: the model wandered off",
+		"n07: EFFECT_FAILED unknown: the model wandered off",
 		"nodes: 50/50 done",
 		"  n17   blocked",
 		"  n00   passed",

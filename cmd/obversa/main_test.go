@@ -13,8 +13,8 @@ import (
 	"github.com/obversa/obversa/internal/testutil"
 )
 
-// binDir holds obversa, mock-engine and cmd-engine, built once per test
-// run by TestMain.
+// binDir holds obversa, mock-engine, cmd-engine and guard, built once per
+// test run by TestMain.
 var binDir string
 
 // repoRoot is the module root (two levels up from this package).
@@ -48,7 +48,8 @@ func runTests(m *testing.M) int {
 	if !benchmarksOnly(os.Args) {
 		tags = append(tags, testutil.FailpointsTag)
 	}
-	pkgs := map[string]string{"obversa": "./cmd/obversa", "mock-engine": "./plugins/mock-engine", "cmd-engine": "./plugins/cmd-engine"}
+	pkgs := map[string]string{"obversa": "./cmd/obversa", "mock-engine": "./plugins/mock-engine", "cmd-engine": "./plugins/cmd-engine",
+		"guard": "./examples/plugins/guard"}
 	if err := testutil.BuildBinaries(dir, pkgs, tags...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -85,6 +86,8 @@ func helperPlugin(mode string) int {
 		return preflightHelper(mode)
 	case "stderr-flood":
 		return stderrFlood()
+	case "policy-panic", "policy-exit", "policy-hang", "policy-bad-verdict":
+		return policyHelper(mode)
 	case "stdout-noise":
 		fmt.Println("hello from a plugin that forgot its handshake")
 		time.Sleep(30 * time.Second)

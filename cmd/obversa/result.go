@@ -39,6 +39,9 @@ func report(ctx context.Context, w io.Writer, res *runstate.Result, dir string, 
 			fmt.Fprintf(w, "nodes: %d/%d done, %s elapsed, usage %s\n", s.Nodes.Done, s.Nodes.Total, duration(s.ElapsedMS), s.Usage)
 			printNodeTable(w, runview.Nodes(st, time.Now()), reportNodes, dir)
 		}
+		if res.Usage != nil {
+			fmt.Fprintf(w, "tokens: %s\n", usageLine(res.Usage))
+		}
 		fmt.Fprintf(w, "record: %s\n", dir)
 		fmt.Fprintf(w, "inspect: obversa show %s   obversa logs %s\n", dir, dir)
 	}
@@ -94,15 +97,18 @@ func summary(res *runstate.Result, dir string) string {
 		}
 		var w []string
 		for _, p := range out.Paused {
-			w = append(w, p.Position+" ("+p.Kind+")")
+			w = append(w, pauseLine(p))
 		}
-		msg := "paused at " + strings.Join(w, ", ")
+		msg := "paused at " + strings.Join(w, "; ")
 		for _, p := range out.Paused {
 			msg += "\n  next: " + pauseHint(p, dir)
 		}
 		return msg
 	default:
 		msg := "failed " + res.Code
+		if out.Budget != "" {
+			msg += fmt.Sprintf(" (%s: used %d of %d)", out.Budget, out.Used, out.Limit)
+		}
 		if len(out.Failed) > 0 {
 			msg += ": " + strings.Join(out.Failed, ", ")
 		}
@@ -132,4 +138,28 @@ func pauseHint(p graph.PauseRequest, dir string) string {
 		return fmt.Sprintf("check whether attempt %s took effect, then obversa resume --position %s --reconciled=done|not-done %s", p.AttemptID, p.Position, dir)
 	}
 	return fmt.Sprintf("obversa resume --position %s %s", p.Position, dir)
+}
+
+// pauseLine is a paused position as a person reads it: where, what it
+// waits for, and why, and which policy said so.
+func pauseLine(p graph.PauseRequest) string {
+	line := p.Position + " (" + p.Kind
+	if p.Policy != "" {
+		line += ", policy " + p.Policy
+	}
+	line += ")"
+	if p.Reason != "" {
+		line += ": " + p.Reason
+	}
+	return line
+}
+
+// usageLine is a run's token usage as a person reads it: the measured
+// totals, and how many calls measured none (unknown is never zero).
+func usageLine(u *runstate.RunUsage) string {
+	line := fmt.Sprintf("input %d, output %d, cache read %d, cache creation %d", u.Input, u.Output, u.CacheRead, u.CacheCreation)
+	if u.UnmeasuredCalls > 0 {
+		line += fmt.Sprintf("; %d calls measured no usage (unknown, not counted)", u.UnmeasuredCalls)
+	}
+	return line
 }

@@ -100,9 +100,10 @@ func TestEngineLaneRules(t *testing.T) {
 		{name: "every target dead is ENGINE_UNAVAILABLE", deadKind: "missing_cli",
 			lane: `requested = { adapter = "dead", provider = "p1", model_family = "f", model = "m", tools = [] }`,
 			code: "DAG_NODE_FAILED", retired: 1, attempts: []string{"failed"}},
-		{name: "unknown provider is unresolved before any call",
-			lane: `requested = { adapter = "mock", provider = "", model_family = "scripted", model = "m1", tools = [] }`,
-			code: "DAG_NODE_FAILED"},
+		{name: "a provider the lane gives",
+			lane:     `requested = { adapter = "mock", provider = "", model_family = "scripted", model = "m1", tools = [] }` + "\n" + `known_substitutions = [{ adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }]`,
+			code:     "",
+			attempts: []string{"completed"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,9 +145,10 @@ graph "dag" {
 				if len(failed) != 1 || failed[0]["code"] != "ENGINE_UNAVAILABLE" {
 					t.Errorf("node-failed %v", failed)
 				}
-			case "unknown provider is unresolved before any call":
-				if len(failed) != 1 || failed[0]["code"] != "ENGINE_IDENTITY_UNRESOLVED" {
-					t.Errorf("node-failed %v", failed)
+			case "a provider the lane gives":
+				a := recorded(t, runDir, "graph:engine-attempt-recorded")
+				if req, _ := a[0]["requested"].(map[string]any); req["provider"] != "local" {
+					t.Errorf("the call went to %v, want provider local", a[0]["requested"])
 				}
 			}
 		})
@@ -228,8 +230,42 @@ graph "dag" {
 	if r := obversa(t, dir, "resume", "--position", "dag/zz/1", runDir); r.code == 0 {
 		t.Fatalf("resume of an unknown position succeeded")
 	}
-	if r := obversa(t, dir, "stop", runDir); r.code != exitUsage {
-		t.Fatalf("stop of an ended run: exit %d: %s", r.code, r.stderr)
+	// stop of an ended run answers with the settled result and its exit
+	// status, and records nothing.
+	if r := obversa(t, dir, "stop", runDir); r.code != exitFailed || !strings.Contains(r.stdout, "the run already ended") ||
+		!strings.Contains(r.stdout, "failed DAG_NODE_FAILED: b") {
+		t.Fatalf("stop of an ended run: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if after := eventLines(t, runDir); !slices.Equal(before, after) {
+		t.Fatalf("stop of an ended run appended events")
+	}
+}
+
+// TestIdentityUnresolved: a lane target whose provider neither the run
+// file nor the lane gives is refused by validate and by run, before any
+// work: nothing is recorded.
+func TestIdentityUnresolved(t *testing.T) {
+	t.Parallel()
+	runFile := writeRunFile(t, strings.NewReplacer("MOCKCONFIG", "{}", "DEADKIND", "auth").Replace(rulesHeader)+`
+lane "w" {
+  requested = { adapter = "mock", model_family = "scripted", model = "m1", tools = [] }
+}
+graph "dag" {
+  node "a" {
+    lane   = "w"
+    prompt = "hello"
+  }
+}
+`)
+	dir := filepath.Dir(runFile)
+	for _, args := range [][]string{{"validate", runFile}, {"run", "--lock", "--run-id", "u", runFile}} {
+		r := obversa(t, dir, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, `Lane "w": the requested target has no provider`) || !strings.Contains(r.stderr, "ENGINE_IDENTITY_UNRESOLVED") {
+			t.Errorf("%s: exit %d, want %d and ENGINE_IDENTITY_UNRESOLVED:\n%s", args[0], r.code, exitUsage, r.stderr)
+		}
+	}
+	if _, err := os.Stat(runDirOf(runFile, "u")); !os.IsNotExist(err) {
+		t.Errorf("a refused run left a record: %v", err)
 	}
 }
 
@@ -376,6 +412,11 @@ graph "dag" {
 	if r.code != exitFailed || len(failed) != 1 || failed[0]["code"] != "RESULT_TOO_LARGE" {
 		t.Fatalf("exit %d, node-failed %v: %s", r.code, failed, r.stderr)
 	}
+	// The call is still in the record, with its usage, without its parts.
+	calls := recorded(t, runDirOf(runFile, "huge"), "graph:engine-attempt-recorded")
+	if len(calls) != 1 || calls[0]["refused"] != "RESULT_TOO_LARGE" || calls[0]["parts"] != nil || calls[0]["usage"].(map[string]any)["known"] != true {
+		t.Fatalf("engine attempts %v, want one with its usage, refused RESULT_TOO_LARGE", calls)
+	}
 }
 
 // TestRefusedResult: a result holding a known secret is refused by the
@@ -384,6 +425,14 @@ graph "dag" {
 func TestRefusedResult(t *testing.T) {
 	const secret = "hunter2hunter2"
 	runFile, dir := rulesRun(t, "", "", simpleLane+`
+plugin "leaky" {
+  type   = "engine"
+  path   = "BIN/cmd-engine"
+  config = { command = ["sh", "-c", "printf 'the password is hunter2%s' hunter2"] }
+}
+lane "l" {
+  requested = { adapter = "leaky", provider = "local", model_family = "sh", model = "printf", tools = [] }
+}
 storage {
   known_secrets_from_env = ["OBVERSA_TEST_SECRET"]
 }
@@ -399,13 +448,27 @@ graph "dag" {
     input      = { command = ["printf", "ok"] }
     retry_safe = true
   }
+  node "chatty" {
+    lane       = "l"
+    prompt     = "what is the password?"
+    depends_on = ["fine"]
+  }
 }
 `)
 	r := obversaEnv(t, dir, []string{"OBVERSA_TEST_SECRET=" + secret}, "run", "--run-id", "sec", runFile)
 	runDir := runDirOf(runFile, "sec")
-	failed := recorded(t, runDir, "graph:node-failed")
-	if r.code != exitFailed || len(failed) != 1 || failed[0]["node"] != "leak" || failed[0]["code"] != "KNOWN_SECRET" {
-		t.Fatalf("exit %d, node-failed %v: %s", r.code, failed, r.stderr)
+	codes := map[string]any{}
+	for _, f := range recorded(t, runDir, "graph:node-failed") {
+		codes[f["node"].(string)] = f["code"]
+	}
+	if r.code != exitFailed || len(codes) != 2 || codes["leak"] != "KNOWN_SECRET" || codes["chatty"] != "KNOWN_SECRET" {
+		t.Fatalf("exit %d, node-failed %v: %s", r.code, codes, r.stderr)
+	}
+	// The engine call whose answer was refused stays in the record with
+	// its usage, without its parts.
+	calls := recorded(t, runDir, "graph:engine-attempt-recorded")
+	if len(calls) != 1 || calls[0]["refused"] != "KNOWN_SECRET" || calls[0]["parts"] != nil || calls[0]["usage"] == nil || calls[0]["outcome"] != "completed" {
+		t.Fatalf("engine attempts %v, want chatty's with its usage, refused KNOWN_SECRET", calls)
 	}
 	if done := recorded(t, runDir, "graph:node-completed"); len(done) != 1 || done[0]["node"] != "fine" {
 		t.Fatalf("node-completed %v, want fine", done)

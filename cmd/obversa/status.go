@@ -69,13 +69,20 @@ func terminal(phase string) bool {
 func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 	fmt.Fprintf(w, "run:      %s\nphase:    %s\nevents:   %d\nelapsed:  %d ms\n", r.RunID, r.Phase, r.Events, r.ElapsedMS)
 	if r.Worker != nil {
-		fmt.Fprintf(w, "worker:   pid %d (alive: %v), restarts %d\n", r.Worker.PID, r.Worker.Alive, r.RestartCount)
+		fmt.Fprintf(w, "worker:   pid %d (alive: %v), restarts used %d, left %d\n", r.Worker.PID, r.Worker.Alive, r.RestartsUsed, r.RestartsLeft)
 	}
 	if r.Result != nil {
 		fmt.Fprintf(w, "result:   %s\n", strings.ReplaceAll(summary(r.Result, dir), "\n", "\n          "))
 	}
 	for _, p := range r.PauseReasons {
-		fmt.Fprintf(w, "waiting:  %s (%s)\n", p.Position, p.Kind)
+		fmt.Fprintf(w, "waiting:  %s\n", pauseLine(p))
+	}
+	if r.CleanupVerified != nil {
+		verified := "verified: nothing of the run is left"
+		if !*r.CleanupVerified {
+			verified = "NOT verified: processes of the run survived"
+		}
+		fmt.Fprintf(w, "cleanup:  %s\n", verified)
 	}
 	if r.Phase == watchdog.PhaseInterrupted {
 		fmt.Fprintf(w, "next:     no watchdog holds this run; carry it on with obversa resume %s\n", dir)
@@ -92,5 +99,8 @@ func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 	for _, u := range r.Usage {
 		b, _ := json.Marshal(u.Usage)
 		fmt.Fprintf(w, "usage:    %s %s\n", u.Node, b)
+	}
+	if r.UsageTotals != nil {
+		fmt.Fprintf(w, "tokens:   %s\n", usageLine(r.UsageTotals))
 	}
 }

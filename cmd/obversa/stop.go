@@ -22,6 +22,7 @@ const (
 	stopSignalled = "signalled" // the run's live watchdog was asked to stop or pause it
 	stopRecorded  = "recorded"  // STOPPED was recorded for a run nothing ran
 	stopNothing   = "nothing"   // nothing to do: the run is already paused or held by no watchdog
+	stopEnded     = "ended"     // nothing to do: the run already has its terminal result
 )
 
 // stopObject is what `stop --json` prints.
@@ -158,7 +159,14 @@ func stopIdle(cmd *cobra.Command, dir string, asJSON bool) error {
 	res, err := watchdog.StopIdle(cmd.Context(), dir)
 	switch {
 	case errors.Is(err, watchdog.ErrAlreadyEnded):
-		return usageErr(fmt.Errorf("the run already ended (%s %s); nothing to stop", res.Kind, res.Code))
+		// Nothing to stop: the settled result is the answer, with its
+		// exit status (0 complete, 1 failed).
+		if asJSON {
+			writeJSON(cmd.OutOrStdout(), stopObject{Dir: dir, Action: stopEnded, Phase: string(res.Phase()), Result: res})
+			return exitFor(res)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "the run already ended; nothing to stop\n")
+		return report(cmd.Context(), cmd.OutOrStdout(), res, dir, false)
 	case errors.Is(err, store.ErrProcessLocked):
 		return failedErr(fmt.Errorf("%w; the run's watchdog went away while this command looked: try `obversa stop` again", err))
 	case err != nil:

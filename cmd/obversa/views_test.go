@@ -164,7 +164,14 @@ graph "dag" {
 	if failed := recorded(t, runDir, "graph:node-failed"); len(failed) != 1 || failed[0]["code"] != "DENIED" {
 		t.Errorf("node-failed %v, want other DENIED", failed)
 	}
-	wantRefusal(t, "stop of an ended run", obversa(t, dir, "stop", "--json", runDir), exitUsage, "USAGE", "already ended")
+	// stop of the ended run answers with its settled result and the
+	// result's exit status.
+	r = obversa(t, dir, "stop", "--json", runDir)
+	objs = jsonLines(t, r.stdout) // at least one object, or the test ends
+	if res, _ := objs[0]["result"].(map[string]any); r.code != exitFailed || len(objs) != 1 || objs[0]["action"] != "ended" ||
+		objs[0]["phase"] != "failed" || res["code"] != "DAG_NODE_FAILED" {
+		t.Errorf("stop of an ended run: exit %d, %s; want exit %d, action ended, the settled result", r.code, r.stdout, exitFailed)
+	}
 }
 
 // TestStopAsksAndPauses: stop refuses to end a run with work left without

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/plugin"
@@ -24,15 +23,18 @@ func (x *Executor) attempt(runCtx context.Context, s start) {
 		ctx, cancel = context.WithTimeout(runCtx, t)
 		defer cancel()
 	}
-	results, err := x.loadResults(ctx, s)
 	var events []event
+	code, msg := "", ""
+	if !s.rendered {
+		code, msg = x.render(ctx, &s)
+	}
 	switch {
-	case err != nil:
-		events = x.failed(s, CodeInput, "", err.Error())
+	case code != "":
+		events = x.failed(s, code, "", msg)
 	case s.node.Binding != "":
-		events = x.invoke(ctx, s, results)
+		events = x.invoke(ctx, s)
 	default:
-		events = x.engine(ctx, s, results)
+		events = x.engine(ctx, s)
 	}
 	if runCtx.Err() != nil || events == nil {
 		return
@@ -61,25 +63,6 @@ func (x *Executor) send(ctx context.Context, s start, events []event, settle boo
 	}
 }
 
-// loadResults adds the dependency results kept as artifacts.
-func (x *Executor) loadResults(ctx context.Context, s start) (map[string]json.RawMessage, error) {
-	if len(s.artifacts) == 0 {
-		return s.results, nil
-	}
-	out := make(map[string]json.RawMessage, len(s.results)+len(s.artifacts))
-	for id, r := range s.results {
-		out[id] = r
-	}
-	for id, ref := range s.artifacts {
-		data, err := x.o.Run.ReadArtifact(ctx, store.ArtifactRef(ref))
-		if err != nil {
-			return nil, fmt.Errorf("result of %q: %w", id, err)
-		}
-		out[id] = data
-	}
-	return out, nil
-}
-
 // failed builds a node-failed settle.
 func (x *Executor) failed(s start, code, kind, msg string) []event {
 	return []event{newEvent(graph.EventNodeFailed, graph.FailedData{Node: s.node.ID, Position: s.position, Code: code, Message: msg, FailureKind: kind})}
@@ -105,16 +88,13 @@ func (x *Executor) completed(ctx context.Context, s start, result json.RawMessag
 	return []event{newEvent(graph.EventNodeCompleted, data)}
 }
 
-// invoke runs a binding node.
-func (x *Executor) invoke(ctx context.Context, s start, results map[string]json.RawMessage) []event {
+// invoke runs a binding node on its rendered input.
+func (x *Executor) invoke(ctx context.Context, s start) []event {
 	b, ok := x.o.Bindings[s.node.Binding]
 	if !ok {
 		return x.failed(s, CodeNodeFailed, "", fmt.Sprintf("%v: binding %q", ErrPluginMissing, s.node.Binding))
 	}
-	input, err := hcl.RenderInput(s.node.Input, results)
-	if err != nil {
-		return x.failed(s, CodeInput, "", err.Error())
-	}
+	input := s.input
 	if failpoint.Enabled {
 		failpoint.Hit(ctx, failpoint.BeforePlugin, s.node.ID)
 	}
@@ -150,8 +130,11 @@ func classify(ctx context.Context, err error) (code, kind string) {
 		if k == "" {
 			k = plugin.FailureUnknown
 		}
-		if k == plugin.FailureTimeout {
+		switch k {
+		case plugin.FailureTimeout:
 			return CodeTimeout, string(k)
+		case plugin.FailureAborted:
+			return CodeAborted, string(k)
 		}
 		return CodeNodeFailed, string(k)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/plugin"
@@ -64,15 +63,12 @@ func live(targets []plugin.Identity, retired []graph.RetiredTarget) []plugin.Ide
 // one live fallback sharing the attempt's deadline. Each call is recorded
 // (graph:engine-attempt-recorded) and, when it proves a target dead, the
 // retirement (graph:model-unavailable) is durable before the fallback.
-func (x *Executor) engine(ctx context.Context, s start, results map[string]json.RawMessage) []event {
+func (x *Executor) engine(ctx context.Context, s start) []event {
 	lane, ok := x.plan.Lane(s.node.Lane)
 	if !ok {
 		return x.failed(s, CodeNodeFailed, "", fmt.Sprintf("lane %q is not in the plan", s.node.Lane))
 	}
-	prompt, err := hcl.RenderPrompt(s.node.Prompt, results)
-	if err != nil {
-		return x.failed(s, CodeInput, "", err.Error())
-	}
+	prompt := s.prompt
 	targets := live(lane.Targets(), x.rs.Retired())
 	if len(targets) > 2 {
 		targets = targets[:2]
@@ -108,11 +104,13 @@ func (x *Executor) engine(ctx context.Context, s start, results map[string]json.
 		if err == nil {
 			rec.Outcome, rec.Effective, rec.Usage = "completed", mustJSON(res.Effective), mustJSON(res.Usage)
 			if err := x.keepParts(ctx, &rec, mustJSON(res.Parts)); err != nil {
-				e := newEvent(graph.EventEngineAttempt, rec)
 				code := store.Code(err)
 				if errors.Is(err, store.ErrStorageLimitExceeded) {
 					code = CodeResultTooLarge
 				}
+				// The call and its usage are kept; its parts are not.
+				rec.Refused = code
+				e := newEvent(graph.EventEngineAttempt, rec)
 				return append([]event{e}, x.failed(s, code, "", "keeping the engine result: "+err.Error())...)
 			}
 			e := newEvent(graph.EventEngineAttempt, rec)
@@ -143,7 +141,15 @@ func (x *Executor) engine(ctx context.Context, s start, results map[string]json.
 		mu := newEvent(graph.EventModelUnavailable, graph.ModelUnavailableData{Node: s.node.ID, Position: s.position, FailureKind: kind, Retired: retire})
 		// Durable before any fallback is tried.
 		if err := x.send(ctx, s, []event{e, mu}, false); err != nil {
-			return x.failed(s, CodeNodeFailed, kind, "recording the engine attempt: "+err.Error())
+			var kept []event
+			if errors.Is(err, errRefused) {
+				// The call and its usage stay in the record, without what
+				// the record refused.
+				for _, c := range refusedCalls([]event{e}, store.Code(err)) {
+					kept = append(kept, newEvent(graph.EventEngineAttempt, c))
+				}
+			}
+			return append(kept, x.failed(s, CodeNodeFailed, kind, "recording the engine attempt: "+err.Error())...)
 		}
 	}
 	return x.failed(s, CodeEngineUnavailable, "", fmt.Sprintf("every target of lane %q failed lane-dead", lane.Name))

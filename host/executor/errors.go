@@ -1,6 +1,10 @@
 package executor
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/obversa/obversa/host/runstate"
+)
 
 var (
 	// ErrRecord is returned when the record cannot be read or appended; the
@@ -19,14 +23,24 @@ var (
 	errRefused = errors.New("refused by the record's policy")
 )
 
-// Failure codes recorded in graph:node-failed.
+// Failure codes recorded in graph:node-failed (docs/decisions.md, "Codes
+// and event names").
 const (
-	CodeNodeFailed        = "NODE_FAILED"
+	// CodeNodeFailed: the node's effect failed (the plugin reported a
+	// failure that is not a timeout or an abort).
+	CodeNodeFailed = "EFFECT_FAILED"
+	// CodeAborted: the attempt was cancelled — its plugin reported it
+	// aborted, or the run ended while it ran.
+	CodeAborted           = runstate.CodeAborted
 	CodeTimeout           = "TIMEOUT"
 	CodeDenied            = "DENIED"
+	CodeKnownSecret       = "KNOWN_SECRET"
 	CodeEngineUnavailable = "ENGINE_UNAVAILABLE"
 	CodeIdentity          = "ENGINE_IDENTITY_UNRESOLVED"
 	CodeResultTooLarge    = "RESULT_TOO_LARGE"
 	CodeInput             = "INPUT_RENDER"
 	CodeBudget            = "BUDGET_STOP"
+	// CodeTerminalArtifact: the run's result output fits neither an event
+	// nor an artifact, so the run fails instead of ending unrecorded.
+	CodeTerminalArtifact = "TERMINAL_ARTIFACT"
 )

@@ -30,6 +30,13 @@ type Options struct {
 	// (an engine's name is the adapter of the lane targets it serves).
 	Engines  map[string]plugin.Engine
 	Bindings map[string]plugin.NodeBinding
+	// Policies are the run's policy plugins, by plugin name; the plan's
+	// policy list says which are asked, in order (docs/policies.md).
+	Policies map[string]plugin.Policy
+	// Redactor finds the run's known secrets in a rendered prompt or
+	// input, which then fails the node KNOWN_SECRET before any policy or
+	// plugin sees it; nil checks nothing.
+	Redactor *store.Redactor
 	// Logger receives progress; nil discards.
 	Logger hclog.Logger
 	// Probes gives preflight what it checks of each launched engine
@@ -53,7 +60,12 @@ type Executor struct {
 	rev  int64
 	log  hclog.Logger
 
-	budgetStop bool
+	// budgetStop names the budget that stopped dispatching (budget.go);
+	// "" while none has.
+	budgetStop string
+	// questions are the policy questions askAll answered for the
+	// positions of the decision being recorded, by position.
+	questions map[string]*question
 
 	ctx     context.Context // the run's context while Execute runs
 	msgs    chan message
@@ -104,6 +116,10 @@ func New(o Options) (*Executor, error) {
 func (x *Executor) SetPlugins(engines map[string]plugin.Engine, bindings map[string]plugin.NodeBinding) {
 	x.o.Engines, x.o.Bindings = engines, bindings
 }
+
+// SetPolicies gives the executor the launched policy plugins, by plugin
+// name.
+func (x *Executor) SetPolicies(policies map[string]plugin.Policy) { x.o.Policies = policies }
 
 // newEvent marshals data once, for both the record and the fold.
 func newEvent(typ string, data any) event {

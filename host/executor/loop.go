@@ -24,6 +24,11 @@ type start struct {
 	// finalizer).
 	results   map[string]json.RawMessage
 	artifacts map[string]graph.ArtifactRef
+	// rendered is set once prompt (engine nodes) or input (binding nodes)
+	// hold the node's templates rendered and checked (render.go).
+	rendered bool
+	prompt   string
+	input    json.RawMessage
 }
 
 // Execute carries the run on until the graph is complete, failed or
@@ -177,25 +182,6 @@ func ack(m message, err error) {
 	}
 }
 
-// refuseResult records a settle the record refused as the node's failure,
-// on a state already refolded from the record.
-func (x *Executor) refuseResult(ctx context.Context, m message, cause error) ([]start, error) {
-	code := store.Code(cause)
-	if code == "STORAGE_LIMIT_EXCEEDED" {
-		code = CodeResultTooLarge
-	}
-	var b batch
-	if err := x.add(&b, graph.EventNodeFailed, graph.FailedData{Node: m.node, Position: m.position, Code: code,
-		Message: "the record refused the result: " + cause.Error()}); err != nil {
-		return nil, err
-	}
-	starts, err := x.decide(&b)
-	if err != nil {
-		return nil, err
-	}
-	return starts, x.commit(ctx, b)
-}
-
 // refold rebuilds the state from the record after a refused append: what
 // was folded for the refused batch is dropped.
 func (x *Executor) refold(ctx context.Context) error {
@@ -217,11 +203,7 @@ func (x *Executor) recover(b *batch) ([]start, error) {
 		if n.Status == graph.StatusStarted {
 			if n.Def.Lane != "" {
 				// The engine call the crash cut off: no identity is known.
-				if err := x.add(b, graph.EventEngineAttempt, graph.EngineAttemptData{
-					Node: n.Def.ID, Position: n.Position, Sequence: x.rs.Sequence(n.Position) + 1,
-					Requested: json.RawMessage("null"), Effective: json.RawMessage("null"),
-					Usage: json.RawMessage(`{"known":false}`), Outcome: "interrupted",
-				}); err != nil {
+				if err := x.add(b, graph.EventEngineAttempt, x.rs.InterruptedCall(n)); err != nil {
 					return nil, err
 				}
 			}
@@ -250,30 +232,34 @@ func (x *Executor) attemptID(n *graph.NodeState) string {
 }
 
 // gate applies the action policy to a dispatched position before its
-// effects: approval pending → pause; denied → DENIED; otherwise record
-// attempt-started and return the attempt to launch.
+// effects (policyGate: a person's decision, the policies' — wait pauses,
+// deny fails DENIED); a position allowed to start records its
+// attempt-started and is returned to launch.
 func (x *Executor) gate(b *batch, n *graph.NodeState) ([]start, error) {
-	if n.Def.Approval {
-		switch n.Approved {
-		case "":
-			return nil, x.add(b, graph.EventNodePaused, graph.PausedData{Node: n.Def.ID, Position: n.Position,
-				Request: graph.PauseRequest{Kind: graph.PauseApproval, Position: n.Position}})
-		case graph.DecisionDeny:
-			return nil, x.add(b, graph.EventNodeFailed, graph.FailedData{Node: n.Def.ID, Position: n.Position,
-				Code: CodeDenied, Message: "denied by operator"})
-		}
+	st, settled, err := x.policyGate(b, n)
+	if err != nil || settled {
+		return nil, err
 	}
-	if failpoint.Enabled {
+	if failpoint.Enabled && st == nil {
 		if err := x.crashPoint(x.ctx, b, failpoint.AfterDispatch, n.Def.ID); err != nil {
 			return nil, err
 		}
 	}
-	id := x.attemptID(n)
+	if st == nil {
+		s := x.newStart(n)
+		st = &s
+	}
 	if err := x.add(b, graph.EventAttemptStarted, graph.AttemptStartedData{Node: n.Def.ID, Position: n.Position,
-		AttemptID: id, RetrySafe: n.Def.RetrySafe}); err != nil {
+		AttemptID: st.attempt, RetrySafe: n.Def.RetrySafe}); err != nil {
 		return nil, err
 	}
-	st := start{node: n.Def, position: n.Position, attempt: id, seq: x.rs.Sequence(n.Position),
+	return []start{*st}, nil
+}
+
+// newStart returns the attempt at n's position with the recorded results
+// its templates may read; it is rendered later (render.go).
+func (x *Executor) newStart(n *graph.NodeState) start {
+	st := start{node: n.Def, position: n.Position, attempt: x.attemptID(n), seq: x.rs.Sequence(n.Position),
 		results: map[string]json.RawMessage{}, artifacts: map[string]graph.ArtifactRef{}}
 	for _, dep := range x.visible(n.Def) {
 		d := x.rs.Graph().Node(dep)
@@ -285,7 +271,7 @@ func (x *Executor) gate(b *batch, n *graph.NodeState) ([]start, error) {
 			st.results[dep] = d.Result
 		}
 	}
-	return []start{st}, nil
+	return st
 }
 
 // visible returns the nodes whose results a node's templates may read: its
@@ -315,8 +301,10 @@ func (x *Executor) visible(n *graph.NodeDef) []string {
 	return out
 }
 
-// decide asks the graph for its next decision and records it, with the
-// attempt-started of every dispatched position, into b.
+// decide asks the graph for its next decision and records it, with each
+// dispatched position's gate (its policy decision, attempt-started, or
+// pause or denial), into b. Nothing is dispatched once a budget stopped
+// the run (budget.go).
 func (x *Executor) decide(b *batch) ([]start, error) {
 	var starts []start
 	// A decision whose positions all settle at their gate (denied, or
@@ -324,18 +312,27 @@ func (x *Executor) decide(b *batch) ([]start, error) {
 	// graph is asked again until it has nothing more to dispatch.
 	for {
 		ds, _ := x.rs.Graph().Next()
-		if len(ds) == 0 || x.budgetStop {
+		if len(ds) == 0 {
 			return starts, nil
 		}
-		if max := x.plan.Limits.MaxDispatches; max > 0 && x.rs.Graph().Dispatched()+len(ds) > max {
-			x.budgetStop = true
+		if x.budgetStop == "" {
+			x.budgetStop = x.budget(len(ds))
+		}
+		if x.budgetStop != "" {
 			return starts, nil
 		}
 		if err := x.add(b, graph.EventNodeDispatched, graph.DispatchedData{Dispatches: ds}); err != nil {
 			return nil, err
 		}
-		for _, d := range ds {
-			s, err := x.gate(b, x.rs.Graph().Node(d.Node))
+		nodes := make([]*graph.NodeState, len(ds))
+		for i, d := range ds {
+			nodes[i] = x.rs.Graph().Node(d.Node)
+		}
+		// The positions' policy questions are asked together, before
+		// their gates record the answers in decision order.
+		x.askAll(b, nodes)
+		for _, n := range nodes {
+			s, err := x.gate(b, n)
 			if err != nil {
 				return nil, err
 			}
@@ -364,16 +361,16 @@ func (x *Executor) finish(ctx context.Context) (*runstate.Result, error) {
 	g := x.rs.Graph()
 	_, out := g.Next()
 	if out == nil {
-		// Nothing in flight and nothing dispatchable only happens under the
-		// dispatch budget.
+		// Nothing in flight and nothing dispatchable only happens under a
+		// budget.
 		out = &graph.Outcome{Kind: graph.OutcomeFail, Code: CodeBudget}
 	}
 	res := &runstate.Result{RunID: x.plan.RunID, Output: &runstate.Output{}}
 	typ := graph.EventRunFinished
 	switch {
-	case x.budgetStop && out.Kind != graph.OutcomePaused:
+	case x.budgetStop != "" && out.Kind != graph.OutcomePaused:
 		res.Kind, res.Code = runstate.KindFail, CodeBudget
-		res.Output.MaxDispatches, res.Output.Dispatched = x.plan.Limits.MaxDispatches, g.Dispatched()
+		x.budgetOutput(res.Output)
 	case out.Kind == graph.OutcomeComplete:
 		res.Kind = runstate.KindComplete
 		res.Output.Nodes = map[string]json.RawMessage{}
@@ -407,7 +404,14 @@ func (x *Executor) finish(ctx context.Context) (*runstate.Result, error) {
 		res.Output.Paused = out.Paused
 	}
 	if err := x.keepOutput(ctx, res); err != nil {
-		return nil, err
+		if !errors.Is(err, store.ErrStorageLimitExceeded) && !errors.Is(err, store.ErrKnownSecret) {
+			return nil, err
+		}
+		// The output can be kept neither in the event nor as an
+		// artifact: the run fails, saying so, rather than end unrecorded.
+		res = &runstate.Result{RunID: x.plan.RunID, Kind: runstate.KindFail, Code: CodeTerminalArtifact,
+			Output: &runstate.Output{Message: fmt.Sprintf("the run's %s output could not be recorded: %v", out.Kind, err)}}
+		typ = graph.EventRunFinished
 	}
 	return x.recordResult(ctx, nil, typ, res)
 }

@@ -102,6 +102,9 @@ func (x *Executor) refuseOpenProbe(ctx context.Context, p runstate.ProbeStartedD
 // recordResult appends b with the run's result of type typ
 // (graph:run-finished or graph:run-waiting) in one write.
 func (x *Executor) recordResult(ctx context.Context, b batch, typ string, res *runstate.Result) (*runstate.Result, error) {
+	if res.Usage == nil {
+		res.Usage = x.rs.RunUsage()
+	}
 	if err := x.add(&b, typ, res); err != nil {
 		return nil, err
 	}

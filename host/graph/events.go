@@ -15,6 +15,7 @@ const (
 	EventNodePaused       = "graph:node-paused"
 	EventNodeResumed      = "graph:node-resumed"
 	EventApproval         = "graph:approval-decided"
+	EventActionDecided    = "graph:action-decided" // the action policy's answer for a position (docs/policies.md)
 	EventRunFinished      = "graph:run-finished"
 	EventRunWaiting       = "graph:run-waiting" // the run is paused: see docs/decisions.md, "Vocabulary"
 	EventRunResumed       = "graph:run-resumed"
@@ -38,6 +39,10 @@ type EngineAttemptData struct {
 	// PartsArtifact references the parts when they were too large to keep
 	// in the event.
 	PartsArtifact *ArtifactRef `json:"parts_artifact,omitempty"`
+	// Refused is the code the record refused the call's result with
+	// (KNOWN_SECRET, RESULT_TOO_LARGE): the record keeps the call and its
+	// usage without its parts and message.
+	Refused string `json:"refused,omitempty"`
 }
 
 // RetiredTarget names what a lane-dead failure proved dead. Empty fields
@@ -136,6 +141,12 @@ type PauseRequest struct {
 	Kind      string `json:"kind"`
 	Position  string `json:"position"`
 	AttemptID string `json:"attempt_id,omitempty"`
+	// Reason says why, for a person: a policy's reason to wait, or why
+	// a policy could not answer.
+	Reason string `json:"reason,omitempty"`
+	// Policy names the policy whose answer paused the position
+	// (PolicyApproval for the run file's approval list).
+	Policy string `json:"policy,omitempty"`
 }
 
 // PausedData is the data of graph:node-paused.
@@ -164,6 +175,49 @@ type ApprovalData struct {
 	// (docs/decisions.md, "One writer"); empty when an operator command
 	// recorded the decision itself.
 	Request string `json:"request,omitempty"`
+}
+
+// Policy verdicts recorded in graph:action-decided (docs/policies.md).
+const (
+	VerdictAllow = "allow"
+	VerdictWait  = "wait"
+	VerdictDeny  = "deny"
+)
+
+// PolicyApproval names the built-in policy behind the run file's approval
+// list: it answers wait for the nodes the list names and allow for the
+// others.
+const PolicyApproval = "approval"
+
+// PolicyAnswer is one policy's answer in a decision.
+type PolicyAnswer struct {
+	Policy string `json:"policy"`
+	// Digest is "sha256:<hex>" of the policy plugin's pinned binary; empty
+	// for the built-in approval policy.
+	Digest  string `json:"digest,omitempty"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+	// Error says why the policy gave no answer (it failed, timed out or
+	// died, or broke the protocol); the verdict is then wait.
+	Error string `json:"error,omitempty"`
+}
+
+// ActionDecidedData is the data of graph:action-decided: the action
+// policy's decision about one offer of a position, before its effects.
+// The policies are asked in order until one does not allow; Verdict,
+// Reason, Policy and Digest are that one's answer (the last one asked
+// when all allow), Answers every answer. The decision stands for the
+// position until a wait is answered by a resume, which asks again.
+type ActionDecidedData struct {
+	Node     string `json:"node"`
+	Position string `json:"position"`
+	// Attempt is the n of the position dag/<node>/<n>.
+	Attempt int            `json:"attempt"`
+	Verdict string         `json:"verdict"`
+	Reason  string         `json:"reason,omitempty"`
+	Policy  string         `json:"policy"`
+	Digest  string         `json:"digest,omitempty"`
+	Answers []PolicyAnswer `json:"answers"`
 }
 
 // Outcome kinds.

@@ -50,6 +50,10 @@ type NodeState struct {
 	// Approved is the recorded approval decision for the current position:
 	// "", DecisionAllow or DecisionDeny.
 	Approved string
+	// Decision is the action policy's recorded decision for the current
+	// offer of the position; nil when it has not been asked (or is to be
+	// asked again: a resume answered its wait).
+	Decision *ActionDecidedData
 }
 
 // State is the graph state folded from the record. It is incremental: the
@@ -140,8 +144,8 @@ func (s *State) Apply(typ string, data json.RawMessage) error {
 }
 
 // Decode returns the typed data of a graph event (a DispatchedData,
-// AttemptStartedData, CompletedData, FailedData, PausedData, ResumedData
-// or ApprovalData value) and true; false for an event the graph does not
+// AttemptStartedData, CompletedData, FailedData, PausedData, ResumedData,
+// ApprovalData or ActionDecidedData value) and true; false for an event the graph does not
 // fold. Data that does not decode is an error wrapping ErrInvalidEvent.
 func Decode(typ string, data json.RawMessage) (any, bool, error) {
 	var v any
@@ -161,6 +165,8 @@ func Decode(typ string, data json.RawMessage) (any, bool, error) {
 		v, err = decodeAs[ResumedData](data)
 	case EventApproval:
 		v, err = decodeAs[ApprovalData](data)
+	case EventActionDecided:
+		v, err = decodeAs[ActionDecidedData](data)
 	default:
 		return nil, false, nil
 	}
@@ -216,6 +222,11 @@ func (s *State) ApplyData(v any) error {
 		}
 		if n.Status == StatusPaused {
 			s.enter(n)
+			if n.Pause != nil && n.Pause.Kind == PauseApproval {
+				// The wait is answered: the policies are asked again
+				// (unless a person decided, which Approved keeps).
+				n.Decision = nil
+			}
 		}
 		n.Status, n.Pause, n.AttemptStarted = StatusDispatched, nil, false
 	case ApprovalData:
@@ -230,6 +241,15 @@ func (s *State) ApplyData(v any) error {
 			return fmt.Errorf("%w: position %q already has a decision (%s)", ErrInvalidEvent, d.Position, n.Approved)
 		}
 		n.Approved = d.Decision
+	case ActionDecidedData:
+		n, err := s.at(d.Node, d.Position, StatusDispatched)
+		if err != nil {
+			return err
+		}
+		if d.Verdict != VerdictAllow && d.Verdict != VerdictWait && d.Verdict != VerdictDeny {
+			return fmt.Errorf("%w: verdict %q for %q is not allow, wait or deny", ErrInvalidEvent, d.Verdict, d.Position)
+		}
+		n.Decision = &d
 	}
 	return nil
 }
@@ -319,7 +339,7 @@ func (s *State) applyDispatch(recorded []Dispatch) error {
 	for _, d := range recorded {
 		n := s.Node(d.Node)
 		n.Attempts++
-		n.Position, n.Status, n.AttemptStarted, n.Approved = d.Position, StatusDispatched, false, ""
+		n.Position, n.Status, n.AttemptStarted, n.Approved, n.Decision = d.Position, StatusDispatched, false, "", nil
 		s.enter(n)
 	}
 	return nil
@@ -461,7 +481,7 @@ func (s *State) outcome(paused bool, blocked []bool) *Outcome {
 func NodeEvent(typ string) bool {
 	switch typ {
 	case EventNodeDispatched, EventAttemptStarted, EventNodeCompleted, EventNodeFailed,
-		EventNodePaused, EventNodeResumed, EventApproval:
+		EventNodePaused, EventNodeResumed, EventApproval, EventActionDecided:
 		return true
 	}
 	return false

@@ -339,3 +339,51 @@ func TestNoRetryForFinalFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestActionDecision: a policy decision is kept for the position's offer;
+// a resume that answers a wait drops it (the policies are asked again),
+// a crash's retry-safe resume of a started attempt keeps it, and a new
+// position starts without one. A decision on a position that is not
+// dispatched, or with no known verdict, does not replay.
+func TestActionDecision(t *testing.T) {
+	def := &Definition{GlobalConcurrency: 1, RetryCapPerNode: 1, Nodes: []NodeDef{node("a", KindRequired)}}
+	s, err := New(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := s.Next()
+	apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
+	wait := ActionDecidedData{Node: "a", Position: "dag/a/1", Attempt: 1, Verdict: VerdictWait, Policy: "guard"}
+	apply(t, s, EventActionDecided, wait)
+	if d := s.Node("a").Decision; d == nil || d.Verdict != VerdictWait {
+		t.Fatalf("decision %+v, want the wait", d)
+	}
+	apply(t, s, EventNodePaused, PausedData{Node: "a", Position: "dag/a/1", Request: PauseRequest{Kind: PauseApproval, Position: "dag/a/1"}})
+	apply(t, s, EventNodeResumed, ResumedData{Node: "a", Position: "dag/a/1", Reason: ResumedOperator})
+	if d := s.Node("a").Decision; d != nil {
+		t.Fatalf("a resumed wait kept its decision %+v", d)
+	}
+	allow := wait
+	allow.Verdict = VerdictAllow
+	apply(t, s, EventActionDecided, allow)
+	apply(t, s, EventAttemptStarted, AttemptStartedData{Node: "a", Position: "dag/a/1", RetrySafe: true})
+	apply(t, s, EventNodeResumed, ResumedData{Node: "a", Position: "dag/a/1", Reason: ResumedRetrySafe})
+	if d := s.Node("a").Decision; d == nil || d.Verdict != VerdictAllow {
+		t.Fatalf("a crash's resume dropped the allow: %+v", d)
+	}
+	apply(t, s, EventAttemptStarted, AttemptStartedData{Node: "a", Position: "dag/a/1", RetrySafe: true})
+	apply(t, s, EventNodeFailed, FailedData{Node: "a", Position: "dag/a/1", Code: "EFFECT_FAILED"})
+	ds, _ = s.Next()
+	apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
+	if n := s.Node("a"); n.Position != "dag/a/2" || n.Decision != nil {
+		t.Fatalf("the retry at %s starts with decision %+v", n.Position, n.Decision)
+	}
+	for name, bad := range map[string]ActionDecidedData{
+		"not dispatched":  {Node: "a", Position: "dag/a/1", Verdict: VerdictAllow},
+		"unknown verdict": {Node: "a", Position: "dag/a/2", Verdict: "maybe"},
+	} {
+		if err := s.Apply(EventActionDecided, mustJSON(t, bad)); !errors.Is(err, ErrInvalidEvent) {
+			t.Errorf("%s: %v, want INVALID_EVENT", name, err)
+		}
+	}
+}

@@ -5,4 +5,7 @@ package runstate
 const (
 	// CodeStopped ends a run an operator stopped.
 	CodeStopped = "STOPPED"
+	// CodeAborted is the failure of a position the run's end cut off
+	// (graph:node-failed), as the executor records a plugin's own abort.
+	CodeAborted = "ABORTED"
 )

@@ -49,12 +49,30 @@ type Result struct {
 	Kind   Kind    `json:"kind"`
 	Code   string  `json:"code"`
 	Output *Output `json:"output,omitempty"`
+	// Usage is the token usage of the run's engine calls when the result
+	// was recorded: totals, per lane, and the calls that measured none.
+	// Absent from records written before it existed.
+	Usage *RunUsage `json:"usage,omitempty"`
 }
 
 // Terminal reports whether the result ends the run for good: complete, or
 // fail with any code but PROTOCOL (a start refused until a person closes
 // an open probe; recorded as graph:run-waiting).
 func (r *Result) Terminal() bool { return r.Kind != KindPaused && r.Code != CodeProtocol }
+
+// Phase is the phase the result leaves a run in: completed, stopped,
+// failed, or paused for a result that is not terminal.
+func (r *Result) Phase() Phase {
+	switch {
+	case !r.Terminal():
+		return PhasePaused
+	case r.Kind == KindComplete:
+		return PhaseCompleted
+	case r.Code == CodeStopped:
+		return PhaseStopped
+	}
+	return PhaseFailed
+}
 
 // NodeError is why one node of a failed graph failed.
 type NodeError struct {
@@ -71,7 +89,8 @@ const CodeBlocked = "BLOCKED"
 // and code:
 //   - complete: Nodes, each node's result (or {"result_artifact": ref});
 //   - fail DAG_NODE_FAILED: Failed, Errors and Passed;
-//   - fail BUDGET_STOP: MaxDispatches and Dispatched;
+//   - fail BUDGET_STOP: Budget (the budget that stopped the run), Limit
+//     and Used, and for max_dispatches MaxDispatches and Dispatched too;
 //   - paused at positions: Paused;
 //   - paused by preflight: PreflightEventID and Message;
 //   - fail PROTOCOL (an open probe): Message, ProbeID, Lane, Check, Target;
@@ -98,6 +117,13 @@ type Output struct {
 	Changes       json.RawMessage `json:"changes,omitempty"`
 	MaxDispatches int             `json:"max_dispatches,omitempty"`
 	Dispatched    int             `json:"dispatched,omitempty"`
+	// Budget names the limit a BUDGET_STOP passed: max_dispatches,
+	// max_input_tokens, max_output_tokens or stop_on_unmeasured; Limit
+	// is its value and Used what the run had used (dispatches, tokens, or
+	// unmeasured calls).
+	Budget string `json:"budget,omitempty"`
+	Limit  int64  `json:"limit,omitempty"`
+	Used   int64  `json:"used,omitempty"`
 	// Artifact references the whole output when it was too large for an
 	// event.
 	Artifact *graph.ArtifactRef `json:"output_artifact,omitempty"`

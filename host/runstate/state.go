@@ -107,12 +107,14 @@ type State struct {
 	anchor     *SnapshotData // newest snapshot since the last worker started
 	requests   map[string]graph.ApprovalData
 	takeovers  int
+	crashes    int      // run:worker-exited events: workers that crashed
+	totals     RunUsage // the nodes' engine calls, by lane too
 }
 
 // New returns an empty fold; the first event applied must be
 // graph:run-started.
 func New() *State {
-	return &State{seq: map[string]int{}, pos: map[string]*Position{}, usage: map[string]*plugin.Usage{},
+	return &State{seq: map[string]int{}, pos: map[string]*Position{}, usage: map[string]*plugin.Usage{}, totals: newRunUsage(),
 		requests: map[string]graph.ApprovalData{}}
 }
 
@@ -287,14 +289,7 @@ func (s *State) result(typ string, r *Result, ts time.Time) {
 		return
 	}
 	s.finished, s.finishedAt, s.paused = r, ts, nil
-	switch {
-	case r.Kind == KindComplete:
-		s.phase = PhaseCompleted
-	case r.Code == CodeStopped:
-		s.phase = PhaseStopped
-	default:
-		s.phase = PhaseFailed
-	}
+	s.phase = r.Phase()
 }
 
 // engineCallData is what the fold reads of graph:engine-attempt-recorded
@@ -324,17 +319,7 @@ func (s *State) engineCall(d engineCallData) {
 		p.Calls = append(p.Calls, EngineCall{Sequence: d.Sequence, Outcome: d.Outcome, FailureKind: d.FailureKind,
 			Requested: d.Requested, Effective: d.Effective, Usage: u, PartsArtifact: d.PartsArtifact})
 	}
-	cur, seen := s.usage[d.Node]
-	switch {
-	case !seen:
-		s.order = append(s.order, d.Node)
-		s.usage[d.Node] = &u
-	case cur.Known && u.Known:
-		cur.Input, cur.Output = cur.Input+u.Input, cur.Output+u.Output
-		cur.CacheRead, cur.CacheCreation = cur.CacheRead+u.CacheRead, cur.CacheCreation+u.CacheCreation
-	default:
-		*cur = plugin.Usage{}
-	}
+	s.count(d.Node, u)
 }
 
 // applyRun folds the run: family.
@@ -356,6 +341,7 @@ func (s *State) applyRun(typ string, data json.RawMessage, v any, ts time.Time) 
 			return err
 		}
 		s.exit = &Exit{Restart: d.Restart, At: ts}
+		s.crashes++
 		if s.finished == nil && s.paused == nil {
 			s.phase = PhaseRecovering
 		}

@@ -175,7 +175,7 @@ func TestOlderSpellings(t *testing.T) {
 // panics, and a rejected event changes nothing later events rely on.
 func FuzzApply(f *testing.F) {
 	types := []string{graph.EventNodeDispatched, graph.EventAttemptStarted, graph.EventEngineAttempt, graph.EventModelUnavailable,
-		graph.EventNodeCompleted, graph.EventNodeFailed, graph.EventNodePaused, graph.EventNodeResumed, graph.EventApproval,
+		graph.EventNodeCompleted, graph.EventNodeFailed, graph.EventNodePaused, graph.EventNodeResumed, graph.EventApproval, graph.EventActionDecided,
 		graph.EventRunFinished, graph.EventRunWaiting, graph.EventRunResumed, EventWorkerStarted, EventWorkerExited,
 		EventCleanup, EventTakeover, EventWorkspaceSnapshot, EventPauseAnchor, EventProbeStarted, EventPreflightAdmitted}
 	f.Add(uint8(0), []byte(`{"dispatches":[{"node":"a","position":"dag/a/1"}]}`))

@@ -7,7 +7,6 @@ import (
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"
-	"github.com/obversa/obversa/plugin"
 )
 
 var (
@@ -84,34 +83,6 @@ func (s *State) Takeovers() int { return s.takeovers }
 
 // Position returns what the fold knows of a position, or nil.
 func (s *State) Position(position string) *Position { return s.pos[position] }
-
-// NodeUsage is one node's usage total.
-type NodeUsage struct {
-	Node string
-	// Usage sums the node's engine calls; Known is false when any of them
-	// was unfinished, unreported or failed (unknown is never zero).
-	Usage plugin.Usage
-}
-
-// Usage returns each node's usage total, in the order of the nodes' first
-// recorded engine call.
-func (s *State) Usage() []NodeUsage {
-	out := make([]NodeUsage, 0, len(s.order))
-	for _, n := range s.order {
-		out = append(out, NodeUsage{Node: n, Usage: *s.usage[n]})
-	}
-	return out
-}
-
-// NodeUsageOf returns one node's usage total; ok is false when the node
-// has no recorded engine call.
-func (s *State) NodeUsageOf(node string) (u plugin.Usage, ok bool) {
-	p, ok := s.usage[node]
-	if !ok {
-		return plugin.Usage{}, false
-	}
-	return *p, true
-}
 
 // PausedPositions returns the paused positions, in declaration order.
 func (s *State) PausedPositions() []string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/store"
@@ -44,4 +45,15 @@ func appendFolded(ctx context.Context, run store.Record, st *runstate.State, eve
 		}
 	}
 	return nil
+}
+
+// endRun records the terminal result res that the watchdog or an operator
+// command decided, after the events before, in one conditional append:
+// every position still in flight first ends ABORTED (runstate.Aborted),
+// and res carries the run's usage with those calls counted as unmeasured.
+func endRun(ctx context.Context, run store.Record, st *runstate.State, res *runstate.Result, before ...store.NewEvent) error {
+	events, usage := st.Aborted(res.Code)
+	res.Usage = usage
+	all := append(append(before, events...), store.NewEvent{Type: graph.EventRunFinished, Data: res})
+	return appendFolded(ctx, run, st, all...)
 }

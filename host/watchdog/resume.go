@@ -94,6 +94,14 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *runstate.
 		if o.Preflight != "" {
 			return nil, false, fmt.Errorf("%w: the run already ended (%s %s); it has no open preflight pause, %s names none", ErrResumeEventMismatch, f.Kind, f.Code, o.Preflight)
 		}
+		if st.CleanupVerified() == nil {
+			// Its watchdog died before it looked for what the last
+			// worker left: look now, so the run ends verified or not.
+			marked, left := stopRun(ctx, OwnerMarker(run.Dir()), rs.Plan.TeardownGrace())
+			if err := appendFolded(ctx, run, st, store.NewEvent{Type: runstate.EventCleanup, Data: cleanupData(marked, left)}); err != nil {
+				return nil, false, conflictHint(err, runDir)
+			}
+		}
 		return f, true, nil
 	}
 	pf, err := preflightEvents(st.Preflight().Report(), o, run.Dir())

@@ -30,6 +30,11 @@ type simCase struct {
 	// schedules are the kill schedules the case is run with, each from
 	// scratch: a schedule's kills fire in order, once each.
 	schedules [][]simKill
+	// policy is the verdict the simulated policy plugin gives each node
+	// (sim_policy_test.go); nil when the case asks no policy.
+	policy map[string]string
+	// limits are the case's token budgets (zero: none).
+	limits plan.Limits
 }
 
 // simSchedules is how many kill schedules each seeded graph is run with:
@@ -115,17 +120,22 @@ func newSimCase(seed int64) *simCase {
 		}
 		c.schedules = append(c.schedules, kills)
 	}
+	c.drawPolicyAndBudget(seed)
 	return c
 }
 
 // plan returns the case's plan for run id under storage dir.
 func (c *simCase) plan(dir, id string) *plan.Plan {
 	t := plugin.Identity{Adapter: "mock", Provider: "local", ModelFamily: "scripted", Model: "m1", Tools: []string{}}
-	return &plan.Plan{RunID: id, Namespace: "default", Storage: plan.Storage{Directory: dir},
+	p := &plan.Plan{RunID: id, Namespace: "default", Storage: plan.Storage{Directory: dir},
 		Workspace: plan.Workspace{Root: filepath.Join(dir, "workspace"), Provider: "none"}, TeardownGraceMS: 100,
 		Restart: plan.Restart{MaxRestarts: 10, InitialBackoffMS: 0, MaxBackoffMS: 0},
-		Plugins: []plan.PluginPlan{},
-		Lanes:   []plan.LanePlan{{Name: "w", Requested: t, Effective: t, KnownSubstitutions: []plugin.Identity{}, Fallbacks: []plugin.Identity{}}}}
+		Plugins: []plan.PluginPlan{}, Limits: c.limits,
+		Lanes: []plan.LanePlan{{Name: "w", Requested: t, Effective: t, KnownSubstitutions: []plugin.Identity{}, Fallbacks: []plugin.Identity{}}}}
+	if c.policy != nil {
+		p.Policies = []string{simPolicyName}
+	}
+	return p
 }
 
 // effects is the side-effect log of one case: every time node code took

@@ -121,6 +121,7 @@ func (s *simRun) worker(ctx context.Context, run store.Record, restart int) (*ex
 			return
 		}
 		x.SetPlugins(map[string]plugin.Engine{"mock": s.eng}, map[string]plugin.NodeBinding{"sim": &simBinding{c: s.c, e: s.eff, dead: dead}})
+		x.SetPolicies(map[string]plugin.Policy{simPolicyName: &simPolicy{c: s.c, dead: dead}})
 		_, werr = x.Execute(wctx)
 	}()
 	<-done

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
@@ -39,6 +40,9 @@ var (
 // simStats counts what a simulation did.
 type simStats struct {
 	cases, kills, workerKills, watchdogKills, bothKills, pauses, reconciles atomic.Int64
+	// policyCases ask a policy plugin; budgetCases carry a token budget,
+	// budgetStops of which ended BUDGET_STOP.
+	policyCases, budgetCases, budgetStops atomic.Int64
 }
 
 func TestSim(t *testing.T) {
@@ -88,9 +92,9 @@ func TestSim(t *testing.T) {
 	for _, f := range failures {
 		t.Error(f)
 	}
-	fmt.Printf("sim: %d cases (%d graphs × %d kill schedules) in %s, %d kills (worker %d, watchdog %d, both %d), %d pauses answered (%d reconciliations), %d invariant violations\n",
+	fmt.Printf("sim: %d cases (%d graphs × %d kill schedules) in %s, %d kills (worker %d, watchdog %d, both %d), %d pauses answered (%d reconciliations), %d with a policy, %d with a budget (%d BUDGET_STOP), %d invariant violations\n",
 		stats.cases.Load(), len(seeds), simSchedules, time.Since(start).Round(time.Second), stats.kills.Load(), stats.workerKills.Load(), stats.watchdogKills.Load(),
-		stats.bothKills.Load(), stats.pauses.Load(), stats.reconciles.Load(), len(failures))
+		stats.bothKills.Load(), stats.pauses.Load(), stats.reconciles.Load(), stats.policyCases.Load(), stats.budgetCases.Load(), stats.budgetStops.Load(), len(failures))
 }
 
 // runSimCase runs the graph of a seed without kills (the oracle) and
@@ -111,6 +115,18 @@ func runSimCase(base string, seed int64, stats *simStats) error {
 		got, err := c.execute(filepath.Join(dir, fmt.Sprint("crash-", i)), kills, stats)
 		if err != nil {
 			return fmt.Errorf("kills %v: %w", kills, err)
+		}
+		if c.policy != nil {
+			stats.policyCases.Add(1)
+		}
+		if c.budgeted() {
+			stats.budgetCases.Add(1)
+			if got.Code == executor.CodeBudget {
+				stats.budgetStops.Add(1)
+			}
+			// Kills change what the record counts: the budget's own
+			// invariants hold instead (checkBudget).
+			continue
 		}
 		if got.Kind != oracle.Kind || got.Code != oracle.Code {
 			return fmt.Errorf("kills %v: result %s %s, the run without kills %s %s", kills, got.Kind, got.Code, oracle.Kind, oracle.Code)
@@ -325,6 +341,9 @@ func (s *simRun) check(ctx context.Context, st *store.Store, res *runstate.Resul
 		}
 	}
 	problems = append(problems, s.faults...)
+	if s.c.budgeted() {
+		problems = append(problems, s.checkBudget(ctx, run, res)...)
+	}
 	if s.stats != nil { // the run without kills (the oracle) is only compared
 		if ps, err := proc.Marked(launch.OwnerEnv+"="+OwnerMarker(s.runDir), map[int]bool{os.Getpid(): true}); err != nil || len(ps) > 0 {
 			problems = append(problems, fmt.Sprintf("processes carry the owner marker: %v %v", ps, err))

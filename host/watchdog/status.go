@@ -31,20 +31,30 @@ const (
 )
 
 // Report is `obversa status`: what the record and the process table say
-// about a run, read-only. Durations are milliseconds; usage totals stay
-// "unknown" when any call of the node did not report usage.
+// about a run, read-only. Durations are milliseconds; a node's usage is
+// "unknown" when any call of it did not report usage or one is in flight.
 type Report struct {
-	RunID              string               `json:"run_id"`
-	Phase              string               `json:"phase"`
-	Worker             *WorkerReport        `json:"worker"`
-	RestartCount       int                  `json:"restart_count"`
+	RunID  string        `json:"run_id"`
+	Phase  string        `json:"phase"`
+	Worker *WorkerReport `json:"worker"`
+	// RestartCount is how many workers were restarted after a crash, over
+	// every watchdog of the run (RestartsUsed, kept for older readers).
+	RestartCount int `json:"restart_count"`
+	// RestartsUsed and RestartsLeft are the run's restart budget
+	// (restart.max_restarts): a resume goes on counting, a pause restores
+	// nothing (docs/decisions.md, "Restart budget").
+	RestartsUsed       int                  `json:"restarts_used"`
+	RestartsLeft       int                  `json:"restarts_left"`
 	ElapsedMS          int64                `json:"elapsed_ms"`
 	RemainingTimeoutMS *int64               `json:"remaining_timeout_ms"`
 	PauseReasons       []graph.PauseRequest `json:"pause_reasons"`
 	Active             []Active             `json:"active"`
 	Usage              []NodeUsage          `json:"usage"`
-	Events             int64                `json:"events"`
-	CleanupVerified    *bool                `json:"cleanup_verified"`
+	// UsageTotals sums the recorded engine calls of the run's nodes, per
+	// lane too, with the count of calls that measured no usage.
+	UsageTotals     *runstate.RunUsage `json:"usage_totals"`
+	Events          int64              `json:"events"`
+	CleanupVerified *bool              `json:"cleanup_verified"`
 	// Processes are the live processes carrying the run's owner marker.
 	Processes []proc.Proc `json:"processes"`
 	// Backoff is set while the watchdog waits to restart a crashed worker.
@@ -133,6 +143,9 @@ func View(st *runstate.State, runDir string, now time.Time, holderAlive bool) *R
 			Alive: proc.Alive(proc.Proc{PID: w.PID, StartTime: w.StartTime})}
 		r.RestartCount = w.Restart
 	}
+	r.RestartsUsed = r.RestartCount
+	r.RestartsLeft = max(rs.Plan.Restart.MaxRestarts-r.RestartsUsed, 0)
+	r.UsageTotals = st.RunUsage()
 	if r.Result == nil {
 		if r.Phase == PhaseRunning && (r.Worker == nil || !r.Worker.Alive) {
 			r.Phase = PhaseRecovering
@@ -148,7 +161,11 @@ func View(st *runstate.State, runDir string, now time.Time, holderAlive bool) *R
 			r.PauseReasons = append(r.PauseReasons, graph.PauseRequest{Kind: r.Result.Code})
 		}
 	}
-	r.Active = active(st, now)
+	if st.Finished() == nil {
+		// Nothing is active once the run ended, even in a record whose
+		// end did not close its positions (written before it did).
+		r.Active = active(st, now)
+	}
 	if ps, err := proc.Marked(launch.OwnerEnv+"="+OwnerMarker(runDir), map[int]bool{os.Getpid(): true}); err == nil && ps != nil {
 		r.Processes = ps
 	} else {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/store"
 )
@@ -35,8 +34,12 @@ func StopIdle(ctx context.Context, runDir string) (*runstate.Result, error) {
 	if f := st.Finished(); f != nil {
 		return f, ErrAlreadyEnded
 	}
+	// Nothing of the run may outlive it: whatever carries its marker is
+	// stopped, and the record says whether that was verified.
+	marked, left := stopRun(ctx, OwnerMarker(run.Dir()), st.Plan().TeardownGrace())
+	cleanup := store.NewEvent{Type: runstate.EventCleanup, Data: cleanupData(marked, left)}
 	res := runstate.Message(st.Plan().RunID, runstate.KindFail, CodeStopped, "stopped by obversa stop while no watchdog held the run")
-	if err := appendFolded(ctx, run, st, store.NewEvent{Type: graph.EventRunFinished, Data: res}); err != nil {
+	if err := endRun(ctx, run, st, res, cleanup); err != nil {
 		return nil, conflictHint(err, runDir)
 	}
 	return res, nil

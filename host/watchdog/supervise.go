@@ -14,7 +14,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/runstate"
@@ -146,7 +145,10 @@ func (s *supervisor) loop(ctx context.Context) (*runstate.Result, error) {
 	ws := newGuard(s.plan, s.run.Dir())
 	defer ws.release()
 	var crashSnap *workspace.Snapshot
-	for restart := 0; ; restart++ {
+	// The restart budget is the run's, not this watchdog's: a resumed run
+	// goes on counting the workers that crashed before it
+	// (docs/decisions.md, "Restart budget").
+	for restart := s.rs.Restarts(); ; restart++ {
 		if !s.deadline.IsZero() && time.Now().After(s.deadline) {
 			return s.finish(rec, CodeTimeout, "the run's timeout passed before a worker could start")
 		}
@@ -349,11 +351,24 @@ func withoutOwner(env []string) []string {
 func (s *supervisor) cleanup(ctx context.Context) ([]proc.Proc, error) {
 	reapOrphans()
 	marked, left := stopRun(ctx, s.marker, s.plan.TeardownGrace())
-	if len(marked) == 0 {
-		return nil, nil
+	if len(marked) > 0 {
+		reapOrphans()
 	}
-	reapOrphans()
-	return left, s.record(ctx, runstate.EventCleanup, runstate.CleanupData{Stopped: marked, Survivors: left, Verified: len(left) == 0})
+	// Recorded even when nothing was found: status then says the cleanup
+	// after this worker was verified (cleanup_verified), whatever ended it.
+	return left, s.record(ctx, runstate.EventCleanup, cleanupData(marked, left))
+}
+
+// cleanupData is run:cleanup for what stopRun found and left: verified
+// when nothing survived ([] for none, never null).
+func cleanupData(found, left []proc.Proc) runstate.CleanupData {
+	if found == nil {
+		found = []proc.Proc{}
+	}
+	if left == nil {
+		left = []proc.Proc{}
+	}
+	return runstate.CleanupData{Stopped: found, Survivors: left, Verified: len(left) == 0}
 }
 
 // stopRun stops every process carrying the owner marker, and their
@@ -373,8 +388,15 @@ func (s *supervisor) record(ctx context.Context, typ string, data any) error {
 
 // finish records a result the watchdog decided.
 func (s *supervisor) finish(ctx context.Context, code, detail string) (*runstate.Result, error) {
+	if s.rs.CleanupVerified() == nil {
+		// No cleanup since the last worker (none ran under this
+		// watchdog): look now, so the result says what is left.
+		if _, err := s.cleanup(ctx); err != nil {
+			return nil, err
+		}
+	}
 	res := runstate.Message(s.plan.RunID, runstate.KindFail, code, detail)
-	if err := s.record(ctx, graph.EventRunFinished, res); err != nil {
+	if err := endRun(ctx, s.run, s.rs, res); err != nil {
 		return nil, err
 	}
 	return res, nil

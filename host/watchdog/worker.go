@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/obversa/obversa/host/executor"
-	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/runstate"
@@ -98,7 +97,8 @@ func Work(ctx context.Context, runDir string, restart int, stdin io.Reader) (*ru
 		return nil, err
 	}
 	defer live.Close()
-	x, err := executor.New(executor.Options{Run: run, State: state, Logger: logger, Requests: newRequestQueue(runDir), Stream: live})
+	x, err := executor.New(executor.Options{Run: run, State: state, Logger: logger, Requests: newRequestQueue(runDir), Stream: live,
+		Redactor: store.NewRedactor(pol.KnownSecrets)})
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +112,7 @@ func Work(ctx context.Context, runDir string, restart int, stdin io.Reader) (*ru
 	}
 	defer set.Close()
 	x.SetPlugins(set.Engines(), set.Bindings())
+	x.SetPolicies(set.Policies())
 	x.SetProbes(probes(set, rs.Plan))
 	type outcome struct {
 		res *runstate.Result
@@ -186,7 +187,7 @@ func probes(set *launch.Set, p *plan.Plan) map[string]executor.PluginProbe {
 // executor ran (its fold is the worker's).
 func pluginChanged(ctx context.Context, run store.Record, st *runstate.State, cause error) (*runstate.Result, error) {
 	res := runstate.Message(st.Plan().RunID, runstate.KindFail, CodePluginChanged, cause.Error())
-	if err := appendFolded(ctx, run, st, store.NewEvent{Type: graph.EventRunFinished, Data: res}); err != nil {
+	if err := endRun(ctx, run, st, res); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -1,6 +1,7 @@
 // Package failpoint marks the points where crash tests stop a process
 // between two durable writes no signal could aim at (after a dispatch is
-// durable and before its attempt-started, inside a preflight probe, before
+// durable and before its attempt-started, after a policy decision is
+// durable and before the attempt starts, inside a preflight probe, before
 // and after every append and every plugin call).
 //
 // It follows etcd's gofail: the points cost nothing in a release build.
@@ -31,6 +32,9 @@ const (
 	// AfterDispatch fires once the dispatch decision naming the node is
 	// durable, before its attempt-started is written.
 	AfterDispatch = "after-dispatch"
+	// AfterDecision fires once the action policy's allow for the node's
+	// position is durable, before its attempt-started is written.
+	AfterDecision = "after-decision"
 	// AfterStart fires once the node's attempt-started is durable, before
 	// its code is called.
 	AfterStart = "after-start"

@@ -1,0 +1,59 @@
+package executor
+
+import (
+	"context"
+	"errors"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/store"
+)
+
+// refuseResult records a settle the record refused as the node's failure,
+// on a state already refolded from the record. The settle's engine-call
+// records are kept without what the record may have refused in them
+// (parts, message), so the calls and their usage stay counted; should the
+// record refuse even those, the failure is recorded alone.
+func (x *Executor) refuseResult(ctx context.Context, m message, cause error) ([]start, error) {
+	code := store.Code(cause)
+	if code == "STORAGE_LIMIT_EXCEEDED" {
+		code = CodeResultTooLarge
+	}
+	fail := graph.FailedData{Node: m.node, Position: m.position, Code: code, Message: "the record refused the result: " + cause.Error()}
+	calls := refusedCalls(m.events, code)
+	for {
+		var b batch
+		for _, c := range calls {
+			if err := x.add(&b, graph.EventEngineAttempt, c); err != nil {
+				return nil, err
+			}
+		}
+		if err := x.add(&b, graph.EventNodeFailed, fail); err != nil {
+			return nil, err
+		}
+		starts, err := x.decide(&b)
+		if err != nil {
+			return nil, err
+		}
+		err = x.commit(ctx, b)
+		if len(calls) == 0 || !(errors.Is(err, store.ErrKnownSecret) || errors.Is(err, store.ErrStorageLimitExceeded)) {
+			return starts, err
+		}
+		if err := x.refold(ctx); err != nil {
+			return nil, err
+		}
+		calls = nil
+	}
+}
+
+// refusedCalls returns the engine-call records among events without their
+// parts and message, marked with the code the record refused them with.
+func refusedCalls(events []event, code string) []graph.EngineAttemptData {
+	var out []graph.EngineAttemptData
+	for _, e := range events {
+		if c, ok := e.v.(graph.EngineAttemptData); ok {
+			c.Parts, c.PartsArtifact, c.Message, c.Refused = nil, nil, "", code
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,174 @@
+package runstate
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/store"
+)
+
+// Totals is a sum of token usage over engine calls: the counts of the
+// calls that measured their usage, and how many did not. Unknown usage is
+// never read as zero: an unmeasured call adds to UnmeasuredCalls only
+// (docs/decisions.md, "Usage and budgets").
+type Totals struct {
+	Input           int64 `json:"input"`
+	Output          int64 `json:"output"`
+	CacheRead       int64 `json:"cache_read"`
+	CacheCreation   int64 `json:"cache_creation"`
+	UnmeasuredCalls int   `json:"unmeasured_calls"`
+}
+
+// add counts one call's usage.
+func (t *Totals) add(u plugin.Usage) {
+	if !u.Known {
+		t.UnmeasuredCalls++
+		return
+	}
+	t.Input += u.Input
+	t.Output += u.Output
+	t.CacheRead += u.CacheRead
+	t.CacheCreation += u.CacheCreation
+}
+
+// RunUsage is the usage of a run's nodes: the totals over every recorded
+// engine call, and per lane. Preflight's live probes are not in it (they
+// are the preflight report's). graph:run-finished and graph:run-waiting
+// carry it.
+type RunUsage struct {
+	Totals
+	Lanes map[string]Totals `json:"lanes"`
+}
+
+func newRunUsage() RunUsage { return RunUsage{Lanes: map[string]Totals{}} }
+
+// clone returns a copy that later folding does not change.
+func (r RunUsage) clone() *RunUsage {
+	c := r
+	c.Lanes = make(map[string]Totals, len(r.Lanes))
+	for k, v := range r.Lanes {
+		c.Lanes[k] = v
+	}
+	return &c
+}
+
+// NodeUsage is one node's usage total.
+type NodeUsage struct {
+	Node string
+	// Usage sums the node's engine calls; Known is false when any of them
+	// was unfinished, unreported or failed, or a call is in flight
+	// (unknown is never zero).
+	Usage plugin.Usage
+}
+
+// count folds one recorded engine call of node into its node's usage and
+// the run's totals.
+func (s *State) count(node string, u plugin.Usage) {
+	lane := ""
+	if n := s.graph.Node(node); n != nil {
+		lane = n.Def.Lane
+	}
+	s.totals.add(u)
+	t := s.totals.Lanes[lane]
+	t.add(u)
+	s.totals.Lanes[lane] = t
+	cur, seen := s.usage[node]
+	switch {
+	case !seen:
+		s.order = append(s.order, node)
+		s.usage[node] = &u
+	case cur.Known && u.Known:
+		cur.Input, cur.Output = cur.Input+u.Input, cur.Output+u.Output
+		cur.CacheRead, cur.CacheCreation = cur.CacheRead+u.CacheRead, cur.CacheCreation+u.CacheCreation
+	default:
+		*cur = plugin.Usage{}
+	}
+}
+
+// inFlightCall reports whether an engine node has a started attempt with
+// no result: its current call is unfinished, so its usage is unknown.
+func inFlightCall(n *graph.NodeState) bool {
+	return n.Def.Lane != "" && n.Status == graph.StatusStarted
+}
+
+// Usage returns each node's usage total: the nodes with a recorded engine
+// call in the order of their first one, then the engine nodes whose first
+// call is in flight, as unknown.
+func (s *State) Usage() []NodeUsage {
+	out := make([]NodeUsage, 0, len(s.order))
+	for _, n := range s.order {
+		u, _ := s.NodeUsageOf(n)
+		out = append(out, NodeUsage{Node: n, Usage: u})
+	}
+	for _, n := range s.graph.Nodes() {
+		if _, seen := s.usage[n.Def.ID]; !seen && inFlightCall(n) {
+			out = append(out, NodeUsage{Node: n.Def.ID})
+		}
+	}
+	return out
+}
+
+// NodeUsageOf returns one node's usage total: unknown while a call of it
+// is in flight. ok is false when the node has no engine call, recorded
+// or in flight.
+func (s *State) NodeUsageOf(node string) (u plugin.Usage, ok bool) {
+	if n := s.graph.Node(node); n != nil && inFlightCall(n) {
+		return plugin.Usage{}, true
+	}
+	p, ok := s.usage[node]
+	if !ok {
+		return plugin.Usage{}, false
+	}
+	return *p, true
+}
+
+// RunUsage returns the usage totals of the recorded engine calls, as
+// graph:run-finished carries them; a copy.
+func (s *State) RunUsage() *RunUsage { return s.totals.clone() }
+
+// Restarts returns how many workers of the run crashed (run:worker-exited),
+// across every watchdog: the restart budget they used (docs/decisions.md,
+// "Restart budget").
+func (s *State) Restarts() int { return s.crashes }
+
+// InterruptedCall is the record of the engine call a crash or the run's
+// end cut off at n's current position: no identity is known, its usage is
+// unknown.
+func (s *State) InterruptedCall(n *graph.NodeState) graph.EngineAttemptData {
+	return graph.EngineAttemptData{Node: n.Def.ID, Position: n.Position, Sequence: s.Sequence(n.Position) + 1,
+		Requested: json.RawMessage("null"), Effective: json.RawMessage("null"),
+		Usage: json.RawMessage(`{"known":false}`), Outcome: OutcomeInterrupted}
+}
+
+// Totals returns the run's usage totals over the recorded engine calls,
+// without the per-lane ones.
+func (s *State) Totals() Totals { return s.totals.Totals }
+
+// Aborted returns the events that end every position still in flight when
+// the run ends with code (STOPPED, TIMEOUT, …): for an engine call that was
+// running, its record with unknown usage (InterruptedCall), then the
+// position's graph:node-failed ABORTED. It also returns the run's usage as
+// it will be once those are recorded, for the result that follows them in
+// the same append (docs/decisions.md, "Status after the end").
+func (s *State) Aborted(code string) ([]store.NewEvent, *RunUsage) {
+	usage := s.totals.clone()
+	var events []store.NewEvent
+	for _, n := range s.graph.InFlight() {
+		what := "was dispatched and had not started"
+		if n.Status == graph.StatusStarted {
+			what = "was running"
+			if n.Def.Lane != "" {
+				events = append(events, store.NewEvent{Type: graph.EventEngineAttempt, Data: s.InterruptedCall(n)})
+				usage.add(plugin.Usage{})
+				lane := usage.Lanes[n.Def.Lane]
+				lane.add(plugin.Usage{})
+				usage.Lanes[n.Def.Lane] = lane
+			}
+		}
+		events = append(events, store.NewEvent{Type: graph.EventNodeFailed, Data: graph.FailedData{Node: n.Def.ID, Position: n.Position,
+			Code: CodeAborted, Message: fmt.Sprintf("the run ended (%s) while the attempt %s", code, what)}})
+	}
+	return events, usage
+}

@@ -1,7 +1,9 @@
-// Package docs_test checks the code in docs/writing-plugins.md: every Go
-// snippet compiles, the minimal engines in Go, JavaScript and Python pass
-// the conformance kit, and every other JavaScript or Python snippet is an
-// excerpt of the example engine file it names.
+// Package docs_test checks what the documents promise: in
+// docs/writing-plugins.md every Go snippet compiles, the minimal engines in
+// Go, JavaScript and Python and the minimal policy in Go pass the
+// conformance kit, and every other JavaScript or Python snippet is an
+// excerpt of the example engine file it names; in docs/decisions.md the codes table covers every code and event
+// name of the host, each with a test or a reason (codes_test.go).
 package docs_test
 
 import (
@@ -17,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/obversa/obversa/internal/exampletest"
+	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/sdk/conformance"
 )
 
@@ -280,6 +283,35 @@ func TestMinimalEngines(t *testing.T) {
 		}
 		passes(t, bin, conformance.Options{Args: []string{filepath.Join(dir, "gen")}})
 	})
+}
+
+// TestMinimalPolicy runs the conformance kit on the guide's minimal
+// policy with the guide's conformance file: every case of a policy runs
+// and passes, and the file's actions get the verdicts it names.
+func TestMinimalPolicy(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	overlay, _, pkgs := goSnippets(t, dir)
+	checkLength(t, find(t, "minimal-policy-go"))
+	bin := filepath.Join(dir, "push-guard")
+	if err := exampletest.RunAll(root(t), exec.Command("go", "build", "-overlay", overlay, "-o", bin, pkgs["minimal-policy-go"])); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := conformance.DecodeOptions([]byte(find(t, "minimal-policy-conformance").text), dir)
+	if err != nil {
+		t.Fatalf("the guide's conformance file for the minimal policy: %v", err)
+	}
+	if len(opts.Actions) == 0 {
+		t.Fatal("the guide's conformance file for the minimal policy lists no actions")
+	}
+	rep := conformance.Run(t, bin, opts)
+	want := conformance.CasesFor(plugin.TypePolicy)
+	if n := rep.Count(conformance.Pass); n != len(want) {
+		t.Errorf("%d of a policy's %d cases passed; the minimal policy passes them all", n, len(want))
+	}
+	if res, ok := rep.Result("policy.actions"); !ok || res.Status != conformance.Pass {
+		t.Errorf("policy.actions: %+v", res)
+	}
 }
 
 func checkLength(t *testing.T, b block) {

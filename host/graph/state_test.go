@@ -291,6 +291,8 @@ func TestDefinitionValidate(t *testing.T) {
 func FuzzApply(f *testing.F) {
 	f.Add(EventNodeDispatched, []byte(`{"dispatches":[{"node":"a","position":"dag/a/1"}]}`), EventNodeCompleted, []byte(`{"node":"a","position":"dag/a/1"}`))
 	f.Add(EventNodePaused, []byte(`{"node":"a"}`), EventNodeResumed, []byte(`{}`))
+	f.Add(EventNodeDispatched, []byte(`{"dispatches":[{"node":"a","position":"dag/a/1"}]}`), EventActionDecided,
+		[]byte(`{"node":"a","position":"dag/a/1","attempt":1,"verdict":"deny","reason":"r","policy":"guard"}`))
 	f.Fuzz(func(t *testing.T, t1 string, d1 []byte, t2 string, d2 []byte) {
 		def := &Definition{GlobalConcurrency: 2, Nodes: []NodeDef{node("a", KindRequired), node("b", KindOptional, "a"), node("f", KindFinalizer)}}
 		s, err := New(def)

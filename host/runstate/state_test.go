@@ -3,6 +3,7 @@ package runstate
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -175,14 +176,19 @@ func TestOlderSpellings(t *testing.T) {
 // panics, and a rejected event changes nothing later events rely on.
 func FuzzApply(f *testing.F) {
 	types := []string{graph.EventNodeDispatched, graph.EventAttemptStarted, graph.EventEngineAttempt, graph.EventModelUnavailable,
-		graph.EventNodeCompleted, graph.EventNodeFailed, graph.EventNodePaused, graph.EventNodeResumed, graph.EventApproval, graph.EventActionDecided,
+		graph.EventNodeCompleted, graph.EventNodeFailed, graph.EventNodePaused, graph.EventNodeResumed, graph.EventApproval,
 		graph.EventRunFinished, graph.EventRunWaiting, graph.EventRunResumed, EventWorkerStarted, EventWorkerExited,
-		EventCleanup, EventTakeover, EventWorkspaceSnapshot, EventPauseAnchor, EventProbeStarted, EventPreflightAdmitted}
+		EventCleanup, EventTakeover, EventWorkspaceSnapshot, EventPauseAnchor, EventProbeStarted, EventPreflightAdmitted,
+		graph.EventActionDecided} // new types go last: the seeds below name types by index
 	f.Add(uint8(0), []byte(`{"dispatches":[{"node":"a","position":"dag/a/1"}]}`))
 	f.Add(uint8(2), []byte(`{"node":"a","position":"dag/a/1","sequence":1,"usage":{"known":true,"input":1}}`))
 	f.Add(uint8(9), []byte(`{"run_id":"r","kind":"complete","code":"","output":{"nodes":{"a":"x"}}}`))
 	f.Add(uint8(10), []byte(`{"run_id":"r","kind":"pause","output":{"waiting":[]}}`))
 	f.Add(uint8(12), []byte(`{"pid":1,"start_time":2,"restart":0}`))
+	f.Add(uint8(slices.Index(types, graph.EventRunFinished)), []byte(`{"run_id":"r","kind":"fail","code":"BUDGET_STOP","output":{"budget":"max_output_tokens","limit":5,"used":9},`+
+		`"usage":{"input":1,"output":9,"cache_read":0,"cache_creation":0,"unmeasured_calls":1,"lanes":{"w":{"input":1,"output":9}}}}`))
+	f.Add(uint8(slices.Index(types, graph.EventActionDecided)), []byte(`{"node":"a","position":"dag/a/1","attempt":1,"verdict":"wait","reason":"r","policy":"guard",`+
+		`"answers":[{"policy":"guard","verdict":"wait","reason":"r"}]}`))
 	rs := started(f)
 	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
 		s := New()
@@ -191,6 +197,7 @@ func FuzzApply(f *testing.F) {
 		}
 		_ = s.Apply(store.Event{Rev: 2, Type: types[int(kind)%len(types)], Data: json.RawMessage(data)})
 		_ = s.Usage()
+		_ = s.RunUsage()
 		_ = s.Result()
 		_ = s.Preflight().Report()
 		_, _ = s.CheckApproval("dag/a/1")

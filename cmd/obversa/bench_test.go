@@ -17,8 +17,10 @@ import (
 )
 
 // graphRunFile writes a run file of n mock-engine nodes; parent(i) names
-// node i's dependency (-1 for none).
-func graphRunFile(b *testing.B, n, concurrency int, parent func(i int) int) string {
+// node i's dependency (-1 for none). guarded asks the guard policy
+// (examples/plugins/guard, with its default patterns) before every
+// attempt.
+func graphRunFile(b *testing.B, n, concurrency int, parent func(i int) int, guarded bool) string {
 	b.Helper()
 	var s strings.Builder
 	fmt.Fprintf(&s, `
@@ -35,6 +37,9 @@ lane "w" {
 graph "dag" {
   global_concurrency = %d
 `, n+10, binDir, concurrency)
+	if guarded {
+		s.WriteString("  policy = [\"guard\"]\n")
+	}
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&s, "  node \"n%d\" {\n    lane = \"w\"\n    prompt = \"p%d\"\n", i, i)
 		if p := parent(i); p >= 0 {
@@ -43,6 +48,9 @@ graph "dag" {
 		s.WriteString("  }\n")
 	}
 	s.WriteString("}\n")
+	if guarded {
+		fmt.Fprintf(&s, "plugin \"guard\" {\n  type = \"policy\"\n  path = \"%s/guard\"\n}\n", binDir)
+	}
 	dir := b.TempDir()
 	path := filepath.Join(dir, "run.hcl")
 	if err := os.WriteFile(path, []byte(s.String()), 0o644); err != nil {
@@ -83,8 +91,8 @@ func recordSpan(b *testing.B, dir string) (time.Duration, int) {
 	return last.Sub(first), n
 }
 
-func benchGraph(b *testing.B, n, concurrency int, parent func(int) int) {
-	runFile := graphRunFile(b, n, concurrency, parent)
+func benchGraph(b *testing.B, n, concurrency int, parent func(int) int, guarded bool) {
+	runFile := graphRunFile(b, n, concurrency, parent, guarded)
 	dir := filepath.Dir(runFile)
 	if r := obversa(b, dir, "plugin", "lock", runFile); r.code != 0 {
 		b.Fatalf("lock: %s", r.stderr)
@@ -161,7 +169,13 @@ func rawFdatasync(b *testing.B, dir string, ops int) float64 {
 // BenchmarkChain200 runs a 200-node chain on the mock engine: each node
 // costs at least one fdatasync and one plugin call.
 func BenchmarkChain200(b *testing.B) {
-	benchGraph(b, 200, 4, func(i int) int { return i - 1 })
+	benchGraph(b, 200, 4, func(i int) int { return i - 1 }, false)
+}
+
+// BenchmarkChain200Guarded is BenchmarkChain200 with the guard policy
+// asked before every attempt: the gate's cost per node is the difference.
+func BenchmarkChain200Guarded(b *testing.B) {
+	benchGraph(b, 200, 4, func(i int) int { return i - 1 }, true)
 }
 
 // BenchmarkFanOut200 runs one root and 199 dependents of it, 32 at a time.
@@ -171,7 +185,7 @@ func BenchmarkFanOut200(b *testing.B) {
 			return -1
 		}
 		return 0
-	})
+	}, false)
 }
 
 // BenchmarkDAG1000FanOut32 runs a 1 000-node tree in which every node has
@@ -182,5 +196,5 @@ func BenchmarkDAG1000FanOut32(b *testing.B) {
 			return -1
 		}
 		return (i - 1) / 32
-	})
+	}, false)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"
@@ -365,69 +364,21 @@ func (x *Executor) finish(ctx context.Context) (*runstate.Result, error) {
 		// budget.
 		out = &graph.Outcome{Kind: graph.OutcomeFail, Code: CodeBudget}
 	}
-	res := &runstate.Result{RunID: x.plan.RunID, Output: &runstate.Output{}}
 	typ := graph.EventRunFinished
+	var res *runstate.Result
 	switch {
 	case x.budgetStop != "" && out.Kind != graph.OutcomePaused:
-		res.Kind, res.Code = runstate.KindFail, CodeBudget
+		res = &runstate.Result{RunID: x.plan.RunID, Kind: runstate.KindFail, Code: CodeBudget, Output: &runstate.Output{}}
 		x.budgetOutput(res.Output)
-	case out.Kind == graph.OutcomeComplete:
-		res.Kind = runstate.KindComplete
-		res.Output.Nodes = map[string]json.RawMessage{}
-		for _, id := range out.Nodes {
-			n := g.Node(id)
-			switch {
-			case n.Result != nil:
-				res.Output.Nodes[id] = n.Result
-			case n.ResultArtifact != nil:
-				res.Output.Nodes[id] = mustJSON(graph.CompletedData{ResultArtifact: n.ResultArtifact})
-			}
-		}
-	case out.Kind == graph.OutcomeFail:
-		res.Kind, res.Code = runstate.KindFail, out.Code
-		res.Output.Failed, res.Output.Passed = out.Failed, out.Nodes
-		res.Output.Errors = map[string]runstate.NodeError{}
-		for _, id := range out.Failed {
-			if f := g.Node(id).Failure; f != nil {
-				res.Output.Errors[id] = runstate.NodeError{Code: f.Code, Message: f.Message, Position: f.Position}
-			} else {
-				res.Output.Errors[id] = runstate.NodeError{Code: runstate.CodeBlocked, Message: "a dependency failed"}
-			}
-		}
-	default:
+	case out.Kind == graph.OutcomePaused:
 		if p := x.rs.Paused(); p != nil {
 			// Already recorded; nothing changed since.
 			return p, nil
 		}
-		res.Kind = runstate.KindPaused
 		typ = graph.EventRunWaiting
-		res.Output.Paused = out.Paused
-	}
-	if err := x.keepOutput(ctx, res); err != nil {
-		if !errors.Is(err, store.ErrStorageLimitExceeded) && !errors.Is(err, store.ErrKnownSecret) {
-			return nil, err
-		}
-		// The output can be kept neither in the event nor as an
-		// artifact: the run fails, saying so, rather than end unrecorded.
-		res = &runstate.Result{RunID: x.plan.RunID, Kind: runstate.KindFail, Code: CodeTerminalArtifact,
-			Output: &runstate.Output{Message: fmt.Sprintf("the run's %s output could not be recorded: %v", out.Kind, err)}}
-		typ = graph.EventRunFinished
+		res = runstate.OutcomeResult(x.plan.RunID, g, out)
+	default:
+		res = runstate.OutcomeResult(x.plan.RunID, g, out)
 	}
 	return x.recordResult(ctx, nil, typ, res)
-}
-
-// keepOutput moves a result output too large for an event into an
-// artifact: the event then carries only Output.Artifact.
-func (x *Executor) keepOutput(ctx context.Context, res *runstate.Result) error {
-	b := mustJSON(res.Output)
-	if x.fitsEvent(len(b)) {
-		return nil
-	}
-	ref, err := x.o.Run.PutArtifact(ctx, b, "application/json", "run-output")
-	if err != nil {
-		return fmt.Errorf("%w: keeping the run output: %w", ErrRecord, err)
-	}
-	r := graph.ArtifactRef(ref)
-	res.Output = &runstate.Output{Artifact: &r}
-	return nil
 }

@@ -97,8 +97,14 @@ const CodeBlocked = "BLOCKED"
 //   - fail PREFLIGHT_FAILED: Message and Lanes;
 //   - codes the watchdog decides: Message (and Changes for WORKSPACE_DRIFT).
 //
-// An output too large for an event is kept as an artifact: the recorded
-// output then holds only Artifact, and the CLI reads the artifact back.
+// The graph members (Nodes, Passed, Failed, Errors, Paused) are views of
+// what the record already holds — node results inline or as artifacts,
+// failures, pauses. When they would not fit in the result's event they are
+// left out of it and FromRecord is set: the fold puts them back from the
+// graph's state at that event (State.Result), so every reader sees the
+// whole output and recording a result never copies what was recorded
+// (docs/decisions.md, "The run output"). Records written before then may
+// hold a large output as an artifact instead (Artifact).
 type Output struct {
 	Nodes            map[string]json.RawMessage `json:"nodes,omitempty"`
 	Passed           []string                   `json:"passed,omitempty"`
@@ -124,8 +130,14 @@ type Output struct {
 	Budget string `json:"budget,omitempty"`
 	Limit  int64  `json:"limit,omitempty"`
 	Used   int64  `json:"used,omitempty"`
-	// Artifact references the whole output when it was too large for an
-	// event.
+	// FromRecord says the graph members were left out of the event
+	// because they did not fit in it: they are the graph's state at the
+	// event, which the fold restores. Set only in the record, never in a
+	// folded result.
+	FromRecord bool `json:"from_record,omitempty"`
+	// Artifact references the whole output when a record written before
+	// FromRecord existed kept a large output as an artifact; the CLI reads
+	// it back. Nothing writes it any more.
 	Artifact *graph.ArtifactRef `json:"output_artifact,omitempty"`
 }
 
@@ -164,4 +176,88 @@ func (o *Output) UnmarshalJSON(b []byte) error {
 // watchdog and the commands record when they decide the result.
 func Message(runID string, kind Kind, code, message string) *Result {
 	return &Result{RunID: runID, Kind: kind, Code: code, Output: &Output{Message: message}}
+}
+
+// OutcomeResult is the result a graph outcome records (DESIGN §5): complete
+// with each passed node's result (a result kept as an artifact stays a
+// reference, {"result_artifact": ref}); fail DAG_NODE_FAILED with the
+// failed and blocked nodes, why each failed and the nodes that passed; or
+// paused with what each paused position waits for.
+func OutcomeResult(runID string, g *graph.State, out *graph.Outcome) *Result {
+	res := &Result{RunID: runID, Output: &Output{}}
+	switch out.Kind {
+	case graph.OutcomeComplete:
+		res.Kind = KindComplete
+		res.Output.Nodes = map[string]json.RawMessage{}
+		for _, id := range out.Nodes {
+			n := g.Node(id)
+			switch {
+			case n.Result != nil:
+				res.Output.Nodes[id] = n.Result
+			case n.ResultArtifact != nil:
+				res.Output.Nodes[id] = resultRef(n.ResultArtifact)
+			}
+		}
+	case graph.OutcomeFail:
+		res.Kind, res.Code = KindFail, out.Code
+		res.Output.Failed, res.Output.Passed = out.Failed, out.Nodes
+		res.Output.Errors = map[string]NodeError{}
+		for _, id := range out.Failed {
+			if f := g.Node(id).Failure; f != nil {
+				res.Output.Errors[id] = NodeError{Code: f.Code, Message: f.Message, Position: f.Position}
+			} else {
+				res.Output.Errors[id] = NodeError{Code: CodeBlocked, Message: "a dependency failed"}
+			}
+		}
+	default:
+		res.Kind = KindPaused
+		res.Output.Paused = out.Paused
+	}
+	return res
+}
+
+// resultRef is how an output names a node result kept as an artifact.
+func resultRef(ref *graph.ArtifactRef) json.RawMessage {
+	b, err := json.Marshal(struct {
+		ResultArtifact *graph.ArtifactRef `json:"result_artifact"`
+	}{ref})
+	if err != nil {
+		panic(err) // a struct of strings and numbers
+	}
+	return b
+}
+
+// Compact returns a copy of r whose output leaves the graph members out
+// and says so (FromRecord): what a result records when its whole output
+// would not fit in an event. r is not changed.
+func (r *Result) Compact() *Result {
+	c := *r
+	if r.Output == nil {
+		return &c
+	}
+	o := *r.Output
+	o.Nodes, o.Passed, o.Failed, o.Errors, o.Paused = nil, nil, nil, nil, nil
+	o.FromRecord = true
+	c.Output = &o
+	return &c
+}
+
+// restore returns r with the graph members FromRecord left out put back
+// from g, the graph's state at r's event; r itself when it left nothing
+// out (or g has no outcome to take them from).
+func restore(r *Result, g *graph.State) *Result {
+	if r.Output == nil || !r.Output.FromRecord {
+		return r
+	}
+	_, out := g.Next()
+	if out == nil {
+		return r
+	}
+	full := OutcomeResult(r.RunID, g, out).Output
+	c := *r
+	o := *r.Output
+	o.Nodes, o.Passed, o.Failed, o.Errors, o.Paused = full.Nodes, full.Passed, full.Failed, full.Errors, full.Paused
+	o.FromRecord = false
+	c.Output = &o
+	return &c
 }

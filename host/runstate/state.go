@@ -267,7 +267,7 @@ func (s *State) applyRunLevel(typ string, data json.RawMessage, v any, ts time.T
 		if r == nil {
 			return fmt.Errorf("%w: null result", graph.ErrInvalidEvent)
 		}
-		s.result(typ, r, ts)
+		s.result(typ, restore(r, s.graph), ts)
 	case graph.EventRunResumed:
 		if _, err := typed[RunResumedData](data, v); err != nil {
 			return err

@@ -126,7 +126,7 @@ func Keep(ctx context.Context, runDir string, done io.Reader) (*runstate.Cleanup
 	// process group that lost its parent gets SIGHUP from the kernel).
 	found = union(frozen, found)
 	fmt.Fprintf(log, "%s both supervisors are gone; stopped %d processes of the run, %d survived: %v\n", stamp(), len(found), len(left), found)
-	data := runstate.CleanupData{Stopped: found, Survivors: left, Verified: len(left) == 0}
+	data := runstate.NewCleanup(found, left)
 	if err := appendFolded(ctx, run, st, store.NewEvent{Type: runstate.EventCleanup, Data: data}); err != nil {
 		return nil, err
 	}

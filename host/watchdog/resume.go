@@ -98,7 +98,7 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *runstate.
 			// Its watchdog died before it looked for what the last
 			// worker left: look now, so the run ends verified or not.
 			marked, left := stopRun(ctx, OwnerMarker(run.Dir()), rs.Plan.TeardownGrace())
-			if err := appendFolded(ctx, run, st, store.NewEvent{Type: runstate.EventCleanup, Data: cleanupData(marked, left)}); err != nil {
+			if err := appendFolded(ctx, run, st, store.NewEvent{Type: runstate.EventCleanup, Data: runstate.NewCleanup(marked, left)}); err != nil {
 				return nil, false, conflictHint(err, runDir)
 			}
 		}

@@ -37,7 +37,7 @@ func StopIdle(ctx context.Context, runDir string) (*runstate.Result, error) {
 	// Nothing of the run may outlive it: whatever carries its marker is
 	// stopped, and the record says whether that was verified.
 	marked, left := stopRun(ctx, OwnerMarker(run.Dir()), st.Plan().TeardownGrace())
-	cleanup := store.NewEvent{Type: runstate.EventCleanup, Data: cleanupData(marked, left)}
+	cleanup := store.NewEvent{Type: runstate.EventCleanup, Data: runstate.NewCleanup(marked, left)}
 	res := runstate.Message(st.Plan().RunID, runstate.KindFail, CodeStopped, "stopped by obversa stop while no watchdog held the run")
 	if err := endRun(ctx, run, st, res, cleanup); err != nil {
 		return nil, conflictHint(err, runDir)

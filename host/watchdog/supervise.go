@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -356,19 +357,7 @@ func (s *supervisor) cleanup(ctx context.Context) ([]proc.Proc, error) {
 	}
 	// Recorded even when nothing was found: status then says the cleanup
 	// after this worker was verified (cleanup_verified), whatever ended it.
-	return left, s.record(ctx, runstate.EventCleanup, cleanupData(marked, left))
-}
-
-// cleanupData is run:cleanup for what stopRun found and left: verified
-// when nothing survived ([] for none, never null).
-func cleanupData(found, left []proc.Proc) runstate.CleanupData {
-	if found == nil {
-		found = []proc.Proc{}
-	}
-	if left == nil {
-		left = []proc.Proc{}
-	}
-	return runstate.CleanupData{Stopped: found, Survivors: left, Verified: len(left) == 0}
+	return left, s.record(ctx, runstate.EventCleanup, runstate.NewCleanup(marked, left))
 }
 
 // stopRun stops every process carrying the owner marker, and their
@@ -395,9 +384,32 @@ func (s *supervisor) finish(ctx context.Context, code, detail string) (*runstate
 			return nil, err
 		}
 	}
-	res := runstate.Message(s.plan.RunID, runstate.KindFail, code, detail)
+	res := runstate.Message(s.plan.RunID, runstate.KindFail, code, s.message(detail))
 	if err := endRun(ctx, s.run, s.rs, res); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// maxMessageBytes bounds a message the watchdog records (a result's, a
+// worker exit's cause), so that no message can make its event too large.
+const maxMessageBytes = 4096
+
+// message is text as the watchdog records it: known secrets redacted, cut
+// to maxMessageBytes.
+func (s *supervisor) message(text string) string {
+	return capText(redactor(Policy(s.plan))(text), maxMessageBytes)
+}
+
+// capText cuts text to at most n bytes on a rune boundary, marking the cut.
+func capText(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	const mark = " … (cut)"
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + mark
 }

@@ -11,8 +11,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/store"
 )
@@ -359,5 +361,24 @@ func TestOperatorEventsRefuse(t *testing.T) {
 				t.Errorf("operatorEvents = %v, %v; want node-resumed", ev, err)
 			}
 		})
+	}
+}
+
+// TestWatchdogMessages: a message the watchdog records has the run's
+// known secrets redacted and is cut to maxMessageBytes on a rune
+// boundary, so no cause it quotes can make its event refused.
+func TestWatchdogMessages(t *testing.T) {
+	t.Setenv("OBVERSA_WATCHDOG_TEST_SECRET", "hunter2hunter2")
+	s := &supervisor{plan: &plan.Plan{Storage: plan.Storage{KnownSecretsFromEnv: []string{"OBVERSA_WATCHDOG_TEST_SECRET"}}}}
+	if got := s.message("the plugin said hunter2hunter2"); strings.Contains(got, "hunter2") || !strings.Contains(got, "[REDACTED]") {
+		t.Errorf("message kept the secret: %q", got)
+	}
+	long := strings.Repeat("é", maxMessageBytes)
+	got := s.message(long)
+	if len(got) > maxMessageBytes || !utf8.ValidString(got) || !strings.HasSuffix(got, "(cut)") {
+		t.Errorf("a message of %d bytes became %d bytes (valid UTF-8 %v): …%q", len(long), len(got), utf8.ValidString(got), got[max(0, len(got)-20):])
+	}
+	if got := s.message("short"); got != "short" {
+		t.Errorf("message(short) = %q", got)
 	}
 }

@@ -101,16 +101,26 @@ func (g *guard) save(ctx context.Context, s *supervisor, typ string) (*workspace
 }
 
 // recordSnapshot stores a snapshot as an artifact and records it as typ.
+// When the record's policy refuses the artifact (a workspace of many
+// files can pass max_artifact_bytes), the snapshot's digest is recorded
+// alone: the pause or crash must be recorded whatever the workspace's
+// size, and a digest still tells a resume whether the workspace changed.
 func (s *supervisor) recordSnapshot(ctx context.Context, typ string, snap *workspace.Snapshot) error {
 	b, err := workspace.Encode(snap)
 	if err != nil {
 		return err
 	}
+	data := runstate.SnapshotData{Provider: snap.Provider, Digest: snap.Digest, Files: snap.Files, Head: snap.Head}
 	ref, err := s.run.PutArtifact(ctx, b, "application/json", "runner-pause-anchor")
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrStorageLimitExceeded), errors.Is(err, store.ErrKnownSecret):
+		s.o.Logger.Warn("workspace snapshot kept as its digest only", "error", err)
+	case err != nil:
 		return err
+	default:
+		data.Anchor = &ref
 	}
-	return s.record(ctx, typ, runstate.SnapshotData{Provider: snap.Provider, Digest: snap.Digest, Files: snap.Files, Anchor: ref})
+	return s.record(ctx, typ, data)
 }
 
 // verify checks the workspace against a snapshot (*workspace.DriftError).
@@ -118,11 +128,32 @@ func (g *guard) verify(ctx context.Context, snap *workspace.Snapshot) error {
 	if !g.active() || snap == nil {
 		return nil
 	}
-	return workspace.Verify(ctx, snap, workspace.Options{Exclude: g.exclude})
+	o := workspace.Options{Exclude: g.exclude}
+	if snap.Manifest != nil || snap.Files == 0 {
+		return workspace.Verify(ctx, snap, o)
+	}
+	// Kept as its digest alone: a drift names the root, as which files
+	// changed is not known.
+	got, err := workspace.Take(ctx, g.root, snap.Provider, o)
+	if err != nil {
+		return err
+	}
+	var changes []workspace.Change
+	if got.Head != snap.Head {
+		changes = append(changes, workspace.Change{Path: "HEAD", Kind: workspace.KindHead, Want: snap.Head, Got: got.Head})
+	}
+	if got.Digest != snap.Digest {
+		changes = append(changes, workspace.Change{Path: ".", Kind: workspace.KindModified})
+	}
+	if len(changes) > 0 {
+		return &workspace.DriftError{Root: got.Root, Changes: changes}
+	}
+	return nil
 }
 
 // lastAnchor reads back the newest snapshot the record holds (a pause
-// anchor or a crash snapshot) taken after the last worker started.
+// anchor or a crash snapshot) taken after the last worker started; a
+// snapshot recorded by its digest alone comes back without a manifest.
 // ErrAnchorMissing when there is none or its artifact is gone;
 // ErrAnchorInvalid when it does not decode.
 func lastAnchor(ctx context.Context, run store.Record, st *runstate.State) (*workspace.Snapshot, error) {
@@ -130,7 +161,10 @@ func lastAnchor(ctx context.Context, run store.Record, st *runstate.State) (*wor
 	if last == nil {
 		return nil, fmt.Errorf("%w: the record holds no workspace snapshot", ErrAnchorMissing)
 	}
-	b, err := run.ReadArtifact(ctx, last.Anchor)
+	if last.Anchor == nil {
+		return &workspace.Snapshot{Provider: last.Provider, Root: st.Plan().Workspace.Root, Digest: last.Digest, Files: last.Files, Head: last.Head}, nil
+	}
+	b, err := run.ReadArtifact(ctx, *last.Anchor)
 	switch {
 	case errors.Is(err, store.ErrArtifactNotFound):
 		return nil, fmt.Errorf("%w: artifact %s: %v", ErrAnchorMissing, last.Anchor.Digest, err)
@@ -144,10 +178,19 @@ func lastAnchor(ctx context.Context, run store.Record, st *runstate.State) (*wor
 	return snap, nil
 }
 
+// maxRecordedChanges is how many workspace changes a WORKSPACE_DRIFT
+// pause lists in its output.
+const maxRecordedChanges = 100
+
 // pause records a pause the watchdog decided (lease busy, drift), with the
 // workspace anchor to verify on resume.
 func (s *supervisor) pause(ctx context.Context, code, detail string, anchor *workspace.Snapshot, changes []workspace.Change) (*runstate.Result, error) {
-	res := runstate.Message(s.plan.RunID, runstate.KindPaused, code, detail)
+	if n := len(changes) - maxRecordedChanges; n > 0 {
+		// The event stays small whatever changed; the message counts all.
+		changes = changes[:maxRecordedChanges]
+		detail += fmt.Sprintf(" (the record lists the first %d changes)", maxRecordedChanges)
+	}
+	res := runstate.Message(s.plan.RunID, runstate.KindPaused, code, s.message(detail))
 	if changes != nil {
 		b, err := json.Marshal(changes)
 		if err != nil {

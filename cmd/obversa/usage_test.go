@@ -207,10 +207,10 @@ func TestRestartBudgetKeptAcrossResume(t *testing.T) {
 	}
 }
 
-// TestTerminalArtifact: a run output that fits neither an event nor an
-// artifact fails the run TERMINAL_ARTIFACT instead of leaving it
-// unrecorded.
-func TestTerminalArtifact(t *testing.T) {
+// TestOutputFitsNeitherEventNorArtifact: a run whose output fits
+// neither an event nor an artifact still completes: the result leaves
+// the node results in the record (from_record), and the CLI prints them.
+func TestOutputFitsNeitherEventNorArtifact(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("x", 2000)
 	responses := `{ node = "a", text = "` + long + `" }, { node = "b", text = "` + long + `" }, { node = "c", text = "` + long + `" }`
@@ -224,7 +224,10 @@ func TestTerminalArtifact(t *testing.T) {
 	}
 	r := obversa(t, filepath.Dir(runFile), "run", "--run-id", "t", runFile)
 	fin := recorded(t, runDirOf(runFile, "t"), "graph:run-finished")
-	if r.code != exitFailed || len(fin) != 1 || fin[0]["code"] != "TERMINAL_ARTIFACT" {
-		t.Fatalf("exit %d, result %v; want TERMINAL_ARTIFACT\n%s%s", r.code, fin, r.stdout, r.stderr)
+	if r.code != 0 || len(fin) != 1 || fin[0]["kind"] != "complete" {
+		t.Fatalf("exit %d, result %v; want complete\n%s%s", r.code, fin, r.stdout, r.stderr)
+	}
+	if out, _ := fin[0]["output"].(map[string]any); out["from_record"] != true {
+		t.Fatalf("result %v; want its node results left in the record (from_record)", fin[0])
 	}
 }

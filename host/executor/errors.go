@@ -40,7 +40,4 @@ const (
 	CodeResultTooLarge    = "RESULT_TOO_LARGE"
 	CodeInput             = "INPUT_RENDER"
 	CodeBudget            = "BUDGET_STOP"
-	// CodeTerminalArtifact: the run's result output fits neither an event
-	// nor an artifact, so the run fails instead of ending unrecorded.
-	CodeTerminalArtifact = "TERMINAL_ARTIFACT"
 )

@@ -274,11 +274,20 @@ func blockName(blk *hclv2.Block) string {
 }
 
 func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
-	attrs := d.attrs(body, "directory", "namespace", "max_event_payload_bytes", "max_batch_bytes",
+	attrs := d.attrs(body, "directory", "url", "namespace", "max_event_payload_bytes", "max_batch_bytes",
 		"max_artifact_bytes", "max_total_artifact_bytes_per_run", "known_secrets_from_env", "max_log_bytes", "max_stream_bytes")
 	if a := attrs["directory"]; a != nil {
 		if s, ok := d.nonEmptyStr(a, `a directory, for example directory = ".obversa"`); ok {
 			st.Directory = d.resolvePath(s)
+		}
+	}
+	if a := attrs["url"]; a != nil {
+		if s, ok := d.nonEmptyStr(a, `a PostgreSQL URL, for example url = "postgres://obversa@db.internal/obversa"`); ok {
+			if summary, detail := checkStorageURL(s); summary != "" {
+				d.errorAt(a.Expr.Range(), summary, detail)
+			} else {
+				st.URL = s
+			}
 		}
 	}
 	if a := attrs["namespace"]; a != nil {

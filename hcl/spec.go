@@ -58,8 +58,14 @@ type Workspace struct {
 
 // Storage is the `storage` block.
 type Storage struct {
-	// Directory is absolute. Default: ".obversa" beside the run file.
+	// Directory is absolute. Default: ".obversa" beside the run file. With
+	// URL set it holds what is kept beside the record on this host: logs,
+	// the live output stream and the plugin cache.
 	Directory string `json:"directory"`
+	// URL, when set, names a PostgreSQL database that keeps the record
+	// (postgres:// or postgresql://, without a password); empty keeps it
+	// in Directory.
+	URL string `json:"url,omitempty"`
 	// Namespace defaults to "default"; it matches the id grammar.
 	Namespace                   string   `json:"namespace"`
 	MaxEventPayloadBytes        int64    `json:"max_event_payload_bytes"`          // default 65536

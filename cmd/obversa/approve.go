@@ -51,19 +51,21 @@ With --json, approve prints the decision {position, decision, recorded_by,
 request}, then, when it carried the run on, the run's result object.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := g.runDir(args[0])
+			ref, err := g.findRun(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
+			defer ref.Close()
+			dir := ref.String()
 			mode, err := progressMode(progress, asJSON)
 			if err != nil {
 				return err
 			}
 			position := args[1]
-			a, err := watchdog.Approve(cmd.Context(), dir, position, deny, timeout)
+			a, err := watchdog.Approve(cmd.Context(), ref, position, deny, timeout)
 			switch {
 			case errors.Is(err, runstate.ErrNotAwaitingApproval):
-				return usageErr(fmt.Errorf("%w%s", err, suggestPosition(cmd.Context(), dir, position)))
+				return usageErr(fmt.Errorf("%w%s", err, suggestPosition(cmd.Context(), ref, position)))
 			case errors.Is(err, watchdog.ErrAlreadyDecided):
 				return usageErr(err)
 			case err != nil:
@@ -83,15 +85,15 @@ request}, then, when it carried the run on, the run's result object.`,
 				return nil
 			}
 			if a.Request != "" {
-				return followToResult(cmd.Context(), dir, mode, asJSON)
+				return followToResult(cmd.Context(), ref, mode, asJSON)
 			}
 			ctx, stop := stopContext()
 			defer stop()
-			res, _, err := resumeRun(ctx, dir, watchdog.ResumeOptions{Position: position}, mode)
+			res, _, err := resumeRun(ctx, ref, watchdog.ResumeOptions{Position: position}, mode)
 			if err != nil {
 				return err
 			}
-			return report(ctx, w, res, dir, asJSON)
+			return report(ctx, w, res, ref, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&deny, "deny", false, "deny instead of allow: the position then fails DENIED")
@@ -122,11 +124,12 @@ func printApproval(cmd *cobra.Command, a approvalObject, dir string, noResume bo
 // followToResult follows a run another watchdog carries until it records
 // a result, showing its progress, then reports the result. Interrupting
 // only stops following.
-func followToResult(ctx context.Context, dir, mode string, asJSON bool) error {
+func followToResult(ctx context.Context, ref runRef, mode string, asJSON bool) error {
+	dir := ref.String()
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	view := watchRun(dir, mode, os.Stderr)
-	res, err := waitResult(ctx, dir)
+	view := watchRun(ref, mode, os.Stderr)
+	res, err := waitResult(ctx, ref)
 	view.Stop()
 	if ctx.Err() != nil {
 		fmt.Fprintf(os.Stderr, "stopped following; the run carries on: obversa status %s\n", dir)
@@ -135,7 +138,7 @@ func followToResult(ctx context.Context, dir, mode string, asJSON bool) error {
 	if err != nil {
 		return failedErr(err)
 	}
-	return report(ctx, os.Stdout, res, dir, asJSON)
+	return report(ctx, os.Stdout, res, ref, asJSON)
 }
 
 // errHaveResult stops a follow once the fold has a result.
@@ -143,8 +146,8 @@ var errHaveResult = errors.New("result")
 
 // waitResult folds the run's record as it grows until it has a result
 // (terminal, or paused).
-func waitResult(ctx context.Context, dir string) (*runstate.Result, error) {
-	run, err := store.OpenRunDirReadOnly(ctx, dir)
+func waitResult(ctx context.Context, ref runRef) (*runstate.Result, error) {
+	run, err := ref.OpenReadOnly(ctx)
 	if err != nil {
 		return nil, err
 	}

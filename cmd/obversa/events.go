@@ -19,13 +19,14 @@ func newEventsCmd(g *globals) *cobra.Command {
 		Short: "Print a stored run's events",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := g.runDir(args[0])
+			ref, err := g.findRun(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
+			defer ref.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			run, err := store.OpenRunDirReadOnly(ctx, dir)
+			run, err := ref.OpenReadOnly(ctx)
 			if err != nil {
 				return failedErr(err)
 			}

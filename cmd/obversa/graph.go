@@ -56,11 +56,12 @@ passed, failed, blocked).
 // drawRun draws the graph a run recorded, each node by its state in the
 // shared fold.
 func drawRun(cmd *cobra.Command, g *globals, arg string, f diagram.Format) error {
-	dir, err := g.runDir(arg)
+	ref, err := g.findRun(cmd.Context(), arg)
 	if err != nil {
 		return usageErr(fmt.Errorf("%q is neither a run file nor a run: %w", arg, errors.Unwrap(err)))
 	}
-	st, _, err := foldRun(cmd.Context(), dir)
+	defer ref.Close()
+	st, _, err := foldRun(cmd.Context(), ref)
 	if err != nil {
 		return err
 	}

@@ -8,21 +8,26 @@ import (
 	"github.com/obversa/obversa/host/watchdog"
 )
 
-func newKeeperCmd() *cobra.Command {
-	var dir string
+func newKeeperCmd(g *globals) *cobra.Command {
+	var dir, id string
 	cmd := &cobra.Command{
-		Use:    "keeper --run-dir DIR",
+		Use:    "keeper --run-dir DIR | --storage URL --run-id ID",
 		Short:  "Stop what is left of a run once its watchdog and worker are gone (started by the watchdog)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := watchdog.Keep(cmd.Context(), dir, os.Stdin); err != nil {
+			ref, err := g.childRun(dir, id)
+			if err != nil {
+				return err
+			}
+			defer ref.Close()
+			if _, err := watchdog.Keep(cmd.Context(), ref, os.Stdin); err != nil {
 				return failedErr(err)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dir, "run-dir", "", "run directory")
-	_ = cmd.MarkFlagRequired("run-dir")
+	cmd.Flags().StringVar(&dir, "run-dir", "", "run directory (file backend)")
+	cmd.Flags().StringVar(&id, "run-id", "", "run id (in the database --storage names)")
 	return cmd
 }

@@ -30,14 +30,21 @@ last lines. Results, usage totals and failures are in the record (obversa show).
   obversa logs --json RUN          one stream line per line, as stored`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := g.runDir(args[0])
+			ref, err := g.findRun(cmd.Context(), args[0])
 			if err != nil {
 				return err
+			}
+			defer ref.Close()
+			// The live output stream is kept beside the record on the
+			// host that ran the attempts.
+			dir, err := ref.LocalDir(cmd.Context())
+			if err != nil {
+				return failedErr(err)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			if node != "" {
-				st, _, err := foldRun(ctx, dir)
+				st, _, err := foldRun(ctx, ref)
 				if err != nil {
 					return err
 				}

@@ -18,11 +18,12 @@ import (
 func newPreflightCmd(g *globals) *cobra.Command {
 	var asJSON bool
 	show := func(cmd *cobra.Command, args []string) error {
-		dir, err := g.runDir(args[0])
+		ref, err := g.findRun(cmd.Context(), args[0])
 		if err != nil {
 			return err
 		}
-		r, err := watchdog.Status(cmd.Context(), dir)
+		defer ref.Close()
+		r, err := watchdog.Status(cmd.Context(), ref)
 		if err != nil {
 			return failedErr(err)
 		}
@@ -30,7 +31,7 @@ func newPreflightCmd(g *globals) *cobra.Command {
 			writeJSON(cmd.OutOrStdout(), r.Preflight)
 			return nil
 		}
-		printPreflight(cmd.OutOrStdout(), r, dir)
+		printPreflight(cmd.OutOrStdout(), r, ref.String())
 		return nil
 	}
 	cmd := &cobra.Command{
@@ -61,30 +62,31 @@ digest, the plugin's health, a static Admit and, where the lane asks, one live c
 		Short: "Close a preflight probe a crash left open as interrupted and record a preflight pause",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := g.runDir(args[0])
+			ref, err := g.findRun(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			id, already, err := watchdog.InterruptPreflight(cmd.Context(), dir)
+			defer ref.Close()
+			id, already, err := watchdog.InterruptPreflight(cmd.Context(), ref)
 			switch {
 			case errors.Is(err, executor.ErrNothingToInterrupt):
 				return usageErr(err)
 			case errors.Is(err, store.ErrProcessLocked):
 				return failedErr(fmt.Errorf("%w; a watchdog or worker holds the run: interrupt only a run nothing runs", err))
 			case errors.Is(err, store.ErrRevisionConflict):
-				return failedErr(fmt.Errorf("%w; the record changed while the probe was being closed: look again with `obversa preflight %s`", err, dir))
+				return failedErr(fmt.Errorf("%w; the record changed while the probe was being closed: look again with `obversa preflight %s`", err, ref))
 			case err != nil:
 				return failedErr(err)
 			}
 			if interruptJSON {
-				writeJSON(cmd.OutOrStdout(), interruptObject{PreflightEventID: id, Already: already, Dir: dir})
+				writeJSON(cmd.OutOrStdout(), interruptObject{PreflightEventID: id, Already: already, Dir: ref.String()})
 				return nil
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), id)
 			if already {
 				fmt.Fprintf(cmd.ErrOrStderr(), "the probe was already closed by an interrupt; nothing was changed\n")
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "carry the run on with `obversa resume --preflight %s %s`\n", id, dir)
+			fmt.Fprintf(cmd.ErrOrStderr(), "carry the run on with `obversa resume --preflight %s %s`\n", id, ref)
 			return nil
 		},
 	}
@@ -103,7 +105,7 @@ type interruptObject struct {
 }
 
 // printPreflight is the human form of the preflight report.
-func printPreflight(w io.Writer, r *watchdog.Report, dir string) {
+func printPreflight(w io.Writer, r *watchdog.Report, name string) {
 	p := r.Preflight
 	fmt.Fprintf(w, "run:        %s\n", r.RunID)
 	if p == nil {
@@ -114,12 +116,12 @@ func printPreflight(w io.Writer, r *watchdog.Report, dir string) {
 	fmt.Fprintf(w, "probes:     %d started, %d finished\n", p.Probes, p.Finished)
 	if o := p.OpenProbe; o != nil {
 		fmt.Fprintf(w, "open probe: %s (%s check of lane %q, target %s), left open by a crash\n", o.ProbeID, o.Check, o.Lane, runstate.TargetName(o.Target))
-		fmt.Fprintf(w, "next:       obversa preflight interrupt %s\n", dir)
+		fmt.Fprintf(w, "next:       obversa preflight interrupt %s\n", name)
 	}
 	if p.PauseEventID != "" {
 		fmt.Fprintf(w, "paused:     %s (%s)\n", p.PauseEventID, p.PauseReason)
 		if p.OpenProbe == nil {
-			fmt.Fprintf(w, "next:       obversa resume --preflight %s %s\n", p.PauseEventID, dir)
+			fmt.Fprintf(w, "next:       obversa resume --preflight %s %s\n", p.PauseEventID, name)
 		}
 	}
 	lanes := make([]string, 0, len(p.Admitted))
@@ -152,7 +154,7 @@ func printPreflight(w io.Writer, r *watchdog.Report, dir string) {
 
 // preflightHint explains a preflight pause or a refused start in the
 // human form of a result.
-func preflightHint(w io.Writer, res *runstate.Result, dir string) {
+func preflightHint(w io.Writer, res *runstate.Result, name string) {
 	if res == nil || res.Output == nil || (res.Code != runstate.CodePreflightPaused && res.Code != runstate.CodeProtocol) {
 		return
 	}
@@ -160,6 +162,6 @@ func preflightHint(w io.Writer, res *runstate.Result, dir string) {
 		fmt.Fprintf(w, "%s: %s\n", res.Code, m)
 	}
 	if id := res.Output.PreflightEventID; id != "" {
-		fmt.Fprintf(w, "carry it on with `obversa resume --preflight %s %s`\n", id, dir)
+		fmt.Fprintf(w, "carry it on with `obversa resume --preflight %s %s`\n", id, name)
 	}
 }

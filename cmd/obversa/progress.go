@@ -78,11 +78,11 @@ type watch struct {
 // watchRun starts showing the progress of the run at dir on w in mode;
 // Stop shows what was recorded up to then and ends. A mode of none, or a
 // record that cannot be read, shows nothing.
-func watchRun(dir, mode string, w *os.File) *watch {
+func watchRun(ref runRef, mode string, w *os.File) *watch {
 	if mode == progressNone {
 		return &watch{stop: func() {}}
 	}
-	run, err := store.OpenRunDirReadOnly(context.Background(), dir)
+	run, err := ref.OpenReadOnly(context.Background())
 	if err != nil {
 		return &watch{stop: func() {}}
 	}
@@ -93,7 +93,7 @@ func watchRun(dir, mode string, w *os.File) *watch {
 	}
 	var stop func()
 	if mode == progressTTY {
-		stop = startTTY(run, runview.NewLive(st, dir), w)
+		stop = startTTY(run, runview.NewLive(st, ref.String()), w)
 	} else {
 		stop = startPlain(run, st.Rev()+1, w)
 	}

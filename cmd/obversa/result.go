@@ -21,10 +21,11 @@ const reportNodes = 20
 // report prints a run result — the result object with --json; for people
 // the outcome, each node's result in one line, and where to look next —
 // and returns the exit status for it.
-func report(ctx context.Context, w io.Writer, res *runstate.Result, dir string, asJSON bool) error {
+func report(ctx context.Context, w io.Writer, res *runstate.Result, ref runRef, asJSON bool) error {
+	dir := ref.String()
 	// A large output lives in an artifact; show the whole of it.
 	if out := res.Output; out != nil && out.Artifact != nil {
-		if full, err := readOutput(ctx, dir, *out.Artifact); err == nil {
+		if full, err := readOutput(ctx, ref, *out.Artifact); err == nil {
 			cp := *res
 			cp.Output = full
 			res = &cp
@@ -34,7 +35,7 @@ func report(ctx context.Context, w io.Writer, res *runstate.Result, dir string, 
 		writeJSON(w, res)
 	} else {
 		fmt.Fprintln(w, summary(res, dir))
-		if st, alive, err := foldRun(ctx, dir); err == nil {
+		if st, alive, err := foldRun(ctx, ref); err == nil {
 			s := runview.Summarize(st, dir, time.Now(), alive)
 			fmt.Fprintf(w, "nodes: %d/%d done, %s elapsed, usage %s\n", s.Nodes.Done, s.Nodes.Total, duration(s.ElapsedMS), s.Usage)
 			printNodeTable(w, runview.Nodes(st, time.Now()), reportNodes, dir)
@@ -61,8 +62,8 @@ func exitFor(res *runstate.Result) error {
 }
 
 // readOutput reads back a run output kept as an artifact.
-func readOutput(ctx context.Context, dir string, ref graph.ArtifactRef) (*runstate.Output, error) {
-	run, err := store.OpenRunDirReadOnly(ctx, dir)
+func readOutput(ctx context.Context, r runRef, ref graph.ArtifactRef) (*runstate.Output, error) {
+	run, err := r.OpenReadOnly(ctx)
 	if err != nil {
 		return nil, err
 	}

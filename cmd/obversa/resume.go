@@ -24,10 +24,11 @@ func newResumeCmd(g *globals) *cobra.Command {
 		Short: "Carry a stored run on: offer a paused position again, or take over a run whose watchdog died",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := g.runDir(args[0])
+			ref, err := g.findRun(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
+			defer ref.Close()
 			if result != "" {
 				if !json.Valid([]byte(result)) {
 					return usageErr(fmt.Errorf("--result %q is not JSON", result))
@@ -40,7 +41,7 @@ func newResumeCmd(g *globals) *cobra.Command {
 			}
 			ctx, stop := stopContext()
 			defer stop()
-			res, done, err := resumeRun(ctx, dir, o, mode)
+			res, done, err := resumeRun(ctx, ref, o, mode)
 			if err != nil {
 				return err
 			}
@@ -48,9 +49,9 @@ func newResumeCmd(g *globals) *cobra.Command {
 				fmt.Fprintln(cmd.ErrOrStderr(), "the run already ended; nothing was changed")
 			}
 			if !asJSON {
-				preflightHint(cmd.ErrOrStderr(), res, dir)
+				preflightHint(cmd.ErrOrStderr(), res, ref.String())
 			}
-			return report(ctx, cmd.OutOrStdout(), res, dir, asJSON)
+			return report(ctx, cmd.OutOrStdout(), res, ref, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&o.Position, "position", "", "the open position to offer again (dag/<node>/<n>)")
@@ -65,11 +66,11 @@ func newResumeCmd(g *globals) *cobra.Command {
 // resumeRun carries the run at dir on, showing its progress in mode once
 // it is supervised, and turns refusals into their exit statuses (a
 // mistyped position gets a suggestion).
-func resumeRun(ctx context.Context, dir string, o watchdog.ResumeOptions, mode string) (*runstate.Result, bool, error) {
+func resumeRun(ctx context.Context, ref runRef, o watchdog.ResumeOptions, mode string) (*runstate.Result, bool, error) {
 	var view *watch
-	o.Supervise.Started = func() { view = watchRun(dir, mode, os.Stderr) }
+	o.Supervise.Started = func() { view = watchRun(ref, mode, os.Stderr) }
 	o.Supervise.Pause = pauseSignal()
-	res, done, err := watchdog.Resume(ctx, dir, o)
+	res, done, err := watchdog.Resume(ctx, ref, o)
 	if view != nil {
 		view.Stop()
 	}
@@ -77,7 +78,7 @@ func resumeRun(ctx context.Context, dir string, o watchdog.ResumeOptions, mode s
 	case errors.Is(err, store.ErrProcessLocked):
 		return nil, false, failedErr(fmt.Errorf("%w; the run is live: `obversa approve` hands decisions to its worker, `obversa stop` stops it, and resume carries it on once it has ended", err))
 	case errors.Is(err, watchdog.ErrResumePosition) && o.Position != "":
-		return nil, false, usageErr(fmt.Errorf("%w%s", err, suggestPosition(ctx, dir, o.Position)))
+		return nil, false, usageErr(fmt.Errorf("%w%s", err, suggestPosition(ctx, ref, o.Position)))
 	case errors.Is(err, watchdog.ErrRunNotPaused), errors.Is(err, watchdog.ErrResumePosition),
 		errors.Is(err, watchdog.ErrResumeEventMismatch):
 		return nil, false, usageErr(err)
@@ -89,8 +90,8 @@ func resumeRun(ctx context.Context, dir string, o watchdog.ResumeOptions, mode s
 
 // suggestPosition is " (did you mean …?)" for a position the run does not
 // have open, from its fold; "" when nothing is close.
-func suggestPosition(ctx context.Context, dir, position string) string {
-	st, _, err := foldRun(ctx, dir)
+func suggestPosition(ctx context.Context, ref runRef, position string) string {
+	st, _, err := foldRun(ctx, ref)
 	if err != nil {
 		return ""
 	}

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
-
-	"github.com/obversa/obversa/store"
+	"github.com/spf13/pflag"
 )
 
 // Exit statuses (DESIGN §8).
@@ -20,9 +17,13 @@ const (
 
 // globals are the persistent flags.
 type globals struct {
-	storage   string
-	namespace string
+	storageFlag string // --storage; read through storage()
+	namespace   string
+	flags       *pflag.FlagSet // the persistent flags, to tell a default from a choice
 }
+
+// defaultNamespace is --namespace's default.
+const defaultNamespace = "default"
 
 func newRoot() *cobra.Command {
 	g := &globals{}
@@ -35,9 +36,11 @@ func newRoot() *cobra.Command {
 		Version: readVersion().String(),
 	}
 	root.SetVersionTemplate("{{.Version}}")
-	root.PersistentFlags().StringVar(&g.storage, "storage", ".obversa", "storage directory holding stored runs")
-	root.PersistentFlags().StringVar(&g.namespace, "namespace", "default", "namespace of stored runs")
-	root.AddCommand(newRunCmd(g), newWorkerCmd(), newKeeperCmd(), newStatusCmd(g), newEventsCmd(g), newValidateCmd(),
+	root.PersistentFlags().StringVar(&g.storageFlag, "storage", defaultStorage,
+		"where runs are kept: a storage directory, or a PostgreSQL database (postgres://…, no password; default $"+storageURLEnv+" when set)")
+	root.PersistentFlags().StringVar(&g.namespace, "namespace", defaultNamespace, "namespace of stored runs")
+	g.flags = root.PersistentFlags()
+	root.AddCommand(newRunCmd(g), newWorkerCmd(g), newKeeperCmd(g), newStatusCmd(g), newEventsCmd(g), newValidateCmd(),
 		newVerifyCmd(g), newPluginCmd(), newStopCmd(g), newResumeCmd(g), newApproveCmd(g), newPreflightCmd(g),
 		newVersionCmd(), newGraphCmd(g), newLogsCmd(g), newRunsCmd(g), newShowCmd(g))
 	return root
@@ -51,24 +54,4 @@ func execute(args []string) int {
 		return exitComplete
 	}
 	return printFailure(os.Stdout, os.Stderr, err, wantsJSON(cmd, args))
-}
-
-// runDir resolves RUN: the path of a run directory (one holding
-// events.jsonl), else a run id under --storage/--namespace.
-func (g *globals) runDir(arg string) (string, error) {
-	if st, err := os.Stat(filepath.Join(arg, "events.jsonl")); err == nil && !st.IsDir() {
-		return arg, nil
-	}
-	if err := store.ValidID(arg); err != nil {
-		return "", usageErr(fmt.Errorf("%q is neither a run directory nor a run id: %w", arg, err))
-	}
-	st, err := store.Open(g.storage, g.namespace)
-	if err != nil {
-		return "", failedErr(err)
-	}
-	dir := st.RunDir(arg)
-	if _, err := os.Stat(filepath.Join(dir, "events.jsonl")); err != nil {
-		return "", usageErr(fmt.Errorf("%w: no run %q under %s (namespace %q); pass the run directory printed by `obversa run`, or --storage", store.ErrRunNotFound, arg, g.storage, g.namespace))
-	}
-	return dir, nil
 }

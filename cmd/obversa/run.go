@@ -12,6 +12,7 @@ import (
 
 	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/store"
+	"github.com/obversa/obversa/store/pgstore"
 )
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -31,8 +32,16 @@ func newRunCmd(g *globals) *cobra.Command {
 			defer stop()
 			po := watchdog.PrepareOptions{RunID: runID, TrustOnFirstUse: tofu}
 			// Flags given on the command line win over the run file.
-			if cmd.Flags().Changed("storage") {
-				po.Storage = g.storage
+			setting, chosen, err := g.storage()
+			if err != nil {
+				return err
+			}
+			url := ""
+			switch {
+			case chosen && pgstore.IsURL(setting):
+				url = setting
+			case chosen:
+				po.Storage = setting
 			}
 			if cmd.Flags().Changed("namespace") {
 				po.Namespace = g.namespace
@@ -41,26 +50,24 @@ func newRunCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return refusal(err)
 			}
-			printWarnings(os.Stderr, pr.Warnings)
-			run, owner, err := watchdog.Create(ctx, pr)
-			if err != nil {
-				if errors.Is(err, store.ErrRunExists) {
-					return existingRun(ctx, pr, err)
-				}
-				if errors.Is(err, store.ErrKnownSecret) || errors.Is(err, store.ErrStorageLimitExceeded) {
-					return usageErr(fmt.Errorf("the run was not started: %w", err))
-				}
-				return failedErr(err)
+			if url == "" && po.Storage == "" {
+				url = pr.RunFile.Storage.URL
 			}
+			printWarnings(os.Stderr, pr.Warnings)
+			ref, run, owner, err := createRun(ctx, url, pr)
+			if err != nil {
+				return err
+			}
+			defer ref.Close()
 			defer run.Close()
-			fmt.Fprintf(os.Stderr, "run %s: record in %s\n", pr.Plan.RunID, run.Dir())
-			view := watchRun(run.Dir(), mode, os.Stderr)
-			res, err := watchdog.Supervise(ctx, run, watchdog.SuperviseOptions{Owner: owner, Pause: pauseSignal()})
+			fmt.Fprintf(os.Stderr, "run %s: record in %s\n", pr.Plan.RunID, recordPlace(ref, run))
+			view := watchRun(ref, mode, os.Stderr)
+			res, err := watchdog.Supervise(ctx, ref, run, watchdog.SuperviseOptions{Owner: owner, Pause: pauseSignal()})
 			view.Stop()
 			if err != nil {
 				return failedErr(err)
 			}
-			return report(ctx, cmd.OutOrStdout(), res, run.Dir(), asJSON)
+			return report(ctx, cmd.OutOrStdout(), res, ref, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&runID, "run-id", "", "run id (default: time-based)")
@@ -70,25 +77,69 @@ func newRunCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
+// createRun opens the backend of the prepared run — the database url
+// names, else the plan's storage directory — and creates the run there
+// (watchdog.Create), returning it with its ownership and the runRef that
+// names it. Refusals become exit statuses: an existing run id (existingRun),
+// a known secret or a storage limit in the plan (exit 2).
+func createRun(ctx context.Context, url string, pr *watchdog.Prepared) (runRef, store.Record, store.Ownership, error) {
+	setting, local, ns := pr.Plan.Storage.Directory, pr.Plan.Storage.Directory, pr.Plan.Namespace
+	if url != "" {
+		setting = url
+	}
+	b, err := openStorage(ctx, setting, local, ns)
+	if err != nil {
+		return nil, nil, nil, failedErr(err)
+	}
+	run, owner, err := watchdog.Create(ctx, b, pr)
+	if err != nil {
+		defer b.Close()
+		if errors.Is(err, store.ErrRunExists) {
+			return nil, nil, nil, existingRun(ctx, b, url, pr.Plan.RunID, err)
+		}
+		if errors.Is(err, store.ErrKnownSecret) || errors.Is(err, store.ErrStorageLimitExceeded) {
+			return nil, nil, nil, usageErr(fmt.Errorf("the run was not started: %w", err))
+		}
+		return nil, nil, nil, failedErr(err)
+	}
+	if pb, ok := b.(*pgstore.Backend); ok {
+		return &dbRun{url: url, namespace: ns, id: pr.Plan.RunID, b: pb}, run, owner, nil
+	}
+	return dirRun{watchdog.DirRef(run.Dir())}, run, owner, nil
+}
+
+// recordPlace says where a run's record is: its directory, or its
+// database (without credentials) and the local directory of its logs.
+func recordPlace(ref runRef, run store.Record) string {
+	if db, ok := ref.(*dbRun); ok {
+		return fmt.Sprintf("%s, namespace %s (logs in %s)", db.b.Config(), db.namespace, run.Dir())
+	}
+	return run.Dir()
+}
+
 // existingRun explains why a run id cannot be started again: another
 // watchdog holds it (PROCESS_LOCKED, exit 1), or it exists and can only be
 // resumed (exit 2).
-func existingRun(ctx context.Context, pr *watchdog.Prepared, cause error) error {
-	st, err := store.Open(pr.Plan.Storage.Directory, pr.Plan.Namespace)
-	if err != nil {
-		return failedErr(err)
+func existingRun(ctx context.Context, b store.Backend, url, id string, cause error) error {
+	var ref runRef
+	if pb, ok := b.(*pgstore.Backend); ok {
+		ref = &dbRun{url: url, namespace: b.Namespace(), id: id, b: pb}
+	} else {
+		ref = dirRun{watchdog.DirRef(b.(*store.Store).RunDir(id))}
 	}
-	run, err := store.OpenRunDir(ctx, st.RunDir(pr.Plan.RunID), store.Policy{})
+	run, err := b.OpenRunReadOnly(ctx, id)
 	if err != nil {
 		return failedErr(err)
 	}
 	defer run.Close()
-	owner, err := run.Lock(ctx)
+	o, err := ref.Owner(ctx, run)
 	if err != nil {
 		return failedErr(err)
 	}
-	_ = owner.Release()
-	return usageErr(fmt.Errorf("%w; choose another --run-id, or carry it on with `obversa resume %s`", cause, run.Dir()))
+	if o.Live {
+		return failedErr(fmt.Errorf("%w: %s", &store.LockedError{Dir: ref.String(), Holder: o.Holder, Known: true}, cause))
+	}
+	return usageErr(fmt.Errorf("%w; choose another --run-id, or carry it on with `obversa resume %s`", cause, ref))
 }
 
 // stopContext is cancelled by the first SIGINT or SIGTERM (a clean stop);

@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,7 +21,7 @@ func newRunsCmd(g *globals) *cobra.Command {
 	var phase []string
 	cmd := &cobra.Command{
 		Use:   "runs [--storage DIR] [--phase PHASE] [--json]",
-		Short: "List the runs under a storage directory, newest first",
+		Short: "List the runs of a storage directory or database, newest first",
 		Long: `runs lists the runs of a storage directory (--storage, default .obversa; a run
 file's storage block says where its runs are, beside the run file by default) and
 namespace: id, phase, start, elapsed time, nodes done of total, usage. --phase keeps
@@ -35,16 +33,13 @@ the runs in that phase (repeat it or separate phases by commas): ` + fmt.Sprint(
 					return usageErr(fmt.Errorf("--phase %q is not a phase; use one of %v%s", p, phases, runview.DidYouMean(runview.Closest(p, phases))))
 				}
 			}
-			if _, err := os.Stat(g.storage); err != nil {
-				return usageErr(fmt.Errorf("no storage directory %s: pass the directory of a run file's storage block with --storage (default .obversa beside the run file)", g.storage))
-			}
 			var keep func(runview.Summary) bool
 			if len(phase) > 0 {
 				keep = func(s runview.Summary) bool { return slices.Contains(phase, s.Phase) }
 			}
-			list, broken, err := runview.List(cmd.Context(), g.storage, g.namespace, time.Now(), keep)
+			list, broken, err := g.listRuns(cmd.Context(), keep)
 			if err != nil {
-				return failedErr(err)
+				return err
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {

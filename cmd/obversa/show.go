@@ -33,18 +33,20 @@ With NODE (a node id, or one of its positions), everything about that node: the
 whole text, each engine call, the artifacts with their digests.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := g.runDir(args[0])
+			ref, err := g.findRun(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			st, alive, err := foldRun(cmd.Context(), dir)
+			defer ref.Close()
+			dir := ref.String()
+			st, alive, err := foldRun(cmd.Context(), ref)
 			if err != nil {
 				return err
 			}
 			now := time.Now()
 			w := cmd.OutOrStdout()
 			if len(args) == 2 {
-				n, err := showNode(cmd.Context(), st, dir, args[1], now)
+				n, err := showNode(cmd.Context(), st, ref, args[1], now)
 				if err != nil {
 					return err
 				}
@@ -75,7 +77,7 @@ whole text, each engine call, the artifacts with their digests.`,
 
 // showNode returns one node named by id or position, reading back a
 // result kept as an artifact.
-func showNode(ctx context.Context, st *runstate.State, dir, name string, now time.Time) (runview.Node, error) {
+func showNode(ctx context.Context, st *runstate.State, ref runRef, name string, now time.Time) (runview.Node, error) {
 	id := name
 	if n := st.Graph().AtPosition(name); n != nil {
 		id = n.Def.ID
@@ -85,7 +87,7 @@ func showNode(ctx context.Context, st *runstate.State, dir, name string, now tim
 		return n, usageErr(fmt.Errorf("the run has no node %q%s", name, runview.DidYouMean(runview.SuggestNode(st, name))))
 	}
 	if ns := st.Graph().Node(id); ns != nil && ns.ResultArtifact != nil {
-		run, err := store.OpenRunDirReadOnly(ctx, dir)
+		run, err := ref.OpenReadOnly(ctx)
 		if err != nil {
 			return n, failedErr(err)
 		}

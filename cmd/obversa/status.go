@@ -21,14 +21,15 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Short: "Show a stored run's phase, worker, active occurrences and usage (read-only)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := g.runDir(args[0])
+			ref, err := g.findRun(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
+			defer ref.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			for {
-				r, err := watchdog.Status(ctx, dir)
+				r, err := watchdog.Status(ctx, ref)
 				if err != nil {
 					return failedErr(err)
 				}
@@ -39,7 +40,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 					if watch {
 						fmt.Fprintln(cmd.OutOrStdout(), "---", time.Now().Format("15:04:05"))
 					}
-					printStatus(cmd.OutOrStdout(), r, dir)
+					printStatus(cmd.OutOrStdout(), r, ref.String())
 				}
 				if !watch || terminal(r.Phase) {
 					return nil

@@ -55,23 +55,30 @@ the others ask whether they took effect. A run already paused needs nothing.`,
 			if yes && pause {
 				return usageErr(errors.New("--yes and --pause do not go together: --pause asks nothing"))
 			}
-			dir, err := g.runDir(args[0])
+			ref, err := g.findRun(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			st, alive, err := foldRun(cmd.Context(), dir)
+			defer ref.Close()
+			dir := ref.String()
+			st, alive, err := foldRun(cmd.Context(), ref)
 			if err != nil {
 				return err
 			}
 			if st.Finished() != nil {
-				return stopIdle(cmd, dir, asJSON)
+				return stopIdle(cmd, ref, asJSON)
 			}
 			obj := stopObject{Dir: dir, Pause: pause, Phase: runview.Phase(st, alive)}
-			h, held, err := holder(cmd.Context(), dir)
+			o, err := owner(cmd.Context(), ref)
 			if err != nil {
 				return failedErr(err)
 			}
-			live := held && store.HolderAlive(h)
+			h, live := o.Holder, o.Live
+			if live && !o.Here {
+				// Signals reach this host's processes only.
+				return failedErr(fmt.Errorf("%w: the run is live on host %q (watchdog pid %d; %s): run `obversa stop` on that host",
+					watchdog.ErrOtherHost, h.Host, h.PID, o.Detail))
+			}
 			if pause {
 				return pauseRun(cmd, obj, h, live, asJSON)
 			}
@@ -92,7 +99,7 @@ the others ask whether they took effect. A run already paused needs nothing.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "asked watchdog pid %d on %s to stop the run; it records STOPPED\n", h.PID, h.Host)
 				return nil
 			}
-			return stopIdle(cmd, dir, asJSON)
+			return stopIdle(cmd, ref, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "stop without asking, although a stopped run cannot be resumed")
@@ -143,20 +150,21 @@ func confirmStop(cmd *cobra.Command, st *runstate.State, dir string) error {
 	return failedErr(errors.New("not stopped: the answer was not yes"))
 }
 
-// holder returns the recorded holder of the run at dir.
-func holder(ctx context.Context, dir string) (store.Holder, bool, error) {
-	run, err := store.OpenRunDirReadOnly(ctx, dir)
+// owner returns who owns the run ref names (watchdog.Ref.Owner).
+func owner(ctx context.Context, ref runRef) (watchdog.Owner, error) {
+	run, err := ref.OpenReadOnly(ctx)
 	if err != nil {
-		return store.Holder{}, false, err
+		return watchdog.Owner{}, err
 	}
 	defer run.Close()
-	return run.Holder(ctx)
+	return ref.Owner(ctx, run)
 }
 
 // stopIdle ends a run no watchdog holds (paused, or interrupted) by
 // recording STOPPED; an ended run is left alone.
-func stopIdle(cmd *cobra.Command, dir string, asJSON bool) error {
-	res, err := watchdog.StopIdle(cmd.Context(), dir)
+func stopIdle(cmd *cobra.Command, ref runRef, asJSON bool) error {
+	dir := ref.String()
+	res, err := watchdog.StopIdle(cmd.Context(), ref)
 	switch {
 	case errors.Is(err, watchdog.ErrAlreadyEnded):
 		// Nothing to stop: the settled result is the answer, with its
@@ -166,7 +174,7 @@ func stopIdle(cmd *cobra.Command, dir string, asJSON bool) error {
 			return exitFor(res)
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "the run already ended; nothing to stop\n")
-		return report(cmd.Context(), cmd.OutOrStdout(), res, dir, false)
+		return report(cmd.Context(), cmd.OutOrStdout(), res, ref, false)
 	case errors.Is(err, store.ErrProcessLocked):
 		return failedErr(fmt.Errorf("%w; the run's watchdog went away while this command looked: try `obversa stop` again", err))
 	case err != nil:

@@ -23,11 +23,12 @@ func newVerifyCmd(g *globals) *cobra.Command {
 		Short: "Re-check a stored run's hash chain and every referenced artifact",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := g.runDir(args[0])
+			ref, err := g.findRun(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			rep, err := store.Verify(cmd.Context(), dir)
+			defer ref.Close()
+			rep, err := ref.Verify(cmd.Context())
 			if err != nil && len(rep.Faults) == 0 {
 				return failedErr(err)
 			}
@@ -36,7 +37,7 @@ func newVerifyCmd(g *globals) *cobra.Command {
 				if rep.Faults == nil {
 					rep.Faults = []store.Fault{}
 				}
-				writeJSON(w, verified{Dir: dir, OK: len(rep.Faults) == 0, Report: rep})
+				writeJSON(w, verified{Dir: ref.String(), OK: len(rep.Faults) == 0, Report: rep})
 				if len(rep.Faults) > 0 {
 					return &exitError{code: exitFailed}
 				}
@@ -60,7 +61,7 @@ func newVerifyCmd(g *globals) *cobra.Command {
 					fmt.Fprintf(w, "fault: line %d (rev %d): %s\n", f.Line, f.Rev, f.Problem)
 				}
 			}
-			return &exitError{code: exitFailed, err: fmt.Errorf("%d faults in %s", len(rep.Faults), dir)}
+			return &exitError{code: exitFailed, err: fmt.Errorf("%d faults in %s", len(rep.Faults), ref)}
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")

@@ -14,11 +14,11 @@ import (
 // looking into `make bench` numbers.
 const cpuProfileEnv = "OBVERSA_WORKER_CPUPROFILE"
 
-func newWorkerCmd() *cobra.Command {
-	var dir string
+func newWorkerCmd(g *globals) *cobra.Command {
+	var dir, id string
 	var restart int
 	cmd := &cobra.Command{
-		Use:    "worker --run-dir DIR",
+		Use:    "worker --run-dir DIR | --storage URL --run-id ID",
 		Short:  "Run a stored run's executor (started by the watchdog)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
@@ -34,14 +34,19 @@ func newWorkerCmd() *cobra.Command {
 				}
 				defer pprof.StopCPUProfile()
 			}
-			if _, err := watchdog.Work(cmd.Context(), dir, restart, os.Stdin); err != nil {
+			ref, err := g.childRun(dir, id)
+			if err != nil {
+				return err
+			}
+			defer ref.Close()
+			if _, err := watchdog.Work(cmd.Context(), ref, restart, os.Stdin); err != nil {
 				return failedErr(err)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dir, "run-dir", "", "run directory")
+	cmd.Flags().StringVar(&dir, "run-dir", "", "run directory (file backend)")
+	cmd.Flags().StringVar(&id, "run-id", "", "run id (in the database --storage names)")
 	cmd.Flags().IntVar(&restart, "restart", 0, "how many workers the watchdog started before this one")
-	_ = cmd.MarkFlagRequired("run-dir")
 	return cmd
 }

@@ -2,16 +2,12 @@ package runview
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
-	"github.com/obversa/obversa/store"
 )
 
 // PhaseInterrupted is the phase of a run with no result that no live
@@ -113,28 +109,26 @@ func Total(st *runstate.State) Usage {
 	return t
 }
 
-// List returns the summaries of the runs under a storage directory and
-// namespace, newest first, keeping those whose phase keep accepts (nil
-// keeps all). A run whose record cannot be read is listed with its error
-// in Broken rather than failing the list.
-func List(ctx context.Context, storageDir, namespace string, now time.Time, keep func(Summary) bool) ([]Summary, []Broken, error) {
-	st, err := store.Open(storageDir, namespace)
-	if err != nil {
-		return nil, nil, err
-	}
-	ids, err := st.ListRuns(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
+// Folder folds run id's record read-only (the shared fold) and returns it
+// with the run's name — as a person types it after a command: a run
+// directory, or an id with the storage flags — and whether a live owner
+// holds the run. name is set on an error too.
+type Folder func(ctx context.Context, id string) (st *runstate.State, name string, live bool, err error)
+
+// List returns the summaries of the runs ids of one namespace, folded by
+// fold, newest first, keeping those whose phase keep accepts (nil keeps
+// all). A run whose record cannot be read is listed with its error in
+// Broken rather than failing the list.
+func List(ctx context.Context, ids []string, fold Folder, now time.Time, keep func(Summary) bool) ([]Summary, []Broken) {
 	var out []Summary
 	var broken []Broken
 	for _, id := range ids {
-		dir := st.RunDir(id)
-		s, err := summarizeDir(ctx, dir, now)
+		st, name, live, err := fold(ctx, id)
 		if err != nil {
-			broken = append(broken, Broken{RunID: id, Dir: dir, Error: err.Error()})
+			broken = append(broken, Broken{RunID: id, Dir: name, Error: err.Error()})
 			continue
 		}
+		s := Summarize(st, name, now, live)
 		if keep == nil || keep(s) {
 			out = append(out, s)
 		}
@@ -145,7 +139,7 @@ func List(ctx context.Context, storageDir, namespace string, now time.Time, keep
 		}
 		return strings.Compare(b.RunID, a.RunID)
 	})
-	return out, broken, nil
+	return out, broken
 }
 
 // Broken is a run List could not read.
@@ -153,22 +147,4 @@ type Broken struct {
 	RunID string `json:"run_id"`
 	Dir   string `json:"dir"`
 	Error string `json:"error"`
-}
-
-// summarizeDir folds one run's record read-only.
-func summarizeDir(ctx context.Context, dir string, now time.Time) (Summary, error) {
-	if _, err := os.Stat(filepath.Join(dir, "events.jsonl")); err != nil {
-		return Summary{}, fmt.Errorf("no record: %w", err)
-	}
-	run, err := store.OpenRunDirReadOnly(ctx, dir)
-	if err != nil {
-		return Summary{}, err
-	}
-	defer run.Close()
-	st, err := runstate.Load(ctx, run)
-	if err != nil {
-		return Summary{}, err
-	}
-	h, held, err := run.Holder(ctx)
-	return Summarize(st, dir, now, err == nil && held && store.HolderAlive(h)), nil
 }

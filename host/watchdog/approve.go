@@ -11,6 +11,11 @@ import (
 	"github.com/obversa/obversa/store"
 )
 
+// ErrOtherHost is returned by Approve and the operator commands that
+// reach a live run's processes when the run is live on another host: they
+// act on this host only.
+var ErrOtherHost = errors.New("the run is live on another host")
+
 // ErrNotAnswered is returned by Approve when the run's live worker did
 // not answer the request within the timeout. The message says whether
 // the request was withdrawn (nothing can be recorded for it any more) or
@@ -45,7 +50,7 @@ type Approval struct {
 // withdrawn). Errors:
 // runstate.ErrNotAwaitingApproval, ErrAlreadyDecided, ErrNotAnswered,
 // store errors.
-func Approve(ctx context.Context, runDir, position string, deny bool, timeout time.Duration) (*Approval, error) {
+func Approve(ctx context.Context, ref Ref, position string, deny bool, timeout time.Duration) (*Approval, error) {
 	decision := graph.DecisionAllow
 	if deny {
 		decision = graph.DecisionDeny
@@ -53,12 +58,12 @@ func Approve(ctx context.Context, runDir, position string, deny bool, timeout ti
 	if timeout <= 0 {
 		timeout = DefaultApproveTimeout
 	}
-	run, st, err := openRun(ctx, runDir)
+	run, st, err := openRun(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	defer run.Close()
-	a := &approver{run: run, st: st, q: newRequestQueue(runDir), position: position, decision: decision}
+	a := &approver{ref: ref, run: run, st: st, q: newRequestQueue(run.Dir()), position: position, decision: decision}
 	deadline := time.Now().Add(timeout)
 	for {
 		done, err := a.step(ctx)
@@ -78,6 +83,7 @@ func Approve(ctx context.Context, runDir, position string, deny bool, timeout ti
 
 // approver is one Approve call in progress.
 type approver struct {
+	ref                Ref
 	run                store.Record
 	st                 *runstate.State
 	q                  *requestQueue
@@ -102,6 +108,12 @@ func (a *approver) step(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	if a.request == "" {
+		// The queue is a directory beside the record on the owner's host:
+		// a worker on another host never sees it.
+		if o, err := a.ref.Owner(ctx, a.run); err == nil && o.Live && !o.Here {
+			return false, fmt.Errorf("%w: the run is live on host %q (pid %d), and its worker takes approvals only from that host: run `obversa approve` there, or wait for the run to pause",
+				ErrOtherHost, o.Holder.Host, o.Holder.PID)
+		}
 		// Refuse at once what the record already answers.
 		if err := a.st.CatchUp(ctx, a.run); err != nil {
 			return false, err
@@ -158,7 +170,7 @@ func (a *approver) recordOwned(ctx context.Context) error {
 	}
 	err := appendFolded(ctx, a.run, a.st, store.NewEvent{Type: graph.EventApproval,
 		Data: graph.ApprovalData{Position: a.position, Decision: a.decision}})
-	return conflictHint(err, a.run.Dir())
+	return conflictHint(err, a.ref)
 }
 
 // giveUp ends a wait that timed out: a request no worker claimed is

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
@@ -22,14 +23,20 @@ func workerEnv(marker string, handoff []string) []string {
 }
 
 // handedEnv returns the host variables a worker of plan p needs and does
-// not get in its environment: each plugin's pass_env and the known
-// secrets (storage.known_secrets_from_env), by name; unset ones are left
-// out.
+// not get in its environment: each plugin's pass_env, the known secrets
+// (storage.known_secrets_from_env), by name, and libpq's variables (PG*:
+// PGPASSFILE, PGPASSWORD, PGSSLMODE, …), so that a worker connects to a
+// run's database as its watchdog did; unset ones are left out.
 func handedEnv(p *plan.Plan) map[string]string {
 	out := map[string]string{}
 	add := func(name string) {
 		if v, ok := os.LookupEnv(name); ok && !hostenv.Allowed(name) {
 			out[name] = v
+		}
+	}
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "PG") {
+			add(name)
 		}
 	}
 	for _, pl := range p.Plugins {

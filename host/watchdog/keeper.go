@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/internal/hostenv"
 	"github.com/obversa/obversa/internal/proc"
@@ -34,17 +35,19 @@ type keeper struct {
 	w *os.File // the watchdog's end of the pipe
 }
 
-// startKeeper starts `exe keeper` for the run at runDir. The keeper gets
-// the host's allowed variables only, no owner marker (it must not count as
-// a process of the run) and no terminal (its own session): Ctrl-C and a
-// hang-up reach the watchdog, not it.
-func startKeeper(exe, runDir string) (*keeper, error) {
+// startKeeper starts `exe keeper` for the run args name (Ref.Args) under
+// plan p. The keeper gets the host's allowed variables only, no owner
+// marker (it must not count as a process of the run) and no terminal (its
+// own session): Ctrl-C and a hang-up reach the watchdog, not it. What
+// else it needs from the host's environment (the known secrets its log
+// redacts, libpq's variables) is the first line on its pipe (sendEnv).
+func startKeeper(exe string, args []string, p *plan.Plan) (*keeper, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	cmd := exec.Command(exe, "keeper", "--run-dir", runDir)
+	cmd := exec.Command(exe, append([]string{"keeper"}, args...)...)
 	cmd.Stdin = r
 	cmd.Env = hostenv.Minimal(withoutOwner(os.Environ()))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -54,6 +57,10 @@ func startKeeper(exe, runDir string) (*keeper, error) {
 	}
 	// Reaped here when it ends before the watchdog, else adopted by init.
 	go func() { _ = cmd.Wait() }()
+	if err := sendEnv(w, p); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("starting the run's keeper: %w", err)
+	}
 	return &keeper{w: w}, nil
 }
 
@@ -83,28 +90,39 @@ func holdKeeperPipe() {
 	}
 }
 
-// Keep is the body of `obversa keeper`: it waits for the end of done (the
-// keeper's pipe), then stops every live process of the run at runDir —
+// Keep is the body of `obversa keeper`: it reads the environment line
+// the watchdog sent first on done (the keeper's pipe), waits for the pipe
+// to end, then stops every live process of the run ref names —
 // those carrying its owner marker and their descendants — TERM, the run's
 // teardown_grace, KILL, and records run:cleanup. It does nothing when no
 // such process is left (the supervisors cleaned up, the usual case) or
 // when another process holds the run (a watchdog that took it over answers
 // for its processes). It returns the cleanup it recorded, nil if none.
-func Keep(ctx context.Context, runDir string, done io.Reader) (*runstate.CleanupData, error) {
+func Keep(ctx context.Context, ref Ref, done io.Reader) (*runstate.CleanupData, error) {
+	done, err := receiveEnv(done)
+	if err != nil {
+		return nil, err
+	}
+	// The marker is read before the wait: a database run's marker needs
+	// its record, which may be out of reach once the run's host is cut off.
+	marker, err := ref.Marker(ctx)
+	if err != nil {
+		return nil, err
+	}
 	_, _ = io.Copy(io.Discard, done)
 	// Freeze first, so that nothing of the run acts while the keeper
 	// takes the run's lock.
-	frozen := proc.FreezeTree(launch.OwnerEnv+"="+OwnerMarker(runDir), map[int]bool{os.Getpid(): true})
+	frozen := proc.FreezeTree(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true})
 	if len(frozen) == 0 {
 		return nil, nil
 	}
-	run, st, err := openRun(ctx, runDir)
+	run, st, err := openRun(ctx, ref)
 	if err != nil {
 		proc.Thaw(frozen)
 		return nil, err
 	}
 	defer run.Close()
-	log, err := openLog(runDir, KeeperLog, st.Start().Plan, Policy(st.Start().Plan).KnownSecrets)
+	log, err := openLog(run.Dir(), KeeperLog, st.Start().Plan, Policy(st.Start().Plan).KnownSecrets)
 	if err != nil {
 		proc.Thaw(frozen)
 		return nil, err
@@ -121,7 +139,7 @@ func Keep(ctx context.Context, runDir string, done io.Reader) (*runstate.Cleanup
 		proc.Thaw(frozen)
 		return nil, err
 	}
-	found, left := stopRun(ctx, OwnerMarker(runDir), st.Start().Plan.TeardownGrace())
+	found, left := stopRun(ctx, marker, st.Start().Plan.TeardownGrace())
 	// What was frozen and has ended meanwhile was stopped too (a frozen
 	// process group that lost its parent gets SIGHUP from the kernel).
 	found = union(frozen, found)

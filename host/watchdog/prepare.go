@@ -251,21 +251,20 @@ func Policy(p *plan.Plan) store.Policy {
 }
 
 // Create writes the prepared run (whose plugins Prepare placed in the
-// cache): the run directory and graph:run-started carrying the definition
-// and plan with their digests. It takes the run's ownership before
-// appending and returns it, for Supervise (SuperviseOptions.Owner).
-// graph:run-started is exempt from max_event_payload_bytes: it must hold
-// the whole definition.
-func Create(ctx context.Context, pr *Prepared) (store.Record, store.Ownership, error) {
-	st, err := store.Open(pr.Plan.Storage.Directory, pr.Plan.Namespace)
-	if err != nil {
-		return nil, nil, err
-	}
+// cache) into b, the backend of the plan's namespace (the file backend at
+// the plan's storage directory, or a database): the run and
+// graph:run-started carrying the definition and plan with their digests.
+// It takes the run's ownership before appending and returns it, for
+// Supervise (SuperviseOptions.Owner). graph:run-started is exempt from
+// max_event_payload_bytes: it must hold the whole definition. A failure
+// after the run was created leaves no directory beside the record; in a
+// database the run's empty row stays (its id cannot be used again).
+func Create(ctx context.Context, b store.Backend, pr *Prepared) (store.Record, store.Ownership, error) {
 	// Prepare placed every plugin in the cache; the worker re-verifies
 	// each entry before executing it.
 	pol := Policy(pr.Plan)
 	pol.MaxEventPayloadBytes = 0
-	run, err := st.CreateRun(ctx, pr.Plan.RunID, pol)
+	run, err := b.CreateRun(ctx, pr.Plan.RunID, pol)
 	if err != nil {
 		return nil, nil, err
 	}

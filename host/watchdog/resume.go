@@ -11,6 +11,7 @@ import (
 	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/store"
@@ -53,6 +54,10 @@ type ResumeOptions struct {
 	Preflight string
 	// Supervise configures the watchdog that carries the run on.
 	Supervise SuperviseOptions
+	// Lock takes the run's ownership; nil is store.Record.Lock. The CLI's
+	// --force-takeover passes a forced takeover of a lease a person
+	// confirmed is gone.
+	Lock func(ctx context.Context, run store.Record) (store.Ownership, error)
 }
 
 // Resume carries a stored run on (DESIGN §5, §6): it takes the run's
@@ -67,13 +72,17 @@ type ResumeOptions struct {
 // run records a result.
 // A run that already finished is returned as recorded, with nothing
 // appended (done true).
-func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *runstate.Result, done bool, err error) {
-	run, st, err := openRun(ctx, runDir)
+func Resume(ctx context.Context, ref Ref, o ResumeOptions) (res *runstate.Result, done bool, err error) {
+	run, st, err := openRun(ctx, ref)
 	if err != nil {
 		return nil, false, err
 	}
 	defer run.Close()
-	owner, err := run.Lock(ctx)
+	lock := o.Lock
+	if lock == nil {
+		lock = func(ctx context.Context, run store.Record) (store.Ownership, error) { return run.Lock(ctx) }
+	}
+	owner, err := lock(ctx, run)
 	if err != nil {
 		return nil, false, err
 	}
@@ -90,6 +99,10 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *runstate.
 		return nil, false, err
 	}
 	rs := st.Start()
+	marker, err := ref.Marker(ctx)
+	if err != nil {
+		return nil, false, err
+	}
 	if f := st.Finished(); f != nil {
 		if o.Preflight != "" {
 			return nil, false, fmt.Errorf("%w: the run already ended (%s %s); it has no open preflight pause, %s names none", ErrResumeEventMismatch, f.Kind, f.Code, o.Preflight)
@@ -97,14 +110,14 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *runstate.
 		if st.CleanupVerified() == nil {
 			// Its watchdog died before it looked for what the last
 			// worker left: look now, so the run ends verified or not.
-			marked, left := stopRun(ctx, OwnerMarker(run.Dir()), rs.Plan.TeardownGrace())
+			marked, left := stopRun(ctx, marker, rs.Plan.TeardownGrace())
 			if err := appendFolded(ctx, run, st, store.NewEvent{Type: runstate.EventCleanup, Data: runstate.NewCleanup(marked, left)}); err != nil {
-				return nil, false, conflictHint(err, runDir)
+				return nil, false, conflictHint(err, ref)
 			}
 		}
 		return f, true, nil
 	}
-	pf, err := preflightEvents(st.Preflight().Report(), o, run.Dir())
+	pf, err := preflightEvents(st.Preflight().Report(), o, ref.String())
 	if err != nil {
 		return nil, false, err
 	}
@@ -115,22 +128,18 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *runstate.
 	if open := st.PausedPositions(); o.Position == "" && o.Preflight == "" && len(ev) == 0 && len(open) > 0 {
 		// Paused positions wait for a person's word about each one; a bare
 		// resume would only pause again.
-		return nil, false, fmt.Errorf("%w: positions %v wait; decide an approval with `obversa approve %s POSITION` (which carries the run on), or name a position with --position", ErrResumePosition, open, runDir)
+		return nil, false, fmt.Errorf("%w: positions %v wait; decide an approval with `obversa approve %s POSITION` (which carries the run on), or name a position with --position", ErrResumePosition, open, ref)
 	}
 	// A run paused because the workspace was busy never ran a worker
 	// there: it has no anchor to check.
 	w := st.Paused()
-	if err := checkWorkspace(ctx, run, st, w != nil && w.Code != CodeWorkspaceLease); err != nil {
+	if err := checkWorkspace(ctx, run, st, marker, w != nil && w.Code != CodeWorkspaceLease); err != nil {
 		return nil, false, err
 	}
-	// The pinned plugin bytes must still be there before anything is
-	// recorded: a resume that could only end PLUGIN_CHANGED changes nothing.
-	for _, pl := range rs.Plan.Plugins {
-		if err := launch.VerifyCached(pl.Name, launch.CachePath(rs.Plan.Storage.Directory, pl.SHA256), pl.SHA256); err != nil {
-			return nil, false, fmt.Errorf("%w; nothing was recorded (restore the binary with sha256 %s to the cache, or start a new run)", err, pl.SHA256)
-		}
+	if err := fillCache(rs.Plan); err != nil {
+		return nil, false, err
 	}
-	marked, err := stopMarked(ctx, run.Dir(), rs.Plan.TeardownGrace())
+	marked, err := stopMarked(ctx, marker, rs.Plan.TeardownGrace())
 	if err != nil {
 		return nil, false, err
 	}
@@ -140,29 +149,51 @@ func Resume(ctx context.Context, runDir string, o ResumeOptions) (res *runstate.
 	b = append(b, ev...)
 	b = append(b, store.NewEvent{Type: graph.EventRunResumed, Data: runstate.RunResumedData{Position: o.Position}})
 	if err := appendFolded(ctx, run, st, b...); err != nil {
-		return nil, false, conflictHint(err, runDir)
+		return nil, false, conflictHint(err, ref)
 	}
 	handed = true
 	so := o.Supervise
 	so.Owner, so.State = owner, st
-	res, err = Supervise(ctx, run, so)
+	res, err = Supervise(ctx, ref, run, so)
 	return res, false, err
+}
+
+// fillCache checks that the pinned plugin bytes are in this host's
+// plugin cache before anything is recorded: a resume that could only end
+// PLUGIN_CHANGED changes nothing. A host taking over a run started
+// elsewhere has no cache entry yet; it copies each missing binary from the
+// path it was pinned from (PluginPlan.Source), which must hold exactly the
+// pinned bytes (launch.CheckSource checks the digest while copying).
+func fillCache(p *plan.Plan) error {
+	for _, pl := range p.Plugins {
+		cached := launch.CachePath(p.Storage.Directory, pl.SHA256)
+		if _, err := os.Stat(cached); errors.Is(err, os.ErrNotExist) && pl.Source != "" {
+			if _, err := launch.CheckSource(pl.Name, pl.Source, pl.SHA256, nil, p.Storage.Directory); err != nil {
+				return fmt.Errorf("plugin %q is not in this host's cache and its pinned path cannot fill it: %w; nothing was recorded (install the binary with sha256 %s at %s)",
+					pl.Name, err, pl.SHA256, pl.Source)
+			}
+		}
+		if err := launch.VerifyCached(pl.Name, cached, pl.SHA256); err != nil {
+			return fmt.Errorf("%w; nothing was recorded (restore the binary with sha256 %s to the cache, or start a new run)", err, pl.SHA256)
+		}
+	}
+	return nil
 }
 
 // conflictHint says what a refused operator append means: the record
 // moved after the command read it, which the run lock should have made
 // impossible; nothing of the command was recorded.
-func conflictHint(err error, runDir string) error {
+func conflictHint(err error, ref Ref) error {
 	if errors.Is(err, store.ErrRevisionConflict) {
-		return fmt.Errorf("%w; the record changed after this command read it, so nothing was recorded: look at `obversa status %s` and try again", err, runDir)
+		return fmt.Errorf("%w; the record changed after this command read it, so nothing was recorded: look at `obversa status %s` and try again", err, ref)
 	}
 	return err
 }
 
 // stopMarked stops every process carrying the run's owner marker (TERM,
 // grace ms, KILL) and returns them; survivors give ErrSurvivors.
-func stopMarked(ctx context.Context, runDir string, grace time.Duration) ([]proc.Proc, error) {
-	marked, left := stopRun(ctx, OwnerMarker(runDir), grace)
+func stopMarked(ctx context.Context, marker string, grace time.Duration) ([]proc.Proc, error) {
+	marked, left := stopRun(ctx, marker, grace)
 	if len(left) > 0 {
 		return nil, fmt.Errorf("%w: %d processes of the run survive (first pid %d)", ErrSurvivors, len(left), left[0].PID)
 	}
@@ -173,9 +204,9 @@ func stopMarked(ctx context.Context, runDir string, grace time.Duration) ([]proc
 // an open probe refuses the start (PROTOCOL); a preflight pause is resumed
 // only by its own event id, recorded as preflight:resumed; an id that is
 // not the open pause is RESUME_EVENT_MISMATCH naming both.
-func preflightEvents(r runstate.PreflightReport, o ResumeOptions, runDir string) ([]store.NewEvent, error) {
+func preflightEvents(r runstate.PreflightReport, o ResumeOptions, name string) ([]store.NewEvent, error) {
 	if r.OpenProbe != nil {
-		return nil, executor.OpenProbeError(*r.OpenProbe, runDir)
+		return nil, executor.OpenProbeError(*r.OpenProbe, name)
 	}
 	switch {
 	case r.PauseEventID == "" && o.Preflight == "":
@@ -189,7 +220,7 @@ func preflightEvents(r runstate.PreflightReport, o ResumeOptions, runDir string)
 			ErrResumeEventMismatch, o.Preflight, r.Phase, latest)
 	case o.Preflight == "":
 		return nil, fmt.Errorf("%w: no --preflight given, but the run waits on preflight pause %s; carry it on with `obversa resume --preflight %s %s`",
-			ErrResumeEventMismatch, r.PauseEventID, r.PauseEventID, runDir)
+			ErrResumeEventMismatch, r.PauseEventID, r.PauseEventID, name)
 	case o.Preflight != r.PauseEventID:
 		return nil, fmt.Errorf("%w: --preflight %s is not the open preflight pause %s; resume with --preflight %s",
 			ErrResumeEventMismatch, o.Preflight, r.PauseEventID, r.PauseEventID)
@@ -201,7 +232,7 @@ func preflightEvents(r runstate.PreflightReport, o ResumeOptions, runDir string)
 }
 
 // InterruptPreflight closes the preflight probe a crash left open in the
-// run at runDir as interrupted and records a preflight pause, in one
+// run ref names as interrupted and records a preflight pause, in one
 // conditional append (DESIGN §5), so that `obversa resume --preflight ID`
 // can carry the run on. It runs only while no watchdog or worker holds the
 // run: it takes the run's lock (store.ErrProcessLocked otherwise) and stops
@@ -210,8 +241,8 @@ func preflightEvents(r runstate.PreflightReport, o ResumeOptions, runDir string)
 // earlier interrupt recorded that pause and nothing was appended. Errors:
 // executor.ErrNothingToInterrupt when no probe is open, an error wrapping
 // store.ErrRevisionConflict when something else was appended first.
-func InterruptPreflight(ctx context.Context, runDir string) (id string, already bool, err error) {
-	run, st, err := openRun(ctx, runDir)
+func InterruptPreflight(ctx context.Context, ref Ref) (id string, already bool, err error) {
+	run, st, err := openRun(ctx, ref)
 	if err != nil {
 		return "", false, err
 	}
@@ -225,7 +256,11 @@ func InterruptPreflight(ctx context.Context, runDir string) (id string, already 
 		return "", false, err
 	}
 	if r := st.Preflight().Report(); r.OpenProbe != nil {
-		if _, err := stopMarked(ctx, run.Dir(), st.Plan().TeardownGrace()); err != nil {
+		marker, err := ref.Marker(ctx)
+		if err != nil {
+			return "", false, err
+		}
+		if _, err := stopMarked(ctx, marker, st.Plan().TeardownGrace()); err != nil {
 			return "", false, err
 		}
 	}
@@ -293,8 +328,8 @@ func operatorEvents(rs *runstate.State, o ResumeOptions) ([]store.NewEvent, erro
 // checkWorkspace verifies the workspace before a resume: a paused run
 // against its runner-pause-anchor (which must exist), a run taken over
 // after a crash against the last snapshot, if one was taken.
-func checkWorkspace(ctx context.Context, run store.Record, st *runstate.State, paused bool) error {
-	g := newGuard(st.Plan(), run.Dir())
+func checkWorkspace(ctx context.Context, run store.Record, st *runstate.State, marker string, paused bool) error {
+	g := newGuard(st.Plan(), marker)
 	if !g.active() {
 		return nil
 	}

@@ -206,7 +206,7 @@ func (c *simCase) execute(dir string, kills []simKill, stats *simStats) (*runsta
 	}
 	res, err := s.watchdog(func(ctx context.Context) (*runstate.Result, error) {
 		// The watchdog's own appends are logged as the workers' are.
-		return Supervise(ctx, &mortalRecord{Record: run, dead: &atomic.Bool{}, s: s}, s.supervise(owner))
+		return Supervise(ctx, DirRef(run.Dir()), &mortalRecord{Record: run, dead: &atomic.Bool{}, s: s}, s.supervise(owner))
 	})
 	run.Close()
 	for step := 0; ; step++ {
@@ -248,7 +248,7 @@ func (s *simRun) supervise(owner store.Ownership) SuperviseOptions {
 func (s *simRun) resume(o ResumeOptions) (*runstate.Result, error) {
 	o.Supervise = s.supervise(nil)
 	return s.watchdog(func(ctx context.Context) (*runstate.Result, error) {
-		res, _, err := Resume(ctx, s.runDir, o)
+		res, _, err := Resume(ctx, DirRef(s.runDir), o)
 		return res, err
 	})
 }
@@ -269,7 +269,7 @@ func (s *simRun) answer(ctx context.Context, paused []graph.PauseRequest) (Resum
 		node := strings.Split(p.Position, "/")[1]
 		// Already decided means a watchdog died before it acted on the
 		// decision: the decision stands, the resume is what is left to do.
-		_, err := Approve(ctx, s.runDir, p.Position, s.c.decision[node] == graph.DecisionDeny, 5*time.Second)
+		_, err := Approve(ctx, DirRef(s.runDir), p.Position, s.c.decision[node] == graph.DecisionDeny, 5*time.Second)
 		if err != nil && !errors.Is(err, ErrAlreadyDecided) {
 			return ResumeOptions{}, err
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/plugin"
-	"github.com/obversa/obversa/store"
 )
 
 // Phases of a run as status reports them: the record's phases
@@ -77,12 +76,15 @@ type BackoffReport struct {
 	RemainingMS int64 `json:"remaining_ms"`
 }
 
-// WorkerReport is the last worker and whether it still runs (by pid and
-// start time).
+// WorkerReport is the last worker and whether it still runs: by pid and
+// start time on this host; for a worker on another host (Host set), by
+// its owner's lease.
 type WorkerReport struct {
 	PID       int    `json:"pid"`
 	StartTime uint64 `json:"start_time"`
 	Alive     bool   `json:"alive"`
+	// Host is the worker's host when it is not this one.
+	Host string `json:"host,omitempty"`
 }
 
 // Active is an occurrence in flight.
@@ -103,26 +105,34 @@ type NodeUsage struct {
 	Usage any    `json:"usage"`
 }
 
-// Status reads the run at runDir into a Report: the record through one
-// streaming fold (runstate), the process table for liveness.
-func Status(ctx context.Context, runDir string) (*Report, error) {
-	run, err := store.OpenRunDirReadOnly(ctx, runDir)
+// Status reads the run ref names into a Report: the record through one
+// streaming fold (runstate), its ownership (Ref.Owner: the lock holder's
+// process, or the lease) and this host's process table for liveness.
+func Status(ctx context.Context, ref Ref) (*Report, error) {
+	run, err := ref.OpenReadOnly(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer run.Close()
 	st, err := runstate.Load(ctx, run)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", runDir, err)
+		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
-	h, held, err := run.Holder(ctx)
-	holderAlive := err == nil && held && store.HolderAlive(h)
-	return View(st, runDir, time.Now(), holderAlive), nil
+	owner, err := ref.Owner(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	marker, err := ref.Marker(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return View(st, marker, time.Now(), owner), nil
 }
 
-// View is the Report of a folded record at time now; holderAlive says
-// whether the run's lock holder (a watchdog) still lives.
-func View(st *runstate.State, runDir string, now time.Time, holderAlive bool) *Report {
+// View is the Report of a folded record at time now; marker is the owner
+// marker of the run's processes on this host, owner who owns the run (a
+// run no live owner holds is interrupted).
+func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report {
 	rs := st.Start()
 	r := &Report{RunID: rs.RunID, Phase: string(st.Phase()), Events: st.Rev(), RestartCount: 0,
 		PauseReasons: []graph.PauseRequest{}, Active: []Active{}, Usage: []NodeUsage{},
@@ -139,8 +149,13 @@ func View(st *runstate.State, runDir string, now time.Time, holderAlive bool) *R
 		r.RemainingTimeoutMS = &left
 	}
 	if w := st.Worker(); w != nil {
-		r.Worker = &WorkerReport{PID: w.PID, StartTime: w.StartTime,
-			Alive: proc.Alive(proc.Proc{PID: w.PID, StartTime: w.StartTime})}
+		r.Worker = &WorkerReport{PID: w.PID, StartTime: w.StartTime}
+		if owner.Found && !owner.Here {
+			// Its pid is another host's: the owner's lease speaks for it.
+			r.Worker.Alive, r.Worker.Host = owner.Live, owner.Holder.Host
+		} else {
+			r.Worker.Alive = proc.Alive(proc.Proc{PID: w.PID, StartTime: w.StartTime})
+		}
 		r.RestartCount = w.Restart
 	}
 	r.RestartsUsed = r.RestartCount
@@ -150,7 +165,7 @@ func View(st *runstate.State, runDir string, now time.Time, holderAlive bool) *R
 		if r.Phase == PhaseRunning && (r.Worker == nil || !r.Worker.Alive) {
 			r.Phase = PhaseRecovering
 		}
-		if r.Phase != PhaseStarting && !holderAlive {
+		if r.Phase != PhaseStarting && !owner.Live {
 			r.Phase = PhaseInterrupted
 		}
 	} else if r.Result.Kind == runstate.KindPaused || !r.Result.Terminal() {
@@ -166,7 +181,7 @@ func View(st *runstate.State, runDir string, now time.Time, holderAlive bool) *R
 		// end did not close its positions (written before it did).
 		r.Active = active(st, now)
 	}
-	if ps, err := proc.Marked(launch.OwnerEnv+"="+OwnerMarker(runDir), map[int]bool{os.Getpid(): true}); err == nil && ps != nil {
+	if ps, err := proc.Marked(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true}); err == nil && ps != nil {
 		r.Processes = ps
 	} else {
 		r.Processes = []proc.Proc{}

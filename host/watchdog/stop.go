@@ -17,8 +17,8 @@ var ErrAlreadyEnded = errors.New("the run already ended")
 // A run that already ended is left alone: its result is returned with
 // ErrAlreadyEnded. store.ErrProcessLocked while a watchdog or worker holds
 // the run (stop a live run through its watchdog).
-func StopIdle(ctx context.Context, runDir string) (*runstate.Result, error) {
-	run, st, err := openRun(ctx, runDir)
+func StopIdle(ctx context.Context, ref Ref) (*runstate.Result, error) {
+	run, st, err := openRun(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -36,11 +36,15 @@ func StopIdle(ctx context.Context, runDir string) (*runstate.Result, error) {
 	}
 	// Nothing of the run may outlive it: whatever carries its marker is
 	// stopped, and the record says whether that was verified.
-	marked, left := stopRun(ctx, OwnerMarker(run.Dir()), st.Plan().TeardownGrace())
+	marker, err := ref.Marker(ctx)
+	if err != nil {
+		return nil, err
+	}
+	marked, left := stopRun(ctx, marker, st.Plan().TeardownGrace())
 	cleanup := store.NewEvent{Type: runstate.EventCleanup, Data: runstate.NewCleanup(marked, left)}
 	res := runstate.Message(st.Plan().RunID, runstate.KindFail, CodeStopped, "stopped by obversa stop while no watchdog held the run")
 	if err := endRun(ctx, run, st, res, cleanup); err != nil {
-		return nil, conflictHint(err, runDir)
+		return nil, conflictHint(err, ref)
 	}
 	return res, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,27 +56,20 @@ type SuperviseOptions struct {
 	inProcess func(ctx context.Context, run store.Record, restart int) (*exit, error)
 }
 
-// OwnerMarker returns the run's owner marker value, "sha256:<hex>", derived
-// from the run directory so that any later watchdog finds the same one.
-func OwnerMarker(runDir string) string {
-	abs, err := filepath.Abs(runDir)
-	if err != nil {
-		abs = runDir
-	}
-	d, _ := plan.Digest(map[string]string{"run_dir": abs})
-	return d
-}
-
-// Supervise takes the run's process lock and runs workers until the run
-// records a result, restarting a crashed worker with backoff
+// Supervise takes the run's ownership (its process lock, or its lease)
+// and runs workers until the run records a result, restarting a crashed worker with backoff
 // min(max_backoff, initial_backoff·2^n) up to max_restarts. It enforces the
 // run's timeout (from its start, including backoff) and the worker console
 // budget, stops every process carrying the run's owner marker after each
 // worker, and records the outcome it decides itself (STOPPED when ctx is
 // cancelled, TIMEOUT, OUTPUT_LIMIT, RESTART_EXHAUSTED,
-// TEARDOWN_INCOMPLETE). It returns store.ErrProcessLocked (as
-// *store.LockedError) when another process holds the run.
-func Supervise(ctx context.Context, run store.Record, o SuperviseOptions) (*runstate.Result, error) {
+// TEARDOWN_INCOMPLETE). run is the caller's handle on the run ref names;
+// each worker finds the run through ref. It returns store.ErrProcessLocked
+// (as *store.LockedError) when another process holds the run, and an error
+// wrapping ErrOwnershipLost when the run's lease is lost while it is
+// supervised (another host took the run over): the worker and this host's
+// processes of the run are stopped and nothing more is recorded.
+func Supervise(ctx context.Context, ref Ref, run store.Record, o SuperviseOptions) (*runstate.Result, error) {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
@@ -106,9 +98,13 @@ func Supervise(ctx context.Context, run store.Record, o SuperviseOptions) (*runs
 		}
 	}
 	rs := state.Start()
-	s := &supervisor{run: run, o: o, owner: owner, plan: rs.Plan, marker: OwnerMarker(run.Dir()), rs: state}
+	marker, err := ref.Marker(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &supervisor{ref: ref, run: run, o: o, owner: owner, lost: lostSignal(owner), plan: rs.Plan, marker: marker, rs: state}
 	if o.inProcess == nil {
-		k, err := startKeeper(o.Exe, run.Dir())
+		k, err := startKeeper(o.Exe, ref.Args(), rs.Plan)
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +117,13 @@ func Supervise(ctx context.Context, run store.Record, o SuperviseOptions) (*runs
 	if o.Started != nil {
 		o.Started()
 	}
-	return s.loop(ctx)
+	res, err := s.loop(ctx)
+	if errors.Is(err, store.ErrNotOwner) && !errors.Is(err, ErrOwnershipLost) {
+		// A write of this watchdog was refused: the run was taken over
+		// before its renewals found out.
+		return nil, s.lostOwnership(context.WithoutCancel(ctx), err)
+	}
+	return res, err
 }
 
 // supervisor carries one run under its lock. It appends only while no
@@ -129,9 +131,11 @@ func Supervise(ctx context.Context, run store.Record, o SuperviseOptions) (*runs
 // up with the record once a worker is gone (docs/decisions.md, "One
 // writer").
 type supervisor struct {
+	ref      Ref
 	run      store.Record
 	o        SuperviseOptions
 	owner    store.Ownership
+	lost     <-chan struct{} // closed when the ownership is lost; nil never
 	plan     *plan.Plan
 	marker   string
 	deadline time.Time
@@ -143,7 +147,7 @@ func (s *supervisor) loop(ctx context.Context) (*runstate.Result, error) {
 	// ctx ends when the run is asked to stop; the record is still written
 	// after that, so bookkeeping uses a context that is not cancelled.
 	rec := context.WithoutCancel(ctx)
-	ws := newGuard(s.plan, s.run.Dir())
+	ws := newGuard(s.plan, s.marker)
 	defer ws.release()
 	var crashSnap *workspace.Snapshot
 	// The restart budget is the run's, not this watchdog's: a resumed run
@@ -176,6 +180,12 @@ func (s *supervisor) loop(ctx context.Context) (*runstate.Result, error) {
 			ex, err = s.runWorker(ctx, restart)
 		}
 		if err != nil {
+			return nil, err
+		}
+		if ex.reason == reasonLost || s.isLost() {
+			return nil, s.lostOwnership(rec, nil)
+		}
+		if err := s.fence(rec); err != nil {
 			return nil, err
 		}
 		// The worker is gone: what it recorded is what the decisions below
@@ -227,6 +237,9 @@ func (s *supervisor) loop(ctx context.Context) (*runstate.Result, error) {
 		wait := s.plan.Restart.Backoff(restart)
 		s.o.Logger.Info("worker crashed; restarting", "restart", restart+1, "backoff", wait)
 		if !s.sleep(ctx, wait) {
+			if s.isLost() {
+				return nil, s.lostOwnership(rec, nil)
+			}
 			if ctx.Err() != nil {
 				return s.finish(rec, CodeStopped, "stopped during backoff")
 			}
@@ -235,7 +248,8 @@ func (s *supervisor) loop(ctx context.Context) (*runstate.Result, error) {
 	}
 }
 
-// sleep waits d, or less when the deadline or ctx ends first (false).
+// sleep waits d, or less when the deadline or ctx ends first, or the
+// ownership is lost (false).
 func (s *supervisor) sleep(ctx context.Context, d time.Duration) bool {
 	whole := s.deadline.IsZero() || time.Until(s.deadline) >= d
 	if !whole {
@@ -245,6 +259,8 @@ func (s *supervisor) sleep(ctx context.Context, d time.Duration) bool {
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
+		return false
+	case <-s.lost:
 		return false
 	case <-t.C:
 		return whole
@@ -256,7 +272,7 @@ type exit struct {
 	pid    int
 	code   int
 	signal string
-	reason string // "", CodeStopped, CodeOperatorPause, CodeTimeout, CodeOutputLimit
+	reason string // "", CodeStopped, CodeOperatorPause, CodeTimeout, CodeOutputLimit, reasonLost
 	detail string
 }
 
@@ -269,7 +285,8 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) 
 	}
 	defer logf.Close()
 	out := &limitWriter{w: logf, limit: MaxWorkerOutput, over: make(chan struct{})}
-	cmd := exec.Command(s.o.Exe, "worker", "--run-dir", s.run.Dir(), "--restart", strconv.Itoa(restart))
+	args := append(append([]string{"worker"}, s.ref.Args()...), "--restart", strconv.Itoa(restart))
+	cmd := exec.Command(s.o.Exe, args...)
 	env, files := s.owner.Handoff()
 	files, env = s.keeper.handOn(files, env)
 	cmd.Env = workerEnv(s.marker, env)
@@ -313,6 +330,8 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) 
 		ex.reason, ex.detail = CodeTimeout, fmt.Sprintf("the run's timeout of %s passed", s.plan.Timeout())
 	case <-out.over:
 		ex.reason, ex.detail = CodeOutputLimit, fmt.Sprintf("the worker wrote more than %d bytes to its console", MaxWorkerOutput)
+	case <-s.lost:
+		ex.reason, ex.detail = reasonLost, "the run's ownership was lost"
 	}
 	// Stop the worker's group: TERM, grace, KILL.
 	_ = syscall.Kill(-pid, syscall.SIGTERM)

@@ -97,7 +97,7 @@ func TestRequestQueue(t *testing.T) {
 func TestAppendFoldedConflict(t *testing.T) {
 	ctx := context.Background()
 	runDir := newRun(t)
-	run, st, err := openRun(ctx, runDir)
+	run, st, err := openRun(ctx, DirRef(runDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,14 +135,14 @@ func TestAppendFoldedConflict(t *testing.T) {
 func TestApprovePausedRun(t *testing.T) {
 	ctx := context.Background()
 	runDir := newRun(t, pausedForApproval()...)
-	a, err := Approve(ctx, runDir, "dag/a/1", false, time.Second)
+	a, err := Approve(ctx, DirRef(runDir), "dag/a/1", false, time.Second)
 	if err != nil || a.Request != "" || a.Decision != graph.DecisionAllow {
 		t.Fatalf("approve: %+v %v", a, err)
 	}
-	if _, err := Approve(ctx, runDir, "dag/a/1", true, time.Second); !errors.Is(err, ErrAlreadyDecided) || !strings.Contains(err.Error(), "allow by an operator command") {
+	if _, err := Approve(ctx, DirRef(runDir), "dag/a/1", true, time.Second); !errors.Is(err, ErrAlreadyDecided) || !strings.Contains(err.Error(), "allow by an operator command") {
 		t.Fatalf("second decision: %v", err)
 	}
-	if _, err := Approve(ctx, runDir, "dag/zz/1", true, time.Second); !errors.Is(err, runstate.ErrNotAwaitingApproval) {
+	if _, err := Approve(ctx, DirRef(runDir), "dag/zz/1", true, time.Second); !errors.Is(err, runstate.ErrNotAwaitingApproval) {
 		t.Fatalf("unknown position: %v", err)
 	}
 	want := []string{graph.EventNodeDispatched, graph.EventNodePaused, graph.EventRunWaiting, graph.EventApproval}
@@ -159,7 +159,7 @@ func TestApproveQueued(t *testing.T) {
 	ctx := context.Background()
 	runDir := newRun(t, pausedForApproval()...)
 	// The "worker": owns the run and answers requests as the executor does.
-	run, st, err := openRun(ctx, runDir)
+	run, st, err := openRun(ctx, DirRef(runDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestApproveQueued(t *testing.T) {
 	}
 	defer owner.Release()
 
-	if _, err := Approve(ctx, runDir, "dag/a/1", false, 200*time.Millisecond); !errors.Is(err, ErrNotAnswered) || !strings.Contains(err.Error(), "withdrawn") {
+	if _, err := Approve(ctx, DirRef(runDir), "dag/a/1", false, 200*time.Millisecond); !errors.Is(err, ErrNotAnswered) || !strings.Contains(err.Error(), "withdrawn") {
 		t.Fatalf("approve with nobody answering: %v", err)
 	}
 	q := newRequestQueue(runDir)
@@ -203,7 +203,7 @@ func TestApproveQueued(t *testing.T) {
 		cw.Add(1)
 		go func() {
 			defer cw.Done()
-			_, results[i] = Approve(ctx, runDir, "dag/a/1", deny, 5*time.Second)
+			_, results[i] = Approve(ctx, DirRef(runDir), "dag/a/1", deny, 5*time.Second)
 		}()
 	}
 	cw.Wait()
@@ -243,7 +243,7 @@ func TestApproveQueued(t *testing.T) {
 func TestApproveQueuedDecidedMeanwhile(t *testing.T) {
 	ctx := context.Background()
 	runDir := newRun(t, pausedForApproval()...)
-	run, st, err := openRun(ctx, runDir)
+	run, st, err := openRun(ctx, DirRef(runDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestApproveQueuedDecidedMeanwhile(t *testing.T) {
 	defer owner.Release()
 	done := make(chan error, 1)
 	go func() {
-		_, err := Approve(ctx, runDir, "dag/a/1", true, time.Minute)
+		_, err := Approve(ctx, DirRef(runDir), "dag/a/1", true, time.Minute)
 		done <- err
 	}()
 	queued := func() bool {
@@ -291,14 +291,14 @@ func TestApproveQueuedDecidedMeanwhile(t *testing.T) {
 func TestStopIdle(t *testing.T) {
 	ctx := context.Background()
 	runDir := newRun(t, pausedForApproval()...)
-	res, err := StopIdle(ctx, runDir)
+	res, err := StopIdle(ctx, DirRef(runDir))
 	if err != nil || res.Code != CodeStopped || res.Kind != runstate.KindFail {
 		t.Fatalf("StopIdle: %+v %v", res, err)
 	}
-	if res, err := StopIdle(ctx, runDir); !errors.Is(err, ErrAlreadyEnded) || res.Code != CodeStopped {
+	if res, err := StopIdle(ctx, DirRef(runDir)); !errors.Is(err, ErrAlreadyEnded) || res.Code != CodeStopped {
 		t.Fatalf("second StopIdle: %+v %v", res, err)
 	}
-	r, err := Status(ctx, runDir)
+	r, err := Status(ctx, DirRef(runDir))
 	if err != nil || r.Phase != PhaseStopped {
 		t.Fatalf("status %+v %v", r, err)
 	}
@@ -312,7 +312,7 @@ func TestStatusView(t *testing.T) {
 	ctx := context.Background()
 	runDir := newRun(t, runstate.EventWorkerStarted, runstate.WorkerStartedData{PID: 999999, StartTime: 1, Restart: 1},
 		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}}})
-	r, err := Status(ctx, runDir)
+	r, err := Status(ctx, DirRef(runDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ func TestStatusView(t *testing.T) {
 		t.Fatalf("report %+v", r)
 	}
 	paused := newRun(t, pausedForApproval()...)
-	r, err = Status(ctx, paused)
+	r, err = Status(ctx, DirRef(paused))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestOperatorEventsRefuse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			run, st, err := openRun(ctx, newRun(t, tt.events...))
+			run, st, err := openRun(ctx, DirRef(newRun(t, tt.events...)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,7 +22,7 @@ import (
 	"github.com/obversa/obversa/store"
 )
 
-// Work is the body of `obversa worker`: it opens the run at runDir, launches
+// Work is the body of `obversa worker`: it opens the run ref names, launches
 // the plan's plugins from the pinned cache, and runs the executor until the
 // run records a result. It stops (cancelling in-flight attempts, recording
 // nothing for them) on SIGTERM, SIGINT, or EOF on stdin — the watchdog's
@@ -32,7 +32,7 @@ import (
 // The worker records run:worker-started as its own first append (restart
 // is how many workers its watchdog started before it) and from then on is
 // the run's only writer until it exits.
-func Work(ctx context.Context, runDir string, restart int, stdin io.Reader) (*runstate.Result, error) {
+func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (*runstate.Result, error) {
 	holdKeeperPipe()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -57,13 +57,13 @@ func Work(ctx context.Context, runDir string, restart int, stdin io.Reader) (*ru
 		}()
 	}
 
-	run, state, err := openRun(ctx, runDir)
+	run, state, err := openRun(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	defer run.Close()
-	// The watchdog handed the run's ownership over as an inherited
-	// descriptor; Adopt keeps it from plugins and their commands, so no
+	// The watchdog handed the run's ownership over (an inherited
+	// descriptor, or a lease named in the environment); Adopt keeps it from plugins and their commands, so no
 	// survivor keeps the run locked after the watchdog and worker are gone.
 	owner, err := run.Adopt(ctx)
 	if err != nil {
@@ -79,7 +79,7 @@ func Work(ctx context.Context, runDir string, restart int, stdin io.Reader) (*ru
 	}
 
 	pol := Policy(rs.Plan)
-	logf, err := openLog(runDir, PluginsLog, rs.Plan, pol.KnownSecrets)
+	logf, err := openLog(run.Dir(), PluginsLog, rs.Plan, pol.KnownSecrets)
 	if err != nil {
 		return nil, err
 	}
@@ -92,12 +92,12 @@ func Work(ctx context.Context, runDir string, restart int, stdin io.Reader) (*ru
 	if failpoint.Enabled && failpoint.Flooding() {
 		flood(os.Stdout)
 	}
-	live, err := stream.Open(runDir, stream.Options{MaxBytes: rs.Plan.Storage.MaxStreamBytes, Secrets: pol.KnownSecrets})
+	live, err := stream.Open(run.Dir(), stream.Options{MaxBytes: rs.Plan.Storage.MaxStreamBytes, Secrets: pol.KnownSecrets})
 	if err != nil {
 		return nil, err
 	}
 	defer live.Close()
-	x, err := executor.New(executor.Options{Run: run, State: state, Logger: logger, Requests: newRequestQueue(runDir), Stream: live,
+	x, err := executor.New(executor.Options{Run: run, State: state, Logger: logger, Requests: newRequestQueue(run.Dir()), Stream: live,
 		Redactor: store.NewRedactor(pol.KnownSecrets)})
 	if err != nil {
 		return nil, err
@@ -193,11 +193,11 @@ func pluginChanged(ctx context.Context, run store.Record, st *runstate.State, ca
 	return res, nil
 }
 
-// openRun opens the run at runDir under the record policy of its own plan
+// openRun opens the run ref names under the record policy of its own plan
 // (the plan is read first, through a handle without policy) and folds its
 // record.
-func openRun(ctx context.Context, runDir string) (store.Record, *runstate.State, error) {
-	probe, err := store.OpenRunDir(ctx, runDir, store.Policy{})
+func openRun(ctx context.Context, ref Ref) (store.Record, *runstate.State, error) {
+	probe, err := ref.Open(ctx, store.Policy{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,7 +206,7 @@ func openRun(ctx context.Context, runDir string) (store.Record, *runstate.State,
 	if err != nil {
 		return nil, nil, err
 	}
-	run, err := store.OpenRunDir(ctx, runDir, Policy(rs.Plan))
+	run, err := ref.Open(ctx, Policy(rs.Plan))
 	if err != nil {
 		return nil, nil, err
 	}

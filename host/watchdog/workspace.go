@@ -45,12 +45,12 @@ type guard struct {
 	lease          *workspace.Lease
 }
 
-// newGuard returns the workspace guard of a run. The lease holder record
-// is "<run id> <owner marker>", so a later run can find the processes the
-// holder may have left behind.
-func newGuard(p *plan.Plan, runDir string) *guard {
+// newGuard returns the workspace guard of a run whose processes carry
+// marker. The lease holder record is "<run id> <owner marker>", so a later
+// run can find the processes the holder may have left behind.
+func newGuard(p *plan.Plan, marker string) *guard {
 	return &guard{root: p.Workspace.Root, provider: p.Workspace.Provider, exclude: []string{p.Storage.Directory},
-		holder: p.RunID + " " + OwnerMarker(runDir)}
+		holder: p.RunID + " " + marker}
 }
 
 func (g *guard) active() bool { return g.provider != "" && g.provider != workspace.ProviderNone }

@@ -68,6 +68,7 @@ type appender struct {
 	conn  *pgx.Conn
 	batch []store.PreparedEvent
 	exp   int64 // the caller's expectedRev
+	epoch int64 // the lease's epoch, as checked in the transaction
 	open  bool  // a transaction is open on conn
 }
 
@@ -111,9 +112,11 @@ func (a *appender) run(ctx context.Context) (int64, error) {
 		return 0, r.b.rowErr(r.id, err)
 	}
 	r.seen(h.rev)
-	if err := a.own.check(h.lease); err != nil {
+	epoch, err := a.own.check(h.lease)
+	if err != nil {
 		return 0, err
 	}
+	a.epoch = epoch
 	if a.exp != h.rev {
 		return 0, &store.ConflictError{Expected: a.exp, Current: h.rev}
 	}
@@ -138,7 +141,7 @@ func (a *appender) commit(ctx context.Context, evs []store.Event) (int64, error)
 	ids, types, datas, prevs, digests := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	tss := make([]time.Time, n)
 	for i, e := range evs {
-		revs[i], ends[i], epochs[i] = e.Rev, e.BatchEnd, a.own.epoch
+		revs[i], ends[i], epochs[i] = e.Rev, e.BatchEnd, a.epoch
 		ids[i], types[i], datas[i], prevs[i], digests[i] = e.ID, e.Type, string(e.Data), e.Prev, e.Digest
 		tss[i] = e.TS
 	}

@@ -56,7 +56,7 @@ func (r *Run) PutArtifact(ctx context.Context, data []byte, mediaType, purpose s
 			WHERE namespace = $1 AND run_id = $2 FOR UPDATE`, r.b.ns, r.id), &h); err != nil {
 			return r.b.rowErr(r.id, err)
 		}
-		if err := own.check(h.lease); err != nil {
+		if _, err := own.check(h.lease); err != nil {
 			return err
 		}
 		if tag.RowsAffected() == 1 {

@@ -22,9 +22,13 @@ const (
 	DefaultRenewEvery = 10 * time.Second
 )
 
-// schemaParam is the storage URL's query parameter naming the schema; it
-// is taken out before the rest reaches the driver.
-const schemaParam = "schema"
+// The storage URL's own query parameters, taken out before the rest
+// reaches the driver: the schema, and the lease TTL (a Go duration, say
+// "10s"; renewals then come every third of it).
+const (
+	schemaParam   = "schema"
+	leaseTTLParam = "lease_ttl"
+)
 
 // Config says where and how the record is kept in PostgreSQL.
 type Config struct {
@@ -57,7 +61,10 @@ var schemaRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // ParseURL reads a storage URL into a Config (LocalDir left empty). The
 // URL is postgres://[user@]host[:port]/database[?params]; a "schema"
-// parameter names the schema (default "obversa"). A password is refused,
+// parameter names the schema (default "obversa"), a "lease_ttl" parameter
+// the lease TTL (a Go duration of at least one second, default
+// DefaultLeaseTTL: how long a dead owner's host keeps its runs from other
+// hosts). A password is refused,
 // in the URL's user part or as a password parameter: a URL is echoed in
 // process lists and kept in run files, so credentials come from a password
 // file instead — the URL's passfile parameter, else $PGPASSFILE, else
@@ -83,7 +90,15 @@ func ParseURL(raw string) (Config, error) {
 			"(libpq format, mode 0600) named by passfile or PGPASSFILE", ErrConfig, Redact(raw))
 	}
 	c := Config{Schema: q.Get(schemaParam)}
+	if v := q.Get(leaseTTLParam); v != "" {
+		ttl, err := time.ParseDuration(v)
+		if err != nil || ttl < time.Second {
+			return Config{}, fmt.Errorf("%w: the storage URL's lease_ttl %q is not a duration of at least one second (say lease_ttl=30s)", ErrConfig, v)
+		}
+		c.LeaseTTL = ttl
+	}
 	q.Del(schemaParam)
+	q.Del(leaseTTLParam)
 	u.RawQuery = q.Encode()
 	c.URL = u.String()
 	if c.Schema == "" {

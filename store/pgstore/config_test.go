@@ -18,7 +18,11 @@ func TestParseURL(t *testing.T) {
 	t.Setenv("PGPASSFILE", "")
 	for _, tt := range []struct {
 		url, schema, wantURL, err string
+		ttl                       time.Duration // 0: DefaultLeaseTTL
 	}{
+		{url: "postgres://u@h/d?lease_ttl=6s&sslmode=disable", schema: "obversa", wantURL: "postgres://u@h/d?sslmode=disable", ttl: 6 * time.Second},
+		{url: "postgres://u@h/d?lease_ttl=500ms", err: "lease_ttl \"500ms\" is not a duration of at least one second"},
+		{url: "postgres://u@h/d?lease_ttl=soon", err: "lease_ttl \"soon\""},
 		{url: "postgres://u@db.example:5432/obv", schema: "obversa", wantURL: "postgres://u@db.example:5432/obv"},
 		{url: "postgresql://u@h/d?schema=team_a&sslmode=require", schema: "team_a", wantURL: "postgresql://u@h/d?sslmode=require"},
 		{url: "postgres://u@h/d?passfile=" + good, schema: "obversa", wantURL: "postgres://u@h/d?passfile=" + strings.ReplaceAll(good, "/", "%2F")},
@@ -40,7 +44,11 @@ func TestParseURL(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || c.URL != tt.wantURL || c.Schema != tt.schema || c.LeaseTTL != DefaultLeaseTTL || c.RenewEvery != DefaultRenewEvery {
+		ttl, every := DefaultLeaseTTL, DefaultRenewEvery
+		if tt.ttl != 0 {
+			ttl, every = tt.ttl, tt.ttl/3
+		}
+		if err != nil || c.URL != tt.wantURL || c.Schema != tt.schema || c.LeaseTTL != ttl || c.RenewEvery != every {
 			t.Errorf("ParseURL(%q) = %+v, %v; want URL %q schema %q", tt.url, c, err, tt.wantURL, tt.schema)
 		}
 	}

@@ -47,11 +47,10 @@ func scanHead(row pgx.Row, h *head) error {
 // and lease id, and a goroutine renews it every Config.RenewEvery (each
 // renewal moves its expiry to LeaseTTL after the database's clock). It is
 // lost when a renewal finds it taken over or released; Lost reports that.
+// Fence moves it to a new epoch, fencing the processes it was handed to.
 type Lease struct {
 	r       *Run
 	holder  store.Holder
-	epoch   int64
-	id      string
 	adopted bool
 
 	stop    context.Context // done once Release is called
@@ -59,9 +58,18 @@ type Lease struct {
 	renewer chan struct{} // closed when the renewing goroutine has ended
 	lost    chan struct{} // closed when the lease is found stale
 
-	mu       sync.Mutex
+	mu       sync.Mutex // guards released, epoch and id; held across Fence's update
 	released bool
+	epoch    int64
+	id       string
 	lostOnce sync.Once
+}
+
+// cur returns the lease's epoch and id.
+func (l *Lease) cur() (int64, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.epoch, l.id
 }
 
 var _ store.Ownership = (*Lease)(nil)
@@ -251,7 +259,10 @@ func (r *Run) hold(h store.Holder, epoch int64, id string, adopted bool) (*Lease
 func (l *Lease) Holder() store.Holder { return l.holder }
 
 // Epoch is the lease's fencing epoch.
-func (l *Lease) Epoch() int64 { return l.epoch }
+func (l *Lease) Epoch() int64 {
+	e, _ := l.cur()
+	return e
+}
 
 // Lost is closed when the lease is found stale: a renewal or a write found
 // the run taken over (a higher epoch) or the lease released. Writes under
@@ -268,7 +279,7 @@ func (l *Lease) Handoff() ([]string, []*os.File) {
 		return nil, nil
 	}
 	b := l.r.b
-	h := handoff{schema: b.cfg.Schema, namespace: b.ns, run: l.r.id, epoch: l.epoch, id: l.id}
+	h := handoff{schema: b.cfg.Schema, namespace: b.ns, run: l.r.id, epoch: l.epoch, id: l.id} // l.mu is held
 	return []string{LeaseEnv + "=" + h.String()}, nil
 }
 
@@ -289,6 +300,7 @@ func (l *Lease) Release() error {
 		return nil
 	}
 	l.released = true
+	epoch, id := l.epoch, l.id
 	l.mu.Unlock()
 	r := l.r
 	r.mu.Lock()
@@ -303,10 +315,10 @@ func (l *Lease) Release() error {
 		if !l.adopted {
 			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 			_, err = r.b.pool.Exec(ctx, `UPDATE runs SET lease_held = false, lease_expires_at = now()
-				WHERE namespace = $1 AND run_id = $2 AND epoch = $3 AND lease_id = $4 AND lease_held`, r.b.ns, r.id, l.epoch, l.id)
+				WHERE namespace = $1 AND run_id = $2 AND epoch = $3 AND lease_id = $4 AND lease_held`, r.b.ns, r.id, epoch, id)
 			cancel()
 			if err != nil {
-				err = fmt.Errorf("pgstore: release lease of %s (epoch %d): %w; it lapses at its expiry", r.label, l.epoch, err)
+				err = fmt.Errorf("pgstore: release lease of %s (epoch %d): %w; it lapses at its expiry", r.label, epoch, err)
 			}
 		}
 	}
@@ -334,11 +346,13 @@ func (l *Lease) renew(every time.Duration) {
 		// A slow renewal may take until the lease would lapse anyway
 		// (ticks meanwhile are dropped); Release cuts it short.
 		ctx, cancel := context.WithTimeout(l.stop, r.b.cfg.LeaseTTL)
+		epoch, id := l.cur()
 		tag, err := r.b.pool.Exec(ctx, `UPDATE runs SET lease_expires_at = now() + $5 * interval '1 millisecond'
 			WHERE namespace = $1 AND run_id = $2 AND epoch = $3 AND lease_id = $4 AND lease_held`,
-			r.b.ns, r.id, l.epoch, l.id, r.b.cfg.LeaseTTL.Milliseconds())
+			r.b.ns, r.id, epoch, id, r.b.cfg.LeaseTTL.Milliseconds())
 		cancel()
-		if err == nil && tag.RowsAffected() == 0 {
+		// A Fence that committed meanwhile moved the lease on: not a loss.
+		if e2, id2 := l.cur(); err == nil && tag.RowsAffected() == 0 && e2 == epoch && id2 == id {
 			l.markLost()
 			return
 		}
@@ -346,24 +360,59 @@ func (l *Lease) renew(every time.Duration) {
 }
 
 // check refuses a write under l unless cur (the run's lease, read in the
-// write's transaction) is still l and held.
-func (l *Lease) check(cur LeaseInfo) error {
-	if cur.Epoch == l.epoch && cur.ID == l.id && cur.Held {
-		return nil
+// write's transaction) is still l and held; it returns the epoch the write
+// goes under.
+func (l *Lease) check(cur LeaseInfo) (int64, error) {
+	epoch, id := l.cur()
+	if cur.Epoch == epoch && cur.ID == id && cur.Held {
+		return epoch, nil
 	}
 	l.markLost()
-	return &FencedError{Run: l.r.label, Epoch: l.epoch, Current: cur}
+	return 0, &FencedError{Run: l.r.label, Epoch: epoch, Current: cur}
 }
 
-// markLost records that the lease is stale.
-func (l *Lease) markLost() {
-	l.lostOnce.Do(func() {
-		close(l.lost)
-		r := l.r
-		r.mu.Lock()
-		if r.own == l {
-			r.own = nil
+// Fence moves the lease to a new epoch and lease id, held by the same
+// holder, so that every process it was handed to (Handoff) is fenced: its
+// writes are refused from now on — a transaction that a killed worker
+// left in flight included, which, if it holds the run's row, ends (commits
+// or rolls back) before Fence returns. A watchdog fences its worker once
+// the worker has ended, before it reads what the worker wrote: a database
+// session can outlive its client. The lease's renewals and the Run's
+// writes carry the new epoch from then on. Errors: store.ErrNotOwner after
+// Release or for an adopted lease (only the owner that took it fences), a
+// *FencedError when the lease is no longer this one (it is then lost),
+// database errors.
+func (l *Lease) Fence(ctx context.Context) error {
+	r := l.r
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released || l.adopted {
+		return fmt.Errorf("%w: run %s: only a held lease that this process took can be fenced", store.ErrNotOwner, r.label)
+	}
+	id := uuid.NewString()
+	var epoch int64
+	err := r.b.pool.QueryRow(ctx, `UPDATE runs SET epoch = epoch + 1, lease_id = $5, lease_expires_at = now() + $6 * interval '1 millisecond'
+		WHERE namespace = $1 AND run_id = $2 AND epoch = $3 AND lease_id = $4 AND lease_held RETURNING epoch`,
+		r.b.ns, r.id, l.epoch, l.id, id, r.b.cfg.LeaseTTL.Milliseconds()).Scan(&epoch)
+	if errors.Is(err, pgx.ErrNoRows) {
+		cur, lerr := r.Lease(ctx)
+		if lerr != nil {
+			return lerr
 		}
-		r.mu.Unlock()
-	})
+		l.lostOnce.Do(func() { close(l.lost) })
+		return &FencedError{Run: r.label, Epoch: l.epoch, Current: cur}
+	}
+	if err != nil {
+		return fmt.Errorf("pgstore: fence lease of %s (epoch %d): %w", r.label, l.epoch, err)
+	}
+	l.epoch, l.id = epoch, id
+	return nil
+}
+
+// markLost records that the lease is stale. Writes through the run stay
+// under it, so that each is refused inside its transaction with a
+// *FencedError naming the run's current owner — whichever of a renewal
+// and a write found the loss first.
+func (l *Lease) markLost() {
+	l.lostOnce.Do(func() { close(l.lost) })
 }

@@ -200,12 +200,13 @@ func FuzzParseHandoff(f *testing.F) {
 }
 
 // TestRenewalFindsTakeover: an owner that writes nothing learns from its
-// own renewals that the run was taken over.
+// own renewals that the run was taken over; its next write is refused
+// naming the new owner, as when the write finds the takeover first.
 func TestRenewalFindsTakeover(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b, c := newBackend(t)
-	_, l1 := lockedRun(t, b, "r")
+	r1, l1 := lockedRun(t, b, "r")
 	rec2, err := b.OpenRun(ctx, "r", store.Policy{})
 	must(t, err)
 	defer rec2.Close()
@@ -219,5 +220,66 @@ func TestRenewalFindsTakeover(t *testing.T) {
 	}
 	if h := l2.Holder(); h.PID != l1.Holder().PID || l2.Epoch() != 2 {
 		t.Fatalf("takeover lease %d/%+v", l2.Epoch(), h)
+	}
+	_, err = r1.Append(ctx, 0, ev("late", nil))
+	var fe *FencedError
+	if !errors.As(err, &fe) || fe.Epoch != 1 || fe.Current.Epoch != 2 || !strings.Contains(err.Error(), "at epoch 2") {
+		t.Fatalf("a late append after the renewal found the takeover: %v; want a *FencedError naming epoch 2", err)
+	}
+}
+
+// TestFenceHandedLease: the owner fences the lease it handed to a child:
+// the child's next write is refused naming the new epoch, the owner's
+// writes go on under it, its renewals do not take the move for a loss,
+// and after a takeover Fence fails and the lease is lost.
+func TestFenceHandedLease(t *testing.T) {
+	ctx := context.Background()
+	b, c := newBackend(t)
+	r1, l1 := lockedRun(t, b, "r")
+	env, _ := l1.Handoff()
+	k, v, _ := strings.Cut(env[0], "=")
+	t.Setenv(k, v)
+	rec2, err := b.OpenRun(ctx, "r", store.Policy{})
+	must(t, err)
+	defer rec2.Close()
+	l2, err := rec2.Adopt(ctx)
+	must(t, err)
+	defer l2.Release()
+	if _, err := rec2.Append(ctx, 0, ev("child", nil)); err != nil {
+		t.Fatalf("the child's append before the fence: %v", err)
+	}
+	must(t, l1.Fence(ctx))
+	if l1.Epoch() != 2 {
+		t.Fatalf("epoch after the fence %d, want 2", l1.Epoch())
+	}
+	var fe *FencedError
+	if _, err := rec2.Append(ctx, 1, ev("late", nil)); !errors.As(err, &fe) || fe.Current.Epoch != 2 {
+		t.Fatalf("the fenced child's append: %v; want a *FencedError naming epoch 2", err)
+	}
+	if _, err := r1.Append(ctx, 1, ev("owner", nil)); err != nil {
+		t.Fatalf("the owner's append after the fence: %v", err)
+	}
+	time.Sleep(3 * c.RenewEvery)
+	select {
+	case <-l1.Lost():
+		t.Fatal("the owner's renewals took the fence for a loss")
+	default:
+	}
+	if err := l2.(*Lease).Fence(ctx); !errors.Is(err, store.ErrNotOwner) {
+		t.Fatalf("an adopted lease fenced: %v", err)
+	}
+	rec3, err := b.OpenRun(ctx, "r", store.Policy{})
+	must(t, err)
+	defer rec3.Close()
+	l3, err := rec3.(*Run).ForceLock(ctx, 2)
+	must(t, err)
+	defer l3.Release()
+	if err := l1.Fence(ctx); !errors.As(err, &fe) || fe.Current.Epoch != 3 {
+		t.Fatalf("fence after a takeover: %v; want a *FencedError naming epoch 3", err)
+	}
+	select {
+	case <-l1.Lost():
+	default:
+		t.Fatal("a failed fence left the lease not lost")
 	}
 }

@@ -32,7 +32,7 @@ func TestPGQuickstart(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "complete: 3 nodes passed") {
 		t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "obversa status --storage ") || !strings.Contains(r.stdout, " qs") {
+	if !strings.Contains(r.stdout, "obversa show --storage ") || !strings.Contains(r.stdout, " qs") {
 		t.Errorf("the run's hints do not name it by storage and id:\n%s", r.stdout)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".obversa", "default", "runs", "qs", "events.jsonl")); err == nil {

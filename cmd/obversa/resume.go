@@ -17,12 +17,22 @@ import (
 
 func newResumeCmd(g *globals) *cobra.Command {
 	var o watchdog.ResumeOptions
-	var asJSON bool
+	var asJSON, force, yes bool
 	var result, progress string
 	cmd := &cobra.Command{
-		Use:   "resume [--position POS [--reconciled=done|not-done [--result JSON]] | --preflight EVENT_ID] RUN",
+		Use:   "resume [--position POS [--reconciled=done|not-done [--result JSON]] | --preflight EVENT_ID] [--force-takeover [--yes]] RUN",
 		Short: "Carry a stored run on: offer a paused position again, or take over a run whose watchdog died",
-		Args:  cobra.ExactArgs(1),
+		Long: `resume carries a stored run on. A paused position is offered again with --position (after
+approve for an approval; with --reconciled for an attempt a crash left uncertain), a
+preflight pause with --preflight. A run whose watchdog died is taken over: its left-over
+processes on this host are stopped, and a new watchdog supervises it here.
+
+A run kept in a database can be taken over from any host once its owner's lease has
+expired. --force-takeover takes it at once, for a person who has confirmed that the
+owner's host is gone: it shows the lease and asks (--yes answers for you). The old
+owner is fenced — nothing it writes reaches the record — but its processes are its
+host's to stop (docs/storage-postgres.md, "What a takeover promises").`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref, err := g.findRun(cmd.Context(), args[0])
 			if err != nil {
@@ -41,6 +51,14 @@ func newResumeCmd(g *globals) *cobra.Command {
 			}
 			ctx, stop := stopContext()
 			defer stop()
+			if yes && !force {
+				return usageErr(errors.New("--yes answers --force-takeover's question; add --force-takeover, or drop --yes"))
+			}
+			if force {
+				if o.Lock, err = forceTakeover(ctx, ref, os.Stdin, cmd.ErrOrStderr(), yes); err != nil {
+					return err
+				}
+			}
 			res, done, err := resumeRun(ctx, ref, o, mode)
 			if err != nil {
 				return err
@@ -60,6 +78,8 @@ func newResumeCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&o.Preflight, "preflight", "", "the event id of the preflight pause to resume (preflight_event_id, or as printed by obversa preflight interrupt)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result object {run_id, kind, code, output}")
 	addProgressFlag(cmd, &progress)
+	cmd.Flags().BoolVar(&force, "force-takeover", false, "take a run kept in a database over although its owner's lease has not expired, once you have confirmed its host is gone")
+	cmd.Flags().BoolVar(&yes, "yes", false, "with --force-takeover: do not ask")
 	return cmd
 }
 
@@ -76,7 +96,7 @@ func resumeRun(ctx context.Context, ref runRef, o watchdog.ResumeOptions, mode s
 	}
 	switch {
 	case errors.Is(err, store.ErrProcessLocked):
-		return nil, false, failedErr(fmt.Errorf("%w; the run is live: `obversa approve` hands decisions to its worker, `obversa stop` stops it, and resume carries it on once it has ended", err))
+		return nil, false, failedErr(fmt.Errorf("%w%s", err, lockedHint(ref)))
 	case errors.Is(err, watchdog.ErrResumePosition) && o.Position != "":
 		return nil, false, usageErr(fmt.Errorf("%w%s", err, suggestPosition(ctx, ref, o.Position)))
 	case errors.Is(err, watchdog.ErrRunNotPaused), errors.Is(err, watchdog.ErrResumePosition),

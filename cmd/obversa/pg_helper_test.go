@@ -271,25 +271,7 @@ func (h hostProcs) kill(t *testing.T, keeper int) {
 // keeperOf returns the pid of the keeper of run id in schema, 0 if none.
 func keeperOf(t *testing.T, schema, id string) int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		var pid int
-		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		if len(args) > 1 && args[1] == "keeper" && strings.Contains(string(b), "schema="+schema) && strings.Contains(string(b), "\x00"+id+"\x00") {
-			return pid
-		}
-	}
-	return 0
+	return keeperWith(t, "schema="+schema, "\x00"+id+"\x00")
 }
 
 // pgStatus is `obversa status --json` of a run in db, as host sees it.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -76,6 +77,37 @@ func marked(t *testing.T, runDir string) []proc.Proc {
 		t.Fatal(err)
 	}
 	return ps
+}
+
+// keeperWith returns the pid of the `obversa keeper` whose command line
+// contains every one of parts, 0 if none.
+func keeperWith(t *testing.T, parts ...string) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+next:
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if args := strings.Split(string(b), "\x00"); len(args) < 2 || args[1] != "keeper" {
+			continue
+		}
+		for _, p := range parts {
+			if !strings.Contains(string(b), p) {
+				continue next
+			}
+		}
+		return pid
+	}
+	return 0
 }
 
 // startRun starts `obversa run` in the background.
@@ -354,6 +386,15 @@ func TestTakeoverAfterWatchdogAndWorkerKilled(t *testing.T) {
 	cmd, _ := startRun(t, dir, runFile, "x")
 	runDir := runDirOf(runFile, "x")
 	waitFor(t, 30*time.Second, "the slow node to start", func() bool { _, err := os.Stat(flag); return err == nil })
+	// The run's keeper would stop the grandchild itself once both
+	// supervisors are gone, racing the resume this test is about: it is
+	// held stopped (before it takes the run's lock) until resume is done.
+	keeper := keeperWith(t, "\x00--run-dir\x00"+runDir+"\x00")
+	if keeper == 0 {
+		t.Fatal("the run has no keeper")
+	}
+	_ = syscall.Kill(keeper, syscall.SIGSTOP)
+	t.Cleanup(func() { _ = syscall.Kill(keeper, syscall.SIGCONT) })
 	worker := workerPID(t, runDir)
 	_ = syscall.Kill(worker, syscall.SIGKILL)
 	_ = cmd.Process.Signal(syscall.SIGKILL)

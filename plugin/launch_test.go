@@ -98,6 +98,7 @@ func TestLaunchHandshakeFailures(t *testing.T) {
 		{"noise", 0, `printed to stdout before its handshake: "hello from a noisy plugin"`},
 		{"exit", 0, "exited before its handshake"},
 		{"slow-start", 300 * time.Millisecond, "did not complete its handshake within 300ms"},
+		{"wrong-version", 0, "answered protocol version 2 in its handshake; this host speaks protocol version 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {

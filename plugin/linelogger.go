@@ -20,13 +20,30 @@ type lineLogger struct {
 	mu     sync.Mutex
 	logger hclog.Logger
 	stream string
-	buf    []byte
+	// level and msg are what each line is logged with.
+	level hclog.Level
+	msg   string
+	buf   []byte
 	// over counts the bytes of the current line beyond buf (cut).
 	over int64
 }
 
 func newLineLogger(logger hclog.Logger, stream string) *lineLogger {
-	return &lineLogger{logger: logger, stream: stream}
+	return &lineLogger{logger: logger, stream: stream, level: hclog.Info, msg: "plugin output"}
+}
+
+// StdoutAfterHandshake is the message the host logs, at warning level with
+// the line in "line", for each line a plugin writes to its real standard
+// output after the handshake line: that stream carries the handshake line
+// alone (docs/writing-plugins.md, "Stdio"), so such a line is a fault of
+// the plugin. Output a Go plugin writes to os.Stdout travels over
+// go-plugin's stdio service instead and is logged as "plugin output".
+const StdoutAfterHandshake = "plugin wrote to stdout after its handshake (stdout carries the handshake line alone; log to stderr)"
+
+// newStrayStdoutLogger logs the lines of a plugin's real stdout after its
+// handshake, as warnings.
+func newStrayStdoutLogger(logger hclog.Logger) *lineLogger {
+	return &lineLogger{logger: logger, stream: "stdout", level: hclog.Warn, msg: StdoutAfterHandshake}
 }
 
 // Write implements io.Writer; it never fails.
@@ -68,10 +85,10 @@ func (w *lineLogger) Flush() {
 func (w *lineLogger) emit() {
 	line := string(bytes.TrimRight(w.buf, "\r"))
 	if w.over > 0 {
-		w.logger.Info("plugin output", "stream", w.stream, "line", line,
+		w.logger.Log(w.level, w.msg, "stream", w.stream, "line", line,
 			"truncated", true, "line_bytes", int64(len(w.buf))+w.over)
 	} else {
-		w.logger.Info("plugin output", "stream", w.stream, "line", line)
+		w.logger.Log(w.level, w.msg, "stream", w.stream, "line", line)
 	}
 	w.buf, w.over = w.buf[:0], 0
 }

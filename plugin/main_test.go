@@ -85,6 +85,10 @@ func runHelper(mode string) int {
 		}
 	case "slow-start":
 		time.Sleep(time.Minute)
+	case "wrong-version":
+		// A handshake in protocol version 2, which the host does not speak.
+		fmt.Println("1|2|unix|/nonexistent/plugin.sock|grpc|")
+		time.Sleep(time.Minute)
 	case "not-serving":
 		cfg.Health = func(context.Context) bool { return false }
 	case "launcher":

@@ -39,7 +39,7 @@ const (
 // procRunner runs a plugin process for go-plugin (its runner.Runner). It
 // owns the process's stdout and stderr: the first stdout line is handed to
 // go-plugin as the handshake; every later stdout line goes to the plugin
-// log (cut when too long, never dropped); stderr passes to go-plugin's log
+// log as a warning (cut when too long, never dropped); stderr passes to go-plugin's log
 // forwarding while its last 4 KiB are kept for error messages. Once the
 // process has exited, the pipes are read for pipeDrain more and then
 // closed, so that nothing a plugin leaves behind can stall Close.
@@ -191,6 +191,9 @@ func (r *procRunner) pumpStdout(hs *io.PipeWriter) {
 			line, err = br.ReadSlice('\n')
 			n += int64(len(line))
 		}
+		if err == nil {
+			n-- // the newline
+		}
 		r.longLine = n
 		close(r.lineDone)
 		hs.Close()
@@ -202,7 +205,7 @@ func (r *procRunner) pumpStdout(hs *io.PipeWriter) {
 	if err != nil {
 		return
 	}
-	out := newLineLogger(r.logger, "stdout")
+	out := newStrayStdoutLogger(r.logger)
 	_, _ = io.Copy(out, br)
 	out.Flush()
 }

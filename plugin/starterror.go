@@ -15,8 +15,9 @@ type StartError struct {
 	Name, Path string
 	// What happened, in words: "exited before its handshake", "printed to
 	// stdout before its handshake: \"…\"", "wrote a line of 102400 bytes
-	// on stdout before its handshake (…)", "did not complete its handshake
-	// within 10s", or go-plugin's own text.
+	// on stdout before its handshake (…)", "answered protocol version 2 in
+	// its handshake; this host speaks protocol version 1", "did not
+	// complete its handshake within 10s", or go-plugin's own text.
 	What string
 	// Exit is how the process ended on its own: "exit code 1", "killed by
 	// signal SIGSEGV"; empty when it was still running (the host then
@@ -58,6 +59,7 @@ const (
 	gpUnrecognized = "Unrecognized remote plugin message: "
 	gpExited       = "plugin exited before we could connect"
 	gpTimeout      = "timeout while waiting for plugin to start"
+	gpVersion      = "incompatible API version with plugin. Plugin version: "
 )
 
 // exitWait bounds the wait for a failed plugin's exit status; go-plugin
@@ -87,6 +89,9 @@ func startError(cfg LaunchConfig, path string, timeout time.Duration, err error,
 		}
 	case msg == gpExited:
 		e.What = "exited before its handshake"
+	case strings.HasPrefix(msg, gpVersion):
+		v, _, _ := strings.Cut(strings.TrimPrefix(msg, gpVersion), ",")
+		e.What = fmt.Sprintf("answered protocol version %s in its handshake; this host speaks protocol version %d", v, ProtocolVersion)
 	case msg == gpTimeout:
 		e.What = fmt.Sprintf("did not complete its handshake within %s", timeout)
 	default:

@@ -42,7 +42,7 @@ func TestStartFailuresCarryTheirCause(t *testing.T) {
 		mention []string
 		absent  []string
 	}{
-		{"long-line", nil, []string{"wrote a line of 102401 bytes on stdout before its handshake"}, nil},
+		{"long-line", nil, []string{"wrote a line of 102400 bytes on stdout before its handshake"}, nil},
 		{"exit-message", nil, []string{"exited before its handshake (exit code 1)", "cannot read config /etc/fake.conf", "[REDACTED]"}, []string{"sekrit-123"}},
 		{"kill-self", nil, []string{"(killed by signal SIGKILL)", "about to die"}, nil},
 		{"bind-long", []string{"TMPDIR=" + long}, []string{"bind: invalid argument", "socket path is over 107 bytes"}, nil},
@@ -112,6 +112,9 @@ func TestStdoutAfterHandshake(t *testing.T) {
 		t.Errorf("Close took %s", took)
 	}
 	out := logs.String()
+	if !strings.Contains(out, `"@level":"warn","@message":"`+plugin.StdoutAfterHandshake) {
+		t.Errorf("the stray stdout is not logged as a warning naming the fault; logs:\n%.2000s", out)
+	}
 	if !strings.Contains(out, `"truncated":true`) || !strings.Contains(out, `"line_bytes":1048576`) {
 		t.Errorf("the 1 MiB line is not logged as cut and marked; logs:\n%.2000s", out)
 	}

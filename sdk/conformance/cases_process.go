@@ -18,24 +18,32 @@ import (
 // Cases about the process: the handshake, the graceful stop and the host's
 // death.
 
-// handshakeWait bounds the wait for a handshake line.
-const handshakeWait = 10 * time.Second
+// DefaultHandshakeTimeout bounds the wait for a handshake line when
+// Options.HandshakeTimeout is 0: the host's own bound (plugin.Launch).
+const DefaultHandshakeTimeout = 10 * time.Second
 
 // futureVersion is a protocol version no plugin speaks yet.
 const futureVersion = 1000
 
-// describeStderr quotes the start of a raw launch's stderr.
+// describeStderr quotes the end of a raw launch's stderr, where a plugin
+// that gives up says why.
 func describeStderr(p *rawProcess) string {
 	s := strings.TrimSpace(p.stderr.String())
 	if s == "" {
 		return "stderr empty"
 	}
-	return "stderr: " + quoteCut(s, 300)
+	return "stderr ends with: " + quoteTail(s, 300)
 }
 
-func quoteCut(s string, n int) string {
+// quoteTail quotes the last n bytes of s, from a line start when one is
+// near.
+func quoteTail(s string, n int) string {
 	if len(s) > n {
-		s = s[:n] + "…"
+		s = s[len(s)-n:]
+		if i := strings.IndexByte(s, '\n'); i >= 0 && i < n/2 {
+			s = s[i+1:]
+		}
+		s = "…" + s
 	}
 	return strconv.Quote(s)
 }
@@ -52,17 +60,21 @@ func (k *kit) readHandshake(versions []int) (*rawProcess, plugin.HandshakeLine, 
 	if err != nil {
 		return nil, plugin.HandshakeLine{}, err
 	}
-	h, err := p.handshake()
+	h, err := p.handshake(k.opts.handshakeTimeout())
 	return p, h, err
 }
 
-// handshake reads and parses the first stdout line.
-func (p *rawProcess) handshake() (plugin.HandshakeLine, error) {
-	line, err := p.firstLine(handshakeWait)
+// handshake reads and parses the first stdout line, waiting up to d. A
+// process that exits first is reported as such at once, even when a child
+// of it still holds stdout open.
+func (p *rawProcess) handshake(d time.Duration) (plugin.HandshakeLine, error) {
+	line, err := p.firstLineOrExit(d)
 	switch {
-	case errors.Is(err, io.EOF) && line == "":
-		p.wait(2 * time.Second)
-		return plugin.HandshakeLine{}, fmt.Errorf("stdout closed before any line (%s; %s)", p.exitDescription(), describeStderr(p))
+	case errors.Is(err, errExited) || errors.Is(err, io.EOF) && line == "":
+		if !p.wait(2 * time.Second) {
+			return plugin.HandshakeLine{}, fmt.Errorf("closed its stdout before its handshake and kept running; %s", describeStderr(p))
+		}
+		return plugin.HandshakeLine{}, fmt.Errorf("exited before its handshake (%s); %s", p.exitDescription(), describeStderr(p))
 	case err != nil && !errors.Is(err, io.EOF):
 		return plugin.HandshakeLine{}, fmt.Errorf("%v; %s", err, describeStderr(p))
 	}

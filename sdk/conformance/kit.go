@@ -52,6 +52,8 @@ func init() {
 			run: caseHandshakeCookie},
 		{Case: Case{"handshake.version", "offered protocol versions 1; 1,1000; 1000,1 the plugin answers 1, the highest version both speak"},
 			run: caseHandshakeVersion, launches: true},
+		{Case: Case{"handshake.stdout", "after the handshake line the plugin writes nothing more to its stdout during a launch, Describe, Configure and (engines) a Run: that stream carries the handshake line alone (output through go-plugin's stdio service is fine)"},
+			run: caseHandshakeStdout, launches: true},
 		{Case: Case{"health", `grpc.health.v1 Check("plugin") answers SERVING within 1 s`},
 			run: caseHealth, launches: true},
 		{Case: Case{"describe", "Describe names the plugin (id grammar), a version, the type under test and known failure kinds, and answers the same three times"},
@@ -389,9 +391,14 @@ type session struct {
 
 // launch starts the plugin through plugin.Launch, as a run would.
 func (k *kit) launch(ctx context.Context) (*session, error) {
+	return k.launchLogged(ctx, k.logger)
+}
+
+// launchLogged is launch with the plugin's log lines sent to logger.
+func (k *kit) launchLogged(ctx context.Context, logger hclog.Logger) (*session, error) {
 	c, err := plugin.Launch(ctx, plugin.LaunchConfig{
 		Name: "conformance", Type: k.typ, Path: k.bin, SHA256: k.sha, Verified: true,
-		Args: k.opts.Args, Env: k.env, Logger: k.logger,
+		Args: k.opts.Args, Env: k.env, Logger: logger, StartTimeout: k.opts.handshakeTimeout(),
 	})
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obversa/obversa/internal/testutil"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/sdk"
 	"github.com/obversa/obversa/sdk/enginetest"
@@ -22,7 +23,7 @@ import (
 // one broken in exactly one way.
 const modeEnv = "OBVERSA_CONFORMANCE_TEST_MODE"
 
-// binDir holds mock-engine and cmd-engine, built once by TestMain; repoRoot
+// binDir holds mock-engine, cmd-engine and obversa, built once by TestMain; repoRoot
 // is the module root.
 var binDir, repoRoot string
 
@@ -47,13 +48,10 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binDir = dir
-	for _, name := range []string{"mock-engine", "cmd-engine"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./plugins/"+name)
-		cmd.Dir = repoRoot
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", name, err, out)
-			return 1
-		}
+	pkgs := map[string]string{"mock-engine": "./plugins/mock-engine", "cmd-engine": "./plugins/cmd-engine", "obversa": "./cmd/obversa"}
+	if err := testutil.BuildBinaries(dir, pkgs); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	return m.Run()
 }
@@ -61,11 +59,11 @@ func runTests(m *testing.M) int {
 // servePlugin serves the mock engine broken as mode says.
 func servePlugin(mode string) int {
 	var err error
+	if code, ok := zooPlugin(mode); ok {
+		return code
+	}
 	switch mode {
 	case "mock":
-		err = sdk.ServeEngine(enginetest.New())
-	case "stdout-noise":
-		fmt.Println("starting the engine…")
 		err = sdk.ServeEngine(enginetest.New())
 	case "not-serving":
 		err = sdk.ServeEngine(enginetest.New(), sdk.WithHealth(func(context.Context) bool { return false }))

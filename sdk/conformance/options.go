@@ -66,6 +66,11 @@ type Options struct {
 	// Logger receives the plugin's log lines (its stderr) as the host
 	// re-logs them; nil = discarded.
 	Logger hclog.Logger `json:"-"`
+	// HandshakeTimeout bounds the wait for the plugin's handshake line, in
+	// the handshake cases and in every launch; 0 =
+	// DefaultHandshakeTimeout, the host's own bound. A shorter one lets a
+	// test fail a slow plugin quickly.
+	HandshakeTimeout time.Duration `json:"-"`
 	// CaseTimeout bounds each case; 0 = DefaultCaseTimeout. No case waits
 	// that long unless the plugin hangs.
 	CaseTimeout time.Duration `json:"-"`
@@ -199,6 +204,14 @@ func (o *Options) validate() error {
 		return fmt.Errorf("conformance options: %s: %w", strings.Join(problems, "; "), ErrOptions)
 	}
 	return nil
+}
+
+// handshakeTimeout is HandshakeTimeout or its default.
+func (o *Options) handshakeTimeout() time.Duration {
+	if o.HandshakeTimeout > 0 {
+		return o.HandshakeTimeout
+	}
+	return DefaultHandshakeTimeout
 }
 
 // pluginType is the type under test.

@@ -29,14 +29,15 @@ import (
 // maxHandshakeLine bounds the first line read from a plugin's stdout.
 const maxHandshakeLine = 64 << 10
 
-// maxCapture bounds the stderr kept from a raw launch.
+// maxCapture bounds the stderr kept from a raw launch: its last bytes,
+// where a plugin that gives up says why.
 const maxCapture = 16 << 10
 
 // rawProcess is a plugin started by rawStart.
 type rawProcess struct {
 	cmd    *exec.Cmd
 	stdout *bufio.Reader
-	stderr *capBuffer
+	stderr *tailBuffer
 	// gotLine is closed once the first stdout line (or the end of stdout)
 	// has been read into line and lineErr.
 	gotLine chan struct{}
@@ -71,7 +72,7 @@ func rawStartOnce(bin string, args, env, handshake []string) (*rawProcess, error
 	if err != nil {
 		return nil, err
 	}
-	p := &rawProcess{cmd: cmd, stderr: &capBuffer{max: maxCapture}, gotLine: make(chan struct{}), exited: make(chan struct{})}
+	p := &rawProcess{cmd: cmd, stderr: &tailBuffer{max: maxCapture}, gotLine: make(chan struct{}), exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	// A child of the plugin may hold its output pipes open after the
 	// plugin itself is gone: do not wait on them past a moment.
@@ -83,7 +84,17 @@ func rawStartOnce(bin string, args, env, handshake []string) (*rawProcess, error
 	go func() {
 		line, err := p.stdout.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			err = fmt.Errorf("first stdout line is longer than %d bytes", maxHandshakeLine)
+			n := len(line)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				var more []byte
+				more, err = p.stdout.ReadSlice('\n')
+				n += len(more)
+			}
+			if err == nil {
+				n-- // the newline
+			}
+			err = fmt.Errorf("wrote a line of %d bytes on stdout before its handshake (the handshake line comes first and is at most %d bytes; logs belong on stderr)", n, maxHandshakeLine)
+			line = line[:0]
 		}
 		p.line, p.lineErr = string(bytes.TrimRight(line, "\r\n")), err
 		close(p.gotLine)
@@ -108,6 +119,29 @@ func (p *rawProcess) firstLine(d time.Duration) (string, error) {
 		return p.line, p.lineErr
 	case <-t.C:
 		return "", fmt.Errorf("no line on stdout within %s", d)
+	}
+}
+
+// errExited is firstLineOrExit's error for a process that exited first.
+var errExited = errors.New("exited before its first stdout line")
+
+// firstLineOrExit is firstLine, except that it returns errExited as soon
+// as the process exits without a line, and says "did not print its
+// handshake within d" when d passes.
+func (p *rawProcess) firstLineOrExit(d time.Duration) (string, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.gotLine:
+		return p.line, p.lineErr
+	case <-p.exited:
+		// The line may have come just before the exit.
+		if line, err := p.firstLine(100 * time.Millisecond); line != "" || errors.Is(err, io.EOF) {
+			return line, err
+		}
+		return "", errExited
+	case <-t.C:
+		return "", fmt.Errorf("did not print its handshake within %s", d)
 	}
 }
 
@@ -142,26 +176,32 @@ func (p *rawProcess) stop() {
 	<-p.exited
 }
 
-// capBuffer is an io.Writer keeping the first max bytes written.
-type capBuffer struct {
+// tailBuffer is an io.Writer keeping the last max bytes written (at most
+// 2×max in memory), whatever the total.
+type tailBuffer struct {
 	mu  sync.Mutex
 	max int
-	buf bytes.Buffer
+	buf []byte
 }
 
-func (b *capBuffer) Write(p []byte) (int, error) {
+func (b *tailBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if room := b.max - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(room, len(p))])
+	if len(p) >= b.max {
+		b.buf = append(b.buf[:0], p[len(p)-b.max:]...)
+		return len(p), nil
+	}
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > 2*b.max {
+		b.buf = append(b.buf[:0], b.buf[len(b.buf)-b.max:]...)
 	}
 	return len(p), nil
 }
 
-func (b *capBuffer) String() string {
+func (b *tailBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.buf.String()
+	return string(b.buf[max(0, len(b.buf)-b.max):])
 }
 
 // clientCertPEM returns a fresh self-signed certificate, the kind go-plugin

@@ -55,7 +55,7 @@ func standInHost(raw string) int {
 		return 1
 	}
 	rep := standInReport{Pid: p.cmd.Process.Pid}
-	if _, err := p.handshake(); err != nil {
+	if _, err := p.handshake(DefaultHandshakeTimeout); err != nil {
 		rep.Error = err.Error()
 	}
 	rep.Line = p.line
@@ -102,7 +102,7 @@ func startStandIn(bin string, args, env []string) (*standIn, error) {
 	}()
 	select {
 	case err = <-lines:
-	case <-time.After(handshakeWait + 5*time.Second):
+	case <-time.After(DefaultHandshakeTimeout + 5*time.Second):
 		err = errors.New("the stand-in host did not report within its handshake wait")
 	}
 	if err == nil && s.report.Error != "" {

@@ -70,6 +70,9 @@ type State struct {
 	// stopped is set once a required node failed for good under
 	// stop_on_error.
 	stopped bool
+	// The dispatch index (next.go): dependency and dependent indexes,
+	// and what keeps Next from scanning every node at every decision.
+	ready readyIndex
 }
 
 // New returns the initial state of a validated definition.
@@ -85,6 +88,7 @@ func New(def *Definition) (*State, error) {
 	for _, k := range def.KeyedConcurrency {
 		s.keyLimit[k.Key] = k.Limit
 	}
+	s.ready.build(s)
 	return s, nil
 }
 
@@ -199,6 +203,7 @@ func (s *State) ApplyData(v any) error {
 		}
 		s.leave(n)
 		n.Status, n.Result, n.ResultArtifact, n.Pause = StatusPassed, d.Result, d.ResultArtifact, nil
+		s.ready.settled(s, n)
 	case FailedData:
 		n, err := s.at(d.Node, d.Position, StatusDispatched, StatusStarted, StatusPaused)
 		if err != nil {
@@ -322,12 +327,14 @@ func (s *State) settleFailure(n *NodeState) {
 	stuck := n.Failure != nil && (final[n.Failure.Code] || finalKinds[n.Failure.FailureKind])
 	if n.Def.Kind == KindRequired && !stuck && !s.def.StopOnError && n.Attempts <= s.def.RetryCapPerNode {
 		n.Status = StatusIdle
+		s.ready.idle(s, n)
 		return
 	}
 	n.Status = StatusFailed
 	if n.Def.Kind == KindRequired && s.def.StopOnError {
 		s.stopped = true
 	}
+	s.ready.settled(s, n)
 }
 
 func (s *State) applyDispatch(recorded []Dispatch) error {
@@ -340,140 +347,10 @@ func (s *State) applyDispatch(recorded []Dispatch) error {
 		n := s.Node(d.Node)
 		n.Attempts++
 		n.Position, n.Status, n.AttemptStarted, n.Approved, n.Decision = d.Position, StatusDispatched, false, "", nil
+		s.ready.dispatched(s, n)
 		s.enter(n)
 	}
 	return nil
-}
-
-// green reports whether a node no longer holds its dependents back: passed,
-// or failed for good while optional.
-func green(n *NodeState) bool {
-	return n.Status == StatusPassed || (n.Status == StatusFailed && n.Def.Kind == KindOptional)
-}
-
-// blockedSet marks the nodes that can never run: idle non-finalizers whose
-// dependency failed for good (and is not optional) or is itself blocked, or
-// every idle non-finalizer once stop_on_error stopped new dispatches. It is
-// memoised per call so deep or diamond-shaped graphs stay linear.
-func (s *State) blockedSet() []bool {
-	const unknown, no, yes = 0, 1, 2
-	memo := make([]int8, len(s.nodes))
-	var visit func(i int) bool
-	visit = func(i int) bool {
-		if memo[i] != unknown {
-			return memo[i] == yes
-		}
-		memo[i] = no
-		n := s.nodes[i]
-		b := false
-		if n.Status == StatusIdle && n.Def.Kind != KindFinalizer {
-			b = s.stopped
-			for _, dep := range n.Def.DependsOn {
-				if b {
-					break
-				}
-				j := s.index[dep]
-				d := s.nodes[j]
-				b = (d.Status == StatusFailed && d.Def.Kind != KindOptional) || visit(j)
-			}
-		}
-		if b {
-			memo[i] = yes
-		}
-		return b
-	}
-	out := make([]bool, len(s.nodes))
-	for i := range s.nodes {
-		out[i] = visit(i)
-	}
-	return out
-}
-
-// Blocked reports whether a node can never run (see Next).
-func (s *State) Blocked(id string) bool {
-	i, ok := s.index[id]
-	return ok && s.blockedSet()[i]
-}
-
-// Next returns the dispatch decision at the current prefix: the idle nodes
-// whose dependencies are green, in declaration order, within global and
-// keyed concurrency. Finalizers are offered once every other node has
-// settled and nothing waits for a person. When nothing is in flight and
-// nothing can be dispatched, the outcome is returned instead.
-func (s *State) Next() ([]Dispatch, *Outcome) {
-	var out []Dispatch
-	blocked := s.blockedSet()
-	inflight := s.inflight
-	keyed := map[string]int{}
-	settled := true // every non-finalizer is passed, failed or blocked
-	paused := false
-	for i, n := range s.nodes {
-		if n.Status == StatusPaused {
-			paused = true
-		}
-		if n.Def.Kind != KindFinalizer && n.Status != StatusPassed && n.Status != StatusFailed && !blocked[i] {
-			settled = false
-		}
-	}
-	for i, n := range s.nodes {
-		if n.Status != StatusIdle || inflight >= s.def.GlobalConcurrency {
-			continue
-		}
-		if n.Def.Kind == KindFinalizer {
-			if !settled || paused {
-				continue
-			}
-		} else if blocked[i] || !s.depsGreen(n) {
-			continue
-		}
-		if k := n.Def.Key; k != "" {
-			if s.keyed[k]+keyed[k] >= s.keyLimit[k] {
-				continue
-			}
-			keyed[k]++
-		}
-		inflight++
-		out = append(out, Dispatch{Node: n.Def.ID, Position: Position(n.Def.ID, n.Attempts+1)})
-	}
-	if len(out) > 0 || s.inflight > 0 {
-		return out, nil
-	}
-	return nil, s.outcome(paused, blocked)
-}
-
-func (s *State) depsGreen(n *NodeState) bool {
-	for _, dep := range n.Def.DependsOn {
-		if !green(s.Node(dep)) {
-			return false
-		}
-	}
-	return true
-}
-
-func (s *State) outcome(paused bool, blocked []bool) *Outcome {
-	if paused {
-		o := &Outcome{Kind: OutcomePaused}
-		for _, n := range s.nodes {
-			if n.Status == StatusPaused && n.Pause != nil {
-				o.Paused = append(o.Paused, *n.Pause)
-			}
-		}
-		return o
-	}
-	o := &Outcome{Kind: OutcomeComplete}
-	for i, n := range s.nodes {
-		switch {
-		case n.Status == StatusPassed:
-			o.Nodes = append(o.Nodes, n.Def.ID)
-		case n.Def.Kind == KindOptional:
-		case n.Status == StatusFailed || blocked[i]:
-			o.Failed = append(o.Failed, n.Def.ID)
-		}
-	}
-	if len(o.Failed) > 0 {
-		o.Kind, o.Code = OutcomeFail, "DAG_NODE_FAILED"
-	}
-	return o
 }
 
 // NodeEvent reports whether typ is one of the events Decode reads: those

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -43,17 +44,36 @@ type Set struct {
 }
 
 // Start launches, health-checks, describes and configures every plugin of
-// the plan. On any failure the plugins already started are closed and the
-// error names the plugin: a digest mismatch (plugin.DigestMismatchError), a
-// changed cache entry (ErrPluginChanged), a failed handshake or health
-// check, a missing type (ErrType) or refused configuration (a
-// *ConfigError, matching ErrConfig, with the plugin's diagnostics).
+// the plan, all at once: a launch is mostly waiting (process start, the
+// handshake's key generation on both sides), so plugins started side by
+// side cost about one launch. On any failure every plugin started is
+// closed and the error is the first one in plan order, naming the plugin:
+// a digest mismatch (plugin.DigestMismatchError), a changed cache entry
+// (ErrPluginChanged), a failed handshake or health check, a missing type
+// (ErrType) or refused configuration (a *ConfigError, matching ErrConfig,
+// with the plugin's diagnostics).
 func Start(ctx context.Context, plugins []plan.PluginPlan, o Options) (*Set, error) {
 	s := &Set{clients: map[string]*plugin.Client{}, engines: map[string]plugin.Engine{},
 		bindings: map[string]plugin.NodeBinding{}, policies: map[string]plugin.Policy{}, descs: map[string]*plugin.Description{},
 		configDiags: map[string][]plugin.Diagnostic{}}
-	for _, p := range plugins {
-		if err := s.start(ctx, p, o); err != nil {
+	results := make([]*started, len(plugins))
+	errs := make([]error, len(plugins))
+	var wg sync.WaitGroup
+	for i, p := range plugins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = startOne(ctx, p, o)
+		}()
+	}
+	wg.Wait()
+	for i, p := range plugins {
+		if r := results[i]; r != nil {
+			s.add(p, r)
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -61,11 +81,41 @@ func Start(ctx context.Context, plugins []plan.PluginPlan, o Options) (*Set, err
 	return s, nil
 }
 
-func (s *Set) start(ctx context.Context, p plan.PluginPlan, o Options) error {
+// started is one launched plugin and what it answered.
+type started struct {
+	client  *plugin.Client
+	engine  plugin.Engine
+	binding plugin.NodeBinding
+	policy  plugin.Policy
+	desc    *plugin.Description
+	diags   []plugin.Diagnostic
+}
+
+func (s *Set) add(p plan.PluginPlan, r *started) {
+	s.clients[p.Name] = r.client
+	switch {
+	case r.engine != nil:
+		s.engines[p.Name] = r.engine
+	case r.policy != nil:
+		s.policies[p.Name] = r.policy
+	case r.binding != nil:
+		s.bindings[p.Name] = r.binding
+	}
+	if r.desc != nil {
+		s.descs[p.Name] = r.desc
+	}
+	if len(r.diags) > 0 {
+		s.configDiags[p.Name] = r.diags
+	}
+}
+
+// startOne launches one plugin. When the client started but a later step
+// failed, it returns both the client (for Start to close) and the error.
+func startOne(ctx context.Context, p plan.PluginPlan, o Options) (*started, error) {
 	path := CachePath(o.StorageDir, p.SHA256)
 	if !o.Fresh {
 		if err := VerifyCached(p.Name, path, p.SHA256); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	logger := o.Logger
@@ -77,9 +127,9 @@ func (s *Set) start(ctx context.Context, p plan.PluginPlan, o Options) error {
 		Args: p.Args, Env: Env(p.Env, p.PassEnv...), Logger: logger, Redact: o.Redact,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s.clients[p.Name] = c
+	r := &started{client: c}
 	ht := o.HealthTimeout
 	if ht == 0 {
 		ht = 5 * time.Second
@@ -88,51 +138,43 @@ func (s *Set) start(ctx context.Context, p plan.PluginPlan, o Options) error {
 	err = c.Health(hctx)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("plugin %q health check: %w", p.Name, err)
+		return r, fmt.Errorf("plugin %q health check: %w", p.Name, err)
 	}
 	// Every plugin type answers Describe and Configure the same way.
 	d := c.Describer()
 	switch plugin.Type(p.Type) {
 	case plugin.TypeEngine:
-		e, err := c.Engine()
-		if err != nil {
-			return fmt.Errorf("plugin %q: %w", p.Name, err)
+		if r.engine, err = c.Engine(); err != nil {
+			return r, fmt.Errorf("plugin %q: %w", p.Name, err)
 		}
-		s.engines[p.Name] = e
 	case plugin.TypePolicy:
-		pol, err := c.Policy()
-		if err != nil {
-			return fmt.Errorf("plugin %q: %w", p.Name, err)
+		if r.policy, err = c.Policy(); err != nil {
+			return r, fmt.Errorf("plugin %q: %w", p.Name, err)
 		}
-		s.policies[p.Name] = pol
 	default:
-		n, err := c.Node()
-		if err != nil {
-			return fmt.Errorf("plugin %q: %w", p.Name, err)
+		if r.binding, err = c.Node(); err != nil {
+			return r, fmt.Errorf("plugin %q: %w", p.Name, err)
 		}
-		s.bindings[p.Name] = n
 	}
 	desc, err := d.Describe(ctx)
 	if err != nil {
-		return fmt.Errorf("plugin %q describe: %w", p.Name, err)
+		return r, fmt.Errorf("plugin %q describe: %w", p.Name, err)
 	}
 	diags, err := d.Configure(ctx, p.Config)
 	if err != nil {
-		return fmt.Errorf("plugin %q configure: %w", p.Name, err)
+		return r, fmt.Errorf("plugin %q configure: %w", p.Name, err)
 	}
 	if len(desc.Types) > 0 && !slices.Contains(desc.Types, plugin.Type(p.Type)) {
-		return fmt.Errorf("%w: plugin %q (%s) serves %v, the run file declares type %q", ErrType, p.Name, p.Source, desc.Types, p.Type)
+		return r, fmt.Errorf("%w: plugin %q (%s) serves %v, the run file declares type %q", ErrType, p.Name, p.Source, desc.Types, p.Type)
 	}
-	s.descs[p.Name] = desc
+	r.desc = desc
 	for _, d := range diags {
 		if d.Severity == plugin.SeverityError {
-			return &ConfigError{Plugin: p.Name, Diagnostics: diags}
+			return r, &ConfigError{Plugin: p.Name, Diagnostics: diags}
 		}
 	}
-	if len(diags) > 0 {
-		s.configDiags[p.Name] = diags
-	}
-	return nil
+	r.diags = diags
+	return r, nil
 }
 
 // Engines returns the engine plugins by name.

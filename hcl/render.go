@@ -52,6 +52,14 @@ func RenderPrompt(src string, results map[string]json.RawMessage) (string, error
 	return s.AsString(), nil
 }
 
+// ReadsResults reports whether rendering prompt (RenderPrompt) or input
+// (RenderInput) may read other nodes' results: false when neither holds a
+// template, in which case both render to themselves whatever the results,
+// and the caller need not gather them.
+func ReadsResults(prompt string, input json.RawMessage) bool {
+	return mayBeTemplate(prompt) || mayBeTemplate(string(input)) || strings.Contains(string(input), `\u`)
+}
+
 // RenderInput renders a stored node input (Node.Input) against the recorded
 // results of other nodes and returns the JSON to dispatch. Every string in
 // the input is a template (see the package documentation): strings without

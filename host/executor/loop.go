@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/runstate"
@@ -256,10 +257,15 @@ func (x *Executor) gate(b *batch, n *graph.NodeState) ([]start, error) {
 }
 
 // newStart returns the attempt at n's position with the recorded results
-// its templates may read; it is rendered later (render.go).
+// its templates may read; it is rendered later (render.go). A node whose
+// prompt and input hold no template gets no copy of them (a chain's node
+// would otherwise copy every result before it).
 func (x *Executor) newStart(n *graph.NodeState) start {
-	st := start{node: n.Def, position: n.Position, attempt: x.attemptID(n), seq: x.rs.Sequence(n.Position),
-		results: map[string]json.RawMessage{}, artifacts: map[string]graph.ArtifactRef{}}
+	st := start{node: n.Def, position: n.Position, attempt: x.attemptID(n), seq: x.rs.Sequence(n.Position)}
+	if !hcl.ReadsResults(n.Def.Prompt, n.Def.Input) {
+		return st
+	}
+	st.results, st.artifacts = map[string]json.RawMessage{}, map[string]graph.ArtifactRef{}
 	for _, dep := range x.visible(n.Def) {
 		d := x.rs.Graph().Node(dep)
 		switch {

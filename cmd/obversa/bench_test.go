@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/store"
@@ -59,9 +60,9 @@ graph "dag" {
 	return path
 }
 
-// recordSpan returns the time from the first dispatch to the result, read
-// from the record's timestamps, and the number of events.
-func recordSpan(b *testing.B, dir string) (time.Duration, int) {
+// recordSpan returns the time of the first dispatch, the time from it to
+// the result, read from the record's timestamps, and the number of events.
+func recordSpan(b *testing.B, dir string) (time.Time, time.Duration, int) {
 	b.Helper()
 	f, err := os.Open(filepath.Join(dir, "events.jsonl"))
 	if err != nil {
@@ -88,7 +89,43 @@ func recordSpan(b *testing.B, dir string) (time.Duration, int) {
 			last = e.TS
 		}
 	}
-	return last.Sub(first), n
+	return first, last.Sub(first), n
+}
+
+// graphRun is what one benchmarked `obversa run` shows.
+type graphRun struct {
+	wall, span, toDispatch, fold time.Duration
+	events                       int
+	peakRSS                      int64 // bytes
+}
+
+// runGraph runs runFile once as run id in dir and measures it: the wall
+// time of the process, the span from the first dispatch to the result and
+// the time from the process start to the first dispatch (both from the
+// record's millisecond timestamps), the fold time of the record, and the
+// peak resident set of the largest process of the run (the worker, its
+// watchdog or a plugin: wait4 reports the maximum over the process and the
+// descendants it waited for).
+func runGraph(b *testing.B, dir, runFile, id string) graphRun {
+	b.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--run-id", id, runFile)
+	cmd.Dir = dir
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("run: %v: %s", err, errb.String())
+	}
+	r := graphRun{wall: time.Since(start)}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.peakRSS = ru.Maxrss * 1024
+	}
+	runDir := runDirOf(runFile, id)
+	var first time.Time
+	first, r.span, r.events = recordSpan(b, runDir)
+	r.toDispatch = first.Sub(start.Truncate(time.Millisecond))
+	r.fold = foldTime(b, runDir)
+	return r
 }
 
 func benchGraph(b *testing.B, n, concurrency int, parent func(int) int, guarded bool) {
@@ -97,32 +134,23 @@ func benchGraph(b *testing.B, n, concurrency int, parent func(int) int, guarded 
 	if r := obversa(b, dir, "plugin", "lock", runFile); r.code != 0 {
 		b.Fatalf("lock: %s", r.stderr)
 	}
-	var span, wall, fold time.Duration
-	events := 0 // events in the last run's record
+	var sum graphRun
 	for i := 0; i < b.N; i++ {
-		id := fmt.Sprintf("b%d", i)
-		start := time.Now()
-		r := obversa(b, dir, "run", "--run-id", id, runFile)
-		wall += time.Since(start)
-		if r.code != 0 {
-			b.Fatalf("run: exit %d: %s", r.code, r.stderr)
-		}
-		s, n := recordSpan(b, runDirOf(runFile, id))
-		span += s
-		events = n
-		fold += foldTime(b, runDirOf(runFile, id))
+		r := runGraph(b, dir, runFile, fmt.Sprintf("b%d", i))
+		sum.wall += r.wall
+		sum.span += r.span
+		sum.toDispatch += r.toDispatch
+		sum.fold += r.fold
+		sum.events = r.events
+		sum.peakRSS = max(sum.peakRSS, r.peakRSS)
 	}
 	per := float64(b.N * n)
-	b.ReportMetric(float64(span.Microseconds())/1000/per, "ms/node")
-	b.ReportMetric(float64(wall.Microseconds())/1000/per, "wall-ms/node")
-	b.ReportMetric(per/span.Seconds(), "nodes/s")
-	fsync := rawFdatasync(b, dir, 200)
-	b.ReportMetric(fsync, "fdatasync-ms")
-	// A node needs two durable appends at most (its start, its result),
-	// fewer when the executor batches them.
-	b.ReportMetric(float64(span.Microseconds())/1000/per/(2*fsync), "x-2fdatasync")
-	b.ReportMetric(float64(fold.Microseconds())/1000/float64(b.N), "fold-ms")
-	b.ReportMetric(float64(events), "events")
+	b.ReportMetric(ms(sum.span)/per, "ms/node")
+	b.ReportMetric(ms(sum.wall)/per, "wall-ms/node")
+	b.ReportMetric(ms(sum.toDispatch)/float64(b.N), "start-ms")
+	b.ReportMetric(ms(sum.fold)/float64(b.N), "fold-ms")
+	b.ReportMetric(float64(sum.events), "events")
+	b.ReportMetric(float64(sum.peakRSS)/(1<<20), "peak-rss-MiB")
 }
 
 // foldTime opens a finished run and folds its whole record, as a
@@ -143,27 +171,6 @@ func foldTime(b *testing.B, runDir string) time.Duration {
 		b.Fatal("the folded record has no result")
 	}
 	return time.Since(start)
-}
-
-// rawFdatasync measures write+fdatasync of one 512-byte line on the same
-// file system, the floor a durable append pays; it returns ms per op.
-func rawFdatasync(b *testing.B, dir string, ops int) float64 {
-	f, err := os.OpenFile(filepath.Join(dir, "raw.bin"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	line := []byte(strings.Repeat("x", 511) + "\n")
-	start := time.Now()
-	for i := 0; i < ops; i++ {
-		if _, err := f.Write(line); err != nil {
-			b.Fatal(err)
-		}
-		if err := unix.Fdatasync(int(f.Fd())); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return float64(time.Since(start).Microseconds()) / 1000 / float64(ops)
 }
 
 // BenchmarkChain200 runs a 200-node chain on the mock engine: each node
@@ -197,4 +204,96 @@ func BenchmarkDAG1000FanOut32(b *testing.B) {
 		}
 		return (i - 1) / 32
 	}, false)
+}
+
+// BenchmarkQuickstart runs examples/quickstart (two plugins: the mock
+// engine and cmd-engine; the plugin cache warm after the first run):
+// start-ms is `obversa run` to the first dispatch, wall-ms the whole
+// process.
+func BenchmarkQuickstart(b *testing.B) {
+	runFile := example(b, "quickstart")
+	dir := filepath.Dir(runFile)
+	if r := obversa(b, dir, "plugin", "lock", runFile); r.code != 0 {
+		b.Fatalf("lock: %s", r.stderr)
+	}
+	runGraph(b, dir, runFile, "warm")
+	var wall, toDispatch time.Duration
+	for i := 0; i < b.N; i++ {
+		r := runGraph(b, dir, runFile, fmt.Sprintf("q%d", i))
+		wall += r.wall
+		toDispatch += r.toDispatch
+	}
+	b.ReportMetric(ms(toDispatch)/float64(b.N), "start-ms")
+	b.ReportMetric(ms(wall)/float64(b.N), "wall-ms")
+}
+
+// BenchmarkScale runs, once each, a 10 000-node DAG and a 33 400-node DAG
+// (fan-out 32), whose record holds over 100 000 events, and measures what
+// reads their records cost: the fold, `obversa status` and `obversa
+// events` (whole processes, the median of three; wall and CPU time), and
+// the peak resident set of the largest process of the run. make bench runs
+// it with -benchtime 1x.
+func BenchmarkScale(b *testing.B) {
+	for _, n := range []int{10_000, 33_400} {
+		b.Run(fmt.Sprintf("DAG%d", n), func(b *testing.B) {
+			benchScale(b, n)
+		})
+	}
+}
+
+func benchScale(b *testing.B, n int) {
+	runFile := graphRunFile(b, n, 32, func(i int) int {
+		if i == 0 {
+			return -1
+		}
+		return (i - 1) / 32
+	}, false)
+	dir := filepath.Dir(runFile)
+	if r := obversa(b, dir, "plugin", "lock", runFile); r.code != 0 {
+		b.Fatalf("lock: %s", r.stderr)
+	}
+	var last graphRun
+	var span, status, statusCPU, events, eventsCPU time.Duration
+	var peak int64
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("s%d", i)
+		last = runGraph(b, dir, runFile, id)
+		span += last.span
+		peak = max(peak, last.peakRSS)
+		w, c := medianCLI(b, dir, "status", id)
+		status, statusCPU = status+w, statusCPU+c
+		w, c = medianCLI(b, dir, "events", id)
+		events, eventsCPU = events+w, eventsCPU+c
+	}
+	b.ReportMetric(ms(span)/float64(b.N*n), "ms/node")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
+	b.ReportMetric(float64(last.events), "events")
+	b.ReportMetric(ms(last.fold), "fold-ms")
+	b.ReportMetric(ms(status)/float64(b.N), "status-ms")
+	b.ReportMetric(ms(statusCPU)/float64(b.N), "status-cpu-ms")
+	b.ReportMetric(ms(events)/float64(b.N), "events-ms")
+	b.ReportMetric(ms(eventsCPU)/float64(b.N), "events-cpu-ms")
+}
+
+// medianCLI runs `obversa <verb> <run>` three times, output discarded, and
+// returns the median wall time and the median CPU time (user + system: on
+// a busy machine the wall time mostly measures the others).
+func medianCLI(b *testing.B, dir, verb, id string) (wall, cpu time.Duration) {
+	b.Helper()
+	var w, c []time.Duration
+	for range 3 {
+		cmd := exec.Command(filepath.Join(binDir, "obversa"), verb, id)
+		cmd.Dir = dir
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("%s: %v: %s", verb, err, errb.String())
+		}
+		w = append(w, time.Since(start))
+		c = append(c, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+	}
+	slices.Sort(w)
+	slices.Sort(c)
+	return w[1], c[1]
 }

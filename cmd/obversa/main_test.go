@@ -128,7 +128,7 @@ func obversaEnv(t testing.TB, dir string, env []string, args ...string) result {
 // example copies an example's run file into a temporary directory with the
 // plugin paths pointing at the test's binaries and the given replacements
 // applied, and returns the run file's path.
-func example(t *testing.T, name string, replace ...string) string {
+func example(t testing.TB, name string, replace ...string) string {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join(repoRoot, "examples", name, "run.hcl"))
 	if err != nil {

@@ -1,6 +1,7 @@
 // Command benchtable reads `go test -bench` output on stdin and prints one
-// table: a row per benchmark with every metric it reported. `make bench`
-// uses it.
+// table: a row per benchmark with every metric it reported, and after a
+// graph or start-up figure its ratio to the floors (BenchmarkFloor/*)
+// measured in the same run (ratio.go). `make bench` uses it.
 package main
 
 import (
@@ -16,7 +17,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
 	}
-	write(os.Stdout, rows)
+	fl := floors(rows)
+	if line := floorLine(fl); line != "" {
+		fmt.Println(line)
+	}
+	write(os.Stdout, withRatios(rows, fl))
 }
 
 func write(w io.Writer, rows []row) {

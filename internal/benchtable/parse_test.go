@@ -69,3 +69,34 @@ func FuzzParseLine(f *testing.F) {
 		}
 	})
 }
+
+func TestRatios(t *testing.T) {
+	in := "BenchmarkFloor/fdatasync-2 3 1 ns/op 0.25 ms\n" +
+		"BenchmarkFloor/grpc-round-trip-2 3 1 ns/op 0.25 ms\n" +
+		"BenchmarkFloor/plugin-launch-2 3 1 ns/op 20 ms\n" +
+		"BenchmarkChain200-2 3 1 ns/op 0.75 ms/node 3 wall-ms/node 50 start-ms\n" +
+		"BenchmarkAppendDurable-2 100 1 ns/op 1.1 ratio-p50\n"
+	rows, err := parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl := floors(rows)
+	if diff := cmp.Diff(map[string]float64{"fdatasync": 0.25, "grpc-round-trip": 0.25, "plugin-launch": 20}, fl); diff != "" {
+		t.Fatalf("floors (-want +got):\n%s", diff)
+	}
+	got := withRatios(rows, fl)
+	want := []metric{{"1", "ns/op"}, {"0.75", "ms/node"}, {"1.50", "x(fdatasync+rpc)"}, {"3", "wall-ms/node"}, {"50", "start-ms"}, {"2.50", "x-launch"}}
+	if diff := cmp.Diff(want, got[3].metrics, cmp.AllowUnexported(metric{})); diff != "" {
+		t.Fatalf("chain metrics (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(rows[4], got[4], cmp.AllowUnexported(row{}, metric{})); diff != "" {
+		t.Fatalf("a row without a ruled unit changed (-want +got):\n%s", diff)
+	}
+	// Without the floors, no ratio is invented.
+	if bare := withRatios(rows[3:4], map[string]float64{"fdatasync": 0.25}); len(bare[0].metrics) != 4 {
+		t.Fatalf("ratios without floors: %+v", bare[0].metrics)
+	}
+	if want := "floors measured in this run: fdatasync 0.25 ms, grpc-round-trip 0.25 ms, plugin-launch 20 ms"; floorLine(fl) != want {
+		t.Fatalf("floor line %q, want %q", floorLine(fl), want)
+	}
+}

@@ -26,9 +26,24 @@ func ValidID(id string) error {
 		if isAlnum(c) || (i > 0 && (c == '.' || c == '_' || c == '-')) {
 			continue
 		}
-		return fmt.Errorf("%w: %s: byte %d is not allowed (want [A-Za-z0-9][A-Za-z0-9._-]{0,127})", ErrInvalidID, quoteShort(id), i)
+		why := "an id holds only letters, digits, '.', '_' and '-'"
+		if i == 0 {
+			why = "an id starts with a letter or digit"
+		}
+		return fmt.Errorf("%w: %s: byte %d (%s) is not allowed: %s (want [A-Za-z0-9][A-Za-z0-9._-]{0,127})",
+			ErrInvalidID, quoteShort(id), i, describeByte(c), why)
 	}
 	return nil
+}
+
+// describeByte names a byte for an error message: the quoted character when
+// it is ASCII ('.' or '\x00'), else its value in hex, so a person sees which
+// character of an id is wrong rather than only its offset.
+func describeByte(c byte) string {
+	if c < 0x80 {
+		return strconv.QuoteRuneToASCII(rune(c))
+	}
+	return fmt.Sprintf("0x%02x, not ASCII", c)
 }
 
 func isAlnum(c byte) bool {

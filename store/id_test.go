@@ -50,3 +50,24 @@ func TestEventIDAndType(t *testing.T) {
 		}
 	}
 }
+
+// TestValidIDNamesTheByte checks that a refused id's error says which
+// character is wrong and why, not only its offset: "byte 0 is not allowed"
+// reads as a NUL byte to a person who typed "../x".
+func TestValidIDNamesTheByte(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ id, want string }{
+		{"../x", `byte 0 ('.') is not allowed: an id starts with a letter or digit`},
+		{"-x", `byte 0 ('-') is not allowed: an id starts with a letter or digit`},
+		{"a/b", `byte 1 ('/') is not allowed: an id holds only letters, digits, '.', '_' and '-'`},
+		{"a b", `byte 1 (' ') is not allowed`},
+		{"aé", `byte 1 (0xc3, not ASCII) is not allowed`},
+		{"a\x00", `byte 1 ('\x00') is not allowed`},
+	}
+	for _, tt := range tests {
+		err := ValidID(tt.id)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ValidID(%q) = %v, want it to contain %q", tt.id, err, tt.want)
+		}
+	}
+}

@@ -132,7 +132,8 @@ func exitSoonAfterOrphaned() {
 	os.Exit(0)
 }
 
-// ignoresCancel waits out a delay scenario whatever its context says.
+// ignoresCancel waits out a delay scenario, or 10 s for the prompt
+// "hello", whatever its context says.
 type ignoresCancel struct {
 	*enginetest.Engine
 	mu     sync.Mutex
@@ -154,6 +155,10 @@ func (e *ignoresCancel) Run(ctx context.Context, req plugin.RunRequest, emit plu
 	d, ok := e.delays[req.AttemptID]
 	delete(e.delays, req.AttemptID)
 	e.mu.Unlock()
+	if req.Prompt == "hello" {
+		// A run's node (zoo_test.go): as slow as a delay scenario.
+		d, ok = 10*time.Second, true
+	}
 	if !ok {
 		return e.Engine.Run(ctx, req, emit)
 	}

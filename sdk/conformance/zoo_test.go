@@ -19,6 +19,7 @@ import (
 // Exit codes of `obversa run` (docs/cli.md).
 const (
 	exitComplete = 0
+	exitFailed   = 1
 	exitUsage    = 2
 )
 
@@ -28,6 +29,8 @@ type zooRun struct {
 	exit  int
 	cause string
 	inLog bool
+	// node is added to the node block.
+	node string
 }
 
 // TestZoo checks each broken plugin of the zoo: the kit fails it at exactly
@@ -64,12 +67,15 @@ func TestZoo(t *testing.T) {
 			run: &zooRun{exit: exitUsage, cause: floodMessage}},
 		{mode: "grandchild", kase: "handshake.line", cause: grandchildMessage,
 			run: &zooRun{exit: exitUsage, cause: grandchildMessage}},
-		{mode: "ignores-cancel", kase: "run.cancel", cause: "the plugin's Run handler had not returned 3"},
+		{mode: "ignores-cancel", kase: "run.cancel", cause: "the plugin's Run handler had not returned 3",
+			run: &zooRun{exit: exitFailed, cause: `a: TIMEOUT plugin "mock": Run: context deadline exceeded`, node: `timeout = "1s"`}},
 		{mode: "result-first", kase: "run.parts", cause: "after the terminal one",
 			run: &zooRun{exit: exitComplete, cause: resultFirstText}},
 		{mode: "zero-usage", kase: "run.usage", cause: "unknown-usage scenario reported {input 0 output 0 cache_read 0 cache_creation 0} instead of unknown"},
-		{mode: "two-finals", kase: "run.parts", cause: "2 final parts, want exactly 1"},
-		{mode: "never-exits", kase: "robust.shutdown", cause: "still running 2 s after go-plugin's controller Shutdown"},
+		{mode: "two-finals", kase: "run.parts", cause: "2 final parts, want exactly 1",
+			run: &zooRun{exit: exitFailed, cause: "result has 2 final parts, want exactly 1"}},
+		{mode: "never-exits", kase: "robust.shutdown", cause: "still running 2 s after go-plugin's controller Shutdown",
+			run: &zooRun{exit: exitComplete, cause: "plugin failed to exit gracefully", inLog: true}},
 	}
 	bin := self(t)
 	for _, tt := range tests {
@@ -114,6 +120,7 @@ graph "dag" {
   node "a" {
     lane   = "w"
     prompt = "hello"
+    {node}
   }
 }
 `
@@ -124,7 +131,7 @@ func checkZooRun(t *testing.T, mode string, want zooRun) {
 	t.Helper()
 	dir := t.TempDir()
 	runFile := filepath.Join(dir, "run.hcl")
-	text := strings.NewReplacer("SELF", self(t), "{mode}", mode).Replace(zooRunFile)
+	text := strings.NewReplacer("SELF", self(t), "{mode}", mode, "{node}", want.node).Replace(zooRunFile)
 	if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

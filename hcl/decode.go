@@ -167,6 +167,7 @@ func (d *decoder) runFile(body *hclsyntax.Body) *RunFile {
 			graphs = append(graphs, blk)
 		}
 	}
+	d.applyPluginMemory(rf)
 	d.uniqueNames("plugin", content.Blocks)
 	d.uniqueNames("lane", content.Blocks)
 	d.checkLaneAdapters(rf)
@@ -342,7 +343,7 @@ func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 }
 
 func (d *decoder) limits(body *hclsyntax.Body, l *Limits) {
-	attrs := d.attrs(body, "timeout", "max_dispatches", "max_input_tokens", "max_output_tokens", "stop_on_unmeasured")
+	attrs := d.attrs(body, "timeout", "max_dispatches", "max_input_tokens", "max_output_tokens", "stop_on_unmeasured", "plugin_memory")
 	if a := attrs["max_input_tokens"]; a != nil {
 		l.MaxInputTokens, _ = d.integer(a, 1, "100000")
 	}
@@ -360,6 +361,11 @@ func (d *decoder) limits(body *hclsyntax.Body, l *Limits) {
 	if a := attrs["max_dispatches"]; a != nil {
 		if v, ok := d.intAttr(a, 1, "200"); ok {
 			l.MaxDispatches = v
+		}
+	}
+	if a := attrs["plugin_memory"]; a != nil {
+		if v, ok := d.size(a, MinPluginMemory, `plugin_memory = "2GiB"`); ok {
+			l.PluginMemory = v
 		}
 	}
 }

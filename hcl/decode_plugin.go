@@ -33,7 +33,7 @@ func (d *decoder) plugin(blk *hclv2.Block) Plugin {
 	p := Plugin{Name: blk.Labels[0], Range: rangeOf(blk.DefRange)}
 	p.Ranges = PluginRanges{Block: blk.DefRange, Path: blk.DefRange, SHA256: blk.DefRange, Config: blk.DefRange}
 	d.checkName("plugin", p.Name, blk.LabelRanges[0])
-	attrs := d.attrs(blk.Body.(*hclsyntax.Body), "type", "path", "sha256", "args", "env", "pass_env", "config", "trusted_keys")
+	attrs, confines := d.pluginContent(blk.Body.(*hclsyntax.Body))
 
 	if a := d.required(attrs, "type", blk, `type = "engine" (a model adapter used by lanes), type = "node" (a binding used by nodes) or type = "policy" (an action policy the graph's policy list names)`); a != nil {
 		if s, ok := d.enum(a, PluginTypeEngine, PluginTypeNode, PluginTypePolicy); ok {
@@ -110,6 +110,7 @@ func (d *decoder) plugin(blk *hclv2.Block) Plugin {
 	if a := attrs["trusted_keys"]; a != nil {
 		p.TrustedKeys = d.trustedKeys(a)
 	}
+	d.confine(&p, confines)
 	return p
 }
 

@@ -75,7 +75,7 @@ graph "dag" {
 // preludeDecoded is what prelude decodes to in /proj.
 func preludeDecoded(rf *RunFile) {
 	rf.Plugins = []Plugin{
-		{Name: "mock", Type: "engine", Path: "/proj/bin/mock-engine"},
+		{Name: "mock", Type: "engine", Path: "/proj/bin/mock-engine", Confine: Confine{Network: true}},
 		{Name: "shell", Type: "node", Path: "/proj/bin/cmd-engine"},
 	}
 	rf.Lanes = []Lane{{Name: "writer", Requested: Target{Adapter: "mock", Provider: "local", ModelFamily: "scripted", Model: "m1", Tools: []string{}}}}
@@ -243,7 +243,7 @@ graph "dag" {
   policy_timeout = "2s"
 ` + minimalGraph[len("\ngraph \"dag\" {\n"):],
 			want: func(rf *RunFile) {
-				rf.Plugins = []Plugin{{Name: "mock", Type: "engine", Path: "/proj/bin/mock-engine"},
+				rf.Plugins = []Plugin{{Name: "mock", Type: "engine", Path: "/proj/bin/mock-engine", Confine: Confine{Network: true}},
 					{Name: "guard", Type: "policy", Path: "/proj/bin/guard"}, {Name: "audit", Type: "policy", Path: "/proj/bin/audit"}}
 				rf.Lanes = []Lane{{Name: "writer", Requested: Target{Adapter: "mock", Model: "m1", Tools: []string{}},
 					KnownSubstitutions: []Target{{Adapter: "mock", Provider: "local", Model: "m1", Tools: []string{}}}}}
@@ -304,7 +304,7 @@ graph "dag" {
   }
 }`,
 			want: func(rf *RunFile) {
-				rf.Plugins = []Plugin{{Name: "mock", Type: "engine", Path: "/proj/bin/mock-engine"}}
+				rf.Plugins = []Plugin{{Name: "mock", Type: "engine", Path: "/proj/bin/mock-engine", Confine: Confine{Network: true}}}
 				rf.Lanes = []Lane{{Name: "writer", Requested: Target{Adapter: "mock", Provider: "local", Tools: []string{}},
 					Preflight: &LanePreflight{Live: "required", UnsupportedStatic: "block"}}}
 				rf.Preflight = &Preflight{Timeout: 20 * time.Second}
@@ -364,6 +364,10 @@ func TestDecodeFileFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := &RunFile{
 		Filename:  path,
 		Dir:       dir,
@@ -377,7 +381,7 @@ func TestDecodeFileFull(t *testing.T) {
 			MaxTotalArtifactBytesPerRun: 4000,
 			KnownSecretsFromEnv:         []string{"ANTHROPIC_API_KEY", "GH_TOKEN"},
 		},
-		Limits:        Limits{Timeout: 90 * time.Minute, MaxDispatches: 50},
+		Limits:        Limits{Timeout: 90 * time.Minute, MaxDispatches: 50, PluginMemory: 512 << 20},
 		Restart:       Restart{MaxRestarts: 0, InitialBackoff: 250 * time.Millisecond, MaxBackoff: 2 * time.Second},
 		TeardownGrace: 0,
 		Preflight:     &Preflight{Timeout: 45 * time.Second},
@@ -390,10 +394,15 @@ func TestDecodeFileFull(t *testing.T) {
 				Env:         map[string]string{"LOG_LEVEL": "debug"},
 				Config:      json.RawMessage(`{"command":["claude","-p","--output-format","json"],"retries":2}`),
 				TrustedKeys: []string{"RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3"},
-				Range:       Range{Filename: path, Line: 36, Column: 1},
+				Confine:     Confine{Network: true, MemoryBytes: 512 << 20},
+				Range:       Range{Filename: path, Line: 37, Column: 1},
 			},
-			{Name: "mock", Type: "engine", Path: "/opt/obversa/mock-engine", Range: Range{Filename: path, Line: 46, Column: 1}},
-			{Name: "shell", Type: "node", Path: filepath.Join(dir, "bin/cmd-engine"), Range: Range{Filename: path, Line: 51, Column: 1}},
+			{Name: "mock", Type: "engine", Path: "/opt/obversa/mock-engine", Confine: Confine{Network: true, MemoryBytes: 512 << 20}, Range: Range{Filename: path, Line: 47, Column: 1}},
+			{Name: "shell", Type: "node", Path: filepath.Join(dir, "bin/cmd-engine"), Confine: Confine{MemoryBytes: 512 << 20}, Range: Range{Filename: path, Line: 52, Column: 1}},
+			{Name: "sandboxed", Type: "node", Path: filepath.Join(dir, "bin/cmd-engine"), Confine: Confine{
+				Write:    []string{filepath.Join(dir, "cache"), filepath.Join(home, ".cache/tool"), "/tmp/shared"},
+				DenyRead: []string{filepath.Join(home, ".ssh")}, Network: true, MemoryBytes: 3 << 29, Required: true,
+			}, Range: Range{Filename: path, Line: 102, Column: 1}},
 		},
 		Lanes: []Lane{{
 			Name:               "writer",
@@ -412,14 +421,14 @@ func TestDecodeFileFull(t *testing.T) {
 			PolicyTimeout:     10 * time.Second,
 			Nodes: []Node{
 				{ID: "draft", Kind: "required", Lane: "writer", Prompt: "Write a haiku about durable logs.",
-					Timeout: 10 * time.Minute, Key: "api", Range: Range{Filename: path, Line: 73, Column: 3}},
+					Timeout: 10 * time.Minute, Key: "api", Range: Range{Filename: path, Line: 74, Column: 3}},
 				{ID: "vet", Kind: "optional", Binding: "shell", DependsOn: []string{"draft"},
 					Input:     json.RawMessage(`{"command":["go","vet","./..."],"stdin":"${input.results.draft}"}`),
-					RetrySafe: true, Key: "repo", Approval: true, Range: Range{Filename: path, Line: 80, Column: 3}},
+					RetrySafe: true, Key: "repo", Approval: true, Range: Range{Filename: path, Line: 81, Column: 3}},
 				{ID: "publish", Kind: "required", Binding: "shell", DependsOn: []string{"vet"},
-					Input: json.RawMessage(`"${input.results.vet}"`), Approval: true, Range: Range{Filename: path, Line: 88, Column: 3}},
+					Input: json.RawMessage(`"${input.results.vet}"`), Approval: true, Range: Range{Filename: path, Line: 89, Column: 3}},
 				{ID: "report", Kind: "finalizer", Lane: "writer", Prompt: string(report),
-					PromptFile: filepath.Join(dir, "prompts/report.md"), Range: Range{Filename: path, Line: 94, Column: 3}},
+					PromptFile: filepath.Join(dir, "prompts/report.md"), Range: Range{Filename: path, Line: 95, Column: 3}},
 			},
 		},
 	}

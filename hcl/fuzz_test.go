@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
@@ -137,4 +138,25 @@ func asRenderError(err error, target **RenderError) bool {
 		*target = re
 	}
 	return ok
+}
+
+// FuzzParseSize holds ParseSize to its grammar: it never panics, a size
+// it accepts is not negative, and the whole-byte sizes it accepts read
+// back the same.
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"1GiB", "512MiB", "1.5 GiB", "100MB", "16777216", "0", "2 gigs", "", "9e99TiB", "1e3", "-1MiB", "18446744073709551616"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseSize(s)
+		if err != nil {
+			return
+		}
+		if n < 0 {
+			t.Fatalf("ParseSize(%q) = %d, negative", s, n)
+		}
+		if back, err := ParseSize(strconv.FormatInt(n, 10)); err != nil || back != n {
+			t.Fatalf("ParseSize(%d) = %d, %v; want it back", n, back, err)
+		}
+	})
 }

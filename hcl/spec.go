@@ -95,6 +95,9 @@ type Limits struct {
 	// StopOnUnmeasured makes one engine call without measured usage stop
 	// the run the same way.
 	StopOnUnmeasured bool `json:"stop_on_unmeasured,omitempty"`
+	// PluginMemory is the memory limit (bytes) of every plugin whose
+	// confine block sets none; 0 = none (the default).
+	PluginMemory int64 `json:"plugin_memory,omitempty"`
 }
 
 // Restart is the `restart` block.
@@ -133,7 +136,10 @@ type Plugin struct {
 	// Config is the `config` attribute as JSON; nil when absent.
 	Config      json.RawMessage `json:"config,omitempty"`
 	TrustedKeys []string        `json:"trusted_keys,omitempty"`
-	Range       Range           `json:"-"`
+	// Confine is the plugin's confinement: its confine block on the
+	// defaults of its type and limits.plugin_memory.
+	Confine Confine `json:"confine"`
+	Range   Range   `json:"-"`
 	// Ranges locate the block's parts for diagnostics about the plugin
 	// after decoding (CheckPluginFiles, CheckPins, ConfigRange).
 	Ranges PluginRanges `json:"-"`

@@ -23,7 +23,10 @@ type decoder struct {
 	adapterRefs []adapterRef
 	// launched are the lanes with the targets calls go to, for checkProviders.
 	launched []laneTargets
-	diags    hclv2.Diagnostics
+	// memorySet says, per decoded plugin block in order, whether its
+	// confine block sets memory (else limits.plugin_memory applies).
+	memorySet []bool
+	diags     hclv2.Diagnostics
 }
 
 // errorAt records an error diagnostic.

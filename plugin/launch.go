@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,8 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
+
+	"github.com/obversa/obversa/plugin/confine"
 )
 
 const (
@@ -69,6 +72,12 @@ type LaunchConfig struct {
 	Logger hclog.Logger
 	// StartTimeout bounds the wait for the handshake; 0 = 10 s.
 	StartTimeout time.Duration
+	// Confine, when set, starts the plugin confined (plugin/confine):
+	// through this running binary as the shim, which joins the plugin's
+	// cgroup, applies the Landlock rules (with the plugin's socket
+	// directory writable) and executes exactly the verified binary. The
+	// caller releases it once the Client is closed. nil = unconfined.
+	Confine *confine.Prepared
 }
 
 // Client is a running plugin process started by Launch. It is safe for
@@ -172,11 +181,19 @@ func launch(ctx context.Context, cfg LaunchConfig, path string) (*Client, error)
 	// plugin and is cancelled only to kill the process.
 	procCtx, stopProc := context.WithCancel(context.Background())
 	env := append(make([]string, 0, len(cfg.Env)+8), cfg.Env...)
-	newCmd := func() *exec.Cmd {
+	newCmd := func() (*exec.Cmd, error) {
 		cmd := exec.CommandContext(procCtx, path, cfg.Args...)
+		if cfg.Confine != nil {
+			shim, err := cfg.Confine.Command(path, cfg.Args, envValue(env, envUnixSocketDir))
+			if err != nil {
+				return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
+			}
+			cmd = exec.CommandContext(procCtx, shim.Path)
+			cmd.Args, cmd.ExtraFiles = shim.Args, shim.ExtraFiles
+		}
 		cmd.Env = env
 		setProcAttr(cmd)
-		return cmd
+		return cmd, nil
 	}
 	var run *procRunner
 	sockets, err := socketDir()
@@ -194,8 +211,9 @@ func launch(ctx context.Context, cfg LaunchConfig, path string) (*Client, error)
 		// never the host's.
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
 			env = append(env, spec.Env...)
-			run = newProcRunner(newCmd, logger, cfg.Redact)
-			return run, nil
+			var err error
+			run, err = newProcRunner(newCmd, logger, cfg.Redact)
+			return run, err
 		},
 		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: sockets},
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
@@ -301,6 +319,17 @@ func (cfg *LaunchConfig) validate() error {
 		return fmt.Errorf("plugin %q: sha256 %q is not 64 lower-case hex digits: %w", cfg.Name, cfg.SHA256, ErrLaunchConfig)
 	}
 	return nil
+}
+
+// envValue returns the value of the last key=value entry of env.
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }
 
 func isHexDigest(s string) bool {

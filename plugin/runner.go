@@ -44,7 +44,7 @@ const (
 // process has exited, the pipes are read for pipeDrain more and then
 // closed, so that nothing a plugin leaves behind can stall Close.
 type procRunner struct {
-	newCmd func() *exec.Cmd
+	newCmd func() (*exec.Cmd, error)
 	cmd    *exec.Cmd
 	logger hclog.Logger
 
@@ -64,15 +64,19 @@ type procRunner struct {
 	lineDone chan struct{} // closed once the first line was handled
 }
 
-func newProcRunner(newCmd func() *exec.Cmd, logger hclog.Logger, redact func(string) string) *procRunner {
+func newProcRunner(newCmd func() (*exec.Cmd, error), logger hclog.Logger, redact func(string) string) (*procRunner, error) {
+	cmd, err := newCmd()
+	if err != nil {
+		return nil, err
+	}
 	return &procRunner{
 		newCmd:   newCmd,
-		cmd:      newCmd(),
+		cmd:      cmd,
 		logger:   logger,
 		stderr:   &tailReader{tail: newTail(stderrTailBytes), redact: redact, eof: make(chan struct{})},
 		exited:   make(chan struct{}),
 		lineDone: make(chan struct{}),
-	}
+	}, nil
 }
 
 // Start starts the process with its stdout and stderr on pipes this runner
@@ -118,16 +122,23 @@ func (r *procRunner) Start(context.Context) error {
 const textBusyRetries = 20
 
 // start starts the command with stdout and stderr on the given pipes,
-// retrying an exec refused with ETXTBSY on a fresh command.
+// retrying an exec refused with ETXTBSY on a fresh command. The extra
+// files handed to the child (a confined plugin's rules) are closed here
+// once it started.
 func (r *procRunner) start(stdout, stderr *os.File) error {
 	for i := 0; ; i++ {
 		r.cmd.Stdout, r.cmd.Stderr = stdout, stderr
 		err := r.cmd.Start()
+		for _, f := range r.cmd.ExtraFiles {
+			_ = f.Close()
+		}
 		if !errors.Is(err, syscall.ETXTBSY) || i == textBusyRetries {
 			return err
 		}
 		time.Sleep(time.Duration(i+1) * time.Millisecond)
-		r.cmd = r.newCmd()
+		if r.cmd, err = r.newCmd(); err != nil {
+			return err
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ storage {
 limits {
   timeout        = "1h30m"
   max_dispatches = 50
+  plugin_memory  = "512MiB"
 }
 
 restart {
@@ -95,5 +96,17 @@ graph "dag" {
     kind        = "finalizer"
     lane        = "writer"
     prompt_file = "prompts/report.md"
+  }
+}
+
+plugin "sandboxed" {
+  type = "node"
+  path = "bin/cmd-engine"
+  confine {
+    write     = ["cache", "~/.cache/tool", "/tmp/shared"]
+    deny_read = ["~/.ssh"]
+    network   = true
+    memory    = "1.5GiB"
+    required  = true
   }
 }

@@ -1,0 +1,37 @@
+//go:build !linux
+
+package cgroup
+
+import "time"
+
+// Self reports no groups: control groups are Linux's.
+func Self() (Info, error) {
+	return Info{Reason: "control groups need Linux"}, nil
+}
+
+// Options says what Create makes.
+type Options struct {
+	LimitBytes int64
+	V2         bool
+}
+
+// Create returns ErrUnsupported.
+func Create(Info, string, Options) (*Group, error) { return nil, ErrUnsupported }
+
+// Join returns ErrUnsupported.
+func (g *Group) Join() error { return ErrUnsupported }
+
+// OOMKills returns 0.
+func (g *Group) OOMKills() uint64 { return 0 }
+
+// Procs returns nil.
+func (g *Group) Procs() []int { return nil }
+
+// Kill does nothing.
+func (g *Group) Kill() {}
+
+// Remove does nothing.
+func (g *Group) Remove() error { return nil }
+
+// Sweep does nothing.
+func Sweep(string, string, time.Duration) {}

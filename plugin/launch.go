@@ -193,6 +193,9 @@ func launch(ctx context.Context, cfg LaunchConfig, path string) (*Client, error)
 		}
 		cmd.Env = env
 		setProcAttr(cmd)
+		if cfg.Confine != nil {
+			setUnshare(cmd, cfg.Confine.Unshareflags())
+		}
 		return cmd, nil
 	}
 	var run *procRunner

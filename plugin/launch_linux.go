@@ -21,6 +21,12 @@ func setProcAttr(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 }
 
+// setUnshare starts the process in the namespaces flags names (after
+// setProcAttr).
+func setUnshare(cmd *exec.Cmd, flags uintptr) {
+	cmd.SysProcAttr.Unshareflags = flags
+}
+
 // killGroup SIGKILLs the plugin's process group (a no-op before start).
 func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil && cmd.Process.Pid > 0 {

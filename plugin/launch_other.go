@@ -25,3 +25,6 @@ func exiting(int) bool { return false }
 // unread cannot tell here how many bytes a pipe holds: the pipes are
 // drained for pipeDrain only.
 func unread(*os.File) int { return 0 }
+
+// setUnshare does nothing: confinement needs Linux.
+func setUnshare(*exec.Cmd, uintptr) {}

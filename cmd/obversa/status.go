@@ -104,4 +104,20 @@ func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 	if r.UsageTotals != nil {
 		fmt.Fprintf(w, "tokens:   %s\n", usageLine(r.UsageTotals))
 	}
+	printConfinement(w, r.Confinement)
+}
+
+// printConfinement prints the kernel's confinement and each plugin's, as
+// status, show and plugin describe do.
+func printConfinement(w io.Writer, c *watchdog.ConfinementReport) {
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(w, "confinement: %s\n", c.Kernel)
+	for _, p := range c.Plugins {
+		fmt.Fprintf(w, "  plugin %s:\n", p.Plugin)
+		for _, l := range p.Lines() {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	}
 }

@@ -106,6 +106,9 @@ func (x *Executor) invoke(ctx context.Context, s start) []event {
 		failpoint.Hit(ctx, failpoint.AfterPlugin, s.node.ID)
 	}
 	if err != nil {
+		if msg := x.outOfMemory(s.node.Binding, err); msg != "" {
+			return x.failed(s, CodeOutOfMemory, "", msg)
+		}
 		if x.pluginDied(err) {
 			return nil
 		}

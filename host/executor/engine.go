@@ -124,6 +124,10 @@ func (x *Executor) engine(ctx context.Context, s start) []event {
 			}
 			return append([]event{e}, x.completed(ctx, s, value)...)
 		}
+		if msg := x.outOfMemory(t.Adapter, err); msg != "" {
+			rec.Outcome, rec.FailureKind, rec.Message = "failed", string(plugin.FailureUnknown), msg
+			return append([]event{newEvent(graph.EventEngineAttempt, rec)}, x.failed(s, CodeOutOfMemory, "", msg)...)
+		}
 		if x.pluginDied(err) {
 			return nil
 		}

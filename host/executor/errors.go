@@ -40,4 +40,7 @@ const (
 	CodeResultTooLarge    = "RESULT_TOO_LARGE"
 	CodeInput             = "INPUT_RENDER"
 	CodeBudget            = "BUDGET_STOP"
+	// CodeOutOfMemory: the kernel's OOM killer ended a process of the
+	// plugin under its confine.memory limit (docs/confinement.md).
+	CodeOutOfMemory = "OUT_OF_MEMORY"
 )

@@ -14,6 +14,7 @@ import (
 	"github.com/obversa/obversa/host/stream"
 	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/plugin/confine"
 	"github.com/obversa/obversa/store"
 )
 
@@ -49,6 +50,16 @@ type Options struct {
 	// tool use and results, usage) for stream.jsonl beside the record;
 	// nil discards them. It is display only: nothing is decided from it.
 	Stream *stream.Writer
+	// Memory tells whether a plugin's process was ended by the kernel's
+	// OOM killer under its memory limit (launch.Set); nil = never.
+	Memory MemoryWatch
+}
+
+// MemoryWatch tells, after a plugin call failed, whether the kernel's OOM
+// killer ended a process of the plugin since it last said so, and the
+// plugin's memory limit in bytes (launch.Set.OOMKilled).
+type MemoryWatch interface {
+	OOMKilled(plugin string) (limitBytes int64, killed bool)
 }
 
 // Executor runs one stored run. Create it with New; call Execute once.
@@ -120,6 +131,25 @@ func (x *Executor) SetPlugins(engines map[string]plugin.Engine, bindings map[str
 // SetPolicies gives the executor the launched policy plugins, by plugin
 // name.
 func (x *Executor) SetPolicies(policies map[string]plugin.Policy) { x.o.Policies = policies }
+
+// SetMemoryWatch gives the executor what tells an out-of-memory kill of
+// a plugin's process (Options.Memory).
+func (x *Executor) SetMemoryWatch(m MemoryWatch) { x.o.Memory = m }
+
+// outOfMemory returns the message of an OUT_OF_MEMORY failure when the
+// kernel's OOM killer ended a process of plugin name under its memory
+// limit since the last such report; "" otherwise. It is asked only after
+// a call failed.
+func (x *Executor) outOfMemory(name string, err error) string {
+	if x.o.Memory == nil {
+		return ""
+	}
+	limit, killed := x.o.Memory.OOMKilled(name)
+	if !killed {
+		return ""
+	}
+	return fmt.Sprintf("plugin %q exceeded its memory limit of %s (confine.memory): the kernel's OOM killer ended one of its processes: %v", name, confine.FormatBytes(limit), err)
+}
 
 // newEvent marshals data once, for both the record and the fold.
 func newEvent(typ string, data any) event {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/plugin/confine"
 )
 
 // Options configures Start.
@@ -30,6 +31,10 @@ type Options struct {
 	Logger hclog.Logger
 	// HealthTimeout bounds each health check; default 5 s.
 	HealthTimeout time.Duration
+	// Run, when set, confines every plugin whose plan has a confine block
+	// (docs/confinement.md) in this run's directories; nil launches
+	// every plugin unconfined.
+	Run *Run
 }
 
 // Set is the launched plugins of one process, by plugin name.
@@ -41,6 +46,9 @@ type Set struct {
 	descs    map[string]*plugin.Description
 	// configDiags are the warnings Configure answered, by plugin name.
 	configDiags map[string][]plugin.Diagnostic
+	// confined holds each confined plugin's confinement, by name.
+	confined map[string]*confine.Prepared
+	watch    memoryWatch
 }
 
 // Start launches, health-checks, describes and configures every plugin of
@@ -55,7 +63,8 @@ type Set struct {
 func Start(ctx context.Context, plugins []plan.PluginPlan, o Options) (*Set, error) {
 	s := &Set{clients: map[string]*plugin.Client{}, engines: map[string]plugin.Engine{},
 		bindings: map[string]plugin.NodeBinding{}, policies: map[string]plugin.Policy{}, descs: map[string]*plugin.Description{},
-		configDiags: map[string][]plugin.Diagnostic{}}
+		configDiags: map[string][]plugin.Diagnostic{}, confined: map[string]*confine.Prepared{},
+		watch: memoryWatch{seen: map[string]uint64{}}}
 	results := make([]*started, len(plugins))
 	errs := make([]error, len(plugins))
 	var wg sync.WaitGroup
@@ -89,9 +98,17 @@ type started struct {
 	policy  plugin.Policy
 	desc    *plugin.Description
 	diags   []plugin.Diagnostic
+	// prep is the plugin's confinement; nil when unconfined.
+	prep *confine.Prepared
 }
 
 func (s *Set) add(p plan.PluginPlan, r *started) {
+	if r.prep != nil {
+		s.confined[p.Name] = r.prep
+	}
+	if r.client == nil {
+		return
+	}
 	s.clients[p.Name] = r.client
 	switch {
 	case r.engine != nil:
@@ -122,14 +139,30 @@ func startOne(ctx context.Context, p plan.PluginPlan, o Options) (*started, erro
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
+	env := Env(p.Env, p.PassEnv...)
+	r := &started{}
+	if o.Run != nil && p.Confine != nil {
+		prep, tmp, err := prepareConfinement(p, o)
+		if err != nil {
+			return nil, err
+		}
+		r.prep = prep
+		if _, set := p.Env["TMPDIR"]; !set {
+			env = append(env, "TMPDIR="+tmp)
+		}
+		for _, m := range prep.Missing {
+			logger.Warn("confinement not enforced", "plugin", p.Name, "missing", m)
+		}
+	}
 	c, err := plugin.Launch(ctx, plugin.LaunchConfig{
 		Name: p.Name, Type: plugin.Type(p.Type), Path: path, SHA256: p.SHA256, Verified: true,
-		Args: p.Args, Env: Env(p.Env, p.PassEnv...), Logger: logger, Redact: o.Redact,
+		Args: p.Args, Env: env, Logger: logger, Redact: o.Redact, Confine: r.prep,
 	})
 	if err != nil {
-		return nil, err
+		// The plugin's cgroup goes with the failed start (Start closes r).
+		return r, err
 	}
-	r := &started{client: c}
+	r.client = c
 	ht := o.HealthTimeout
 	if ht == 0 {
 		ht = 5 * time.Second
@@ -196,9 +229,12 @@ func (s *Set) Descriptions() map[string]*plugin.Description { return s.descs }
 // Clients returns the launched clients by name.
 func (s *Set) Clients() map[string]*plugin.Client { return s.clients }
 
-// Close stops every plugin process.
+// Close stops every plugin process and removes their cgroups.
 func (s *Set) Close() {
 	for _, c := range s.clients {
 		c.Close()
+	}
+	for _, prep := range s.confined {
+		_ = prep.Release()
 	}
 }

@@ -237,8 +237,10 @@ func Plugin(pl *hcl.Plugin, sha256 string) (PluginPlan, error) {
 	if err != nil {
 		return PluginPlan{}, fmt.Errorf("plugin %q config: %w", pl.Name, err)
 	}
+	c := pl.Confine
 	return PluginPlan{
 		Name: pl.Name, Type: pl.Type, SHA256: sha256, Source: pl.Path, Args: pl.Args,
 		Env: pl.Env, PassEnv: pl.PassEnv, Config: pl.Config, ConfigDigest: cd,
+		Confine: &Confine{Write: c.Write, DenyRead: c.DenyRead, Network: c.Network, MemoryBytes: c.MemoryBytes, Required: c.Required},
 	}, nil
 }

@@ -104,6 +104,29 @@ type PluginPlan struct {
 	// Signature is "sha256:<hex>" of the verified .minisig file; set with
 	// KeyID.
 	Signature string `json:"signature,omitempty"`
+	// Confine is the plugin's confinement as the run file declared it,
+	// defaults applied (docs/confinement.md); nil in runs recorded before
+	// confinement existed, whose plugins stay unconfined.
+	Confine *Confine `json:"confine,omitempty"`
+}
+
+// Confine is a plugin's recorded confinement: every later process of the
+// run confines the plugin the same way (docs/confinement.md).
+type Confine struct {
+	// Write lists absolute paths the plugin may write besides the
+	// workspace root, the run's scratch directory and its state
+	// directory.
+	Write []string `json:"write,omitempty"`
+	// DenyRead lists absolute paths the plugin may not read.
+	DenyRead []string `json:"deny_read,omitempty"`
+	// Network allows TCP connect and bind.
+	Network bool `json:"network"`
+	// MemoryBytes limits the memory of the plugin and its descendants
+	// (bytes); 0 = no limit.
+	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+	// Required refuses to launch the plugin where the kernel cannot
+	// enforce all of it.
+	Required bool `json:"required,omitempty"`
 }
 
 // LanePlan is one lane: what was requested, what may stand in, what will

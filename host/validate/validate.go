@@ -129,7 +129,8 @@ func configure(ctx context.Context, rf *hcl.RunFile, pl *hcl.Plugin, sha256, cac
 	if err != nil {
 		return errorAt(pl.Ranges.Config, "Invalid plugin config", fmt.Sprintf("%v.", err))
 	}
-	set, err := launch.Start(ctx, []plan.PluginPlan{pp}, launch.Options{StorageDir: cache, Fresh: true, Logger: logger})
+	set, err := launch.Start(ctx, []plan.PluginPlan{pp}, launch.Options{StorageDir: cache, Fresh: true, Logger: logger,
+		Run: &launch.Run{WorkspaceRoot: rf.Workspace.Root, Namespace: rf.Storage.Namespace}})
 	var ce *launch.ConfigError
 	switch {
 	case errors.As(err, &ce):

@@ -113,7 +113,7 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 		pl.KeyID, pl.Signature = pin.KeyID, pin.Signature
 	}
 	if !o.SkipPluginCheck {
-		set, err := launch.Start(ctx, p.Plugins, launch.Options{StorageDir: p.Storage.Directory, Fresh: true, Logger: o.Logger, Redact: redactor(Policy(p))})
+		set, err := launch.Start(ctx, p.Plugins, launch.Options{StorageDir: p.Storage.Directory, Fresh: true, Logger: o.Logger, Redact: redactor(Policy(p)), Run: RunOf(p)})
 		var ce *launch.ConfigError
 		if errors.As(err, &ce) {
 			// The plugin rejected its config: show where in the run file.
@@ -290,4 +290,10 @@ func Create(ctx context.Context, b store.Backend, pr *Prepared) (store.Record, s
 		return nil, nil, fmt.Errorf("the record refused the run's definition and plan (nothing was written): %w", err)
 	}
 	return run, owner, nil
+}
+
+// RunOf is where the plugins of the run planned by p are confined
+// (docs/confinement.md).
+func RunOf(p *plan.Plan) *launch.Run {
+	return &launch.Run{WorkspaceRoot: p.Workspace.Root, Namespace: p.Namespace, RunID: p.RunID}
 }

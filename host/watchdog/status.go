@@ -12,6 +12,7 @@ import (
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/plugin/confine"
 )
 
 // Phases of a run as status reports them: the record's phases
@@ -67,6 +68,9 @@ type Report struct {
 	// paused, failed), the probe a crash left open if any, and the live
 	// probes' usage, kept apart from Usage.
 	Preflight *runstate.PreflightReport `json:"preflight"`
+	// Confinement is the confinement in force for the run's plugins on
+	// this machine.
+	Confinement *ConfinementReport `json:"confinement"`
 }
 
 // BackoffReport is the wait before the next worker, in milliseconds.
@@ -139,6 +143,7 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 		CleanupVerified: st.CleanupVerified(), Result: st.Result()}
 	rep := st.Preflight().Report()
 	r.Preflight = &rep
+	r.Confinement = Confinement(rs.Plan, confine.Detect())
 	if st.Finished() != nil {
 		// A finished run's clocks stopped with it.
 		now = st.FinishedAt()

@@ -102,7 +102,7 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (*runstate
 	if err != nil {
 		return nil, err
 	}
-	set, err := launch.Start(ctx, rs.Plan.Plugins, launch.Options{StorageDir: rs.Plan.Storage.Directory, Logger: logger, Redact: redactor(pol)})
+	set, err := launch.Start(ctx, rs.Plan.Plugins, launch.Options{StorageDir: rs.Plan.Storage.Directory, Logger: logger, Redact: redactor(pol), Run: RunOf(rs.Plan)})
 	if errors.Is(err, launch.ErrPluginChanged) {
 		// The pinned bytes are gone: no restart can bring them back.
 		return pluginChanged(ctx, run, state, err)
@@ -113,6 +113,7 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (*runstate
 	defer set.Close()
 	x.SetPlugins(set.Engines(), set.Bindings())
 	x.SetPolicies(set.Policies())
+	x.SetMemoryWatch(set)
 	x.SetProbes(probes(set, rs.Plan))
 	type outcome struct {
 		res *runstate.Result

@@ -41,7 +41,7 @@ func Prepare(s Spec, sup Support, required bool) (*Prepared, error) {
 	if required && len(missing) > 0 {
 		return nil, Unavailable(missing)
 	}
-	r, err := Build(s)
+	r, err := Build(s, sup.MountNS)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,6 @@ func Unavailable(missing []string) error {
 	return fmt.Errorf("%w: confine { required = true }, but this kernel cannot enforce: %s", ErrUnavailable, strings.Join(missing, "; "))
 }
 
-
 // Rules returns the expanded rules.
 func (p *Prepared) Rules() *Rules { return p.rules }
 
@@ -85,6 +84,15 @@ func (p *Prepared) Command(path string, args []string, extraWrite ...string) (*e
 		}
 	}
 	return shimCommand(payload{Exec: path, Rules: &r, ABI: p.support.LandlockABI, Cgroup: p.group}, args)
+}
+
+// Unshareflags returns the namespaces the shim must start in: a mount
+// namespace of its own when protected trees are mounted read-only there.
+func (p *Prepared) Unshareflags() uintptr {
+	if len(p.rules.ReadOnly) > 0 {
+		return unshareMountNS
+	}
+	return 0
 }
 
 // LimitBytes returns the memory limit in force, 0 when none.

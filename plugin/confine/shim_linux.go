@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"syscall"
+	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -53,13 +54,24 @@ func shim() error {
 	}
 	// The domain, no_new_privs and the exec all belong to this thread.
 	runtime.LockOSThread()
+	if err := protectMounts(p.Rules.ReadOnly, p.Rules.Rebind); err != nil {
+		return err
+	}
 	if p.ABI > 0 {
 		if err := restrict(p.Rules, p.ABI); err != nil {
 			return err
 		}
 	}
 	argv := append([]string{p.Exec}, os.Args[2:]...)
-	return fmt.Errorf("executing %s: %w", p.Exec, syscall.Exec(p.Exec, argv, os.Environ()))
+	for i := 0; ; i++ {
+		err := syscall.Exec(p.Exec, argv, os.Environ())
+		// A copy written moments ago may still be open for writing in a
+		// child the host forked meanwhile (golang.org/issue/22315).
+		if !errors.Is(err, syscall.ETXTBSY) || i == 20 {
+			return fmt.Errorf("executing %s: %w", p.Exec, err)
+		}
+		time.Sleep(time.Duration(i+1) * time.Millisecond)
+	}
 }
 
 // Access rights of the rules; the handled set is fixed at ABI 7, so that

@@ -11,3 +11,5 @@ import (
 func shimCommand(payload, []string) (*exec.Cmd, error) {
 	return nil, errors.New("confinement needs Linux")
 }
+
+const unshareMountNS = 0

@@ -17,6 +17,10 @@ type Spec struct {
 	// run's scratch directory, the plugin's state directory and the
 	// paths the run file declares.
 	Write []string `json:"write,omitempty"`
+	// Own lists the trees the plugin owns: writable even inside a Protect
+	// tree (the run's scratch directory and the plugin's state directory
+	// inside the storage directory), though not inside a DenyRead tree.
+	Own []string `json:"own,omitempty"`
 	// Protect lists the trees that are never writable whatever Write says:
 	// the storage directory (records, locks, other runs) and the plugin
 	// cache.
@@ -58,6 +62,11 @@ type Rules struct {
 	// by entry because a protected or denied tree lies beneath them: no
 	// new entry can be made directly in them.
 	Split []string `json:"split,omitempty"`
+	// ReadOnly lists the protected trees the shim mounts read-only in the
+	// plugin's own mount namespace (mount mode only); Rebind the owned
+	// trees inside them it mounts writable again.
+	ReadOnly []string `json:"read_only,omitempty"`
+	Rebind   []string `json:"rebind,omitempty"`
 }
 
 // Devices are the device files every confined plugin may write.
@@ -70,7 +79,12 @@ var ErrPath = errors.New("confinement path must be absolute")
 // resolved through their symbolic links first (a path that does not
 // exist yet by its longest existing ancestor). A relative path is an
 // error wrapping ErrPath; a Write tree that does not exist is skipped.
-func Build(s Spec) (*Rules, error) {
+//
+// With mountNS the protected trees are not split out of the Write trees
+// by the rules but listed in ReadOnly, for the shim to mount read-only in
+// the plugin's own mount namespace, and the owned trees inside them in
+// Rebind; without it the Write trees are split around them.
+func Build(s Spec, mountNS bool) (*Rules, error) {
 	deny, err := resolveAll(s.DenyRead)
 	if err != nil {
 		return nil, err
@@ -83,15 +97,40 @@ func Build(s Spec) (*Rules, error) {
 	if err != nil {
 		return nil, err
 	}
+	own, err := resolveAll(s.Own)
+	if err != nil {
+		return nil, err
+	}
 	r := &Rules{Network: s.Network, MemoryBytes: s.MemoryBytes, Paths: []Rule{}}
 	r.expand("/", deny, false)
 	excluded := append(append([]string{}, protect...), deny...)
+	splitAround := excluded
+	if mountNS {
+		splitAround = deny
+		for _, p := range dedupe(protect) {
+			if st, err := os.Stat(p); err == nil && st.IsDir() && !covered(p, r.ReadOnly) {
+				r.ReadOnly = append(r.ReadOnly, p)
+			}
+		}
+		for _, o := range dedupe(own) {
+			if covered(o, r.ReadOnly) && !covered(o, deny) {
+				r.Rebind = append(r.Rebind, o)
+			}
+		}
+	}
 	for _, w := range dedupe(write) {
 		if covered(w, excluded) {
 			r.Dropped = append(r.Dropped, w)
 			continue
 		}
-		r.expand(w, excluded, true)
+		r.expand(w, splitAround, true)
+	}
+	for _, o := range dedupe(own) {
+		if covered(o, deny) {
+			r.Dropped = append(r.Dropped, o)
+			continue
+		}
+		r.expand(o, deny, true)
 	}
 	for _, d := range Devices {
 		if _, err := os.Stat(d); err == nil {

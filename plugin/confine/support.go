@@ -19,6 +19,11 @@ type Support struct {
 	// Cgroup is where this process's control groups are and which
 	// controller limits memory.
 	Cgroup cgroup.Info `json:"cgroup"`
+	// MountNS is true when this process may give a plugin a mount
+	// namespace of its own (it holds CAP_SYS_ADMIN): the protected trees
+	// are then mounted read-only there, and the trees that hold them stay
+	// writable as a whole (docs/confinement.md).
+	MountNS bool `json:"mount_ns"`
 }
 
 var (

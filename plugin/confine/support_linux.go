@@ -3,6 +3,9 @@ package confine
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -30,5 +33,22 @@ func detect() Support {
 		info.Reason = fmt.Sprintf("cannot read this process's control groups: %v", err)
 	}
 	s.Cgroup = info
+	s.MountNS = hasCapability(unix.CAP_SYS_ADMIN)
 	return fake(s)
+}
+
+// hasCapability reports whether the capability is in this process's
+// effective set (CapEff of /proc/self/status).
+func hasCapability(c int) bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && n&(1<<uint(c)) != 0
+		}
+	}
+	return false
 }

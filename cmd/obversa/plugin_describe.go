@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/plugin/confine"
 )
 
 // described is a plugin binary's answer to Describe with what the host
@@ -23,6 +26,10 @@ type described struct {
 	SHA256      string              `json:"sha256"`
 	Protocol    int                 `json:"protocol"`
 	Description *plugin.Description `json:"description"`
+	// Confinement is what the kernel offers and how describe confined
+	// the binary; InRun is the confinement a run gives it by default.
+	Confinement string `json:"confinement"`
+	InRun       string `json:"in_run"`
 }
 
 // describeBinary launches a binary as a plugin (as an engine, else as a
@@ -47,11 +54,28 @@ func describeBinary(ctx context.Context, bin string) (*described, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The binary runs confined: it may write only a private scratch
+	// directory and has no network.
+	scratch := filepath.Join(tmp, "scratch")
+	if err := os.Mkdir(scratch, 0o700); err != nil {
+		return nil, err
+	}
+	sup := confine.Detect()
+	prep, err := confine.Prepare(confine.Spec{Own: []string{scratch}, Protect: []string{filepath.Dir(copied.Path)}}, sup, false)
+	if err != nil {
+		return nil, err
+	}
+	defer prep.Release()
 	var errs []error
 	for _, typ := range []plugin.Type{plugin.TypeEngine, plugin.TypeNode, plugin.TypePolicy} {
-		d, err := describeAs(ctx, copied.Path, copied.SHA256, typ)
+		d, err := describeAs(ctx, copied.Path, copied.SHA256, typ, prep, scratch)
 		if err == nil {
-			return &described{Path: path, SHA256: copied.SHA256, Protocol: plugin.ProtocolVersion, Description: d}, nil
+			how := "describe ran it writing only a private scratch directory, without network"
+			if sup.LandlockABI == 0 {
+				how = "describe ran it unconfined"
+			}
+			return &described{Path: path, SHA256: copied.SHA256, Protocol: plugin.ProtocolVersion, Description: d,
+				Confinement: sup.String() + "; " + how, InRun: inRun(d.Types)}, nil
 		}
 		if !errors.Is(err, plugin.ErrWrongType) {
 			return nil, err
@@ -61,10 +85,22 @@ func describeBinary(ctx context.Context, bin string) (*described, error) {
 	return nil, errors.Join(errs...)
 }
 
-func describeAs(ctx context.Context, path, sum string, typ plugin.Type) (*plugin.Description, error) {
+// inRun says what confinement a run gives a plugin serving types by
+// default (docs/confinement.md).
+func inRun(types []plugin.Type) string {
+	network := "network denied"
+	if slices.Contains(types, plugin.TypeEngine) {
+		network = "network allowed as an engine, denied as a node or policy"
+	}
+	return "writes the workspace root, the run's scratch directory and its state directory; reads everything; " +
+		network + "; no memory limit (confine { … } and limits { plugin_memory } change these)"
+}
+
+func describeAs(ctx context.Context, path, sum string, typ plugin.Type, prep *confine.Prepared, scratch string) (*plugin.Description, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c, err := plugin.Launch(ctx, plugin.LaunchConfig{Name: "describe", Type: typ, Path: path, SHA256: sum, Verified: true, Env: launch.Env(nil)})
+	env := append(launch.Env(nil), "TMPDIR="+scratch)
+	c, err := plugin.Launch(ctx, plugin.LaunchConfig{Name: "describe", Type: typ, Path: path, SHA256: sum, Verified: true, Env: env, Confine: prep})
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +170,8 @@ func printDescription(w io.Writer, d *described) {
 	fmt.Fprintf(w, "failure kinds:   %s\n", orNone(strings.Join(kinds, ", ")))
 	fmt.Fprintf(w, "sha256:          %s\n", d.SHA256)
 	fmt.Fprintf(w, "path:            %s\n", d.Path)
+	fmt.Fprintf(w, "confinement:     %s\n", d.Confinement)
+	fmt.Fprintf(w, "in a run:        %s\n", d.InRun)
 }
 
 func orNone(s string) string { return or(s, "none") }

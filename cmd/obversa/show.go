@@ -11,6 +11,8 @@ import (
 
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/runview"
+	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/plugin/confine"
 	"github.com/obversa/obversa/store"
 )
 
@@ -19,6 +21,9 @@ type showObject struct {
 	Run    runview.Summary  `json:"run"`
 	Result *runstate.Result `json:"result,omitempty"`
 	Nodes  []runview.Node   `json:"nodes"`
+	// Confinement is the confinement in force for the run's plugins on
+	// this machine.
+	Confinement *watchdog.ConfinementReport `json:"confinement"`
 }
 
 func newShowCmd(g *globals) *cobra.Command {
@@ -57,7 +62,8 @@ whole text, each engine call, the artifacts with their digests.`,
 				printNode(w, n)
 				return nil
 			}
-			obj := showObject{Run: runview.Summarize(st, dir, now, alive), Result: st.Result(), Nodes: runview.Nodes(st, now)}
+			obj := showObject{Run: runview.Summarize(st, dir, now, alive), Result: st.Result(), Nodes: runview.Nodes(st, now),
+				Confinement: watchdog.Confinement(st.Plan(), confine.Detect())}
 			if asJSON {
 				writeJSON(w, obj)
 				return nil
@@ -68,6 +74,8 @@ whole text, each engine call, the artifacts with their digests.`,
 			}
 			fmt.Fprintln(w)
 			printNodeTable(w, obj.Nodes, 0, dir)
+			fmt.Fprintln(w)
+			printConfinement(w, obj.Confinement)
 			return nil
 		},
 	}

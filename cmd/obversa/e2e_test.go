@@ -154,8 +154,16 @@ func TestRepoHealthEndToEnd(t *testing.T) {
 	if strings.TrimSpace(files) == "0" || strings.TrimSpace(files) == "" {
 		t.Errorf("file count %q", files)
 	}
-	if !strings.Contains(nodes["vet"].(map[string]any)["stdout"].(string), "go vet exit status: ") {
+	vet := nodes["vet"].(map[string]any)["stdout"].(string)
+	if !strings.Contains(vet, "go vet exit status: ") {
 		t.Errorf("vet output %v", nodes["vet"])
+	}
+	// The commands run confined (docs/confinement.md): go vet's build
+	// cache, declared in the example's confine block, stays writable.
+	for _, refused := range []string{"permission denied", "read-only file system"} {
+		if strings.Contains(strings.ToLower(vet), refused) {
+			t.Errorf("go vet was refused under the example's confinement:\n%s", vet)
+		}
 	}
 	if s, _ := nodes["summary"].(string); !strings.Contains(s, "Tracked files:") {
 		t.Errorf("summary %q was not rendered from the data nodes", s)

@@ -29,6 +29,12 @@ plugin "mock" {
 plugin "shell" {
   type = "node"
   path = "../../bin/cmd-engine"
+  # Plugins write only the workspace, the run's scratch directory and their
+  # state directory (docs/confinement.md); go vet keeps its build cache in
+  # the user's cache directory.
+  confine {
+    write = ["~/.cache/go-build"]
+  }
 }
 
 lane "summary" {

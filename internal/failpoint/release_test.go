@@ -1,18 +1,22 @@
 package failpoint_test
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/obversa/obversa/internal/testutil"
+	"github.com/obversa/obversa/plugin/confine"
 )
 
 // TestReleaseBinaryHasNone builds obversa as a release does and with the
 // failpoints tag, and reads both symbol tables: the release binary holds
 // no code of this package (every call site compiled away), the tagged one
-// does (so the check can fail).
+// does (so the check can fail). The same holds for the kernel features a
+// test build may hide from plugin/confine.
 func TestReleaseBinaryHasNone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds obversa twice")
@@ -32,6 +36,25 @@ func TestReleaseBinaryHasNone(t *testing.T) {
 	if n := symbols(t, filepath.Join(dir, "tagged", "obversa"), sym); n == 0 {
 		t.Errorf("the failpoints binary has no symbol of internal/failpoint: the check cannot tell")
 	}
+	// The other test-only hook: a test build may hide kernel features from
+	// plugin/confine.Detect through an environment variable; a release
+	// binary does not read it.
+	if contains(t, filepath.Join(dir, "release", "obversa"), confine.FakeKernelEnv) {
+		t.Errorf("the release binary reads %s", confine.FakeKernelEnv)
+	}
+	if !contains(t, filepath.Join(dir, "tagged", "obversa"), confine.FakeKernelEnv) {
+		t.Errorf("the failpoints binary does not read %s: the check cannot tell", confine.FakeKernelEnv)
+	}
+}
+
+// contains reports whether the file bin holds the text s.
+func contains(t *testing.T, bin, s string) bool {
+	t.Helper()
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Contains(b, []byte(s))
 }
 
 // symbols counts the symbols of bin whose name contains sub.

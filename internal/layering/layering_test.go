@@ -12,7 +12,8 @@ const module = "github.com/obversa/obversa"
 // of ours it may import, directly or not (DESIGN §1); store/pgstore, the
 // record in PostgreSQL, imports only store. internal/proc is a
 // leaf (standard library and x/sys only) shared by the host and the SDK's
-// command runner; internal/testutil is a leaf too, imported by tests only;
+// command runner; so is internal/cgroup, shared by plugin confinement and
+// the command runner; internal/testutil is a leaf too, imported by tests only;
 // internal/failpoint is a leaf the host marks its crash points with.
 // The longest matching
 // prefix decides; "" means nothing of ours. A package, or a prefix it may
@@ -25,17 +26,18 @@ var allowed = map[string][]string{
 	"store/pgstore":        {"store"},
 	"store/simfs":          {"store"},
 	"store/storetest":      {"store"},
-	"plugin":               {"plugin/internal/"},
+	"plugin":               {"plugin/internal/", "internal/cgroup"},
 	"hcl":                  {},
-	"sdk":                  {"plugin", "sdk/", "internal/proc"},
+	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup"},
 	"internal/proc":        {},
+	"internal/cgroup":      {},
 	"internal/logfile":     {"store"},
 	"internal/hostenv":     {},
 	"internal/testutil":    {},
-	"internal/exampletest": {"plugin", "internal/testutil"},
+	"internal/exampletest": {"plugin", "internal/testutil", "internal/cgroup"},
 	"internal/failpoint":   {},
-	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/failpoint", "internal/logfile", "internal/hostenv"},
-	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc"},
+	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv"},
+	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc", "internal/cgroup"},
 }
 
 func rule(pkg string) (string, []string, bool) {

@@ -7,6 +7,12 @@ import (
 	"github.com/obversa/obversa/internal/cgroup"
 )
 
+// FakeKernelEnv, in test builds only (-tags failpoints), hides kernel
+// features from Detect: a comma-separated list of "nolandlock" and
+// "nocgroup", so that the reports and refusals of a kernel without them
+// can be tested on one that has them. Release builds ignore it.
+const FakeKernelEnv = "OBVERSA_FAKE_KERNEL"
+
 // MinNetworkABI is the first Landlock ABI with TCP rules.
 const MinNetworkABI = 4
 

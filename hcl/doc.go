@@ -46,12 +46,13 @@
 //	          known_secrets_from_env, max_log_bytes,
 //	          max_stream_bytes }
 //	limits { timeout, max_dispatches, max_input_tokens, max_output_tokens,
-//	         stop_on_unmeasured }
+//	         stop_on_unmeasured, plugin_memory }
 //	restart { max_restarts, initial_backoff, max_backoff }
 //	teardown_grace = "5s"
 //	preflight { timeout }
 //	trusted_keys = [...]
-//	plugin "<name>" { type, path, sha256, args, env, config, trusted_keys }
+//	plugin "<name>" { type, path, sha256, args, env, pass_env, config, trusted_keys,
+//	                  confine { write, deny_read, network, memory, required } }
 //	                                   # type: engine | node | policy
 //	lane "<name>" { requested, known_substitutions, fallbacks,
 //	                preflight { live, unsupported_static } }
@@ -61,7 +62,9 @@
 //	                            input, depends_on, retry_safe, timeout, key,
 //	                            approval } }
 //
-// Durations are Go duration strings ("30m", "1h30m"). Names of plugins,
+// Durations are Go duration strings ("30m", "1h30m"). Sizes (memory,
+// plugin_memory) are bytes or a number with a unit (ParseSize); confine
+// paths may start with "~" (docs/confinement.md). Names of plugins,
 // lanes, nodes, concurrency keys and the namespace follow the id grammar
 // [A-Za-z0-9][A-Za-z0-9._-]{0,127}. Attributes other than prompt and input
 // must be constants; they may call the template functions listed below. A

@@ -92,7 +92,7 @@ func (r *procRunner) Start(context.Context) error {
 		outW.Close()
 		return err
 	}
-	r.logger.Debug("starting plugin", "path", r.cmd.Path, "args", r.cmd.Args)
+	r.logger.Debug("starting plugin", r.describe()...)
 	err = r.start(outW, errW)
 	outW.Close()
 	errW.Close()
@@ -101,7 +101,7 @@ func (r *procRunner) Start(context.Context) error {
 		errR.Close()
 		return err
 	}
-	r.logger.Debug("plugin started", "path", r.cmd.Path, "pid", r.cmd.Process.Pid)
+	r.logger.Debug("plugin started", "path", r.cmd.Args[0], "pid", r.cmd.Process.Pid)
 	r.outR, r.errR = outR, errR
 	r.stderr.f = errR
 	hsR, hsW := io.Pipe()
@@ -113,6 +113,17 @@ func (r *procRunner) Start(context.Context) error {
 	}()
 	go r.wait(pumped)
 	return nil
+}
+
+// describe returns the log fields of the command: the plugin binary's
+// path and arguments, and, for a confined plugin, the shim that executes
+// it (the running binary, plugin/confine).
+func (r *procRunner) describe() []any {
+	kv := []any{"path", r.cmd.Args[0], "args", r.cmd.Args}
+	if r.cmd.Path != r.cmd.Args[0] {
+		kv = append(kv, "shim", r.cmd.Path)
+	}
+	return kv
 }
 
 // textBusyRetries bounds the retries of an exec that failed with ETXTBSY:

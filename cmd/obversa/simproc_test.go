@@ -54,12 +54,14 @@ func newProcCase(seed int64) *procCase {
 }
 
 // runFile writes the case's run file: node i depends on a random earlier
-// node (a chain or a fan-out) and appends its id to effects.
+// node (a chain or a fan-out) and appends its id to effects, which the
+// plugin may write.
 func (c *procCase) runFile(t *testing.T, effects string) string {
 	r := rand.New(rand.NewSource(c.seed))
 	var b strings.Builder
 	b.WriteString("restart {\n  max_restarts = 3\n  initial_backoff = \"50ms\"\n}\nteardown_grace = \"1s\"\n")
-	b.WriteString("plugin \"shell\" {\n  type = \"node\"\n  path = \"BIN/cmd-engine\"\n}\n")
+	// The commands write effects beside the workspace (docs/confinement.md).
+	fmt.Fprintf(&b, "plugin \"shell\" {\n  type = \"node\"\n  path = \"BIN/cmd-engine\"\n  confine {\n    write = [%q]\n  }\n}\n", filepath.Dir(effects))
 	var approval []string
 	for _, a := range c.approval {
 		approval = append(approval, fmt.Sprintf("%q", a))

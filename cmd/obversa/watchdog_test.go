@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,7 +22,8 @@ import (
 
 // watchdogRunFile is a two-node graph: "fast" appends to FAST, then
 // "slow" runs SLOWCMD. RESTART and LIMITS fill the restart and limits
-// blocks.
+// blocks; WRITE lists the directories besides the workspace the commands
+// may write (docs/confinement.md): FAST's and the test's flag files'.
 const watchdogRunFile = `
 restart {
   RESTART
@@ -33,6 +35,9 @@ teardown_grace = "1s"
 plugin "shell" {
   type = "node"
   path = "BIN/cmd-engine"
+  confine {
+    write = WRITE
+  }
 }
 graph "dag" {
   node "fast" {
@@ -51,13 +56,20 @@ graph "dag" {
 
 type watchdogCase struct {
 	restart, limits, slow string
+	// writes lists directories outside the run file's the slow command
+	// writes to.
+	writes []string
 }
 
 func (c watchdogCase) write(t *testing.T) (runFile, dir, fast string) {
 	t.Helper()
 	dir = t.TempDir()
 	fast = filepath.Join(dir, "fast.log")
-	text := strings.NewReplacer("RESTART", c.restart, "LIMITS", c.limits, "SLOWCMD", c.slow,
+	write, err := json.Marshal(append([]string{dir}, c.writes...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.NewReplacer("RESTART", c.restart, "LIMITS", c.limits, "SLOWCMD", c.slow, "WRITE", string(write),
 		"FAST", fast, "BIN/", binDir+"/", "DIR", dir).Replace(watchdogRunFile)
 	runFile = filepath.Join(dir, "run.hcl")
 	if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
@@ -224,7 +236,7 @@ func TestWatchdogKilled(t *testing.T) {
 	dir0 := t.TempDir()
 	flag := filepath.Join(dir0, "slow.flag")
 	slow := "if [ -f " + flag + " ]; then echo second; else touch " + flag + "; sleep 60; fi"
-	runFile, dir, fast := watchdogCase{restart: `max_restarts = 0`, limits: `timeout = "5m"`, slow: slow}.write(t)
+	runFile, dir, fast := watchdogCase{restart: `max_restarts = 0`, limits: `timeout = "5m"`, slow: slow, writes: []string{dir0}}.write(t)
 	cmd, errb := startRun(t, dir, runFile, "x")
 	runDir := runDirOf(runFile, "x")
 	waitFor(t, 30*time.Second, "the slow node to start", func() bool { _, err := os.Stat(flag); return err == nil })
@@ -346,7 +358,7 @@ func TestPluginDeathIsACrash(t *testing.T) {
 	flag := filepath.Join(dir0, "slow.flag")
 	slow := "if [ -f " + flag + " ]; then echo second; else touch " + flag + "; sleep 60; fi"
 	runFile, dir, _ := watchdogCase{restart: `max_restarts = 1
-  initial_backoff = "50ms"`, limits: `timeout = "2m"`, slow: slow}.write(t)
+  initial_backoff = "50ms"`, limits: `timeout = "2m"`, slow: slow, writes: []string{dir0}}.write(t)
 	cmd, errb := startRun(t, dir, runFile, "x")
 	runDir := runDirOf(runFile, "x")
 	waitFor(t, 30*time.Second, "the slow node to start", func() bool { _, err := os.Stat(flag); return err == nil })
@@ -382,7 +394,7 @@ func TestTakeoverAfterWatchdogAndWorkerKilled(t *testing.T) {
 	dir0 := t.TempDir()
 	flag := filepath.Join(dir0, "slow.flag")
 	slow := "if [ -f " + flag + " ]; then echo second; else touch " + flag + "; setsid sleep 300 </dev/null >/dev/null 2>&1 & sleep 60; fi"
-	runFile, dir, _ := watchdogCase{restart: `max_restarts = 0`, limits: `timeout = "5m"`, slow: slow}.write(t)
+	runFile, dir, _ := watchdogCase{restart: `max_restarts = 0`, limits: `timeout = "5m"`, slow: slow, writes: []string{dir0}}.write(t)
 	cmd, _ := startRun(t, dir, runFile, "x")
 	runDir := runDirOf(runFile, "x")
 	waitFor(t, 30*time.Second, "the slow node to start", func() bool { _, err := os.Stat(flag); return err == nil })

@@ -209,7 +209,7 @@ type LockedError struct {
 // Error names the holder.
 func (e *LockedError) Error() string {
 	if !e.Known {
-		return fmt.Sprintf("PROCESS_LOCKED: run %s is locked by another process (no holder record)", e.Dir)
+		return fmt.Sprintf("PROCESS_LOCKED: run %s is locked by another process, which has not yet recorded who it is", e.Dir)
 	}
 	h := e.Holder
 	return fmt.Sprintf("PROCESS_LOCKED: run %s is locked by pid %d on host %q (boot %s, since %s)",

@@ -52,7 +52,7 @@ func TestTypedErrors(t *testing.T) {
 		{&CorruptError{Path: "/r/events.jsonl", Line: 9, Rev: 9, Offset: 100, Problem: "p"}, ErrCorruptEventStream, "/r/events.jsonl line 9 (rev 9, byte 100): p"},
 		{&LimitError{Limit: "max_artifact_bytes", Max: 10, Size: 11, What: "an artifact"}, ErrStorageLimitExceeded, "an artifact is 11 bytes, max_artifact_bytes is 10"},
 		{&LockedError{Dir: "/r", Holder: Holder{PID: 42, Host: "h"}, Known: true}, ErrProcessLocked, "locked by pid 42 on host \"h\""},
-		{&LockedError{Dir: "/r"}, ErrProcessLocked, "no holder record"},
+		{&LockedError{Dir: "/r"}, ErrProcessLocked, "has not yet recorded who it is"},
 	}
 	for _, e := range errs {
 		if !errors.Is(e.err, e.sentinel) || errors.Is(e.err, ErrRunExists) {

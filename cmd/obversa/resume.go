@@ -34,6 +34,14 @@ owner is fenced — nothing it writes reaches the record — but its processes a
 host's to stop (docs/storage-postgres.md, "What a takeover promises").`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch o.Reconciled {
+			case "", "done", "not-done":
+			default:
+				return usageErr(fmt.Errorf("--reconciled=%q: want done (the attempt's effect happened) or not-done (it did not)", o.Reconciled))
+			}
+			if o.Reconciled != "" && o.Position == "" {
+				return usageErr(errors.New("--reconciled answers a reconcile-attempt pause: add --position POS, the position status names"))
+			}
 			ref, err := g.findRun(cmd.Context(), args[0])
 			if err != nil {
 				return err

@@ -150,8 +150,12 @@ func stopContext() (context.Context, func()) {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
-		<-sig
-		fmt.Fprintln(os.Stderr, "stopping: the run is being stopped cleanly (press Ctrl-C again to force)")
+		if <-sig == syscall.SIGINT {
+			fmt.Fprintln(os.Stderr, "stopping: the run is being stopped cleanly (press Ctrl-C again to force)")
+		} else {
+			// SIGTERM: obversa stop, or a service manager, asked for it.
+			fmt.Fprintln(os.Stderr, "stopping: a stop was requested (obversa stop or SIGTERM); the run is being stopped cleanly")
+		}
 		cancel()
 		<-sig
 		os.Exit(130)

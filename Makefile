@@ -7,7 +7,7 @@ BIN     := bin
 PKGS    := ./...
 FUZZTIME ?= 20s
 
-.PHONY: help build node-engine python-engine test test-short sim demo bench bench-scale fuzz generate generate-check proto-check lint conformance clean
+.PHONY: help build node-engine python-engine test test-short sim demo bench bench-scale bench-peers fuzz generate generate-check proto-check lint conformance clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -46,13 +46,16 @@ demo: build ## Build, pin and run the quickstart graph on the mock engine
 
 bench: ## Run the benchmarks and print one table, graph figures as ratios to floors measured in the same run
 	$(GO) test -run '^$$' -bench . -count 1 ./store/ ./store/pgstore/ ./host/... ./internal/proc/ > bench.out 2>&1 || (cat bench.out; exit 1)
-	$(GO) test -run '^$$' -bench '^Benchmark(Floor|EngineRun|Chain200|Chain200Guarded|FanOut200|DAG1000FanOut32|Quickstart)$$' -benchtime 3x -count 1 ./cmd/obversa/ >> bench.out 2>&1 || (cat bench.out; exit 1)
+	$(GO) test -run '^$$' -bench '^Benchmark(Floor|EngineRun|Chain200|Chain200Guarded|FanOut200|DAG1000FanOut32|Quickstart|PGChain200Run|PGDAG1000FanOut32)$$' -benchtime 3x -count 1 ./cmd/obversa/ >> bench.out 2>&1 || (cat bench.out; exit 1)
 	$(GO) test -run '^$$' -bench '^BenchmarkScale$$/^DAG10000$$' -benchtime 1x -count 1 -timeout 30m ./cmd/obversa/ >> bench.out 2>&1 || (cat bench.out; exit 1)
 	$(GO) run ./internal/benchtable < bench.out
 
 bench-scale: ## Run the scale benchmarks alone: a 10 000-node DAG and a 33 400-node DAG (a record of over 100 000 events)
 	$(GO) test -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -count 1 -timeout 60m ./cmd/obversa/ > bench-scale.out 2>&1 || (cat bench-scale.out; exit 1)
 	$(GO) run ./internal/benchtable < bench-scale.out
+
+bench-peers: ## Chain200 and DAG1000 on the file store, on PostgreSQL and as DBOS workflows on the same PostgreSQL, with ratios (root; ~10 min)
+	./scripts/bench-peers.sh
 
 fuzz: ## Run every fuzz test for FUZZTIME each
 	@for pkg in $$($(GO) list ./...); do \
@@ -82,4 +85,4 @@ lint: ## gofmt and go vet
 	$(GO) vet $(PKGS)
 
 clean: ## Remove build output
-	rm -rf $(BIN) bench.out bench-scale.out
+	rm -rf $(BIN) bench.out bench-scale.out bench-peers.out

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/store"
 )
@@ -106,9 +108,15 @@ type graphRun struct {
 // peak resident set of the largest process of the run (the worker, its
 // watchdog or a plugin: wait4 reports the maximum over the process and the
 // descendants it waited for).
-func runGraph(b *testing.B, dir, runFile, id string) graphRun {
+// storage is --storage: "" for the default storage directory, or a
+// postgres:// URL.
+func runGraph(b *testing.B, dir, runFile, id, storage string) graphRun {
 	b.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--run-id", id, runFile)
+	args := []string{"run", "--run-id", id, runFile}
+	if storage != "" {
+		args = append([]string{"--storage", storage}, args...)
+	}
+	cmd := exec.Command(filepath.Join(binDir, "obversa"), args...)
 	cmd.Dir = dir
 	var errb strings.Builder
 	cmd.Stderr = &errb
@@ -120,15 +128,91 @@ func runGraph(b *testing.B, dir, runFile, id string) graphRun {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.peakRSS = ru.Maxrss * 1024
 	}
-	runDir := runDirOf(runFile, id)
 	var first time.Time
-	first, r.span, r.events = recordSpan(b, runDir)
+	if storage == "" {
+		runDir := runDirOf(runFile, id)
+		first, r.span, r.events = recordSpan(b, runDir)
+		r.fold = foldTime(b, runDir)
+	} else {
+		first, r.span, r.events, r.fold = readBackDB(b, storage, id)
+	}
 	r.toDispatch = first.Sub(start.Truncate(time.Millisecond))
-	r.fold = foldTime(b, runDir)
 	return r
 }
 
-func benchGraph(b *testing.B, n, concurrency int, parent func(int) int, guarded bool) {
+// readBackDB finds a finished run in the database storage names as the
+// CLI does and returns what recordSpan does, and how long opening and
+// folding its whole record took, as a restarted worker does.
+func readBackDB(b *testing.B, storage, id string) (first time.Time, span time.Duration, events int, fold time.Duration) {
+	b.Helper()
+	ctx := b.Context()
+	g := &globals{storageFlag: storage, namespace: defaultNamespace}
+	ref, err := g.findRun(ctx, id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ref.Close()
+	start := time.Now()
+	run, err := ref.OpenReadOnly(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer run.Close()
+	st, err := runstate.Load(ctx, run)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if st.Finished() == nil {
+		b.Fatal("the folded record has no result")
+	}
+	fold = time.Since(start)
+	var last time.Time
+	err = run.Read(ctx, 1, func(e store.Event) error {
+		events++
+		if e.Type == "graph:node-dispatched" && first.IsZero() {
+			first = e.TS
+		}
+		if e.Type == "graph:run-finished" {
+			last = e.TS
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return first, last.Sub(first), events, fold
+}
+
+// pgCommit measures a bare INSERT of one 512-byte row committed on its
+// own, on one connection to db's database, the floor a durable append to
+// PostgreSQL pays (one round trip, one WAL flush); it returns ms per op.
+func pgCommit(b *testing.B, db pgDB, ops int) float64 {
+	b.Helper()
+	ctx := b.Context()
+	c := db.connect(b, ctx)
+	defer c.Close(ctx)
+	table := pgx.Identifier{db.schema, "bench_floor"}.Sanitize()
+	if _, err := c.Exec(ctx, "CREATE TABLE "+table+" (id bigint PRIMARY KEY, data text NOT NULL)"); err != nil {
+		b.Fatal(err)
+	}
+	line := strings.Repeat("x", 512)
+	start := time.Now()
+	for i := 0; i < ops; i++ {
+		if _, err := c.Exec(ctx, "INSERT INTO "+table+" (id, data) VALUES ($1, $2)", i, line); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return float64(time.Since(start).Microseconds()) / 1000 / float64(ops)
+}
+
+// benchGraph runs the graph b.N times; db is nil for the default storage
+// directory, else the database the runs are kept in (--storage), whose
+// one-row commit floor is measured after the runs (commit-ms).
+func benchGraph(b *testing.B, n, concurrency int, parent func(int) int, guarded bool, db *pgDB) {
+	storage := ""
+	if db != nil {
+		storage = db.url
+	}
 	runFile := graphRunFile(b, n, concurrency, parent, guarded)
 	dir := filepath.Dir(runFile)
 	if r := obversa(b, dir, "plugin", "lock", runFile); r.code != 0 {
@@ -136,7 +220,7 @@ func benchGraph(b *testing.B, n, concurrency int, parent func(int) int, guarded 
 	}
 	var sum graphRun
 	for i := 0; i < b.N; i++ {
-		r := runGraph(b, dir, runFile, fmt.Sprintf("b%d", i))
+		r := runGraph(b, dir, runFile, fmt.Sprintf("b%d", i), storage)
 		sum.wall += r.wall
 		sum.span += r.span
 		sum.toDispatch += r.toDispatch
@@ -151,6 +235,13 @@ func benchGraph(b *testing.B, n, concurrency int, parent func(int) int, guarded 
 	b.ReportMetric(ms(sum.fold)/float64(b.N), "fold-ms")
 	b.ReportMetric(float64(sum.events), "events")
 	b.ReportMetric(float64(sum.peakRSS)/(1<<20), "peak-rss-MiB")
+	if db != nil {
+		commit := pgCommit(b, *db, 200)
+		b.ReportMetric(commit, "commit-ms")
+		// A node needs two durable appends at most (its start, its
+		// result), fewer when the executor batches them.
+		b.ReportMetric(ms(sum.span)/per/(2*commit), "x-2commit")
+	}
 }
 
 // foldTime opens a finished run and folds its whole record, as a
@@ -176,13 +267,33 @@ func foldTime(b *testing.B, runDir string) time.Duration {
 // BenchmarkChain200 runs a 200-node chain on the mock engine: each node
 // costs at least one fdatasync and one plugin call.
 func BenchmarkChain200(b *testing.B) {
-	benchGraph(b, 200, 4, func(i int) int { return i - 1 }, false)
+	benchGraph(b, 200, 4, func(i int) int { return i - 1 }, false, nil)
+}
+
+// BenchmarkPGChain200Run is BenchmarkChain200 with the record in
+// PostgreSQL (--storage postgres://…, a fresh schema of the test
+// database); skipped without OBVERSA_TEST_POSTGRES.
+func BenchmarkPGChain200Run(b *testing.B) {
+	db := pgStorage(b, "")
+	benchGraph(b, 200, 4, func(i int) int { return i - 1 }, false, &db)
+}
+
+// BenchmarkPGDAG1000FanOut32 is BenchmarkDAG1000FanOut32 with the record
+// in PostgreSQL; skipped without OBVERSA_TEST_POSTGRES.
+func BenchmarkPGDAG1000FanOut32(b *testing.B) {
+	db := pgStorage(b, "")
+	benchGraph(b, 1000, 32, func(i int) int {
+		if i == 0 {
+			return -1
+		}
+		return (i - 1) / 32
+	}, false, &db)
 }
 
 // BenchmarkChain200Guarded is BenchmarkChain200 with the guard policy
 // asked before every attempt: the gate's cost per node is the difference.
 func BenchmarkChain200Guarded(b *testing.B) {
-	benchGraph(b, 200, 4, func(i int) int { return i - 1 }, true)
+	benchGraph(b, 200, 4, func(i int) int { return i - 1 }, true, nil)
 }
 
 // BenchmarkFanOut200 runs one root and 199 dependents of it, 32 at a time.
@@ -192,7 +303,7 @@ func BenchmarkFanOut200(b *testing.B) {
 			return -1
 		}
 		return 0
-	}, false)
+	}, false, nil)
 }
 
 // BenchmarkDAG1000FanOut32 runs a 1 000-node tree in which every node has
@@ -203,7 +314,7 @@ func BenchmarkDAG1000FanOut32(b *testing.B) {
 			return -1
 		}
 		return (i - 1) / 32
-	}, false)
+	}, false, nil)
 }
 
 // BenchmarkQuickstart runs examples/quickstart (two plugins: the mock
@@ -216,10 +327,10 @@ func BenchmarkQuickstart(b *testing.B) {
 	if r := obversa(b, dir, "plugin", "lock", runFile); r.code != 0 {
 		b.Fatalf("lock: %s", r.stderr)
 	}
-	runGraph(b, dir, runFile, "warm")
+	runGraph(b, dir, runFile, "warm", "")
 	var wall, toDispatch time.Duration
 	for i := 0; i < b.N; i++ {
-		r := runGraph(b, dir, runFile, fmt.Sprintf("q%d", i))
+		r := runGraph(b, dir, runFile, fmt.Sprintf("q%d", i), "")
 		wall += r.wall
 		toDispatch += r.toDispatch
 	}
@@ -257,7 +368,7 @@ func benchScale(b *testing.B, n int) {
 	var peak int64
 	for i := 0; i < b.N; i++ {
 		id := fmt.Sprintf("s%d", i)
-		last = runGraph(b, dir, runFile, id)
+		last = runGraph(b, dir, runFile, id, "")
 		span += last.span
 		peak = max(peak, last.peakRSS)
 		w, c := medianCLI(b, dir, "status", id)

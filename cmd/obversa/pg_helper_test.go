@@ -43,7 +43,7 @@ type pgDB struct {
 // in it when the test ends. Without a test database the test is skipped,
 // saying how to run it; under OBVERSA_REQUIRE_POSTGRES=1 (CI) that is a
 // failure.
-func pgStorage(t *testing.T, params string) pgDB {
+func pgStorage(t testing.TB, params string) pgDB {
 	t.Helper()
 	base := os.Getenv(pgTestEnv)
 	if base == "" {

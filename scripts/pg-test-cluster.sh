@@ -106,7 +106,6 @@ CONF
     umask 022
     echo "$pw" >"$DIR/.role-password"
     chmod 600 "$DIR/.role-password"
-    FRESH=1
   fi
   install -d -o "$o" -m 700 "$SOCK"
   if ! running; then
@@ -114,7 +113,9 @@ CONF
     chown "$o" "$LOG"
     as "$BIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 -o "-p $PORT" start >/dev/null
   fi
-  if [ "${FRESH:-0}" = 1 ]; then
+  # The role's password waits beside the cluster until the role and its
+  # database exist: a start interrupted after initdb finishes them next time.
+  if [ -f "$DIR/.role-password" ]; then
     local pw
     pw=$(cat "$DIR/.role-password")
     as "$BIN/psql" -X -q -h "$SOCK" -p "$PORT" -U postgres -d postgres \

@@ -195,6 +195,13 @@ func startObversa(t *testing.T, dir string, env []string, args ...string) (*exec
 	cmd := exec.Command(filepath.Join(binDir, "obversa"), args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	return cmd, startCmd(t, cmd)
+}
+
+// startCmd starts cmd with its output in the buffer it returns; it is
+// killed when the test ends if still running.
+func startCmd(t *testing.T, cmd *exec.Cmd) *testutil.SyncBuffer {
+	t.Helper()
 	out := &testutil.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -206,7 +213,7 @@ func startObversa(t *testing.T, dir string, env []string, args ...string) (*exec
 			_ = cmd.Wait()
 		}
 	})
-	return cmd, out
+	return out
 }
 
 // hostProcs is one simulated host's processes of a run: its watchdog, and
@@ -347,16 +354,5 @@ func (h otherHost) run(t *testing.T, args ...string) result {
 func (h otherHost) start(t *testing.T, args ...string) (*exec.Cmd, *testutil.SyncBuffer) {
 	t.Helper()
 	cmd := h.command(args...)
-	out := &testutil.SyncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	return cmd, out
+	return cmd, startCmd(t, cmd)
 }

@@ -32,7 +32,11 @@ const (
 	DefaultPolicyTimeout               = 10 * time.Second
 	DefaultLaneLive                    = "skip"
 	DefaultLaneUnsupportedStatic       = "block"
+	DefaultMaxItems                    = 1000 // a for_each node's instances
 )
+
+// MaxRoundsLimit is the largest max_rounds a loop may set.
+const MaxRoundsLimit = 100
 
 // GraphForm is the only graph form (the label of the graph block).
 const GraphForm = "dag"
@@ -190,7 +194,11 @@ func (d *decoder) runFile(body *hclsyntax.Body) *RunFile {
 		rf.Graph = d.graph(graphs[0], rf)
 	}
 
-	if rf.Graph.Nodes != nil && rf.Limits.MaxDispatches < len(rf.Graph.Nodes) {
+	least := 0
+	for i := range rf.Graph.Nodes {
+		least += staticLen(&rf.Graph.Nodes[i])
+	}
+	if rf.Graph.Nodes != nil && rf.Limits.MaxDispatches < least {
 		// Without a limits block (the default applies), point at the graph
 		// block's header, not at the whole file.
 		rng := graphs[0].DefRange
@@ -201,7 +209,7 @@ func (d *decoder) runFile(body *hclsyntax.Body) *RunFile {
 			}
 		}
 		d.warnAt(rng, "max_dispatches is less than the number of nodes",
-			fmt.Sprintf("limits.max_dispatches is %d but the graph has %d nodes, each dispatched at least once, so the run will stop before every node has run. Raise max_dispatches to at least %d.", rf.Limits.MaxDispatches, len(rf.Graph.Nodes), len(rf.Graph.Nodes)))
+			fmt.Sprintf("limits.max_dispatches is %d but the graph has %d nodes (counting each loop member and each static for_each item), each dispatched at least once, so the run will stop before every node has run. Raise max_dispatches to at least %d.", rf.Limits.MaxDispatches, least, least))
 	}
 	return rf
 }

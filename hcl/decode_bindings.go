@@ -4,7 +4,7 @@ import "fmt"
 
 // checkBindings diagnoses node lanes and bindings that name nothing
 // suitable.
-func (d *decoder) checkBindings(g *Graph, infos []*nodeInfo, rf *RunFile) {
+func (d *decoder) checkBindings(infos []*nodeInfo, rf *RunFile) {
 	lanes := map[string]bool{}
 	var laneNames []string
 	for _, l := range rf.Lanes {
@@ -20,7 +20,7 @@ func (d *decoder) checkBindings(g *Graph, infos []*nodeInfo, rf *RunFile) {
 		}
 	}
 	for _, info := range infos {
-		n := &g.Nodes[info.idx]
+		n := info.n
 		if a := info.attrs["lane"]; a != nil && n.Lane != "" && !lanes[n.Lane] {
 			d.errorAt(a.Expr.Range(), fmt.Sprintf("Unknown lane %q", n.Lane),
 				fmt.Sprintf("Node %q uses lane %q, but no lane %q { … } block declares it. Declare the lane or use a declared one.%s", n.ID, n.Lane, n.Lane, laneHint(n.Lane, types[n.Lane], laneNames, rf.Lanes)))

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"unicode/utf8"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
@@ -26,20 +25,29 @@ var graphSchema = &hclv2.BodySchema{
 		{Name: "policy"},
 		{Name: "policy_timeout"},
 	},
-	Blocks: []hclv2.BlockHeaderSchema{{Type: "node", LabelNames: []string{"id"}}},
+	Blocks: []hclv2.BlockHeaderSchema{{Type: "node", LabelNames: []string{"id"}}, {Type: "loop", LabelNames: []string{"id"}}},
 }
 
 // nodeAttrNames are the attributes of a node block.
 var nodeAttrNames = []string{"kind", "lane", "binding", "prompt", "prompt_file", "input",
-	"depends_on", "retry_safe", "timeout", "key", "approval"}
+	"depends_on", "retry_safe", "timeout", "key", "approval", "for_each", "max_items"}
 
-// nodeInfo is a decoded node with the source ranges validation needs.
+// nodeInfo is a decoded vertex (node or loop) or loop member with the
+// source ranges validation needs.
 type nodeInfo struct {
-	idx       int // index in Graph.Nodes
+	idx int // index in Graph.Nodes, or in its loop's Members
+	// n is the decoded node, set once every block is decoded (the slices
+	// no longer move).
+	n         *Node
 	blk       *hclv2.Block
 	attrs     hclv2.Attributes
 	depRanges []hclv2.Range
 	refs      []resultRef
+	// loop is the loop a member belongs to; members are a loop's.
+	loop    *nodeInfo
+	members []*nodeInfo
+	// untilRefs are a loop's until condition's references to results.
+	untilRefs []resultRef
 }
 
 // graph decodes the graph block and validates the graph as a whole.
@@ -81,32 +89,50 @@ func (d *decoder) graph(blk *hclv2.Block, rf *RunFile) Graph {
 	}
 
 	var infos []*nodeInfo
-	byID := map[string]*nodeInfo{}
 	for _, nb := range content.Blocks {
-		info := d.node(nb, &g)
-		infos = append(infos, info)
-		if _, dup := byID[g.Nodes[info.idx].ID]; !dup {
-			byID[g.Nodes[info.idx].ID] = info
+		if nb.Type == "loop" {
+			infos = append(infos, d.loop(nb, &g.Nodes))
+		} else {
+			infos = append(infos, d.node(nb, &g.Nodes))
 		}
 	}
-	d.uniqueNames("node", content.Blocks)
 	if len(content.Blocks) == 0 {
 		d.errorAt(blk.DefRange, "Empty graph",
 			"The graph has no nodes. Add at least one node block, for example node \"draft\" { lane = \"writer\" prompt = \"…\" }.")
 		return g
 	}
-
-	d.checkBindings(&g, infos, rf)
-	edgesOK := d.checkEdges(&g, infos, byID)
-	if edgesOK {
-		edgesOK = d.checkCycles(&g, infos, byID)
+	var all []*nodeInfo // vertices and members
+	for _, info := range infos {
+		info.n = &g.Nodes[info.idx]
+		all = append(all, info)
+		for _, m := range info.members {
+			m.n = &info.n.Loop.Members[m.idx]
+			all = append(all, m)
+		}
 	}
-	d.checkKeys(&g, infos, keyRanges)
+	byID := d.uniqueIDs(all)
+
+	d.checkBindings(all, rf)
+	edgesOK := d.checkEdges(infos, byID)
+	for _, info := range infos {
+		if info.n.Loop != nil {
+			edgesOK = d.checkMemberEdges(info, byID) && edgesOK
+		}
+	}
+	if edgesOK {
+		edgesOK = d.checkCycles(infos, byID)
+		for _, info := range infos {
+			if info.n.Loop != nil {
+				edgesOK = d.checkCycles(info.members, byID) && edgesOK
+			}
+		}
+	}
+	d.checkKeys(all, keyRanges, g.KeyedConcurrency)
 	if a := attrs["approval"]; a != nil {
-		d.approval(a, &g, byID)
+		d.approval(a, &g, all, byID)
 	}
 	d.policy(attrs, &g, rf)
-	d.checkRefs(&g, infos, byID, edgesOK)
+	d.checkRefs(infos, byID, edgesOK)
 	return g
 }
 
@@ -139,8 +165,9 @@ func (d *decoder) keyedConcurrency(a *hclv2.Attribute, keyRanges map[string]hclv
 	return out
 }
 
-// node decodes one node block and appends it to g.Nodes.
-func (d *decoder) node(blk *hclv2.Block, g *Graph) *nodeInfo {
+// node decodes one node block (of the graph, or of a loop when d.scope
+// names one) and appends it to nodes.
+func (d *decoder) node(blk *hclv2.Block, nodes *[]Node) *nodeInfo {
 	n := Node{ID: blk.Labels[0], Kind: KindRequired, Range: rangeOf(blk.DefRange)}
 	d.checkName("node", n.ID, blk.LabelRanges[0])
 	attrs := d.attrs(blk.Body.(*hclsyntax.Body), nodeAttrNames...)
@@ -151,6 +178,16 @@ func (d *decoder) node(blk *hclv2.Block, g *Graph) *nodeInfo {
 			n.Kind = s
 		}
 	}
+	// for_each comes first: it decides whether each.* may be used below.
+	outer := d.scope
+	if a := attrs["for_each"]; a != nil {
+		n.ForEach, info.refs = d.forEach(a, attrs["max_items"])
+		d.scope.each = true
+	} else if a := attrs["max_items"]; a != nil {
+		d.errorAt(a.NameRange, fmt.Sprintf("Node %q sets max_items without for_each", n.ID),
+			"max_items bounds the instances of a node with for_each. Remove it, or add for_each = [ … ] or for_each = \"${input.results.<node>.<list>}\".")
+	}
+	defer func() { d.scope = outer }()
 	laneA, bindingA := attrs["lane"], attrs["binding"]
 	if laneA != nil {
 		n.Lane, _ = d.nonEmptyStr(laneA, `the name of a lane, for example lane = "writer"`)
@@ -166,7 +203,15 @@ func (d *decoder) node(blk *hclv2.Block, g *Graph) *nodeInfo {
 		d.errorAt(blk.DefRange, fmt.Sprintf("Node %q has neither lane nor binding", n.ID),
 			"Add lane = \"<lane>\" and a prompt to call an engine, or binding = \"<node plugin>\" and an input to run a data step.")
 	}
+	d.nodeBody(&n, info, laneA, bindingA)
+	info.idx = len(*nodes)
+	*nodes = append(*nodes, n)
+	return info
+}
 
+// nodeBody decodes a node's prompt or input and its other attributes.
+func (d *decoder) nodeBody(n *Node, info *nodeInfo, laneA, bindingA *hclv2.Attribute) {
+	attrs, blk := info.attrs, info.blk
 	promptA, promptFileA := attrs["prompt"], attrs["prompt_file"]
 	if promptA != nil && promptFileA != nil {
 		d.errorAt(promptFileA.NameRange, fmt.Sprintf("Node %q sets both prompt and prompt_file", n.ID),
@@ -226,9 +271,6 @@ func (d *decoder) node(blk *hclv2.Block, g *Graph) *nodeInfo {
 	if a := attrs["approval"]; a != nil {
 		n.Approval, _ = d.boolean(a)
 	}
-	info.idx = len(g.Nodes)
-	g.Nodes = append(g.Nodes, n)
-	return info
 }
 
 // prompt decodes a prompt attribute. set is false when the prompt is
@@ -240,8 +282,8 @@ func (d *decoder) prompt(a *hclv2.Attribute) (src string, refs []resultRef, set 
 		s, ok := d.str(a, `a string or template, for example prompt = "Summarise ${input.results.draft}"`)
 		return escapeLiteral(s), nil, ok
 	}
-	refs = d.templateRefs(vars, "prompt")
-	if len(refs) != len(vars) || !d.checkTemplate(expr) {
+	refs, ok := d.templateRefs(vars, "prompt")
+	if !ok || !d.checkTemplate(expr) {
 		return "", refs, false
 	}
 	return d.storedTemplate(expr, refs)
@@ -289,8 +331,8 @@ func (d *decoder) promptFile(a *hclv2.Attribute) (path, src string, refs []resul
 		return "", "", nil, false
 	}
 	vars := expr.Variables()
-	refs = d.templateRefs(vars, "prompt")
-	if len(refs) != len(vars) || !d.checkTemplate(expr) {
+	refs, ok = d.templateRefs(vars, "prompt")
+	if !ok || !d.checkTemplate(expr) {
 		return "", "", refs, false
 	}
 	return path, string(b), refs, true
@@ -406,8 +448,8 @@ func (d *decoder) inputValue(expr hclsyntax.Expression, field string) (cty.Value
 		}
 		return escapeValue(v), nil, true
 	}
-	refs := d.templateRefs(vars, "input")
-	if len(refs) != len(vars) || !d.checkTemplate(expr) {
+	refs, refsOK := d.templateRefs(vars, "input")
+	if !refsOK || !d.checkTemplate(expr) {
 		return cty.NilVal, refs, false
 	}
 	src, refs, ok := d.storedTemplate(expr, refs)
@@ -430,230 +472,4 @@ func escapeValue(v cty.Value) cty.Value {
 		return v
 	}
 	return out
-}
-
-// checkEdges diagnoses depends_on entries that are unknown, the node
-// itself, repeated, or that touch a finalizer. It reports whether every
-// edge is valid.
-func (d *decoder) checkEdges(g *Graph, infos []*nodeInfo, byID map[string]*nodeInfo) bool {
-	ok := true
-	ids := make([]string, 0, len(infos))
-	for _, info := range infos {
-		ids = append(ids, g.Nodes[info.idx].ID)
-	}
-	for _, info := range infos {
-		n := &g.Nodes[info.idx]
-		if len(n.DependsOn) == 0 {
-			continue
-		}
-		if n.Kind == KindFinalizer {
-			a := info.attrs["depends_on"]
-			d.errorAt(a.NameRange, fmt.Sprintf("Finalizer %q has depends_on", n.ID),
-				"Finalizers have no edges: they run after every other node has settled, on success and on failure, and receive the results of every node that passed. Remove depends_on (the prompt can still use ${input.results.<node>}), or change kind to \"required\" to order this node.")
-			ok = false
-			continue
-		}
-		seen := map[string]bool{}
-		for i, dep := range n.DependsOn {
-			rng := info.depRanges[i]
-			target, exists := byID[dep]
-			switch {
-			case dep == n.ID:
-				d.errorAt(rng, fmt.Sprintf("Node %q depends on itself", n.ID),
-					fmt.Sprintf("Remove %q from its own depends_on.", n.ID))
-				ok = false
-			case !exists:
-				d.errorAt(rng, fmt.Sprintf("Unknown node %q in depends_on", dep),
-					fmt.Sprintf("Node %q depends on %q, but the graph has no node with that id. Fix the id or add the node.%s", n.ID, dep, didYouMean(dep, ids)))
-				ok = false
-			case seen[dep]:
-				d.errorAt(rng, fmt.Sprintf("Duplicate dependency %q", dep),
-					fmt.Sprintf("Node %q lists %q more than once in depends_on; remove the repeat.", n.ID, dep))
-				ok = false
-			case g.Nodes[target.idx].Kind == KindFinalizer:
-				d.errorAt(rng, fmt.Sprintf("Node %q depends on finalizer %q", n.ID, dep),
-					fmt.Sprintf("Finalizers have no edges: they run last, after every other node has settled, so nothing can depend on %q. Remove it from depends_on, or change %q's kind to \"required\".", dep, dep))
-				ok = false
-			}
-			seen[dep] = true
-		}
-	}
-	return ok
-}
-
-// checkCycles diagnoses dependency cycles, naming each one found. It is
-// called only when every edge is valid. It reports whether the graph is
-// acyclic.
-func (d *decoder) checkCycles(g *Graph, infos []*nodeInfo, byID map[string]*nodeInfo) bool {
-	const (
-		unvisited = iota
-		onStack
-		done
-	)
-	state := make(map[string]int, len(infos))
-	var stack []string
-	acyclic := true
-	var visit func(info *nodeInfo)
-	visit = func(info *nodeInfo) {
-		n := &g.Nodes[info.idx]
-		state[n.ID] = onStack
-		stack = append(stack, n.ID)
-		for i, dep := range n.DependsOn {
-			switch state[dep] {
-			case unvisited:
-				visit(byID[dep])
-			case onStack:
-				start := len(stack) - 1
-				for stack[start] != dep {
-					start--
-				}
-				cycle := append(append([]string{}, stack[start:]...), dep)
-				d.errorAt(info.depRanges[i], "Dependency cycle: "+strings.Join(cycle, " → "),
-					fmt.Sprintf("The nodes %s depend on each other in a cycle (each arrow points from a node to one it depends on), so none of them could ever start. Remove one of these depends_on entries; this one, from %q to %q, closes the cycle.", quoteList(cycle[:len(cycle)-1]), n.ID, dep))
-				acyclic = false
-			}
-		}
-		stack = stack[:len(stack)-1]
-		state[n.ID] = done
-	}
-	for _, info := range infos {
-		if byID[g.Nodes[info.idx].ID] != info {
-			continue // a duplicate id, already diagnosed
-		}
-		if state[g.Nodes[info.idx].ID] == unvisited {
-			visit(info)
-		}
-	}
-	return acyclic
-}
-
-// checkKeys diagnoses node keys missing from keyed_concurrency.
-func (d *decoder) checkKeys(g *Graph, infos []*nodeInfo, keyRanges map[string]hclv2.Range) {
-	var keys []string
-	for _, kl := range g.KeyedConcurrency {
-		keys = append(keys, kl.Key)
-	}
-	for _, info := range infos {
-		n := &g.Nodes[info.idx]
-		if n.Key == "" {
-			continue
-		}
-		if _, ok := keyRanges[n.Key]; !ok {
-			d.errorAt(info.attrs["key"].Expr.Range(), fmt.Sprintf("Unknown concurrency key %q", n.Key),
-				fmt.Sprintf("Node %q uses key %q, but the graph's keyed_concurrency has no entry for it. Add one, for example keyed_concurrency = { %s = 1 }, or use a declared key.%s", n.ID, n.Key, keyLiteral(n.Key), didYouMean(n.Key, keys)))
-		}
-	}
-}
-
-// keyLiteral renders an object key as it must be written in HCL.
-func keyLiteral(k string) string {
-	if hclsyntax.ValidIdentifier(k) {
-		return k
-	}
-	return fmt.Sprintf("%q", k)
-}
-
-// approval decodes the graph's approval list and marks the nodes.
-func (d *decoder) approval(a *hclv2.Attribute, g *Graph, byID map[string]*nodeInfo) {
-	names, ranges, ok := d.strList(a, `a list of node ids, for example approval = ["draft"]`)
-	if !ok {
-		return
-	}
-	var ids []string
-	for _, n := range g.Nodes {
-		ids = append(ids, n.ID)
-	}
-	seen := map[string]bool{}
-	for i, name := range names {
-		info, exists := byID[name]
-		switch {
-		case !exists:
-			d.errorAt(ranges[i], fmt.Sprintf("Unknown node %q in approval", name),
-				fmt.Sprintf("approval lists nodes that wait for `obversa approve` before they run, but the graph has no node %q. Fix the id or remove it.%s", name, didYouMean(name, ids)))
-		case seen[name]:
-			d.errorAt(ranges[i], fmt.Sprintf("Duplicate node %q in approval", name), "Remove the repeated entry.")
-		default:
-			g.Nodes[info.idx].Approval = true
-		}
-		seen[name] = true
-	}
-	g.Approval = nil
-	for _, n := range g.Nodes {
-		if n.Approval {
-			g.Approval = append(g.Approval, n.ID)
-		}
-	}
-}
-
-// checkRefs diagnoses template references to results a node cannot see:
-// a node sees its transitive dependencies; a finalizer sees every node
-// that is not a finalizer. Dependency checks need a valid acyclic graph
-// (acyclic); the other checks run regardless.
-func (d *decoder) checkRefs(g *Graph, infos []*nodeInfo, byID map[string]*nodeInfo, acyclic bool) {
-	var ids []string
-	for _, n := range g.Nodes {
-		ids = append(ids, n.ID)
-	}
-	for _, info := range infos {
-		n := &g.Nodes[info.idx]
-		var reach map[string]bool
-		needed := map[string]bool{}
-		for _, ref := range info.refs {
-			needed[ref.Node] = true
-		}
-		for _, ref := range info.refs {
-			target, exists := byID[ref.Node]
-			switch {
-			case ref.Node == n.ID:
-				d.errorAt(ref.Range, fmt.Sprintf("Node %q refers to its own result", n.ID),
-					fmt.Sprintf("%s is the result of this node, which does not exist yet when it runs. Refer to the result of a node it depends on.", ref.Text))
-			case !exists:
-				d.errorAt(ref.Range, fmt.Sprintf("Unknown node %q in reference %s", ref.Node, ref.Text),
-					fmt.Sprintf("The graph has no node %q. Fix the id.%s", ref.Node, didYouMean(ref.Node, ids)))
-			case n.Kind == KindFinalizer:
-				if g.Nodes[target.idx].Kind == KindFinalizer {
-					d.errorAt(ref.Range, fmt.Sprintf("Finalizer %q refers to finalizer %q", n.ID, ref.Node),
-						"A finalizer receives the results of the nodes that are not finalizers; finalizers are not ordered among themselves, so one cannot use another's result. Remove this reference.")
-				}
-			case acyclic:
-				if reach == nil {
-					reach = dependencies(g, byID, info, needed)
-				}
-				if !reach[ref.Node] {
-					d.errorAt(ref.Range, fmt.Sprintf("Node %q does not depend on %q", n.ID, ref.Node),
-						fmt.Sprintf("%s is only available to nodes that depend on %q, directly or through other nodes. Add %q to the depends_on of %q.", ref.Text, ref.Node, ref.Node, n.ID))
-				}
-			}
-			// An engine node's result is its final text: there is nothing
-			// inside it to refer to.
-			if exists && ref.Deeper && g.Nodes[target.idx].Lane != "" {
-				d.errorAt(ref.Range, fmt.Sprintf("The result of engine node %q is text", ref.Node),
-					fmt.Sprintf("%s goes into the result of %q, but an engine node's result is its final answer as a string. Refer to it whole, as ${input.results.%s}.", ref.Text, ref.Node, ref.Node))
-			}
-		}
-	}
-}
-
-// dependencies returns transitive dependencies of a node: all of them, or
-// at least every one in needed (the search stops once all are found, which
-// keeps the common case — references to direct dependencies — linear).
-func dependencies(g *Graph, byID map[string]*nodeInfo, info *nodeInfo, needed map[string]bool) map[string]bool {
-	reach := map[string]bool{}
-	missing := len(needed)
-	queue := append([]string{}, g.Nodes[info.idx].DependsOn...)
-	for len(queue) > 0 && missing > 0 {
-		id := queue[0]
-		queue = queue[1:]
-		if reach[id] {
-			continue
-		}
-		reach[id] = true
-		if needed[id] {
-			missing--
-		}
-		if next, ok := byID[id]; ok {
-			queue = append(queue, g.Nodes[next.idx].DependsOn...)
-		}
-	}
-	return reach
 }

@@ -60,7 +60,17 @@
 //	              retry_cap_per_node, approval, policy, policy_timeout,
 //	              node "<id>" { kind, lane | binding, prompt | prompt_file,
 //	                            input, depends_on, retry_safe, timeout, key,
-//	                            approval } }
+//	                            approval, for_each, max_items }
+//	              loop "<id>" { kind, depends_on, max_rounds, review, until,
+//	                            node "<member>" { … } } }
+//
+// A loop is one vertex of the graph; its node blocks (members) run once
+// per round, their depends_on naming other members only, until the review
+// member's verdict passes or max_rounds (1..100) rounds have run. Node,
+// loop and member ids share one namespace. for_each is a constant list of
+// strings or object (static), or a template over an upstream result
+// (dynamic, rendered by Scope.Items when the node is ready); max_items
+// (default DefaultMaxItems) bounds it. docs/run-file.md has the rules.
 //
 // Durations are Go duration strings ("30m", "1h30m"). Sizes (memory,
 // plugin_memory) are bytes or a number with a unit (ParseSize); confine
@@ -80,7 +90,14 @@
 // A reference is input.results.<node> (or input.results["<node>"], needed
 // when the id contains '-') followed by any attributes and indexes. A node
 // may refer only to its transitive dependencies; a finalizer, which has no
-// edges, may refer to any node that is not a finalizer. Templates may use
+// edges, may refer to any node that is not a finalizer. A loop's result is
+// an object of its members' last-round results (input.results.<loop>.<member>),
+// a for_each node's an object by key. Inside a loop's members (and its
+// until) a template may also use loop.round (1-based), loop.findings (the
+// last failed review's findings as text) and loop.previous.<member> (the
+// member's result in the previous round, null in round 1), and
+// input.results.<member> for this round's result of a member it depends
+// on; in a for_each node, each.key and each.value. Templates may use
 // directives (%{ if }, %{ for }) and call only these functions: can, chomp,
 // format, indent, join, jsondecode, jsonencode, length, lower, replace,
 // split, trimspace, try and upper (TemplateFunctions). A reference inside
@@ -106,7 +123,10 @@
 //
 // RenderPrompt and RenderInput evaluate the stored source with
 // input = { results = { <node> = <result> } }, each result decoded from the
-// JSON the caller recorded. As in HCL, a template that is exactly one
+// JSON the caller recorded; a Scope adds loop and each (Scope.Prompt,
+// Scope.Input), renders an until condition (Scope.Condition) and a dynamic
+// for_each (Scope.Items). length counts a string's characters as well as
+// a collection's elements. As in HCL, a template that is exactly one
 // interpolation yields the value itself rather than a string, so an input
 // field "${input.results.fetch}" passes a whole object through. Render
 // failures are *RenderError values wrapping ErrMissingResult,

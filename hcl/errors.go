@@ -33,6 +33,11 @@ var (
 	// attribute (a wrong type, an unknown function, a prompt that does not
 	// render to a string).
 	ErrTemplate = errors.New("template evaluation failed")
+
+	// ErrForEachItems is returned by Scope.Items when a for_each source
+	// renders to something other than a list of unique strings or an
+	// object.
+	ErrForEachItems = errors.New("for_each is not a list of unique strings or an object")
 )
 
 // RenderError is the error returned by RenderPrompt and RenderInput. It
@@ -52,7 +57,7 @@ type RenderError struct {
 	// when there is one).
 	Detail string
 	// Err is the sentinel: ErrMissingResult, ErrMissingAttribute,
-	// ErrInvalidResult, ErrInvalidInput or ErrTemplate.
+	// ErrInvalidResult, ErrInvalidInput, ErrTemplate or ErrForEachItems.
 	Err error
 }
 

@@ -33,6 +33,12 @@ const promptFilename = "<template>"
 // (anything else: a parse error, a wrong type, a non-string result).
 // References inside try() or can() that fail are not errors.
 func RenderPrompt(src string, results map[string]json.RawMessage) (string, error) {
+	return Scope{Results: results}.Prompt(src)
+}
+
+// Prompt renders a stored prompt as RenderPrompt does, with the scope's
+// loop and each variables besides the results.
+func (sc Scope) Prompt(src string) (string, error) {
 	if !mayBeTemplate(src) {
 		return src, nil
 	}
@@ -40,7 +46,7 @@ func RenderPrompt(src string, results map[string]json.RawMessage) (string, error
 	if diags.HasErrors() {
 		return "", &RenderError{Err: ErrTemplate, Detail: diagText(diags)}
 	}
-	v, rerr := evalTemplate(expr, results)
+	v, rerr := evalTemplate(expr, sc)
 	if rerr != nil {
 		return "", rerr
 	}
@@ -71,6 +77,12 @@ func ReadsResults(prompt string, input json.RawMessage) bool {
 // RenderPrompt, with Field naming the failing string's place in the input,
 // or wrapping ErrInvalidInput when input is not JSON.
 func RenderInput(input json.RawMessage, results map[string]json.RawMessage) (json.RawMessage, error) {
+	return Scope{Results: results}.Input(input)
+}
+
+// Input renders a stored node input as RenderInput does, with the scope's
+// loop and each variables besides the results.
+func (sc Scope) Input(input json.RawMessage) (json.RawMessage, error) {
 	if len(input) == 0 {
 		return input, nil
 	}
@@ -84,7 +96,7 @@ func RenderInput(input json.RawMessage, results map[string]json.RawMessage) (jso
 	if err != nil {
 		return nil, &RenderError{Err: ErrInvalidInput, Detail: err.Error()}
 	}
-	out, rerr := renderValue(v, "", results)
+	out, rerr := renderValue(v, "", sc)
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -96,7 +108,7 @@ func RenderInput(input json.RawMessage, results map[string]json.RawMessage) (jso
 }
 
 // renderValue renders every string in v; path is v's place in the input.
-func renderValue(v cty.Value, path string, results map[string]json.RawMessage) (cty.Value, *RenderError) {
+func renderValue(v cty.Value, path string, sc Scope) (cty.Value, *RenderError) {
 	if v.IsNull() || !v.IsKnown() {
 		return v, nil
 	}
@@ -111,7 +123,7 @@ func renderValue(v cty.Value, path string, results map[string]json.RawMessage) (
 		if diags.HasErrors() {
 			return cty.NilVal, &RenderError{Err: ErrTemplate, Field: fieldOrRoot(path), Detail: diagText(diags)}
 		}
-		out, rerr := evalTemplate(expr, results)
+		out, rerr := evalTemplate(expr, sc)
 		if rerr != nil {
 			rerr.Field = fieldOrRoot(path)
 			return cty.NilVal, rerr
@@ -124,7 +136,7 @@ func renderValue(v cty.Value, path string, results map[string]json.RawMessage) (
 		attrs := make(map[string]cty.Value, v.LengthInt())
 		for it := v.ElementIterator(); it.Next(); {
 			k, e := it.Element()
-			r, rerr := renderValue(e, joinField(path, k.AsString()), results)
+			r, rerr := renderValue(e, joinField(path, k.AsString()), sc)
 			if rerr != nil {
 				return cty.NilVal, rerr
 			}
@@ -137,7 +149,7 @@ func renderValue(v cty.Value, path string, results map[string]json.RawMessage) (
 		}
 		elems := make([]cty.Value, 0, v.LengthInt())
 		for i, e := range v.AsValueSlice() {
-			r, rerr := renderValue(e, path+"["+strconv.Itoa(i)+"]", results)
+			r, rerr := renderValue(e, path+"["+strconv.Itoa(i)+"]", sc)
 			if rerr != nil {
 				return cty.NilVal, rerr
 			}
@@ -166,8 +178,10 @@ func fieldOrRoot(path string) string {
 	return path
 }
 
-// evalTemplate evaluates a parsed template with the referenced results.
-func evalTemplate(expr hclsyntax.Expression, results map[string]json.RawMessage) (cty.Value, *RenderError) {
+// evalTemplate evaluates a parsed template with the referenced results and
+// the scope's loop and each variables.
+func evalTemplate(expr hclsyntax.Expression, sc Scope) (cty.Value, *RenderError) {
+	results := sc.Results
 	vars := expr.Variables()
 	names, all := referencedNodes(vars)
 	if all {
@@ -189,9 +203,13 @@ func evalTemplate(expr hclsyntax.Expression, results map[string]json.RawMessage)
 		}
 		resultVals[n] = v
 	}
-	ctx := newEvalContext(map[string]cty.Value{
+	variables := map[string]cty.Value{
 		"input": cty.ObjectVal(map[string]cty.Value{"results": cty.ObjectVal(resultVals)}),
-	})
+	}
+	if err := sc.variables(variables); err != nil {
+		return cty.NilVal, err
+	}
+	ctx := newEvalContext(variables)
 	v, diags := expr.Value(ctx)
 	if diags.HasErrors() {
 		return cty.NilVal, explainRenderFailure(diags, vars, results, ctx)

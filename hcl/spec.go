@@ -220,7 +220,8 @@ const (
 	KindFinalizer = "finalizer"
 )
 
-// Node is a `node "<id>"` block. Exactly one of Lane and Binding is set.
+// Node is a `node "<id>"` block, or a `loop "<id>"` block (Loop set). A
+// node sets exactly one of Lane and Binding; a loop neither.
 type Node struct {
 	ID      string `json:"id"`
 	Kind    string `json:"kind"` // default "required"
@@ -250,8 +251,46 @@ type Node struct {
 	Key string `json:"key,omitempty"`
 	// Approval is true when the node sets approval = true or the graph's
 	// approval list names it: the node waits for `obversa approve`.
-	Approval bool  `json:"approval,omitempty"`
-	Range    Range `json:"-"`
+	Approval bool `json:"approval,omitempty"`
+	// ForEach is set when the node has for_each: one instance per item.
+	ForEach *ForEach `json:"for_each,omitempty"`
+	// Loop is set for a loop block: its members and rules.
+	Loop  *Loop `json:"loop,omitempty"`
+	Range Range `json:"-"`
+}
+
+// ForEach is a node's for_each (docs/run-file.md, "for_each"): static
+// Items written in the run file, or a dynamic Source over an upstream
+// result, rendered when the node's dependencies have passed.
+type ForEach struct {
+	// Items are a static for_each's instances in order: a list's strings
+	// (each the key and the value) or an object's entries in key order.
+	Items []ForEachItem `json:"items,omitempty"`
+	// Source is a dynamic for_each's template source ("${input.results.…}"),
+	// "" for a static one.
+	Source string `json:"source,omitempty"`
+	// MaxItems bounds the instances; default DefaultMaxItems.
+	MaxItems int `json:"max_items"`
+}
+
+// ForEachItem is one instance of a static for_each: its key and its value
+// as JSON (each.key and each.value in templates).
+type ForEachItem struct {
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value"`
+}
+
+// Loop is a `loop "<id>"` block's body (docs/run-file.md, "Loops").
+type Loop struct {
+	// MaxRounds is 1..MaxRoundsLimit; required.
+	MaxRounds int `json:"max_rounds"`
+	// Review names the member whose verdict ends or repeats a round.
+	Review string `json:"review"`
+	// Until is the template source of the optional condition checked once
+	// every member but the review passed; "" for none.
+	Until string `json:"until,omitempty"`
+	// Members are the loop's node blocks in declaration order.
+	Members []Node `json:"members"`
 }
 
 // Range is a source position for messages after decoding: the file as

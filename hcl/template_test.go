@@ -60,7 +60,7 @@ func checkEquivalent(t *testing.T, src string) bool {
 	if pdiags.HasErrors() {
 		t.Fatalf("stored source %q of %q does not parse: %v", stored, src, pdiags)
 	}
-	got, rerr := evalTemplate(expr, equivalenceResults)
+	got, rerr := evalTemplate(expr, Scope{Results: equivalenceResults})
 	gotOK := rerr == nil
 	if wantOK != gotOK {
 		t.Fatalf("source %q stored as %q: original ok=%v, stored ok=%v (%v)", src, stored, wantOK, gotOK, rerr)

@@ -27,6 +27,8 @@ type decoder struct {
 	// confine block sets memory (else limits.plugin_memory applies).
 	memorySet []bool
 	diags     hclv2.Diagnostics
+	// scope is what the templates being decoded may refer to.
+	scope tmplScope
 }
 
 // errorAt records an error diagnostic.

@@ -54,6 +54,9 @@ type Node struct {
 	Lane, Binding string
 	// Approval marks a node that waits for `obversa approve`.
 	Approval bool
+	// ForEach describes a for_each node's instances ("for_each 3 items",
+	// "for_each dynamic, max 1000"); "" for other nodes.
+	ForEach string
 	// Status, when not "", colours the node: a graph.Status name ("idle",
 	// "dispatched", "started", "paused", "passed", "failed") or
 	// StatusBlocked. Other values are shown in the label, uncoloured.
@@ -80,21 +83,71 @@ type Group struct {
 }
 
 // New builds the diagram of a definition. statuses, when not nil, gives
-// the fold's status of nodes by id; a node without an entry is drawn
-// uncoloured.
+// the fold's status of nodes by id (a loop member's in its current round);
+// a node without an entry is drawn uncoloured.
+//
+// A loop is a group labelled with its id, max_rounds and review member,
+// holding its members and their edges; an edge into the loop goes to each
+// member that depends on no other, an edge out of it leaves from its
+// review member (which runs last in every round). A for_each node is one
+// box whose detail says how its instances are decided.
 func New(def *graph.Definition, statuses map[string]graph.Status) *Diagram {
 	d := &Diagram{Name: def.Name}
+	exit := map[string][]string{} // a vertex's boxes that its dependents follow
 	for _, n := range def.Nodes {
-		node := Node{ID: n.ID, Kind: n.Kind, Lane: n.Lane, Binding: n.Binding, Approval: n.Approval}
-		if s, ok := statuses[n.ID]; ok {
-			node.Status = s.String()
+		if n.Loop != nil {
+			exit[n.ID] = []string{n.Loop.Review}
+		} else {
+			exit[n.ID] = []string{n.ID}
 		}
-		d.Nodes = append(d.Nodes, node)
-		for _, dep := range n.DependsOn {
-			d.Edges = append(d.Edges, Edge{From: dep, To: n.ID})
+	}
+	for _, n := range def.Nodes {
+		if n.Loop == nil {
+			d.Nodes = append(d.Nodes, newNode(n, "", statuses))
+			for _, dep := range n.DependsOn {
+				for _, from := range exit[dep] {
+					d.Edges = append(d.Edges, Edge{From: from, To: n.ID})
+				}
+			}
+			continue
+		}
+		label := fmt.Sprintf("loop %s · max %d rounds · review %s", n.ID, n.Loop.MaxRounds, n.Loop.Review)
+		if n.Kind != graph.KindRequired {
+			label += " · " + n.Kind
+		}
+		d.Groups = append(d.Groups, Group{ID: n.ID, Label: label})
+		for _, m := range n.Loop.Members {
+			d.Nodes = append(d.Nodes, newNode(m, n.ID, statuses))
+			deps := m.DependsOn
+			if len(deps) == 0 {
+				// An entry member follows what the loop depends on.
+				for _, dep := range n.DependsOn {
+					for _, from := range exit[dep] {
+						d.Edges = append(d.Edges, Edge{From: from, To: m.ID})
+					}
+				}
+			}
+			for _, dep := range deps {
+				d.Edges = append(d.Edges, Edge{From: dep, To: m.ID})
+			}
 		}
 	}
 	return d
+}
+
+// newNode is the box of a node or loop member.
+func newNode(n graph.NodeDef, group string, statuses map[string]graph.Status) Node {
+	node := Node{ID: n.ID, Kind: n.Kind, Lane: n.Lane, Binding: n.Binding, Approval: n.Approval, Group: group}
+	if fe := n.ForEach; fe != nil {
+		node.ForEach = fmt.Sprintf("for_each %d items", len(fe.Items))
+		if fe.Source != "" {
+			node.ForEach = fmt.Sprintf("for_each dynamic, max %d", fe.MaxItems)
+		}
+	}
+	if s, ok := statuses[n.ID]; ok {
+		node.Status = s.String()
+	}
+	return node
 }
 
 // Write draws the diagram in format f. Errors: ErrFormat, or the
@@ -118,6 +171,9 @@ func (n Node) detail() string {
 		s += " · lane " + n.Lane
 	case n.Binding != "":
 		s += " · binding " + n.Binding
+	}
+	if n.ForEach != "" {
+		s += " · " + n.ForEach
 	}
 	if n.Approval {
 		s += " · approval"

@@ -125,3 +125,35 @@ func TestFormat(t *testing.T) {
 		t.Errorf("Write(png) error %v, want ErrFormat", err)
 	}
 }
+
+// TestLoopAndForEach draws a review loop between two nodes and a for_each
+// node: the loop is a group holding its members, the edge into it goes to
+// its entry member, the edge out of it leaves from its review member.
+func TestLoopAndForEach(t *testing.T) {
+	t.Parallel()
+	def := &graph.Definition{Name: "dag", GlobalConcurrency: 2, Nodes: []graph.NodeDef{
+		{ID: "plan", Kind: graph.KindRequired, Lane: "writer", DependsOn: []string{}},
+		{ID: "config", Kind: graph.KindRequired, DependsOn: []string{"plan"}, Loop: &graph.LoopDef{MaxRounds: 4, Review: "check", Members: []graph.NodeDef{
+			{ID: "author", Kind: graph.KindRequired, Lane: "writer", DependsOn: []string{}},
+			{ID: "check", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{"author"}},
+		}}},
+		{ID: "ship", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{"config"}},
+		{ID: "lint", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{"plan"}, ForEach: &graph.ForEachDef{MaxItems: 500, Source: "${input.results.plan}"}},
+	}}
+	d := New(def, map[string]graph.Status{"author": graph.StatusPassed, "check": graph.StatusStarted})
+	want := []Edge{{From: "plan", To: "author"}, {From: "author", To: "check"}, {From: "check", To: "ship"}, {From: "plan", To: "lint"}}
+	if diff := cmp.Diff(want, d.Edges); diff != "" {
+		t.Fatalf("edges (-want +got):\n%s", diff)
+	}
+	for _, f := range []Format{FormatMermaid, FormatDOT} {
+		var out bytes.Buffer
+		if err := d.Write(&out, f); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("testdata", "loop."+string(f))
+		compareGolden(t, path, out.Bytes())
+		if f == FormatDOT {
+			checkDOT(t, path)
+		}
+	}
+}

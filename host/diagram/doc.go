@@ -15,8 +15,9 @@
 //   - one edge per depends_on entry, from the dependency to the dependent;
 //   - groups: a node may belong to a group, and a group to a parent
 //     group; each is drawn as a labelled frame (a Mermaid subgraph, a DOT
-//     cluster). The DAG form has no groups; loops and for_each instances
-//     are drawn as groups.
+//     cluster). A loop is drawn as a group holding its members; a for_each
+//     node as one box whose detail says how many instances it has (or that
+//     they are decided at run time).
 //
 // Output is deterministic: nodes in declaration order, edges in the order
 // of the nodes and their depends_on lists, so a drawing can be kept in

@@ -70,8 +70,14 @@ func (x *Executor) failed(s start, code, kind, msg string) []event {
 
 // completed builds a node-completed settle, moving a result too large for
 // an event into an artifact; one too large for an artifact fails the node
-// RESULT_TOO_LARGE.
+// RESULT_TOO_LARGE. A review member's result that is not a verdict fails
+// it VERDICT_INVALID (docs/run-file.md, "Loops").
 func (x *Executor) completed(ctx context.Context, s start, result json.RawMessage) []event {
+	if s.review {
+		if _, err := parseVerdict(s.node, result); err != nil {
+			return x.failed(s, graph.CodeVerdictInvalid, "", err.Error())
+		}
+	}
 	data := graph.CompletedData{Node: s.node.ID, Position: s.position, Result: result}
 	if !x.fitsEvent(len(result)) {
 		ref, err := x.o.Run.PutArtifact(ctx, result, "application/json", "node-result")

@@ -76,6 +76,10 @@ func (x *Executor) engine(ctx context.Context, s start) []event {
 	if len(targets) == 0 {
 		return x.failed(s, CodeEngineUnavailable, "", fmt.Sprintf("every target of lane %q is retired", lane.Name))
 	}
+	var schema json.RawMessage
+	if s.review {
+		schema = graph.VerdictSchema // a reviewer answers with a verdict
+	}
 	seq := s.seq
 	for _, t := range targets {
 		if t.Provider == "" {
@@ -92,7 +96,7 @@ func (x *Executor) engine(ctx context.Context, s start) []event {
 		streamed := x.o.Stream.Call(s.node.ID, s.position, seq)
 		res, err := eng.Run(ctx, plugin.RunRequest{
 			Purpose: plugin.PurposeOrdinary, RunID: x.plan.RunID, NodeID: s.node.ID, Position: s.position,
-			AttemptID: s.attempt, Target: t, Prompt: prompt, Tools: t.Tools,
+			AttemptID: s.attempt, Target: t, Prompt: prompt, Tools: t.Tools, OutputSchema: schema,
 			WorkspaceDir: x.plan.Workspace.Root, Timeout: remaining(ctx),
 		}, streamed.Emit)
 		streamed.End()

@@ -77,6 +77,9 @@ type Executor struct {
 	// questions are the policy questions askAll answered for the
 	// positions of the decision being recorded, by position.
 	questions map[string]*question
+	// items caches each dynamic for_each's rendered items (each.value)
+	// by node and key, for the worker's life.
+	items map[string]map[string]json.RawMessage
 
 	ctx     context.Context // the run's context while Execute runs
 	msgs    chan message
@@ -114,7 +117,7 @@ func New(o Options) (*Executor, error) {
 	rs := o.State
 	x := &Executor{
 		o: o, rs: rs, def: rs.Start().Definition, plan: rs.Plan(), rev: rs.Rev(),
-		log:  o.Logger,
+		log: o.Logger, items: map[string]map[string]json.RawMessage{},
 		msgs: make(chan message), loopEnd: make(chan struct{}), fatal: make(chan error, 1),
 	}
 	if x.log == nil {
@@ -206,8 +209,25 @@ func (x *Executor) commit(ctx context.Context, b batch) error {
 	x.rev = rev
 	if failpoint.Enabled {
 		failpoint.Hit(ctx, failpoint.AfterAppend, b[0].Type)
+		loopPoints(ctx, b)
 	}
 	return nil
+}
+
+// loopPoints hits the failpoints of the loop steps a durable batch holds.
+func loopPoints(ctx context.Context, b batch) {
+	for _, e := range b {
+		point := map[string]string{graph.EventLoopReviewed: failpoint.AfterReview, graph.EventRoundStarted: failpoint.AfterRound}[e.Type]
+		if point == "" {
+			continue
+		}
+		var d struct {
+			Loop string `json:"loop"`
+		}
+		if raw, ok := e.Data.(json.RawMessage); ok && json.Unmarshal(raw, &d) == nil {
+			failpoint.Hit(ctx, point, d.Loop)
+		}
+	}
 }
 
 // crashPoint makes what b holds durable and hits a failpoint (only in a

@@ -19,11 +19,13 @@ type start struct {
 	position string
 	attempt  string
 	seq      int
-	// results and artifacts hold the recorded results the node's templates
-	// may read: its transitive dependencies (every other node for a
-	// finalizer).
-	results   map[string]json.RawMessage
-	artifacts map[string]graph.ArtifactRef
+	// scope holds what the node's templates may read (scopeOf); err is
+	// why it could not be gathered (the attempt fails INPUT_RENDER).
+	scope scope
+	err   error
+	// review is set for a loop's review member: its result must be a
+	// verdict.
+	review bool
 	// rendered is set once prompt (engine nodes) or input (binding nodes)
 	// hold the node's templates rendered and checked (render.go).
 	rendered bool
@@ -256,67 +258,53 @@ func (x *Executor) gate(b *batch, n *graph.NodeState) ([]start, error) {
 	return []start{*st}, nil
 }
 
-// newStart returns the attempt at n's position with the recorded results
-// its templates may read; it is rendered later (render.go). A node whose
-// prompt and input hold no template gets no copy of them (a chain's node
-// would otherwise copy every result before it).
+// newStart returns the attempt at n's position with what its templates
+// may read; it is rendered later (render.go). A unit whose prompt and
+// input hold no template gets no scope: neither results nor loop or each
+// variables are gathered (a chain's node would otherwise copy every
+// result before it).
 func (x *Executor) newStart(n *graph.NodeState) start {
 	st := start{node: n.Def, position: n.Position, attempt: x.attemptID(n), seq: x.rs.Sequence(n.Position)}
-	if !hcl.ReadsResults(n.Def.Prompt, n.Def.Input) {
-		return st
+	if hcl.ReadsResults(n.Def.Prompt, n.Def.Input) {
+		st.scope, st.err = x.scopeOf(n)
 	}
-	st.results, st.artifacts = map[string]json.RawMessage{}, map[string]graph.ArtifactRef{}
-	for _, dep := range x.visible(n.Def) {
-		d := x.rs.Graph().Node(dep)
-		switch {
-		case d.Status != graph.StatusPassed:
-		case d.ResultArtifact != nil:
-			st.artifacts[dep] = *d.ResultArtifact
-		default:
-			st.results[dep] = d.Result
-		}
+	if n.Loop != "" {
+		st.review = n.Def.ID == x.rs.Graph().Vertex(n.Loop).Def.Loop.Review
 	}
 	return st
 }
 
-// visible returns the nodes whose results a node's templates may read: its
-// transitive dependencies, or every non-finalizer for a finalizer.
-func (x *Executor) visible(n *graph.NodeDef) []string {
-	var out []string
-	if n.Kind == graph.KindFinalizer {
-		for _, o := range x.def.Nodes {
-			if o.Kind != graph.KindFinalizer {
-				out = append(out, o.ID)
-			}
-		}
-		return out
-	}
-	seen := map[string]bool{}
-	var walk func(ids []string)
-	walk = func(ids []string) {
-		for _, id := range ids {
-			if !seen[id] {
-				seen[id] = true
-				out = append(out, id)
-				walk(x.rs.Graph().Node(id).Def.DependsOn)
-			}
-		}
-	}
-	walk(n.DependsOn)
-	return out
-}
-
-// decide asks the graph for its next decision and records it, with each
-// dispatched position's gate (its policy decision, attempt-started, or
-// pause or denial), into b. Nothing is dispatched once a budget stopped
-// the run (budget.go).
+// decide asks the graph for its next decision and records it into b:
+// the loop and for_each steps the graph takes by itself, the answers to
+// what it asks (a dynamic for_each's keys, a condition, a verdict), then
+// the dispatch decision with each dispatched position's gate (its policy
+// decision, attempt-started, or pause or denial) — asking again after
+// each, until nothing is left to record. Nothing is dispatched once a
+// budget stopped the run (budget.go).
 func (x *Executor) decide(b *batch) ([]start, error) {
 	var starts []start
-	// A decision whose positions all settle at their gate (denied, or
-	// paused) may make others ready — a retry, the finalizers — so the
-	// graph is asked again until it has nothing more to dispatch.
 	for {
-		ds, _ := x.rs.Graph().Next()
+		d := x.rs.Graph().Decide()
+		switch {
+		case len(d.Transitions) > 0:
+			for _, t := range d.Transitions {
+				if err := x.add(b, t.Type, t.Data); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		case len(d.Asks) > 0:
+			for _, a := range d.Asks {
+				if err := x.answer(b, a); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		// A decision whose positions all settle at their gate (denied, or
+		// paused) may make others ready — a retry, the finalizers — so the
+		// graph is asked again until it has nothing more to dispatch.
+		ds := d.Dispatches
 		if len(ds) == 0 {
 			return starts, nil
 		}
@@ -331,7 +319,7 @@ func (x *Executor) decide(b *batch) ([]start, error) {
 		}
 		nodes := make([]*graph.NodeState, len(ds))
 		for i, d := range ds {
-			nodes[i] = x.rs.Graph().Node(d.Node)
+			nodes[i] = x.rs.Graph().AtPosition(d.Position)
 		}
 		// The positions' policy questions are asked together, before
 		// their gates record the answers in decision order.
@@ -364,7 +352,7 @@ func (x *Executor) launch(ctx context.Context, starts []start) {
 // finish records the graph's outcome.
 func (x *Executor) finish(ctx context.Context) (*runstate.Result, error) {
 	g := x.rs.Graph()
-	_, out := g.Next()
+	out := g.Decide().Outcome
 	if out == nil {
 		// Nothing in flight and nothing dispatchable only happens under a
 		// budget.

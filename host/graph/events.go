@@ -19,6 +19,15 @@ const (
 	EventRunFinished      = "graph:run-finished"
 	EventRunWaiting       = "graph:run-waiting" // the run is paused: see docs/decisions.md, "Vocabulary"
 	EventRunResumed       = "graph:run-resumed"
+
+	// Loops and for_each (docs/decisions.md, "Loops and for_each in the
+	// record", maps each to the record kind it stands for).
+	EventNodeExpanded  = "graph:node-expanded"
+	EventLoopStarted   = "graph:loop-started"
+	EventRoundStarted  = "graph:loop-round-started"
+	EventLoopCondition = "graph:loop-condition"
+	EventLoopReviewed  = "graph:loop-reviewed"
+	EventLoopFinished  = "graph:loop-finished"
 )
 
 // EngineAttemptData is the data of graph:engine-attempt-recorded: one engine
@@ -63,7 +72,9 @@ type ModelUnavailableData struct {
 	Retired     []RetiredTarget `json:"retired"`
 }
 
-// Dispatch is one node occurrence the graph decided to start.
+// Dispatch is one node occurrence the graph decided to start. Node is
+// the node's id: a for_each instance carries its node's, a loop member
+// its own (the loop and round are in the position).
 type Dispatch struct {
 	Node     string `json:"node"`
 	Position string `json:"position"`
@@ -243,3 +254,129 @@ type Outcome struct {
 	// Paused lists the paused positions and their requests.
 	Paused []PauseRequest `json:"paused,omitempty"`
 }
+
+// ExpandedData is the data of graph:node-expanded: the instances of a
+// for_each node, decided once its dependencies have passed — in the same
+// append as the result that freed it, before any instance is dispatched.
+// Keys are the instances' keys in order (a list's order, a map's key
+// order); each instance runs at InstancePosition(Node, key, n). When the
+// items could not be decided (the source did not render, is not a list of
+// strings or an object, repeats a key, or has more than max_items), Keys
+// is empty and Code and Message say why: the node fails with that code.
+type ExpandedData struct {
+	Node    string   `json:"node"`
+	Keys    []string `json:"keys"`
+	Code    string   `json:"code,omitempty"`
+	Message string   `json:"message,omitempty"`
+}
+
+// LoopStartedData is the data of graph:loop-started (the record kind
+// loop:start): the loop's dependencies have passed and its first round
+// follows.
+type LoopStartedData struct {
+	Loop      string `json:"loop"`
+	MaxRounds int    `json:"max_rounds"`
+}
+
+// RoundStartedData is the data of graph:loop-round-started (loop:iteration):
+// round Round (1-based) of the loop begins; its members run at
+// MemberPosition(Loop, Round, member, n).
+type RoundStartedData struct {
+	Loop  string `json:"loop"`
+	Round int    `json:"round"`
+}
+
+// ConditionUntil is the only condition a loop checks (ConditionData.Which).
+const ConditionUntil = "until"
+
+// ConditionData is the data of graph:loop-condition (loop:condition): the
+// loop's until condition, evaluated once the round's members other than
+// the review have passed. Met false skips the review and ends the round;
+// Error set (the condition did not render to a bool) fails the loop with
+// INPUT_RENDER. Reason explains the value for people.
+type ConditionData struct {
+	Loop   string `json:"loop"`
+	Round  int    `json:"round"`
+	Which  string `json:"which"`
+	Met    bool   `json:"met"`
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Verdict statuses.
+const (
+	VerdictPass = "pass"
+	VerdictFail = "fail"
+)
+
+// Finding is one fault a review found: who found it and the evidence.
+type Finding struct {
+	Reviewer string `json:"reviewer"`
+	Evidence string `json:"evidence"`
+}
+
+// Revision is what a failed review asks of the next round: why, and the
+// findings to fix.
+type Revision struct {
+	Reason   string    `json:"reason"`
+	Findings []Finding `json:"findings"`
+}
+
+// ReviewOutcome is a review's judgement: Status VerdictPass or
+// VerdictFail, a summary, and for a failure the revision it asks for.
+type ReviewOutcome struct {
+	Status   string    `json:"status"`
+	Summary  string    `json:"summary,omitempty"`
+	Revision *Revision `json:"revision,omitempty"`
+}
+
+// ReviewedData is the data of graph:loop-reviewed (loop:review): the
+// verdict of a round's review member, read from its result (Verdict).
+// Accepted reports whether the verdict ends the loop as passed; it is true
+// exactly when Outcome.Status is VerdictPass.
+type ReviewedData struct {
+	Loop     string        `json:"loop"`
+	Round    int           `json:"round"`
+	Member   string        `json:"member"`
+	Position string        `json:"position"`
+	Outcome  ReviewOutcome `json:"outcome"`
+	Accepted bool          `json:"accepted"`
+}
+
+// Loop outcomes (LoopFinishedData.Outcome).
+const (
+	LoopPassed = "pass"
+	LoopFailed = "fail"
+)
+
+// LoopFinishedData is the data of graph:loop-finished (loop:end): the
+// loop's outcome after Rounds rounds. A failed loop carries the code
+// (CodeLoopExhausted, a member's failure code, or INPUT_RENDER for a
+// condition that did not render), a message, and the position of the
+// member that failed, if one did.
+type LoopFinishedData struct {
+	Loop     string `json:"loop"`
+	Outcome  string `json:"outcome"`
+	Rounds   int    `json:"rounds"`
+	Code     string `json:"code,omitempty"`
+	Message  string `json:"message,omitempty"`
+	Position string `json:"position,omitempty"`
+}
+
+// Failure codes the graph decides for loops and for_each nodes.
+const (
+	// CodeLoopExhausted: the loop's last round ended without a passing
+	// review.
+	CodeLoopExhausted = "LOOP_EXHAUSTED"
+	// CodeForEachLimit: a for_each source has more items than max_items.
+	CodeForEachLimit = "FOR_EACH_LIMIT"
+	// CodeForEachInvalid: a for_each source is not a list of strings or an
+	// object, or repeats a key.
+	CodeForEachInvalid = "FOR_EACH_INVALID"
+	// CodeVerdictInvalid: an engine reviewer's result is not a verdict
+	// (Verdict), or a binding reviewer's result has no exit_code.
+	CodeVerdictInvalid = "VERDICT_INVALID"
+	// CodeInputRender: a template (a prompt, an input, a for_each source,
+	// an until condition) did not render.
+	CodeInputRender = "INPUT_RENDER"
+)

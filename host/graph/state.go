@@ -3,7 +3,6 @@ package graph
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 )
 
 // Status is a node's state in the fold.
@@ -25,12 +24,26 @@ var statusNames = [...]string{"idle", "dispatched", "started", "paused", "passed
 // String returns the lower-case status name.
 func (s Status) String() string { return statusNames[s] }
 
-// NodeState is the folded state of one node.
+// NodeState is the folded state of one unit of work: a node, one instance
+// of a for_each node, or one loop member in one round. Each takes
+// positions (attempts) of its own.
 type NodeState struct {
+	// Def is the definition the unit runs: the node's (an instance's is
+	// its for_each node's), or the loop member's.
 	Def *NodeDef
+	// Vertex is the id of the graph vertex the unit belongs to: the node,
+	// the for_each node or the loop.
+	Vertex string
+	// Instance is set for a for_each instance; Key is its key.
+	Instance bool
+	Key      string
+	// Loop and Round name a loop member's loop and round; "" and 0
+	// otherwise.
+	Loop  string
+	Round int
 	// Status is the current status.
 	Status Status
-	// Attempts is how many positions the node has used.
+	// Attempts is how many positions the unit has used.
 	Attempts int
 	// Position is the current (or last) position.
 	Position string
@@ -39,13 +52,13 @@ type NodeState struct {
 	// AttemptStarted reports whether the current position has a recorded
 	// attempt-started.
 	AttemptStarted bool
-	// Result is the recorded result of a passed node.
+	// Result is the recorded result of a passed unit.
 	Result json.RawMessage
 	// ResultArtifact references a result stored as an artifact.
 	ResultArtifact *ArtifactRef
 	// Failure is the last recorded failure.
 	Failure *FailedData
-	// Pause is the request of a paused node.
+	// Pause is the request of a paused unit.
 	Pause *PauseRequest
 	// Approved is the recorded approval decision for the current position:
 	// "", DecisionAllow or DecisionDeny.
@@ -54,25 +67,217 @@ type NodeState struct {
 	// offer of the position; nil when it has not been asked (or is to be
 	// asked again: a resume answered its wait).
 	Decision *ActionDecidedData
+	// VerdictFailure is set on a binding review member whose failure is
+	// its review's verdict (kind unknown: a non-zero exit), not a failure
+	// of the member.
+	VerdictFailure bool
+
+	v *VertexState
+}
+
+// Name returns how people call the unit: "<node>", "<node>[<key>]" or
+// "<loop>/<round>/<member>".
+func (n *NodeState) Name() string {
+	switch {
+	case n.Loop != "":
+		return fmt.Sprintf("%s/%d/%s", n.Loop, n.Round, n.Def.ID)
+	case n.Instance:
+		return n.Def.ID + "[" + n.Key + "]"
+	}
+	return n.Def.ID
+}
+
+// position returns the unit's k-th position.
+func (n *NodeState) position(k int) string {
+	switch {
+	case n.Loop != "":
+		return MemberPosition(n.Loop, n.Round, n.Def.ID, k)
+	case n.Instance:
+		return InstancePosition(n.Def.ID, n.Key, k)
+	}
+	return Position(n.Def.ID, k)
+}
+
+// active reports whether the unit holds a position open: dispatched,
+// started or paused.
+func (n *NodeState) active() bool {
+	return n.Status == StatusDispatched || n.Status == StatusStarted || n.Status == StatusPaused
+}
+
+// VertexState is the folded state of one vertex of the graph: a node (one
+// unit), a for_each node (a unit per instance, once expanded) or a loop
+// (a unit per member and round).
+type VertexState struct {
+	Def *NodeDef
+	// Unit is a plain node's unit; nil for a for_each node or a loop.
+	Unit *NodeState
+	// Expansion is a for_each node's recorded graph:node-expanded; nil
+	// before.
+	Expansion *ExpandedData
+	// Instances are a for_each node's units, in key order.
+	Instances []*NodeState
+	// Loop is a loop's state; nil for nodes.
+	Loop *LoopState
+	// failure is why a for_each node's expansion or a loop failed.
+	failure *FailedData
+
+	passed, failed int // instances passed, failed for good
+}
+
+// LoopState is a started loop's rounds and end.
+type LoopState struct {
+	// Started is set by graph:loop-started.
+	Started bool
+	// Rounds are the rounds begun, the current one last.
+	Rounds []*RoundState
+	// Finished is the recorded graph:loop-finished; nil while the loop
+	// runs.
+	Finished *LoopFinishedData
+}
+
+// RoundState is one round of a loop.
+type RoundState struct {
+	Round int
+	// Members are the round's units in declaration order.
+	Members []*NodeState
+	// Condition and Review are the round's recorded checks; nil until
+	// recorded.
+	Condition *ConditionData
+	Review    *ReviewedData
+}
+
+// Current returns the round in progress (or the last), nil before the
+// first.
+func (l *LoopState) Current() *RoundState {
+	if len(l.Rounds) == 0 {
+		return nil
+	}
+	return l.Rounds[len(l.Rounds)-1]
+}
+
+// Findings returns loop.findings for round: the findings of the last
+// failed review before it, as text (ReviewOutcome.FindingsText); "" when
+// none failed.
+func (l *LoopState) Findings(round int) string {
+	for r := min(round-1, len(l.Rounds)); r >= 1; r-- {
+		if rv := l.Rounds[r-1].Review; rv != nil && !rv.Accepted {
+			return rv.Outcome.FindingsText()
+		}
+	}
+	return ""
+}
+
+// Member returns the unit of member id in round r, or nil.
+func (l *LoopState) Member(r int, id string) *NodeState {
+	if r < 1 || r > len(l.Rounds) {
+		return nil
+	}
+	for _, m := range l.Rounds[r-1].Members {
+		if m.Def.ID == id {
+			return m
+		}
+	}
+	return nil
+}
+
+// Status returns the vertex's status: a node's unit's; for a for_each
+// node idle until expanded, then passed once every instance passed,
+// failed once every instance settled and one failed (or the expansion
+// failed), else started (paused when a paused instance is all that
+// holds it); for a loop idle until started, passed or failed once
+// finished, else started (or paused).
+func (v *VertexState) Status() Status {
+	switch {
+	case v.Unit != nil:
+		return v.Unit.Status
+	case v.failure != nil:
+		return StatusFailed
+	case v.Loop != nil && v.Loop.Finished != nil:
+		return StatusPassed
+	case v.Loop != nil && !v.Loop.Started, v.Def.ForEach != nil && v.Expansion == nil:
+		return StatusIdle
+	case v.Loop == nil && v.passed == len(v.Instances):
+		return StatusPassed
+	case v.Loop == nil && v.passed+v.failed == len(v.Instances):
+		return StatusFailed
+	}
+	paused := false
+	for _, u := range v.units() {
+		switch u.Status {
+		case StatusDispatched, StatusStarted:
+			return StatusStarted
+		case StatusPaused:
+			paused = true
+		}
+	}
+	if paused {
+		return StatusPaused
+	}
+	return StatusStarted
+}
+
+// Failure returns why the vertex failed: a node's last failure, a for_each
+// node's failed expansion or its first instance that failed for good, a
+// loop's end; nil when none is recorded.
+func (v *VertexState) Failure() *FailedData {
+	switch {
+	case v.Unit != nil:
+		return v.Unit.Failure
+	case v.failure != nil:
+		return v.failure
+	}
+	for _, u := range v.Instances {
+		if u.Status == StatusFailed {
+			return u.Failure
+		}
+	}
+	return nil
+}
+
+// units returns the vertex's units that may still move: a node's unit, a
+// for_each node's instances, a loop's current round's members.
+func (v *VertexState) units() []*NodeState {
+	switch {
+	case v.Unit != nil:
+		return []*NodeState{v.Unit}
+	case v.Loop != nil:
+		if r := v.Loop.Current(); r != nil {
+			return r.Members
+		}
+		return nil
+	}
+	return v.Instances
+}
+
+// started reports whether the vertex has begun: a node with a position, an
+// expanded for_each node, a started loop.
+func (v *VertexState) started() bool {
+	switch {
+	case v.Unit != nil:
+		return v.Unit.Status != StatusIdle || v.Unit.Attempts > 0
+	case v.Loop != nil:
+		return v.Loop.Started
+	}
+	return v.Expansion != nil
 }
 
 // State is the graph state folded from the record. It is incremental: the
 // executor keeps one State and applies each new event once.
 type State struct {
 	def      *Definition
-	nodes    []*NodeState
-	index    map[string]int
+	vertices []*VertexState
+	vindex   map[string]int
+	// units are every unit in the order they came to be.
+	units    []*NodeState
+	byPos    map[string]*NodeState
 	inflight int
 	// dispatched counts every recorded dispatch (positions used).
 	dispatched int
 	keyed      map[string]int
 	keyLimit   map[string]int
-	// stopped is set once a required node failed for good under
+	// stopped is set once a required vertex failed for good under
 	// stop_on_error.
 	stopped bool
-	// The dispatch index (next.go): dependency and dependent indexes,
-	// and what keeps Next from scanning every node at every decision.
-	ready readyIndex
 }
 
 // New returns the initial state of a validated definition.
@@ -80,42 +285,70 @@ func New(def *Definition) (*State, error) {
 	if err := def.Validate(); err != nil {
 		return nil, err
 	}
-	s := &State{def: def, index: map[string]int{}, keyed: map[string]int{}, keyLimit: map[string]int{}}
+	s := &State{def: def, vindex: map[string]int{}, byPos: map[string]*NodeState{},
+		keyed: map[string]int{}, keyLimit: map[string]int{}}
 	for i := range def.Nodes {
-		s.nodes = append(s.nodes, &NodeState{Def: &def.Nodes[i]})
-		s.index[def.Nodes[i].ID] = i
+		d := &def.Nodes[i]
+		v := &VertexState{Def: d}
+		switch {
+		case d.Loop != nil:
+			v.Loop = &LoopState{}
+		case d.ForEach == nil:
+			v.Unit = s.newUnit(&NodeState{Def: d, Vertex: d.ID, v: v})
+		}
+		s.vertices = append(s.vertices, v)
+		s.vindex[d.ID] = i
 	}
 	for _, k := range def.KeyedConcurrency {
 		s.keyLimit[k.Key] = k.Limit
 	}
-	s.ready.build(s)
 	return s, nil
+}
+
+func (s *State) newUnit(u *NodeState) *NodeState {
+	s.units = append(s.units, u)
+	return u
 }
 
 // Definition returns the definition the state folds.
 func (s *State) Definition() *Definition { return s.def }
 
-// Node returns the state of a node, or nil for an unknown id.
+// Node returns the unit of a plain node (not a for_each node or a loop),
+// or nil.
 func (s *State) Node(id string) *NodeState {
-	i, ok := s.index[id]
+	if v := s.Vertex(id); v != nil {
+		return v.Unit
+	}
+	return nil
+}
+
+// Vertex returns the state of a vertex (node, for_each node or loop) by
+// id, or nil.
+func (s *State) Vertex(id string) *VertexState {
+	i, ok := s.vindex[id]
 	if !ok {
 		return nil
 	}
-	return s.nodes[i]
+	return s.vertices[i]
 }
 
-// Nodes returns every node state in declaration order.
-func (s *State) Nodes() []*NodeState { return s.nodes }
+// Vertices returns every vertex in declaration order.
+func (s *State) Vertices() []*VertexState { return s.vertices }
+
+// Nodes returns every unit — nodes, for_each instances, loop members of
+// each round begun — in the order they came to be: declared nodes first,
+// then instances and members as expansions and rounds were recorded.
+func (s *State) Nodes() []*NodeState { return s.units }
 
 // Dispatched returns how many positions the record has dispatched, across
 // every worker (what limits.max_dispatches counts).
 func (s *State) Dispatched() int { return s.dispatched }
 
-// InFlight returns the nodes with a recorded position and no result:
+// InFlight returns the units with a recorded position and no result:
 // dispatched or started.
 func (s *State) InFlight() []*NodeState {
 	var out []*NodeState
-	for _, n := range s.nodes {
+	for _, n := range s.units {
 		if n.Status == StatusDispatched || n.Status == StatusStarted {
 			out = append(out, n)
 		}
@@ -123,172 +356,18 @@ func (s *State) InFlight() []*NodeState {
 	return out
 }
 
-// Results returns the recorded results of every passed node, by id. Nodes
-// whose result is an artifact are left out; the executor loads those.
-func (s *State) Results() map[string]json.RawMessage {
-	out := map[string]json.RawMessage{}
-	for _, n := range s.nodes {
-		if n.Status == StatusPassed && n.Result != nil {
-			out[n.Def.ID] = n.Result
-		}
-	}
-	return out
-}
-
-// Apply folds one recorded event: Decode, then ApplyData. Events the graph
-// does not own are ignored. A dispatch that differs from what Next decides
-// at this prefix, or an event about a position that is not in the expected
-// state, returns an error wrapping ErrInvalidEvent.
-func (s *State) Apply(typ string, data json.RawMessage) error {
-	v, ok, err := Decode(typ, data)
-	if err != nil || !ok {
-		return err
-	}
-	return s.ApplyData(v)
-}
-
-// Decode returns the typed data of a graph event (a DispatchedData,
-// AttemptStartedData, CompletedData, FailedData, PausedData, ResumedData,
-// ApprovalData or ActionDecidedData value) and true; false for an event the graph does not
-// fold. Data that does not decode is an error wrapping ErrInvalidEvent.
-func Decode(typ string, data json.RawMessage) (any, bool, error) {
-	var v any
-	var err error
-	switch typ {
-	case EventNodeDispatched:
-		v, err = decodeAs[DispatchedData](data)
-	case EventAttemptStarted:
-		v, err = decodeAs[AttemptStartedData](data)
-	case EventNodeCompleted:
-		v, err = decodeAs[CompletedData](data)
-	case EventNodeFailed:
-		v, err = decodeAs[FailedData](data)
-	case EventNodePaused:
-		v, err = decodeAs[PausedData](data)
-	case EventNodeResumed:
-		v, err = decodeAs[ResumedData](data)
-	case EventApproval:
-		v, err = decodeAs[ApprovalData](data)
-	case EventActionDecided:
-		v, err = decodeAs[ActionDecidedData](data)
-	default:
-		return nil, false, nil
-	}
-	return v, err == nil, err
-}
-
-func decodeAs[T any](data json.RawMessage) (T, error) {
-	var v T
-	err := strictUnmarshal(data, &v)
-	return v, err
-}
-
-// ApplyData folds the typed data of one graph event (as Decode returns
-// it, or as the executor built it before recording it); a value of any
-// other type is ignored. Errors as Apply.
-func (s *State) ApplyData(v any) error {
-	switch d := v.(type) {
-	case DispatchedData:
-		return s.applyDispatch(d.Dispatches)
-	case AttemptStartedData:
-		n, err := s.at(d.Node, d.Position, StatusDispatched)
-		if err != nil {
-			return err
-		}
-		n.Status, n.RetrySafe, n.AttemptStarted = StatusStarted, d.RetrySafe, true
-	case CompletedData:
-		n, err := s.at(d.Node, d.Position, StatusStarted, StatusPaused)
-		if err != nil {
-			return err
-		}
-		s.leave(n)
-		n.Status, n.Result, n.ResultArtifact, n.Pause = StatusPassed, d.Result, d.ResultArtifact, nil
-		s.ready.settled(s, n)
-	case FailedData:
-		n, err := s.at(d.Node, d.Position, StatusDispatched, StatusStarted, StatusPaused)
-		if err != nil {
-			return err
-		}
-		s.leave(n)
-		n.Failure, n.Pause = &d, nil
-		s.settleFailure(n)
-	case PausedData:
-		n, err := s.at(d.Node, d.Position, StatusDispatched, StatusStarted)
-		if err != nil {
-			return err
-		}
-		s.leave(n)
-		req := d.Request
-		n.Status, n.Pause = StatusPaused, &req
-	case ResumedData:
-		n, err := s.at(d.Node, d.Position, StatusPaused, StatusStarted)
-		if err != nil {
-			return err
-		}
-		if n.Status == StatusPaused {
-			s.enter(n)
-			if n.Pause != nil && n.Pause.Kind == PauseApproval {
-				// The wait is answered: the policies are asked again
-				// (unless a person decided, which Approved keeps).
-				n.Decision = nil
-			}
-		}
-		n.Status, n.Pause, n.AttemptStarted = StatusDispatched, nil, false
-	case ApprovalData:
-		n := s.AtPosition(d.Position)
-		if n == nil || n.Status != StatusPaused || n.Pause == nil || n.Pause.Kind != PauseApproval {
-			return fmt.Errorf("%w: approval for %q, which does not wait for approval", ErrInvalidEvent, d.Position)
-		}
-		if d.Decision != DecisionAllow && d.Decision != DecisionDeny {
-			return fmt.Errorf("%w: approval decision %q for %q is neither %q nor %q", ErrInvalidEvent, d.Decision, d.Position, DecisionAllow, DecisionDeny)
-		}
-		if n.Approved != "" {
-			return fmt.Errorf("%w: position %q already has a decision (%s)", ErrInvalidEvent, d.Position, n.Approved)
-		}
-		n.Approved = d.Decision
-	case ActionDecidedData:
-		n, err := s.at(d.Node, d.Position, StatusDispatched)
-		if err != nil {
-			return err
-		}
-		if d.Verdict != VerdictAllow && d.Verdict != VerdictWait && d.Verdict != VerdictDeny {
-			return fmt.Errorf("%w: verdict %q for %q is not allow, wait or deny", ErrInvalidEvent, d.Verdict, d.Position)
-		}
-		n.Decision = &d
-	}
-	return nil
-}
-
-// AtPosition returns the node whose current position is position, or nil.
+// AtPosition returns the unit whose current position is position, or nil.
 func (s *State) AtPosition(position string) *NodeState {
-	for _, n := range s.nodes {
-		if n.Position == position {
-			return n
-		}
+	if n := s.byPos[position]; n != nil && n.Position == position {
+		return n
 	}
 	return nil
 }
 
-func strictUnmarshal(data json.RawMessage, v any) error {
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidEvent, err)
-	}
-	return nil
-}
-
-// at finds the node named by an event and checks its position and status.
-func (s *State) at(id, position string, want ...Status) (*NodeState, error) {
-	n := s.Node(id)
-	if n == nil {
-		return nil, fmt.Errorf("%w: unknown node %q", ErrInvalidEvent, id)
-	}
-	if n.Position != position {
-		return nil, fmt.Errorf("%w: node %q is at position %q, event names %q", ErrInvalidEvent, id, n.Position, position)
-	}
-	if !slices.Contains(want, n.Status) {
-		return nil, fmt.Errorf("%w: position %q is %s", ErrInvalidEvent, position, n.Status)
-	}
-	return n, nil
+// Blocked reports whether a vertex can never run (see Decide).
+func (s *State) Blocked(id string) bool {
+	i, ok := s.vindex[id]
+	return ok && s.blockedSet()[i]
 }
 
 func (s *State) enter(n *NodeState) {
@@ -308,58 +387,18 @@ func (s *State) leave(n *NodeState) {
 	}
 }
 
-// final are failure codes no retry can change: the same input, plan or
-// policy would fail the same way.
-var final = map[string]bool{
-	"DENIED": true, "INPUT_RENDER": true, "ENGINE_IDENTITY_UNRESOLVED": true,
-	"ENGINE_UNAVAILABLE": true, "RESULT_TOO_LARGE": true, "KNOWN_SECRET": true,
+// green reports whether a vertex no longer holds its dependents back:
+// passed, or failed for good while optional.
+func green(v *VertexState) bool {
+	st := v.Status()
+	return st == StatusPassed || (st == StatusFailed && v.Def.Kind == KindOptional)
 }
 
-// finalKinds are engine failure kinds no retry can change.
-var finalKinds = map[string]bool{"invalid_config": true, "missing_cli": true, "auth": true, "billing": true}
-
-// settleFailure decides whether a failed position is offered again: only a
-// required node, only while attempts ≤ retry_cap_per_node and stop_on_error
-// is false, and never after a failure no retry can change (a denial, a
-// template that cannot render, a refused result, a dead lane, bad
-// configuration).
-func (s *State) settleFailure(n *NodeState) {
-	stuck := n.Failure != nil && (final[n.Failure.Code] || finalKinds[n.Failure.FailureKind])
-	if n.Def.Kind == KindRequired && !stuck && !s.def.StopOnError && n.Attempts <= s.def.RetryCapPerNode {
-		n.Status = StatusIdle
-		s.ready.idle(s, n)
-		return
+func (s *State) depsGreen(d *NodeDef) bool {
+	for _, dep := range d.DependsOn {
+		if !green(s.Vertex(dep)) {
+			return false
+		}
 	}
-	n.Status = StatusFailed
-	if n.Def.Kind == KindRequired && s.def.StopOnError {
-		s.stopped = true
-	}
-	s.ready.settled(s, n)
-}
-
-func (s *State) applyDispatch(recorded []Dispatch) error {
-	want, _ := s.Next()
-	if len(recorded) == 0 || !slices.Equal(want, recorded) {
-		return fmt.Errorf("%w: recorded dispatch %v differs from the graph's decision %v", ErrInvalidEvent, recorded, want)
-	}
-	s.dispatched += len(recorded)
-	for _, d := range recorded {
-		n := s.Node(d.Node)
-		n.Attempts++
-		n.Position, n.Status, n.AttemptStarted, n.Approved, n.Decision = d.Position, StatusDispatched, false, "", nil
-		s.ready.dispatched(s, n)
-		s.enter(n)
-	}
-	return nil
-}
-
-// NodeEvent reports whether typ is one of the events Decode reads: those
-// that change a node's state.
-func NodeEvent(typ string) bool {
-	switch typ {
-	case EventNodeDispatched, EventAttemptStarted, EventNodeCompleted, EventNodeFailed,
-		EventNodePaused, EventNodeResumed, EventApproval, EventActionDecided:
-		return true
-	}
-	return false
+	return true
 }

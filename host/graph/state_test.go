@@ -3,6 +3,8 @@ package graph
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -21,60 +23,158 @@ func node(id, kind string, deps ...string) NodeDef {
 	return NodeDef{ID: id, Kind: kind, Binding: "b", DependsOn: deps}
 }
 
-// simulate drives a state the way the executor does: take the decision,
-// record it, start every dispatched position, then settle the oldest
-// in-flight position with the scripted outcome ("pass" or "fail"; a node's
-// script is consumed one entry per attempt, default "pass"). It returns the
-// dispatch decisions in order and the outcome.
-func simulate(t *testing.T, def *Definition, script map[string][]string) ([][]string, *Outcome) {
+// simulate drives a state the way the executor does: record the graph's
+// transitions, answer its asks (expansions from script["expand:<node>"],
+// conditions from script["until:<loop>"] as "met"/"unmet", reviews from
+// the review member's result), record the dispatch decision, start every
+// dispatched position, then settle the oldest in-flight position with the
+// scripted outcome of its unit (by NodeState.Name; one entry per attempt,
+// default "pass"): "pass", "reject" (a review result that fails), "fail"
+// (NODE_FAILED) or "exit" (a binding's non-zero exit, kind unknown). It
+// returns the dispatch decisions in order and the outcome; steps, when
+// not nil, collects the transitions and answers recorded.
+func simulate(t *testing.T, def *Definition, script map[string][]string, steps ...*[]string) ([][]string, *Outcome) {
 	t.Helper()
 	s, err := New(def)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var decisions [][]string
-	var queue []Dispatch
-	for step := 0; step < 1000; step++ {
-		ds, out := s.Next()
-		if out != nil {
-			return decisions, out
+	take := func(name string) string {
+		res := "pass"
+		if sc := script[name]; len(sc) > 0 {
+			res, script[name] = sc[0], sc[1:]
 		}
-		if len(ds) > 0 {
+		return res
+	}
+	step := func(typ string, v any) {
+		t.Helper()
+		if err := s.Apply(typ, mustJSON(t, v)); err != nil {
+			t.Fatalf("%s %+v: %v", typ, v, err)
+		}
+		if len(steps) > 0 {
+			*steps[0] = append(*steps[0], stepString(typ, v))
+		}
+	}
+	var decisions [][]string
+	var queue []*NodeState
+	for i := 0; i < 10000; i++ {
+		d := s.Decide()
+		if d.Outcome != nil {
+			return decisions, d.Outcome
+		}
+		if len(d.Transitions) > 0 {
+			for _, tr := range d.Transitions {
+				step(tr.Type, tr.Data)
+			}
+			continue
+		}
+		if len(d.Asks) > 0 {
+			for _, a := range d.Asks {
+				answer(t, a, take, step)
+			}
+			continue
+		}
+		if len(d.Dispatches) > 0 {
 			var names []string
-			for _, d := range ds {
-				names = append(names, d.Position)
+			for _, x := range d.Dispatches {
+				names = append(names, x.Position)
 			}
 			decisions = append(decisions, names)
-			if err := s.Apply(EventNodeDispatched, mustJSON(t, DispatchedData{Dispatches: ds})); err != nil {
+			if err := s.Apply(EventNodeDispatched, mustJSON(t, DispatchedData{Dispatches: d.Dispatches})); err != nil {
 				t.Fatal(err)
 			}
-			for _, d := range ds {
-				if err := s.Apply(EventAttemptStarted, mustJSON(t, AttemptStartedData{Node: d.Node, Position: d.Position})); err != nil {
+			for _, x := range d.Dispatches {
+				if err := s.Apply(EventAttemptStarted, mustJSON(t, AttemptStartedData{Node: x.Node, Position: x.Position})); err != nil {
 					t.Fatal(err)
 				}
+				queue = append(queue, s.AtPosition(x.Position))
 			}
-			queue = append(queue, ds...)
 		}
 		if len(queue) == 0 {
 			t.Fatal("nothing in flight and no outcome")
 		}
-		d := queue[0]
+		n := queue[0]
 		queue = queue[1:]
-		res := "pass"
-		if sc := script[d.Node]; len(sc) > 0 {
-			res, script[d.Node] = sc[0], sc[1:]
+		result := json.RawMessage(`"ok"`)
+		if n.Loop != "" && n.Def.ID == s.Vertex(n.Loop).Def.Loop.Review {
+			result = json.RawMessage(`{"status":"pass"}`)
 		}
-		if res == "pass" {
-			err = s.Apply(EventNodeCompleted, mustJSON(t, CompletedData{Node: d.Node, Position: d.Position, Result: json.RawMessage(`"ok"`)}))
-		} else {
-			err = s.Apply(EventNodeFailed, mustJSON(t, FailedData{Node: d.Node, Position: d.Position, Code: "NODE_FAILED"}))
+		switch res := take(n.Name()); res {
+		case "pass":
+			err = s.Apply(EventNodeCompleted, mustJSON(t, CompletedData{Node: n.Def.ID, Position: n.Position, Result: result}))
+		case "reject":
+			err = s.Apply(EventNodeCompleted, mustJSON(t, CompletedData{Node: n.Def.ID, Position: n.Position,
+				Result: json.RawMessage(`{"status":"fail","summary":"no timeout","findings":[{"reviewer":"r","evidence":"missing timeout"}]}`)}))
+		case "exit":
+			err = s.Apply(EventNodeFailed, mustJSON(t, FailedData{Node: n.Def.ID, Position: n.Position, Code: "NODE_FAILED", FailureKind: "unknown", Message: "sh exited with code 1: FAIL"}))
+		default:
+			err = s.Apply(EventNodeFailed, mustJSON(t, FailedData{Node: n.Def.ID, Position: n.Position, Code: "NODE_FAILED"}))
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Fatal("no outcome after 1000 steps")
+	t.Fatal("no outcome after 10000 steps")
 	return nil, nil
+}
+
+// answer records the answer to an ask as the executor would.
+func answer(t *testing.T, a Ask, take func(string) string, step func(string, any)) {
+	t.Helper()
+	id := a.Vertex.Def.ID
+	switch a.Kind {
+	case AskExpand:
+		var keys []string
+		if k := take("expand:" + id); k != "pass" {
+			keys = strings.Split(k, ",")
+		}
+		d := ExpandedData{Node: id, Keys: keys}
+		if len(keys) > a.Vertex.Def.ForEach.MaxItems {
+			d = ExpandedData{Node: id, Keys: []string{}, Code: CodeForEachLimit, Message: "too many"}
+		}
+		step(EventNodeExpanded, d)
+	case AskCondition:
+		met := take("until:"+id) != "unmet"
+		step(EventLoopCondition, ConditionData{Loop: id, Round: a.Round, Which: ConditionUntil, Met: met})
+	case AskReview:
+		var v Verdict
+		var err error
+		if a.Unit.VerdictFailure {
+			v = FailureVerdict(a.Unit.Def.ID, a.Unit.Failure)
+		} else if v, err = ParseVerdict(a.Unit.Result); err != nil {
+			t.Fatal(err)
+		}
+		step(EventLoopReviewed, ReviewedData{Loop: id, Round: a.Round, Member: a.Unit.Def.ID, Position: a.Unit.Position,
+			Outcome: v.Outcome(), Accepted: v.Status == VerdictPass})
+	}
+}
+
+// stepString names a recorded step for the tests' expectations.
+func stepString(typ string, v any) string {
+	switch d := v.(type) {
+	case ExpandedData:
+		if d.Code != "" {
+			return fmt.Sprintf("expand %s: %s", d.Node, d.Code)
+		}
+		return fmt.Sprintf("expand %s %v", d.Node, d.Keys)
+	case LoopStartedData:
+		return fmt.Sprintf("start %s max %d", d.Loop, d.MaxRounds)
+	case RoundStartedData:
+		return fmt.Sprintf("round %s %d", d.Loop, d.Round)
+	case ConditionData:
+		return fmt.Sprintf("until %s %d met=%v", d.Loop, d.Round, d.Met)
+	case ReviewedData:
+		return fmt.Sprintf("review %s %d %s", d.Loop, d.Round, d.Outcome.Status)
+	case LoopFinishedData:
+		return fmt.Sprintf("end %s %s %d %s", d.Loop, d.Outcome, d.Rounds, d.Code)
+	}
+	return typ
+}
+
+// next is Decide's dispatches and outcome.
+func next(s *State) ([]Dispatch, *Outcome) {
+	d := s.Decide()
+	return d.Dispatches, d.Outcome
 }
 
 func TestDAGRules(t *testing.T) {
@@ -182,12 +282,12 @@ func TestEventDrivenDispatchBeforeSiblingSettles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, _ := s.Next()
+	ds, _ := next(s)
 	apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
 	apply(t, s, EventAttemptStarted, AttemptStartedData{Node: "a", Position: "dag/a/1"})
 	apply(t, s, EventAttemptStarted, AttemptStartedData{Node: "slow", Position: "dag/slow/1"})
 	apply(t, s, EventNodeCompleted, CompletedData{Node: "a", Position: "dag/a/1", Result: json.RawMessage(`1`)})
-	got, out := s.Next()
+	got, out := next(s)
 	if out != nil {
 		t.Fatalf("outcome %+v while slow is in flight", out)
 	}
@@ -243,11 +343,11 @@ func TestPauseAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, _ := s.Next()
+	ds, _ := next(s)
 	apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
 	apply(t, s, EventNodePaused, PausedData{Node: "a", Position: "dag/a/1", Request: PauseRequest{Kind: "approval", Position: "dag/a/1"}})
 	apply(t, s, EventNodePaused, PausedData{Node: "b", Position: "dag/b/1", Request: PauseRequest{Kind: "approval", Position: "dag/b/1"}})
-	_, out := s.Next()
+	_, out := next(s)
 	want := &Outcome{Kind: OutcomePaused, Paused: []PauseRequest{{Kind: "approval", Position: "dag/a/1"}, {Kind: "approval", Position: "dag/b/1"}}}
 	if diff := cmp.Diff(want, out); diff != "" {
 		t.Fatalf("outcome (-want +got):\n%s", diff)
@@ -256,7 +356,7 @@ func TestPauseAndResume(t *testing.T) {
 	if n := s.Node("a"); n.Status != StatusDispatched || n.AttemptStarted {
 		t.Fatalf("after resume a is %s (started %v), want dispatched", n.Status, n.AttemptStarted)
 	}
-	if ds, out := s.Next(); len(ds) != 0 || out != nil {
+	if ds, out := next(s); len(ds) != 0 || out != nil {
 		t.Fatalf("Next after resume = %v, %v; want nothing new while a is in flight", ds, out)
 	}
 }
@@ -304,7 +404,7 @@ func FuzzApply(f *testing.F) {
 		if got := len(s.InFlight()); got != s.inflight {
 			t.Fatalf("inflight counter %d, statuses say %d", s.inflight, got)
 		}
-		s.Next()
+		next(s)
 	})
 }
 
@@ -330,11 +430,11 @@ func TestNoRetryForFinalFailures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ds, _ := s.Next()
+			ds, _ := next(s)
 			apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
 			apply(t, s, EventAttemptStarted, AttemptStartedData{Node: "a", Position: "dag/a/1"})
 			apply(t, s, EventNodeFailed, FailedData{Node: "a", Position: "dag/a/1", Code: tt.code, FailureKind: tt.kind})
-			next, out := s.Next()
+			next, out := next(s)
 			if retried := len(next) == 1 && next[0].Position == "dag/a/2"; retried != tt.retried {
 				t.Fatalf("retried = %v (next %v, outcome %+v), want %v", retried, next, out, tt.retried)
 			}
@@ -353,7 +453,7 @@ func TestActionDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, _ := s.Next()
+	ds, _ := next(s)
 	apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
 	wait := ActionDecidedData{Node: "a", Position: "dag/a/1", Attempt: 1, Verdict: VerdictWait, Policy: "guard"}
 	apply(t, s, EventActionDecided, wait)
@@ -375,7 +475,7 @@ func TestActionDecision(t *testing.T) {
 	}
 	apply(t, s, EventAttemptStarted, AttemptStartedData{Node: "a", Position: "dag/a/1", RetrySafe: true})
 	apply(t, s, EventNodeFailed, FailedData{Node: "a", Position: "dag/a/1", Code: "EFFECT_FAILED"})
-	ds, _ = s.Next()
+	ds, _ = next(s)
 	apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
 	if n := s.Node("a"); n.Position != "dag/a/2" || n.Decision != nil {
 		t.Fatalf("the retry at %s starts with decision %+v", n.Position, n.Decision)

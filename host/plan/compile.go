@@ -210,15 +210,7 @@ func Definition(rf *hcl.RunFile) (*graph.Definition, error) {
 		approval[id] = true
 	}
 	for _, n := range rf.Graph.Nodes {
-		deps := n.DependsOn
-		if deps == nil {
-			deps = []string{}
-		}
-		def.Nodes = append(def.Nodes, graph.NodeDef{
-			ID: n.ID, Kind: n.Kind, Lane: n.Lane, Binding: n.Binding, Prompt: n.Prompt,
-			Input: n.Input, DependsOn: deps, RetrySafe: n.RetrySafe,
-			TimeoutMS: n.Timeout.Milliseconds(), Key: n.Key, Approval: n.Approval || approval[n.ID],
-		})
+		def.Nodes = append(def.Nodes, nodeDef(n, approval))
 	}
 	if err := def.Validate(); err != nil {
 		return nil, err
@@ -243,4 +235,31 @@ func Plugin(pl *hcl.Plugin, sha256 string) (PluginPlan, error) {
 		Env: pl.Env, PassEnv: pl.PassEnv, Config: pl.Config, ConfigDigest: cd,
 		Confine: &Confine{Write: c.Write, DenyRead: c.DenyRead, Network: c.Network, MemoryBytes: c.MemoryBytes, Required: c.Required},
 	}, nil
+}
+
+// nodeDef compiles one vertex of the run file: a node (with its for_each)
+// or a loop with its members.
+func nodeDef(n hcl.Node, approval map[string]bool) graph.NodeDef {
+	deps := n.DependsOn
+	if deps == nil {
+		deps = []string{}
+	}
+	d := graph.NodeDef{
+		ID: n.ID, Kind: n.Kind, Lane: n.Lane, Binding: n.Binding, Prompt: n.Prompt,
+		Input: n.Input, DependsOn: deps, RetrySafe: n.RetrySafe,
+		TimeoutMS: n.Timeout.Milliseconds(), Key: n.Key, Approval: n.Approval || approval[n.ID],
+	}
+	if fe := n.ForEach; fe != nil {
+		d.ForEach = &graph.ForEachDef{Source: fe.Source, MaxItems: fe.MaxItems}
+		for _, it := range fe.Items {
+			d.ForEach.Items = append(d.ForEach.Items, graph.ForEachItem{Key: it.Key, Value: it.Value})
+		}
+	}
+	if l := n.Loop; l != nil {
+		d.Loop = &graph.LoopDef{MaxRounds: l.MaxRounds, Review: l.Review, Until: l.Until, Members: []graph.NodeDef{}}
+		for _, m := range l.Members {
+			d.Loop.Members = append(d.Loop.Members, nodeDef(m, approval))
+		}
+	}
+	return d
 }

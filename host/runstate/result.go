@@ -178,11 +178,13 @@ func Message(runID string, kind Kind, code, message string) *Result {
 	return &Result{RunID: runID, Kind: kind, Code: code, Output: &Output{Message: message}}
 }
 
-// OutcomeResult is the result a graph outcome records (DESIGN §5): complete
-// with each passed node's result (a result kept as an artifact stays a
-// reference, {"result_artifact": ref}); fail DAG_NODE_FAILED with the
-// failed and blocked nodes, why each failed and the nodes that passed; or
-// paused with what each paused position waits for.
+// OutcomeResult is the result a graph outcome records (docs/decisions.md,
+// "The run output"): complete with each passed node's result (a result
+// kept as an artifact stays a reference, {"result_artifact": ref}; a
+// loop's is its last round's member results by id, a for_each node's its
+// instance results by key); fail DAG_NODE_FAILED with the failed and
+// blocked nodes, why each failed and the nodes that passed; or paused
+// with what each paused position waits for.
 func OutcomeResult(runID string, g *graph.State, out *graph.Outcome) *Result {
 	res := &Result{RunID: runID, Output: &Output{}}
 	switch out.Kind {
@@ -190,12 +192,8 @@ func OutcomeResult(runID string, g *graph.State, out *graph.Outcome) *Result {
 		res.Kind = KindComplete
 		res.Output.Nodes = map[string]json.RawMessage{}
 		for _, id := range out.Nodes {
-			n := g.Node(id)
-			switch {
-			case n.Result != nil:
-				res.Output.Nodes[id] = n.Result
-			case n.ResultArtifact != nil:
-				res.Output.Nodes[id] = resultRef(n.ResultArtifact)
+			if r, ok := vertexOutput(g.Vertex(id)); ok {
+				res.Output.Nodes[id] = r
 			}
 		}
 	case graph.OutcomeFail:
@@ -203,7 +201,7 @@ func OutcomeResult(runID string, g *graph.State, out *graph.Outcome) *Result {
 		res.Output.Failed, res.Output.Passed = out.Failed, out.Nodes
 		res.Output.Errors = map[string]NodeError{}
 		for _, id := range out.Failed {
-			if f := g.Node(id).Failure; f != nil {
+			if f := g.Vertex(id).Failure(); f != nil {
 				res.Output.Errors[id] = NodeError{Code: f.Code, Message: f.Message, Position: f.Position}
 			} else {
 				res.Output.Errors[id] = NodeError{Code: CodeBlocked, Message: "a dependency failed"}
@@ -214,6 +212,54 @@ func OutcomeResult(runID string, g *graph.State, out *graph.Outcome) *Result {
 		res.Output.Paused = out.Paused
 	}
 	return res
+}
+
+// vertexOutput is a passed vertex's result in an output: a node's result;
+// a loop's last round's passed members by id; a for_each node's passed
+// instances by key. ok is false when there is none.
+func vertexOutput(v *graph.VertexState) (json.RawMessage, bool) {
+	var units []*graph.NodeState
+	switch {
+	case v == nil:
+		return nil, false
+	case v.Unit != nil:
+		return unitOutput(v.Unit)
+	case v.Loop != nil:
+		if r := v.Loop.Current(); r != nil {
+			units = r.Members
+		}
+	default:
+		units = v.Instances
+	}
+	obj := make(map[string]json.RawMessage, len(units))
+	for _, u := range units {
+		key := u.Key
+		if u.Loop != "" {
+			key = u.Def.ID
+		}
+		if r, ok := unitOutput(u); ok {
+			obj[key] = r
+		}
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		panic(err) // JSON values by string keys
+	}
+	return b, true
+}
+
+// unitOutput is a passed unit's result, or a reference to the artifact
+// that keeps it.
+func unitOutput(n *graph.NodeState) (json.RawMessage, bool) {
+	switch {
+	case n.Status != graph.StatusPassed:
+		return nil, false
+	case n.ResultArtifact != nil:
+		return resultRef(n.ResultArtifact), true
+	case n.Result != nil:
+		return n.Result, true
+	}
+	return nil, false
 }
 
 // resultRef is how an output names a node result kept as an artifact.
@@ -249,7 +295,7 @@ func restore(r *Result, g *graph.State) *Result {
 	if r.Output == nil || !r.Output.FromRecord {
 		return r
 	}
-	_, out := g.Next()
+	out := g.Decide().Outcome
 	if out == nil {
 		return r
 	}

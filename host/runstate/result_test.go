@@ -51,7 +51,7 @@ func TestCompactResultIsRestored(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, out := s.Graph().Next()
+			out := s.Graph().Decide().Outcome
 			if out == nil {
 				t.Fatal("the graph has no outcome")
 			}

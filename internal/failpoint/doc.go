@@ -44,6 +44,12 @@ const (
 	AfterPlugin  = "after-plugin"
 	// AfterResult fires once the node's result is durable.
 	AfterResult = "after-result"
+	// AfterReview fires once a loop's graph:loop-reviewed is durable; the
+	// key is the loop.
+	AfterReview = "after-review"
+	// AfterRound fires once a loop's graph:loop-round-started is durable;
+	// the key is the loop.
+	AfterRound = "after-round"
 	// InProbe fires once a probe's preflight:probe-started is durable,
 	// before its check runs; the key is "<lane>/<check>".
 	InProbe = "in-probe"

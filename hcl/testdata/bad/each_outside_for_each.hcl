@@ -1,0 +1,22 @@
+# want: Reference to each.key outside for_each
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+graph "dag" {
+  node "plan" {
+    binding = "shell"
+    input   = { command = ["echo", "{\"files\":[\"a.go\"]}"] }
+  }
+  node "lint" {
+    binding = "shell"
+    input   = { command = ["vet", "${each.key}"] }
+  }
+}

@@ -1,0 +1,23 @@
+# want: Unknown for_each variable each.val
+plugin "mock" {
+  type = "engine"
+  path = "bin/mock-engine"
+}
+plugin "shell" {
+  type = "node"
+  path = "bin/cmd-engine"
+}
+lane "writer" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+graph "dag" {
+  node "plan" {
+    binding = "shell"
+    input   = { command = ["echo", "{\"files\":[\"a.go\"]}"] }
+  }
+  node "lint" {
+    for_each = ["a.go"]
+    binding  = "shell"
+    input    = { command = ["vet", "${each.val}"] }
+  }
+}

@@ -7,7 +7,7 @@ BIN     := bin
 PKGS    := ./...
 FUZZTIME ?= 20s
 
-.PHONY: help build node-engine python-engine test test-short sim demo bench bench-scale bench-peers fuzz generate generate-check proto-check lint conformance clean
+.PHONY: help build node-engine python-engine test test-short sim demo demo-review-loop demo-fix-until-green bench bench-scale bench-peers fuzz generate generate-check proto-check lint conformance clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -43,6 +43,14 @@ test-short: ## Run the tests, skipping the slowest crash matrices
 demo: build ## Build, pin and run the quickstart graph on the mock engine
 	$(BIN)/obversa plugin lock examples/quickstart/run.hcl
 	$(BIN)/obversa run --progress examples/quickstart/run.hcl
+
+demo-review-loop: build ## Run examples/review-loop: a draft fails review in round 1 and passes in round 2 (mock engine)
+	$(BIN)/obversa plugin lock examples/review-loop/run.hcl
+	$(BIN)/obversa run --progress examples/review-loop/run.hcl
+
+demo-fix-until-green: build ## Run examples/fix-until-green: edit a Go package until `go test` passes
+	$(BIN)/obversa plugin lock examples/fix-until-green/run.hcl
+	$(BIN)/obversa run --progress examples/fix-until-green/run.hcl
 
 bench: ## Run the benchmarks and print one table, graph figures as ratios to floors measured in the same run
 	$(GO) test -run '^$$' -bench . -count 1 ./store/ ./store/pgstore/ ./host/... ./internal/proc/ > bench.out 2>&1 || (cat bench.out; exit 1)

@@ -41,7 +41,11 @@ func newEventsCmd(g *globals) *cobra.Command {
 					fmt.Fprintln(w, string(b))
 					return nil
 				}
-				fmt.Fprintf(w, "%5d  %s  %-32s %s\n", e.Rev, e.TS.UTC().Format("15:04:05.000"), e.Type, compact(e.Data, 120))
+				text, ok := readable(e.Type, e.Data)
+				if !ok {
+					text = compact(e.Data, 120)
+				}
+				fmt.Fprintf(w, "%5d  %s  %-32s %s\n", e.Rev, e.TS.UTC().Format("15:04:05.000"), e.Type, text)
 				return nil
 			}
 			if follow {

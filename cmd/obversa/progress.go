@@ -143,7 +143,16 @@ func startPlain(run store.Record, from int64, w io.Writer) func() {
 	})
 }
 
+// stepWords head the progress lines of loop and for_each steps.
+var stepWords = map[string]string{graph.EventNodeExpanded: "for_each", graph.EventLoopStarted: "loop",
+	graph.EventRoundStarted: "round", graph.EventLoopReviewed: "review", graph.EventLoopFinished: "loop end"}
+
 func progressLine(e store.Event) string {
+	if word, ok := stepWords[e.Type]; ok {
+		if text, ok := readable(e.Type, e.Data); ok {
+			return fmt.Sprintf("  %-10s %s", word, text)
+		}
+	}
 	var d struct {
 		Node       string             `json:"node"`
 		Position   string             `json:"position"`

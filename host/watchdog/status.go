@@ -49,7 +49,11 @@ type Report struct {
 	RemainingTimeoutMS *int64               `json:"remaining_timeout_ms"`
 	PauseReasons       []graph.PauseRequest `json:"pause_reasons"`
 	Active             []Active             `json:"active"`
-	Usage              []NodeUsage          `json:"usage"`
+	// Loops are the graph's loops: the round each is in (or ended in).
+	Loops []LoopReport `json:"loops"`
+	// ForEach are the for_each nodes: their instances so far.
+	ForEach []ForEachReport `json:"for_each"`
+	Usage   []NodeUsage     `json:"usage"`
 	// UsageTotals sums the recorded engine calls of the run's nodes, per
 	// lane too, with the count of calls that measured no usage.
 	UsageTotals     *runstate.RunUsage `json:"usage_totals"`
@@ -101,6 +105,67 @@ type Active struct {
 	// RemainingTimeoutMS is what is left of the node's timeout; null when
 	// the node has none.
 	RemainingTimeoutMS *int64 `json:"remaining_timeout_ms"`
+}
+
+// LoopReport is where a loop stands: Round is the round in progress, or
+// the last one once the loop ended (0 before it started); Status is the
+// loop's status (idle, started, paused, passed, failed); LastReview is
+// the last recorded verdict ("pass", "fail", "" for none) and Code the
+// failure code of a failed loop.
+type LoopReport struct {
+	Loop       string `json:"loop"`
+	Round      int    `json:"round"`
+	MaxRounds  int    `json:"max_rounds"`
+	Status     string `json:"status"`
+	LastReview string `json:"last_review,omitempty"`
+	Code       string `json:"code,omitempty"`
+}
+
+// ForEachReport is where a for_each node stands: Expanded once its
+// instances are decided; then how many there are and how many passed and
+// failed for good.
+type ForEachReport struct {
+	Node      string `json:"node"`
+	Status    string `json:"status"`
+	Expanded  bool   `json:"expanded"`
+	Instances int    `json:"instances"`
+	Passed    int    `json:"passed"`
+	Failed    int    `json:"failed"`
+}
+
+// groups reports the graph's loops and for_each nodes.
+func groups(g *graph.State) ([]LoopReport, []ForEachReport) {
+	loops, each := []LoopReport{}, []ForEachReport{}
+	for _, v := range g.Vertices() {
+		switch {
+		case v.Loop != nil:
+			r := LoopReport{Loop: v.Def.ID, MaxRounds: v.Def.Loop.MaxRounds, Status: v.Status().String()}
+			if cur := v.Loop.Current(); cur != nil {
+				r.Round = cur.Round
+			}
+			for _, rd := range v.Loop.Rounds {
+				if rd.Review != nil {
+					r.LastReview = rd.Review.Outcome.Status
+				}
+			}
+			if f := v.Failure(); f != nil && v.Status() == graph.StatusFailed {
+				r.Code = f.Code
+			}
+			loops = append(loops, r)
+		case v.Def.ForEach != nil:
+			r := ForEachReport{Node: v.Def.ID, Status: v.Status().String(), Expanded: v.Expansion != nil, Instances: len(v.Instances)}
+			for _, n := range v.Instances {
+				switch n.Status {
+				case graph.StatusPassed:
+					r.Passed++
+				case graph.StatusFailed:
+					r.Failed++
+				}
+			}
+			each = append(each, r)
+		}
+	}
+	return loops, each
 }
 
 // NodeUsage is one node's usage total: "unknown" or the summed counters.
@@ -186,6 +251,7 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 		// end did not close its positions (written before it did).
 		r.Active = active(st, now)
 	}
+	r.Loops, r.ForEach = groups(st.Graph())
 	if ps, err := proc.Marked(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true}); err == nil && ps != nil {
 		r.Processes = ps
 	} else {

@@ -48,6 +48,11 @@ type Rule struct {
 	Node string `json:"node,omitempty"`
 	// PromptContains matches prompts containing this substring.
 	PromptContains string `json:"prompt_contains,omitempty"`
+	// PositionContains matches positions containing this substring, for
+	// example "dag/config/2/" for every member of round 2 of loop config.
+	// Unlike calls, it holds across plugin restarts: a position is what
+	// the record says.
+	PositionContains string `json:"position_contains,omitempty"`
 	// Purpose matches "ordinary" or "preflight" calls only.
 	Purpose string `json:"purpose,omitempty"`
 	// Calls lists the counts (1-based) at which the rule applies; empty
@@ -121,11 +126,11 @@ type compiled struct {
 }
 
 type rule struct {
-	node, contains string
-	purpose        plugin.Purpose
-	calls          map[int]bool
-	afterCalls     int
-	answer         answer
+	node, contains, position string
+	purpose                  plugin.Purpose
+	calls                    map[int]bool
+	afterCalls               int
+	answer                   answer
 }
 
 // answer is a validated Response.
@@ -153,6 +158,7 @@ func (r *rule) matches(req plugin.RunRequest) bool {
 	}
 	return (r.node == "" || r.node == req.NodeID) &&
 		(r.contains == "" || strings.Contains(req.Prompt, r.contains)) &&
+		(r.position == "" || strings.Contains(req.Position, r.position)) &&
 		(r.purpose == "" || r.purpose == purpose)
 }
 
@@ -214,7 +220,7 @@ func compile(raw json.RawMessage) (*compiled, []plugin.Diagnostic) {
 	for i := range cfg.Responses {
 		r := &cfg.Responses[i]
 		path := fmt.Sprintf("responses[%d]", i)
-		cr := rule{node: r.Node, contains: r.PromptContains, purpose: plugin.Purpose(r.Purpose), afterCalls: r.AfterCalls}
+		cr := rule{node: r.Node, contains: r.PromptContains, position: r.PositionContains, purpose: plugin.Purpose(r.Purpose), afterCalls: r.AfterCalls}
 		switch cr.purpose {
 		case "", plugin.PurposeOrdinary, plugin.PurposePreflight:
 		default:

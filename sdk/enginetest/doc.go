@@ -15,7 +15,7 @@
 // # Rules and counting
 //
 // Responses are rules tried in order; the first that applies answers. A
-// rule's selectors (node, prompt_contains, purpose) decide whether a Run
+// rule's selectors (node, prompt_contains, position_contains, purpose) decide whether a Run
 // reaches it; each Run that reaches a rule and matches its selectors
 // increments that rule's count (1 for the first such Run). The rule then
 // applies when its count is listed in `calls` (if set) and is greater than

@@ -134,6 +134,8 @@ func TestRunResponses(t *testing.T) {
 			{"node": "z", "text": "t", "usage": {"input": 10, "output": 20, "cache_read": 3, "cache_creation": 4}},
 			{"node": "u", "text": "late", "usage": "unknown"},
 			{"node": "w", "text": "t", "effective": {"provider": "other", "model": "m2"}, "stop_reason": "max_tokens"},
+			{"node": "check", "position_contains": "dag/config/1/", "json": {"status": "fail"}},
+			{"node": "check", "json": {"status": "pass"}},
 			{"purpose": "preflight", "text": "pong"}
 		]
 	}`
@@ -163,6 +165,12 @@ func TestRunResponses(t *testing.T) {
 		{"effective identity override", plugin.RunRequest{NodeID: "w", Prompt: "p"},
 			&plugin.RunResult{Parts: []plugin.Part{{Kind: plugin.PartText, Text: "t", Final: true}},
 				Usage: plugin.Usage{Known: true, Input: 1, Output: 1}, Requested: target, Effective: other, StopReason: "max_tokens"}},
+		{"position selector: round 1", plugin.RunRequest{NodeID: "check", Position: "dag/config/1/check/2", Prompt: "p"},
+			&plugin.RunResult{Parts: []plugin.Part{{Kind: plugin.PartStructured, JSON: json.RawMessage(`{"status":"fail"}`), Final: true}},
+				Usage: plugin.Usage{Known: true, Input: 1, Output: 5}, Requested: target, Effective: target, StopReason: "end_turn"}},
+		{"position selector: another round", plugin.RunRequest{NodeID: "check", Position: "dag/config/2/check/1", Prompt: "p"},
+			&plugin.RunResult{Parts: []plugin.Part{{Kind: plugin.PartStructured, JSON: json.RawMessage(`{"status":"pass"}`), Final: true}},
+				Usage: plugin.Usage{Known: true, Input: 1, Output: 5}, Requested: target, Effective: target, StopReason: "end_turn"}},
 		{"purpose selector", plugin.RunRequest{Purpose: plugin.PurposePreflight, Prompt: "ping"},
 			&plugin.RunResult{Parts: []plugin.Part{{Kind: plugin.PartText, Text: "pong", Final: true}},
 				Usage: plugin.Usage{Known: true, Input: 1, Output: 1}, Requested: target, Effective: target, StopReason: "end_turn"}},

@@ -14,7 +14,8 @@ import (
 	"github.com/obversa/obversa/sdk/command"
 )
 
-// TailBytes is how much of stderr a failure message quotes.
+// TailBytes is how much of stderr (or stdout, when stderr is empty) a
+// failure message quotes.
 const TailBytes = 512
 
 // Exit codes shells and wrappers use for a missing or non-executable
@@ -131,7 +132,13 @@ func exitMessage(argv0 string, res *command.Result) string {
 	if res.Signal != "" {
 		msg = fmt.Sprintf("%s ended by signal %s", argv0, res.Signal)
 	}
-	if t := tail(res.Stderr); t != "" {
+	// The end of stderr says why; a command that reports only on stdout
+	// (go test does) is quoted from there.
+	t := tail(res.Stderr)
+	if t == "" {
+		t = tail(res.Stdout)
+	}
+	if t != "" {
 		msg += ": " + t
 	}
 	return msg

@@ -46,6 +46,7 @@ func fakeArgv(mode string, args ...string) []string {
 //	args              print each argument on its own line
 //	cat FILE          print FILE
 //	fail CODE MSG     print MSG to stderr, exit CODE
+//	fail-stdout CODE MSG  print MSG to stdout only, exit CODE
 //	sleep             sleep for an hour
 //	spew              write to stdout forever
 //	secret            print the secret to stdout and stderr
@@ -75,6 +76,10 @@ func fake(args []string) int {
 	case "fail":
 		code, _ := strconv.Atoi(args[1])
 		fmt.Fprintln(os.Stderr, args[2])
+		return code
+	case "fail-stdout":
+		code, _ := strconv.Atoi(args[1])
+		fmt.Fprintln(os.Stdout, args[2])
 		return code
 	case "sleep":
 		time.Sleep(time.Hour)

@@ -179,7 +179,8 @@ func decodeNodeInput(raw json.RawMessage) (*NodeInput, time.Duration, error) {
 // as JSON (output that is not UTF-8 gets U+FFFD replacements). Its timeout is the shortest of the attempt's, and the input's
 // or else the configured one. Failures: invalid_config for a bad input,
 // missing_cli when the program is not found, timeout, aborted, and unknown
-// for a non-zero exit (the message has the exit code and a stderr tail) or
+// for a non-zero exit (the message has the exit code and the tail of stderr,
+// or of stdout when stderr is empty) or
 // a stopped command (output or memory cap, with the stable code in the
 // message).
 func (n *Node) Invoke(ctx context.Context, req plugin.InvokeRequest) (json.RawMessage, error) {

@@ -84,6 +84,8 @@ func TestNodeFailures(t *testing.T) {
 	}{
 		{"non-zero exit", nil, map[string]any{"command": fakeArgv("fail", "2", "vet: bad code")}, 0,
 			plugin.FailureUnknown, []string{"exited with code 2", "vet: bad code"}},
+		{"non-zero exit reporting on stdout", nil, map[string]any{"command": fakeArgv("fail-stdout", "1", "--- FAIL: TestAdd")}, 0,
+			plugin.FailureUnknown, []string{"exited with code 1", "--- FAIL: TestAdd"}},
 		{"input timeout", map[string]any{"teardown_grace": "100ms"}, map[string]any{"command": fakeArgv("sleep"), "timeout": "200ms"}, 0,
 			plugin.FailureTimeout, []string{"timed out"}},
 		{"config timeout", map[string]any{"timeout": "200ms"}, map[string]any{"command": fakeArgv("sleep")}, 0,

@@ -1,0 +1,109 @@
+// Package reviewloop_test runs the review-loop example with the real
+// binaries: a writer's draft fails review in round 1, the revision passes
+// in round 2, and the record tells that story.
+package reviewloop_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/obversa/obversa/internal/exampletest"
+	"github.com/obversa/obversa/internal/testutil"
+)
+
+var binDir string
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "obversa-review-loop-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binDir = dir
+	pkgs := map[string]string{"obversa": "./cmd/obversa", "mock-engine": "./plugins/mock-engine", "cmd-engine": "./plugins/cmd-engine"}
+	if err := testutil.BuildBinaries(dir, pkgs); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func TestReviewLoop(t *testing.T) {
+	src, err := os.ReadFile("run.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	runFile := filepath.Join(work, "run.hcl")
+	text := strings.ReplaceAll(string(src), `"../../bin/`, `"`+binDir+`/`)
+	if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obversa := filepath.Join(binDir, "obversa")
+	if code, _, stderr := exampletest.Obversa(t, obversa, work, "plugin", "lock", runFile); code != 0 {
+		t.Fatalf("plugin lock: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := exampletest.Obversa(t, obversa, work, "run", "--json", "--run-id", "example", runFile)
+	var res struct {
+		Kind   string `json:"kind"`
+		Output struct {
+			Nodes struct {
+				Config struct {
+					Author string          `json:"author"`
+					Review json.RawMessage `json:"review"`
+				} `json:"config"`
+			} `json:"nodes"`
+		} `json:"output"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || code != 0 || res.Kind != "complete" {
+		t.Fatalf("run: exit %d, %v: %s\n%s", code, err, stdout, stderr)
+	}
+	if !strings.Contains(res.Output.Nodes.Config.Author, "request_timeout") {
+		t.Errorf("the last round's draft has no request timeout: %q", res.Output.Nodes.Config.Author)
+	}
+	runDir := filepath.Join(work, ".obversa", "default", "runs", "example")
+	_, events, _ := exampletest.Obversa(t, obversa, work, "events", runDir)
+	var story []string
+	for _, line := range strings.Split(events, "\n") {
+		if f := strings.Fields(line); len(f) > 3 && strings.HasPrefix(f[2], "graph:loop-") {
+			story = append(story, strings.Join(f[3:], " "))
+		}
+	}
+	want := []string{
+		"config: starts, at most 3 rounds",
+		"config: round 1",
+		"config round 1: until met=true (until is true: the review runs)",
+		"config round 1: review says fail — The config has no request timeout.; [review] request_timeout is missing: a slow billing backend would hold every connection open. (revise)",
+		"config: round 2",
+		"config round 2: until met=true (until is true: the review runs)",
+		"config round 2: review says pass — The config sets a request timeout. (accepted)",
+		"config: passed in round 2",
+	}
+	if diff := cmp.Diff(want, story); diff != "" {
+		t.Errorf("the loop's events (-want +got):\n%s\nall events:\n%s", diff, events)
+	}
+	_, status, _ := exampletest.Obversa(t, obversa, work, "status", "--json", runDir)
+	var st struct {
+		Loops []struct {
+			Loop       string `json:"loop"`
+			Round      int    `json:"round"`
+			Status     string `json:"status"`
+			LastReview string `json:"last_review"`
+		} `json:"loops"`
+	}
+	if err := json.Unmarshal([]byte(status), &st); err != nil || len(st.Loops) != 1 || st.Loops[0].Round != 2 || st.Loops[0].Status != "passed" {
+		t.Errorf("status: %v %s", err, status)
+	}
+	if code, out, errs := exampletest.Obversa(t, obversa, work, "verify", runDir); code != 0 {
+		t.Errorf("verify: exit %d: %s %s", code, out, errs)
+	}
+}

@@ -110,6 +110,7 @@ func TestScope(t *testing.T) {
 		Loop: &LoopVars{Round: 2, Findings: "f", Previous: prev}}
 	prompts := []struct{ src, want string }{
 		{"${loop.round}/${loop.findings}/${loop.previous.author}", "2/f/draft 1"},
+		{"${length(input.results.plan)} ${length(input.results.plan.map)} ${length(input.results.plan.files)} ${length(loop.findings)}", "3 2 2 1"},
 		{`${loop.previous.check == null ? "none" : "some"}`, "none"},
 	}
 	for _, p := range prompts {

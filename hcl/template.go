@@ -38,20 +38,24 @@ var templateFunctions = map[string]function.Function{
 }
 
 // lengthFunc is length as Terraform users know it: the number of elements
-// of a list, tuple, set, map or object, or the number of characters
-// (grapheme clusters) of a string.
+// of a list, tuple, set or map, of attributes of an object (a for_each
+// node's results by key, a loop's by member), or of characters (grapheme
+// clusters) of a string.
 var lengthFunc = function.New(&function.Spec{
 	Params: []function.Parameter{{Name: "value", Type: cty.DynamicPseudoType, AllowDynamicType: true, AllowUnknown: true, AllowMarked: true}},
 	Type: func(args []cty.Value) (cty.Type, error) {
-		if ty := args[0].Type(); ty == cty.String {
+		if ty := args[0].Type(); ty == cty.String || ty.IsObjectType() {
 			return cty.Number, nil
 		}
 		return stdlib.LengthFunc.ReturnType([]cty.Type{args[0].Type()})
 	},
 	RefineResult: func(b *cty.RefinementBuilder) *cty.RefinementBuilder { return b.NotNull() },
 	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-		if args[0].Type() == cty.String {
+		switch ty := args[0].Type(); {
+		case ty == cty.String:
 			return stdlib.StrlenFunc.Call(args)
+		case ty.IsObjectType():
+			return cty.NumberIntVal(int64(len(ty.AttributeTypes()))), nil
 		}
 		return stdlib.LengthFunc.Call(args)
 	},

@@ -53,18 +53,22 @@ func FuzzDecode(f *testing.F) {
 		if rf.Graph.Name != GraphForm || len(rf.Graph.Nodes) == 0 {
 			t.Fatalf("bad graph %+v", rf.Graph)
 		}
+		ids := map[string]bool{}
 		for _, n := range rf.Graph.Nodes {
-			if (n.Lane == "") == (n.Binding == "") {
-				t.Fatalf("node %q: lane %q, binding %q", n.ID, n.Lane, n.Binding)
+			checkFuzzedNode(t, n, ids)
+			if n.Loop == nil {
+				continue
 			}
-			if !validID(n.ID) {
-				t.Fatalf("invalid node id %q accepted", n.ID)
+			if n.Lane != "" || n.Binding != "" || len(n.Loop.Members) == 0 || n.Loop.MaxRounds < 1 || n.Loop.MaxRounds > MaxRoundsLimit {
+				t.Fatalf("loop %q accepted as %+v", n.ID, n)
 			}
-			if _, d := hclsyntax.ParseTemplate([]byte(n.Prompt), "p", hclv2.InitialPos); d.HasErrors() {
-				t.Fatalf("node %q: stored prompt %q does not parse: %v", n.ID, n.Prompt, d)
+			review := false
+			for _, m := range n.Loop.Members {
+				checkFuzzedNode(t, m, ids)
+				review = review || m.ID == n.Loop.Review
 			}
-			if n.Input != nil && !json.Valid(n.Input) {
-				t.Fatalf("node %q: input is not JSON: %s", n.ID, n.Input)
+			if !review {
+				t.Fatalf("loop %q reviews %q, no member", n.ID, n.Loop.Review)
 			}
 		}
 		for _, p := range rf.Plugins {
@@ -73,6 +77,34 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkFuzzedNode holds a decoded node (not a loop) to the invariants the
+// host relies on; ids collects the ids seen, which must be unique.
+func checkFuzzedNode(t *testing.T, n Node, ids map[string]bool) {
+	t.Helper()
+	if ids[n.ID] {
+		t.Fatalf("id %q accepted twice", n.ID)
+	}
+	ids[n.ID] = true
+	if !validID(n.ID) {
+		t.Fatalf("invalid node id %q accepted", n.ID)
+	}
+	if n.Loop != nil {
+		return
+	}
+	if (n.Lane == "") == (n.Binding == "") {
+		t.Fatalf("node %q: lane %q, binding %q", n.ID, n.Lane, n.Binding)
+	}
+	if _, d := hclsyntax.ParseTemplate([]byte(n.Prompt), "p", hclv2.InitialPos); d.HasErrors() {
+		t.Fatalf("node %q: stored prompt %q does not parse: %v", n.ID, n.Prompt, d)
+	}
+	if n.Input != nil && !json.Valid(n.Input) {
+		t.Fatalf("node %q: input is not JSON: %s", n.ID, n.Input)
+	}
+	if fe := n.ForEach; fe != nil && (fe.MaxItems < 1 || len(fe.Items) > fe.MaxItems || fe.Source != "" && len(fe.Items) > 0) {
+		t.Fatalf("node %q: for_each %+v", n.ID, fe)
+	}
 }
 
 // FuzzDecodeLock checks that DecodeLock never panics and that what it

@@ -386,25 +386,38 @@ func TestDefinitionValidate(t *testing.T) {
 	}
 }
 
-// FuzzApply feeds arbitrary event sequences to the fold: it must never
-// panic and must keep its in-flight count consistent with node statuses.
+// FuzzApply feeds arbitrary event sequences to the fold of a graph with a
+// node, a loop and a for_each node: it must never panic and must keep its
+// in-flight count consistent with the units' statuses.
 func FuzzApply(f *testing.F) {
 	f.Add(EventNodeDispatched, []byte(`{"dispatches":[{"node":"a","position":"dag/a/1"}]}`), EventNodeCompleted, []byte(`{"node":"a","position":"dag/a/1"}`))
 	f.Add(EventNodePaused, []byte(`{"node":"a"}`), EventNodeResumed, []byte(`{}`))
 	f.Add(EventNodeDispatched, []byte(`{"dispatches":[{"node":"a","position":"dag/a/1"}]}`), EventActionDecided,
 		[]byte(`{"node":"a","position":"dag/a/1","attempt":1,"verdict":"deny","reason":"r","policy":"guard"}`))
+	f.Add(EventNodeExpanded, []byte(`{"node":"e","keys":["x","y"]}`), EventNodeDispatched, []byte(`{"dispatches":[{"node":"e","position":"dag/e[x]/1"}]}`))
+	f.Add(EventLoopStarted, []byte(`{"loop":"l","max_rounds":2}`), EventRoundStarted, []byte(`{"loop":"l","round":1}`))
 	f.Fuzz(func(t *testing.T, t1 string, d1 []byte, t2 string, d2 []byte) {
-		def := &Definition{GlobalConcurrency: 2, Nodes: []NodeDef{node("a", KindRequired), node("b", KindOptional, "a"), node("f", KindFinalizer)}}
+		def := &Definition{GlobalConcurrency: 2, Nodes: []NodeDef{node("a", KindRequired), node("b", KindOptional, "a"), node("f", KindFinalizer),
+			forEach("e", 3, "${x}"),
+			{ID: "l", Kind: KindRequired, DependsOn: []string{}, Loop: loopDef("l", 2, "r", "${true}", member("w"), member("r", "w"))}}}
 		s, err := New(def)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, tr := range s.Decide().Transitions {
+			if err := s.ApplyData(tr.Data); err != nil {
+				t.Fatal(err)
+			}
 		}
 		_ = s.Apply(t1, d1)
 		_ = s.Apply(t2, d2)
 		if got := len(s.InFlight()); got != s.inflight {
 			t.Fatalf("inflight counter %d, statuses say %d", s.inflight, got)
 		}
-		next(s)
+		d := s.Decide()
+		for _, a := range d.Asks {
+			_ = a.Vertex.Status()
+		}
 	})
 }
 

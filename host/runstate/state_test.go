@@ -179,7 +179,8 @@ func FuzzApply(f *testing.F) {
 		graph.EventNodeCompleted, graph.EventNodeFailed, graph.EventNodePaused, graph.EventNodeResumed, graph.EventApproval,
 		graph.EventRunFinished, graph.EventRunWaiting, graph.EventRunResumed, EventWorkerStarted, EventWorkerExited,
 		EventCleanup, EventTakeover, EventWorkspaceSnapshot, EventPauseAnchor, EventProbeStarted, EventPreflightAdmitted,
-		graph.EventActionDecided} // new types go last: the seeds below name types by index
+		graph.EventActionDecided, // new types go last: the seeds below name types by index
+		graph.EventNodeExpanded, graph.EventLoopStarted, graph.EventRoundStarted, graph.EventLoopCondition, graph.EventLoopReviewed, graph.EventLoopFinished}
 	f.Add(uint8(0), []byte(`{"dispatches":[{"node":"a","position":"dag/a/1"}]}`))
 	f.Add(uint8(2), []byte(`{"node":"a","position":"dag/a/1","sequence":1,"usage":{"known":true,"input":1}}`))
 	f.Add(uint8(9), []byte(`{"run_id":"r","kind":"complete","code":"","output":{"nodes":{"a":"x"}}}`))
@@ -189,6 +190,8 @@ func FuzzApply(f *testing.F) {
 		`"usage":{"input":1,"output":9,"cache_read":0,"cache_creation":0,"unmeasured_calls":1,"lanes":{"w":{"input":1,"output":9}}}}`))
 	f.Add(uint8(slices.Index(types, graph.EventActionDecided)), []byte(`{"node":"a","position":"dag/a/1","attempt":1,"verdict":"wait","reason":"r","policy":"guard",`+
 		`"answers":[{"policy":"guard","verdict":"wait","reason":"r"}]}`))
+	f.Add(uint8(slices.Index(types, graph.EventNodeExpanded)), []byte(`{"node":"a","keys":["x"]}`))
+	f.Add(uint8(slices.Index(types, graph.EventLoopReviewed)), []byte(`{"loop":"a","round":1,"member":"a","position":"dag/a/1","outcome":{"status":"pass"},"accepted":true}`))
 	rs := started(f)
 	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
 		s := New()

@@ -3,58 +3,20 @@ package hcl
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// reviewLoop is the run file's example of a review loop and a for_each
-// node (docs/run-file.md).
-const reviewLoop = prelude + `
-graph "dag" {
-  node "plan" {
-    binding = "shell"
-    input   = { command = ["echo", "{}"] }
-  }
-  loop "config" {
-    depends_on = ["plan"]
-    max_rounds = 4
-    review     = "check"
-    until      = "${length(input.results.author) > 0}"
-    node "author" {
-      lane   = "writer"
-      prompt = "Write the config.${loop.round > 1 ? " Fix: ${loop.findings}" : ""}"
-    }
-    node "check" {
-      binding    = "shell"
-      depends_on = ["author"]
-      input      = { command = ["sh", "-c", "grep -q timeout"], stdin = "${input.results.author}" }
-      retry_safe = true
-    }
-  }
-  node "ship" {
-    depends_on = ["config"]
-    binding    = "shell"
-    input      = { command = ["cat"], stdin = "${input.results.config.author}" }
-  }
-  node "lint" {
-    for_each   = ["a.go", "b/c.go"]
-    binding    = "shell"
-    input      = { command = ["vet", "${each.key}"] }
-  }
-  node "each-file" {
-    depends_on = ["plan"]
-    for_each   = "${jsondecode(input.results.plan.stdout).files}"
-    max_items  = 500
-    lane       = "writer"
-    prompt     = "Review ${each.value}"
-  }
-}
-`
-
 func TestDecodeLoopAndForEach(t *testing.T) {
-	rf, diags := Decode([]byte(reviewLoop), "/proj/run.hcl")
+	// A review loop, a static and a dynamic for_each (docs/run-file.md).
+	src, err := os.ReadFile("testdata/good/loops.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf, diags := Decode(src, "/proj/run.hcl")
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}

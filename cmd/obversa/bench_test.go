@@ -209,11 +209,17 @@ func pgCommit(b *testing.B, db pgDB, ops int) float64 {
 // directory, else the database the runs are kept in (--storage), whose
 // one-row commit floor is measured after the runs (commit-ms).
 func benchGraph(b *testing.B, n, concurrency int, parent func(int) int, guarded bool, db *pgDB) {
+	benchRunFile(b, graphRunFile(b, n, concurrency, parent, guarded), n, db)
+}
+
+// benchRunFile runs runFile, whose graph has n units of work, b.N times
+// and reports its times per unit against raw fdatasync, and its fold; db
+// as for benchGraph.
+func benchRunFile(b *testing.B, runFile string, n int, db *pgDB) {
 	storage := ""
 	if db != nil {
 		storage = db.url
 	}
-	runFile := graphRunFile(b, n, concurrency, parent, guarded)
 	dir := filepath.Dir(runFile)
 	if r := obversa(b, dir, "plugin", "lock", runFile); r.code != 0 {
 		b.Fatalf("lock: %s", r.stderr)
@@ -407,4 +413,46 @@ func medianCLI(b *testing.B, dir, verb, id string) (wall, cpu time.Duration) {
 	slices.Sort(w)
 	slices.Sort(c)
 	return w[1], c[1]
+}
+
+// BenchmarkForEach1000 runs a planning node whose result lists 1 000 keys
+// and a for_each node with one instance per key, 32 at a time: the fan-out
+// of BenchmarkDAG1000FanOut32, decided at run time.
+func BenchmarkForEach1000(b *testing.B) {
+	const n = 1000
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%q", fmt.Sprintf("f%d.go", i))
+	}
+	text := fmt.Sprintf(`
+limits {
+  max_dispatches = %d
+}
+plugin "mock" {
+  type   = "engine"
+  path   = "%s/mock-engine"
+  config = { responses = [{ node = "plan", json = [%s] }] }
+}
+lane "w" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+graph "dag" {
+  global_concurrency = 32
+  node "plan" {
+    lane   = "w"
+    prompt = "list the files"
+  }
+  node "lint" {
+    depends_on = ["plan"]
+    for_each   = "${input.results.plan}"
+    lane       = "w"
+    prompt     = "lint ${each.key}"
+  }
+}
+`, n+10, binDir, strings.Join(keys, ", "))
+	path := filepath.Join(b.TempDir(), "run.hcl")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	benchRunFile(b, path, n+1, nil)
 }

@@ -15,27 +15,16 @@ import (
 // prints {"files": ["f1.go", …]}, lint runs once per file on the mock
 // engine (its effects_file logs every execution with its position), join
 // reads lint's results as a map by key.
-const forEachRunFile = `
+const forEachRunFile = restartQuickly + `
 limits {
   max_dispatches = 2000
-}
-restart {
-  max_restarts    = 2
-  initial_backoff = "50ms"
-  max_backoff     = "200ms"
 }
 plugin "mock" {
   type   = "engine"
   path   = "BIN/mock-engine"
   config = { effects_file = "EFFECTS", responses = [{ node = "lint", delay = "20ms", text = "clean" }] }
 }
-plugin "shell" {
-  type = "node"
-  path = "BIN/cmd-engine"
-}
-lane "w" {
-  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
-}
+` + shellAndLane + `
 graph "dag" {
   global_concurrency = 8
   node "plan" {
@@ -66,16 +55,8 @@ graph "dag" {
 // instance completed exactly once, and that join saw all 500 results.
 func TestForEach500CrashResume(t *testing.T) {
 	t.Parallel()
-	runFile := writeRunFile(t, forEachRunFile)
+	runFile, eff := effectsRunFile(t, forEachRunFile)
 	dir := filepath.Dir(runFile)
-	eff := filepath.Join(dir, "effects.log")
-	text := strings.ReplaceAll(strings.ReplaceAll(forEachRunFile, "EFFECTS", eff), "BIN/", binDir+"/")
-	if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
-		t.Fatal(r.stderr)
-	}
 	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--json", "--run-id", "c", runFile)
 	cmd.Dir = dir
 	var out strings.Builder

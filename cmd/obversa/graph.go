@@ -21,10 +21,11 @@ func newGraphCmd(g *globals) *cobra.Command {
 		Long: `graph prints the graph of a run file: one box per node with its kind and its
 lane or binding, one arrow per depends_on entry (from the dependency to the
 node that waits for it), optional nodes rounded or dashed, finalizers with a
-double border. Nothing is run and no plugin is launched. Given a RUN (a run
-directory or id) instead of a file, it draws the graph the run recorded, each
-node coloured and labelled by its state in the run (idle, started, paused,
-passed, failed, blocked).
+double border, a loop as a frame around its members, a for_each node with how
+its instances are decided. Nothing is run and no plugin is launched. Given a
+RUN (a run directory or id) instead of a file, it draws the graph the run
+recorded, each node coloured and labelled by its state in the run (idle,
+started, paused, passed, failed, blocked).
 
   obversa graph run.hcl > graph.mmd            # Mermaid: paste into Markdown or mermaid.live
   obversa graph --format dot run.hcl | dot -Tsvg > graph.svg

@@ -15,12 +15,7 @@ import (
 // and passes in round 2. Every execution leaves a line in EFFECTS: the
 // mock engine's "<node> <position> …" for author, "check <round>" for the
 // binding reviewer.
-const loopCrashRunFile = `
-restart {
-  max_restarts    = 2
-  initial_backoff = "50ms"
-  max_backoff     = "200ms"
-}
+const loopCrashRunFile = restartQuickly + `
 teardown_grace = "1s"
 plugin "mock" {
   type   = "engine"
@@ -30,13 +25,7 @@ plugin "mock" {
     { node = "author", text = "port = 80" },
   ] }
 }
-plugin "shell" {
-  type = "node"
-  path = "BIN/cmd-engine"
-}
-lane "w" {
-  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
-}
+` + shellAndLane + `
 graph "dag" {
   loop "config" {
     max_rounds = 3
@@ -92,17 +81,8 @@ func TestLoopCrashMatrix(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s:%s/retry_safe=%v", tt.point, tt.key, tt.retrySafe), func(t *testing.T) {
 			t.Parallel()
-			text := strings.ReplaceAll(loopCrashRunFile, "RETRYSAFE", fmt.Sprint(tt.retrySafe))
-			runFile := writeRunFile(t, text)
+			runFile, eff := effectsRunFile(t, strings.ReplaceAll(loopCrashRunFile, "RETRYSAFE", fmt.Sprint(tt.retrySafe)))
 			dir := filepath.Dir(runFile)
-			eff := filepath.Join(dir, "effects.log")
-			text = strings.ReplaceAll(strings.ReplaceAll(text, "EFFECTS", eff), "BIN/", binDir+"/")
-			if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
-				t.Fatal(r.stderr)
-			}
 			r := obversaEnv(t, dir, []string{failpoint.Env + "=" + tt.point + ":" + tt.key + ":" + filepath.Join(dir, "fault.flag")}, "run", "--run-id", "c", runFile)
 			runDir := runDirOf(runFile, "c")
 			st := status(t, runDir)
@@ -125,6 +105,45 @@ func TestLoopCrashMatrix(t *testing.T) {
 			checkLoopRecord(t, runDir, eff)
 		})
 	}
+}
+
+// Pieces of the crash tests' run files: a quick restart policy, and the
+// shell binding with lane w on the mock engine.
+const (
+	restartQuickly = `
+restart {
+  max_restarts    = 2
+  initial_backoff = "50ms"
+  max_backoff     = "200ms"
+}
+`
+	shellAndLane = `
+plugin "shell" {
+  type = "node"
+  path = "BIN/cmd-engine"
+}
+lane "w" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+`
+)
+
+// effectsRunFile writes text as a run file with BIN/ pointing at the
+// test's binaries and EFFECTS at effects.log beside it, pins its plugins,
+// and returns the run file and the effects file.
+func effectsRunFile(t *testing.T, text string) (runFile, eff string) {
+	t.Helper()
+	runFile = writeRunFile(t, text)
+	dir := filepath.Dir(runFile)
+	eff = filepath.Join(dir, "effects.log")
+	text = strings.ReplaceAll(strings.ReplaceAll(text, "EFFECTS", eff), "BIN/", binDir+"/")
+	if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	return runFile, eff
 }
 
 // checkLoopRecord checks a review loop that passed in round 2: each

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/obversa/obversa/internal/exampletest"
-	"github.com/obversa/obversa/internal/testutil"
 )
 
 var binDir string
@@ -28,7 +27,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binDir = dir
-	if err := testutil.BuildBinaries(dir, map[string]string{"obversa": "./cmd/obversa", "cmd-engine": "./plugins/cmd-engine"}); err != nil {
+	if err := exampletest.Bundled(dir, "cmd-engine"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -39,25 +38,10 @@ func TestFixUntilGreen(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Fatalf("the review runs go test: %v", err)
 	}
-	work := t.TempDir()
-	// The example's files, as a user has them: the run file with the
-	// built plugin, the author script and the package to fix.
-	if out, err := exec.Command("cp", "-R", "fix.sh", "testdata", work).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
-	src, err := os.ReadFile("run.hcl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	runFile := filepath.Join(work, "run.hcl")
-	if err := os.WriteFile(runFile, []byte(strings.ReplaceAll(string(src), `"../../bin/`, `"`+binDir+`/`)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// The example's files, as a user has them: the run file, the author
+	// script and the package to fix.
+	work, code, stdout, stderr := exampletest.RunCopy(t, binDir, "fix.sh", "testdata")
 	obversa := filepath.Join(binDir, "obversa")
-	if code, _, stderr := exampletest.Obversa(t, obversa, work, "plugin", "lock", runFile); code != 0 {
-		t.Fatalf("plugin lock: exit %d: %s", code, stderr)
-	}
-	code, stdout, stderr := exampletest.Obversa(t, obversa, work, "run", "--json", "--run-id", "example", runFile)
 	var res struct {
 		Kind string `json:"kind"`
 	}

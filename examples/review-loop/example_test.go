@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/obversa/obversa/internal/exampletest"
-	"github.com/obversa/obversa/internal/testutil"
 )
 
 var binDir string
@@ -29,8 +28,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binDir = dir
-	pkgs := map[string]string{"obversa": "./cmd/obversa", "mock-engine": "./plugins/mock-engine", "cmd-engine": "./plugins/cmd-engine"}
-	if err := testutil.BuildBinaries(dir, pkgs); err != nil {
+	if err := exampletest.Bundled(dir, "mock-engine", "cmd-engine"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -38,21 +36,8 @@ func run(m *testing.M) int {
 }
 
 func TestReviewLoop(t *testing.T) {
-	src, err := os.ReadFile("run.hcl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	work := t.TempDir()
-	runFile := filepath.Join(work, "run.hcl")
-	text := strings.ReplaceAll(string(src), `"../../bin/`, `"`+binDir+`/`)
-	if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	work, code, stdout, stderr := exampletest.RunCopy(t, binDir)
 	obversa := filepath.Join(binDir, "obversa")
-	if code, _, stderr := exampletest.Obversa(t, obversa, work, "plugin", "lock", runFile); code != 0 {
-		t.Fatalf("plugin lock: exit %d: %s", code, stderr)
-	}
-	code, stdout, stderr := exampletest.Obversa(t, obversa, work, "run", "--json", "--run-id", "example", runFile)
 	var res struct {
 		Kind   string `json:"kind"`
 		Output struct {

@@ -9,6 +9,8 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +29,14 @@ type simCase struct {
 	def      *graph.Definition
 	decision map[string]string // node → allow | deny, for approval nodes
 	fails    map[string]bool   // position → the binding fails it (before any effect)
+	// passRound is the round from which a loop's review passes (after
+	// max_rounds: never, the loop is exhausted); reviewers names each
+	// review member's loop.
+	passRound map[string]int
+	reviewers map[string]string
+	// keys are the items a node's result lists (a dynamic for_each's
+	// source).
+	keys map[string][]string
 	// schedules are the kill schedules the case is run with, each from
 	// scratch: a schedule's kills fire in order, once each.
 	schedules [][]simKill
@@ -59,15 +69,19 @@ type simKill struct {
 
 func (k simKill) String() string { return fmt.Sprintf("%s@%d", k.who, k.hit) }
 
-// newSimCase draws a case from seed.
+// newSimCase draws a case from seed: nodes, loops (rounds that fail then
+// pass, or run out) and for_each nodes (static items, or items listed by
+// an upstream result), chained and fanned out at random.
 func newSimCase(seed int64) *simCase {
 	r := rand.New(rand.NewSource(seed))
-	c := &simCase{seed: seed, decision: map[string]string{}, fails: map[string]bool{}}
+	c := &simCase{seed: seed, decision: map[string]string{}, fails: map[string]bool{},
+		passRound: map[string]int{}, reviewers: map[string]string{}, keys: map[string][]string{}}
 	n := 2 + r.Intn(7)
 	def := &graph.Definition{Name: "dag", GlobalConcurrency: 1 + r.Intn(4), KeyedConcurrency: []graph.KeyLimit{},
 		RetryCapPerNode: r.Intn(2), StopOnError: r.Intn(8) == 0}
-	var plain []string // non-finalizers so far
-	finalizers := 0
+	var plain []string    // non-finalizer vertices so far
+	var planners []string // binding nodes whose result lists keys
+	finalizers, units := 0, 0
 	for i := 0; i < n; i++ {
 		nd := graph.NodeDef{ID: fmt.Sprintf("n%d", i), Kind: graph.KindRequired, DependsOn: []string{}, RetrySafe: r.Intn(2) == 0}
 		switch x := r.Intn(20); {
@@ -86,22 +100,29 @@ func newSimCase(seed int64) *simCase {
 			if len(plain) > 0 && len(nd.DependsOn) == 0 && r.Intn(2) == 0 {
 				nd.DependsOn = append(nd.DependsOn, plain[len(plain)-1]) // chains
 			}
+		}
+		switch x := r.Intn(10); {
+		case nd.Kind != graph.KindFinalizer && x < 2:
+			units += c.simLoop(r, &nd)
+		case nd.Kind != graph.KindFinalizer && x < 4:
+			units += c.simForEach(r, &nd, planners)
+		default:
+			units++
+			c.simNode(r, &nd, graph.Position(nd.ID, 1))
+			if nd.Binding != "" && nd.Kind != graph.KindFinalizer && r.Intn(3) == 0 {
+				c.keys[nd.ID] = simKeys(r, r.Intn(6))
+				planners = append(planners, nd.ID)
+			}
+			if r.Intn(7) == 0 {
+				nd.Approval = true
+				c.decision[nd.ID] = graph.DecisionAllow
+				if r.Intn(3) == 0 {
+					c.decision[nd.ID] = graph.DecisionDeny
+				}
+			}
+		}
+		if nd.Kind != graph.KindFinalizer {
 			plain = append(plain, nd.ID)
-		}
-		if r.Intn(10) < 3 {
-			nd.Lane, nd.Prompt = "w", "do "+nd.ID
-		} else {
-			nd.Binding, nd.Input = "sim", json.RawMessage(`{"node":"`+nd.ID+`"}`)
-			if r.Intn(5) == 0 {
-				c.fails[graph.Position(nd.ID, 1)] = true
-			}
-		}
-		if r.Intn(7) == 0 {
-			nd.Approval = true
-			c.decision[nd.ID] = graph.DecisionAllow
-			if r.Intn(3) == 0 {
-				c.decision[nd.ID] = graph.DecisionDeny
-			}
 		}
 		def.Nodes = append(def.Nodes, nd)
 	}
@@ -112,7 +133,7 @@ func newSimCase(seed int64) *simCase {
 		var kills []simKill
 		for k := r.Intn(4); k > 0; k-- {
 			who := []string{killWorker, killWorker, killWatchdog, killBoth}[r.Intn(4)]
-			hit := 1 + r.Intn(4*n+4)
+			hit := 1 + r.Intn(4*units+4)
 			if who == killWatchdog {
 				hit = 1 + r.Intn(4)
 			}
@@ -122,6 +143,93 @@ func newSimCase(seed int64) *simCase {
 	}
 	c.drawPolicyAndBudget(seed)
 	return c
+}
+
+// simNode makes nd an engine node (30%) or a binding node, whose first
+// attempt (at position first) the binding fails one time in five.
+func (c *simCase) simNode(r *rand.Rand, nd *graph.NodeDef, first string) {
+	if r.Intn(10) < 3 {
+		nd.Lane, nd.Prompt = "w", "do "+nd.ID
+		return
+	}
+	nd.Binding, nd.Input = "sim", json.RawMessage(`{"node":"`+nd.ID+`"}`)
+	if r.Intn(5) == 0 {
+		c.fails[first] = true
+	}
+}
+
+// simLoop makes nd a loop of a writer (and sometimes a second worker) and
+// a reviewer whose verdict passes from a drawn round on; it returns how
+// many units a round has.
+func (c *simCase) simLoop(r *rand.Rand, nd *graph.NodeDef) int {
+	id := nd.ID
+	l := &graph.LoopDef{MaxRounds: 1 + r.Intn(3), Review: id + "r"}
+	w := graph.NodeDef{ID: id + "w", Kind: graph.KindRequired, DependsOn: []string{}, RetrySafe: r.Intn(2) == 0}
+	c.simNode(r, &w, graph.MemberPosition(id, 1, w.ID, 1))
+	if w.Lane != "" {
+		w.Prompt = "write " + id + " round ${loop.round}${loop.round > 1 ? \" fixing: ${loop.findings}\" : \"\"}"
+	}
+	l.Members = append(l.Members, w)
+	if r.Intn(3) == 0 {
+		x := graph.NodeDef{ID: id + "x", Kind: graph.KindRequired, DependsOn: []string{}, RetrySafe: r.Intn(2) == 0}
+		c.simNode(r, &x, graph.MemberPosition(id, 1, x.ID, 1))
+		l.Members = append(l.Members, x)
+	}
+	rv := graph.NodeDef{ID: l.Review, Kind: graph.KindRequired, DependsOn: []string{w.ID}, RetrySafe: r.Intn(2) == 0}
+	if r.Intn(10) < 3 {
+		rv.Lane, rv.Prompt = "w", "review ${jsonencode(input.results."+w.ID+")}"
+	} else {
+		rv.Binding, rv.Input = "sim", json.RawMessage(`{"node":"`+rv.ID+`"}`)
+	}
+	l.Members = append(l.Members, rv)
+	if r.Intn(4) == 0 {
+		l.Until = "${loop.round > 1}" // round 1 skips its review
+	}
+	c.passRound[id] = 1 + r.Intn(l.MaxRounds+1)
+	c.reviewers[rv.ID] = id
+	nd.Loop, nd.RetrySafe = l, false
+	return len(l.Members) * l.MaxRounds
+}
+
+// simForEach makes nd a for_each node of binding instances over static
+// items, or over the keys an upstream planner's result lists; it returns
+// how many units it may have.
+func (c *simCase) simForEach(r *rand.Rand, nd *graph.NodeDef, planners []string) int {
+	nd.Binding, nd.Input = "sim", json.RawMessage(`{"node":"`+nd.ID+`","key":"${each.key}"}`)
+	fe := &graph.ForEachDef{MaxItems: graph.DefaultMaxItems}
+	var keys []string
+	if len(planners) > 0 && r.Intn(2) == 0 {
+		p := planners[r.Intn(len(planners))]
+		if !slices.Contains(nd.DependsOn, p) {
+			nd.DependsOn = append(nd.DependsOn, p)
+		}
+		fe.Source = "${input.results." + p + ".keys}"
+		keys = c.keys[p]
+		if r.Intn(4) == 0 {
+			fe.MaxItems = 1 + r.Intn(5) // sometimes fewer than the keys: FOR_EACH_LIMIT
+		}
+	} else {
+		keys = simKeys(r, r.Intn(4))
+		for _, k := range keys {
+			b, _ := json.Marshal(k)
+			fe.Items = append(fe.Items, graph.ForEachItem{Key: k, Value: b})
+		}
+	}
+	for _, k := range keys {
+		if r.Intn(6) == 0 {
+			c.fails[graph.InstancePosition(nd.ID, k, 1)] = true
+		}
+	}
+	nd.ForEach = fe
+	return max(1, len(keys))
+}
+
+// simKeys draws n distinct keys, some of which need escaping in a
+// position.
+func simKeys(r *rand.Rand, n int) []string {
+	pool := []string{"a", "b/c", "d e", "f%", "g]h", "ü", "i.go"}
+	r.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
+	return append([]string{}, pool[:n]...)
 }
 
 // plan returns the case's plan for run id under storage dir.
@@ -144,11 +252,32 @@ func (c *simCase) plan(dir, id string) *plan.Plan {
 type effects struct {
 	mu      sync.Mutex
 	byPos   map[string]int
-	engines string // the engine's effects file
+	outputs map[string]json.RawMessage // the binding's last output by position
+	engines string                     // the engine's effects file
 }
 
 func newEffects(dir string) *effects {
-	return &effects{byPos: map[string]int{}, engines: filepath.Join(dir, "engine-effects.log")}
+	return &effects{byPos: map[string]int{}, outputs: map[string]json.RawMessage{}, engines: filepath.Join(dir, "engine-effects.log")}
+}
+
+// result is what a person who checked says an attempt at position
+// produced, given that it took effect: the binding's output, or an engine
+// reviewer's verdict (another engine's text is not needed: null).
+func (e *effects) result(c *simCase, position string) json.RawMessage {
+	e.mu.Lock()
+	out, ok := e.outputs[position]
+	e.mu.Unlock()
+	if ok {
+		return out
+	}
+	if loop, ok := c.reviewers[simNodeOf(position)]; ok {
+		round, _ := strconv.Atoi(strings.Split(position, "/")[2])
+		if round >= c.passRound[loop] {
+			return json.RawMessage(`{"status":"pass","summary":"ok"}`)
+		}
+		return json.RawMessage(fmt.Sprintf(`{"status":"fail","summary":"round %d: not yet","findings":[]}`, round))
+	}
+	return nil
 }
 
 // count returns every position's effect count, the engine's included.
@@ -193,13 +322,50 @@ func (b *simBinding) Invoke(ctx context.Context, req plugin.InvokeRequest) (json
 	if b.c.fails[req.Position] {
 		return nil, &plugin.Failure{Kind: plugin.FailureTransient, Message: "scripted failure of " + req.Position}
 	}
+	out, _ := json.Marshal(map[string]any{"done": req.Position, "keys": b.c.keys[req.NodeID]})
+	if loop, ok := b.c.reviewers[req.NodeID]; ok {
+		// dag/<loop>/<round>/<member>/<n>: the verdict of this round.
+		round, _ := strconv.Atoi(strings.Split(req.Position, "/")[2])
+		out = json.RawMessage(fmt.Sprintf(`{"exit_code":1,"stdout":"","stderr":"round %d: not yet"}`, round))
+		if round >= b.c.passRound[loop] {
+			out = json.RawMessage(`{"exit_code":0,"stdout":"ok","stderr":""}`)
+		}
+	}
 	b.e.mu.Lock()
 	b.e.byPos[req.Position]++
+	b.e.outputs[req.Position] = out
 	b.e.mu.Unlock()
-	return json.RawMessage(`{"done":"` + req.Position + `"}`), nil
+	return out, nil
 }
 
-// engine returns the case's mock engine, logging effects to e.
-func (e *effects) engine() (*enginetest.Engine, error) {
-	return enginetest.Configured(enginetest.Config{EffectsFile: e.engines})
+// engine returns the case's mock engine, logging effects to e: an engine
+// reviewer's verdict fails before its loop's pass round and passes from
+// it on, selected by position so that it holds across restarts.
+func (e *effects) engine(c *simCase) (*enginetest.Engine, error) {
+	cfg := enginetest.Config{EffectsFile: e.engines}
+	for member, loop := range c.reviewers {
+		for round := 1; round < c.passRound[loop]; round++ {
+			cfg.Responses = append(cfg.Responses, enginetest.Rule{Node: member, PositionContains: fmt.Sprintf("dag/%s/%d/", loop, round),
+				Response: enginetest.Response{JSON: json.RawMessage(fmt.Sprintf(`{"status":"fail","summary":"round %d: not yet","findings":[{"reviewer":%q,"evidence":"not yet"}]}`, round, member))}})
+		}
+		cfg.Responses = append(cfg.Responses, enginetest.Rule{Node: member, Response: enginetest.Response{JSON: json.RawMessage(`{"status":"pass","summary":"ok"}`)}})
+	}
+	return enginetest.Configured(cfg)
+}
+
+// simNodeOf returns the node a position is of: "dag/<node>/<n>",
+// "dag/<node>[<key>]/<n>" or "dag/<loop>/<round>/<member>/<n>".
+func simNodeOf(position string) string {
+	parts := strings.Split(strings.TrimPrefix(position, "dag/"), "/")
+	if len(parts) == 4 {
+		return parts[2]
+	}
+	node, _, _ := strings.Cut(parts[0], "[")
+	return node
+}
+
+// simUnitOf returns the unit a position is of: the position without its
+// attempt number.
+func simUnitOf(position string) string {
+	return position[:strings.LastIndex(position, "/")]
 }

@@ -4,6 +4,7 @@ package watchdog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/obversa/obversa/host/executor"
+	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/plugin"
@@ -159,9 +161,14 @@ func (m *mortalRecord) Append(ctx context.Context, expectedRev int64, events ...
 	}
 	rev, err := m.Record.Append(ctx, expectedRev, events...)
 	if err == nil {
+		counts := m.s.eff.count()
 		m.s.mu.Lock()
 		for i, e := range events {
 			m.s.acked[rev-int64(len(events)-1-i)] = e.Type
+			var d graph.CompletedData
+			if raw, ok := e.Data.(json.RawMessage); ok && e.Type == graph.EventNodeCompleted && json.Unmarshal(raw, &d) == nil {
+				m.s.atCompletion[d.Position] = counts[d.Position]
+			}
 		}
 		m.s.mu.Unlock()
 	}

@@ -43,6 +43,9 @@ type simStats struct {
 	// policyCases ask a policy plugin; budgetCases carry a token budget,
 	// budgetStops of which ended BUDGET_STOP.
 	policyCases, budgetCases, budgetStops atomic.Int64
+	// rounds, reviews and instances count the loop rounds, reviews and
+	// for_each instances the runs with kills recorded.
+	rounds, reviews, instances atomic.Int64
 }
 
 func TestSim(t *testing.T) {
@@ -92,9 +95,10 @@ func TestSim(t *testing.T) {
 	for _, f := range failures {
 		t.Error(f)
 	}
-	fmt.Printf("sim: %d cases (%d graphs × %d kill schedules) in %s, %d kills (worker %d, watchdog %d, both %d), %d pauses answered (%d reconciliations), %d with a policy, %d with a budget (%d BUDGET_STOP), %d invariant violations\n",
+	fmt.Printf("sim: %d cases (%d graphs × %d kill schedules) in %s, %d kills (worker %d, watchdog %d, both %d), %d pauses answered (%d reconciliations), %d with a policy, %d with a budget (%d BUDGET_STOP), %d loop rounds, %d reviews, %d for_each instances, %d invariant violations\n",
 		stats.cases.Load(), len(seeds), simSchedules, time.Since(start).Round(time.Second), stats.kills.Load(), stats.workerKills.Load(), stats.watchdogKills.Load(),
-		stats.bothKills.Load(), stats.pauses.Load(), stats.reconciles.Load(), stats.policyCases.Load(), stats.budgetCases.Load(), stats.budgetStops.Load(), len(failures))
+		stats.bothKills.Load(), stats.pauses.Load(), stats.reconciles.Load(), stats.policyCases.Load(), stats.budgetCases.Load(), stats.budgetStops.Load(),
+		stats.rounds.Load(), stats.reviews.Load(), stats.instances.Load(), len(failures))
 }
 
 // runSimCase runs the graph of a seed without kills (the oracle) and
@@ -159,16 +163,19 @@ var errWatchdogDied = errors.New("the watchdog was killed")
 
 // simRun is one execution of a case: its record, effects, kill schedule.
 type simRun struct {
-	c       *simCase
-	runDir  string
-	eff     *effects
-	eng     plugin.Engine
-	kills   []simKill // still to fire
-	stats   *simStats
-	mu      sync.Mutex
-	acked   map[int64]string // rev → type, of every acknowledged worker append
-	faults  []string         // a worker that ended without being killed, and why
-	workers int
+	c      *simCase
+	runDir string
+	eff    *effects
+	eng    plugin.Engine
+	kills  []simKill // still to fire
+	stats  *simStats
+	mu     sync.Mutex
+	acked  map[int64]string // rev → type, of every acknowledged worker append
+	// atCompletion is each position's effect count when a worker's
+	// node-completed for it was acknowledged.
+	atCompletion map[string]int
+	faults       []string // a worker that ended without being killed, and why
+	workers      int
 }
 
 // execute carries one run of the case to its end, answering every pause
@@ -178,8 +185,8 @@ func (c *simCase) execute(dir string, kills []simKill, stats *simStats) (*runsta
 	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o755); err != nil {
 		return nil, err
 	}
-	s := &simRun{c: c, eff: newEffects(dir), stats: stats, acked: map[int64]string{}, kills: slices.Clone(kills)}
-	eng, err := s.eff.engine()
+	s := &simRun{c: c, eff: newEffects(dir), stats: stats, acked: map[int64]string{}, atCompletion: map[string]int{}, kills: slices.Clone(kills)}
+	eng, err := s.eff.engine(c)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +273,7 @@ func (s *simRun) answer(ctx context.Context, paused []graph.PauseRequest) (Resum
 	p := paused[0]
 	switch p.Kind {
 	case graph.PauseApproval:
-		node := strings.Split(p.Position, "/")[1]
+		node := simNodeOf(p.Position)
 		// Already decided means a watchdog died before it acted on the
 		// decision: the decision stands, the resume is what is left to do.
 		_, err := Approve(ctx, DirRef(s.runDir), p.Position, s.c.decision[node] == graph.DecisionDeny, 5*time.Second)
@@ -278,11 +285,10 @@ func (s *simRun) answer(ctx context.Context, paused []graph.PauseRequest) (Resum
 		if s.stats != nil {
 			s.stats.reconciles.Add(1)
 		}
-		done := "not-done"
 		if s.eff.count()[p.Position] > 0 {
-			done = "done"
+			return ResumeOptions{Position: p.Position, Reconciled: "done", Result: s.eff.result(s.c, p.Position)}, nil
 		}
-		return ResumeOptions{Position: p.Position, Reconciled: done}, nil
+		return ResumeOptions{Position: p.Position, Reconciled: "not-done"}, nil
 	}
 	return ResumeOptions{}, fmt.Errorf("unknown pause kind %q", p.Kind)
 }
@@ -323,8 +329,19 @@ func (s *simRun) check(ctx context.Context, st *store.Store, res *runstate.Resul
 	}
 	defer run.Close()
 	types := map[int64]string{}
-	if err := run.Read(ctx, 1, func(e store.Event) error { types[e.Rev] = e.Type; return nil }); err != nil {
+	steps := &simSteps{once: map[string]int{}, completed: map[string]string{}}
+	if err := run.Read(ctx, 1, func(e store.Event) error {
+		types[e.Rev] = e.Type
+		steps.add(e)
+		return nil
+	}); err != nil {
 		return err
+	}
+	problems = append(problems, steps.problems...)
+	if s.stats != nil {
+		s.stats.rounds.Add(int64(steps.rounds))
+		s.stats.reviews.Add(int64(steps.reviews))
+		s.stats.instances.Add(int64(steps.instances))
 	}
 	for rev, typ := range s.acked {
 		if types[rev] != typ {
@@ -334,10 +351,21 @@ func (s *simRun) check(ctx context.Context, st *store.Store, res *runstate.Resul
 	retrySafe := map[string]bool{}
 	for _, n := range s.c.def.Nodes {
 		retrySafe[n.ID] = n.RetrySafe
+		if n.Loop != nil {
+			for _, m := range n.Loop.Members {
+				retrySafe[m.ID] = m.RetrySafe
+			}
+		}
 	}
-	for pos, n := range s.eff.count() {
-		if node := strings.Split(pos, "/")[1]; n > 1 && !retrySafe[node] {
+	counts := s.eff.count()
+	for pos, n := range counts {
+		if n > 1 && !retrySafe[simNodeOf(pos)] {
 			problems = append(problems, fmt.Sprintf("%s took effect %d times and is not retry_safe", pos, n))
+		}
+	}
+	for pos, n := range s.atCompletion {
+		if counts[pos] != n {
+			problems = append(problems, fmt.Sprintf("%s took effect %d times after its result was recorded", pos, counts[pos]-n))
 		}
 	}
 	problems = append(problems, s.faults...)
@@ -353,4 +381,54 @@ func (s *simRun) check(ctx context.Context, st *store.Store, res *runstate.Resul
 		return fmt.Errorf("result %s %s:\n    %s", res.Kind, res.Code, strings.Join(problems, "\n    "))
 	}
 	return nil
+}
+
+// simSteps reads a finished record for the steps that must happen at most
+// once — a loop's start, each round, each round's review, its end; a
+// for_each node's expansion — and for units run again after they
+// completed: no position of a unit (a node, an instance, a member in a
+// round) is dispatched after one of its positions completed.
+type simSteps struct {
+	once                       map[string]int
+	completed                  map[string]string // unit → the position that completed
+	problems                   []string
+	rounds, reviews, instances int
+}
+
+func (st *simSteps) add(e store.Event) {
+	v, ok, err := graph.Decode(e.Type, e.Data)
+	if err != nil || !ok {
+		return
+	}
+	key := ""
+	switch d := v.(type) {
+	case graph.LoopStartedData:
+		key = "start of loop " + d.Loop
+	case graph.RoundStartedData:
+		key = fmt.Sprintf("round %d of loop %s", d.Round, d.Loop)
+		st.rounds++
+	case graph.ReviewedData:
+		key = fmt.Sprintf("review of round %d of loop %s", d.Round, d.Loop)
+		st.reviews++
+	case graph.ConditionData:
+		key = fmt.Sprintf("condition of round %d of loop %s", d.Round, d.Loop)
+	case graph.LoopFinishedData:
+		key = "end of loop " + d.Loop
+	case graph.ExpandedData:
+		key = "expansion of " + d.Node
+		st.instances += len(d.Keys)
+	case graph.CompletedData:
+		st.completed[simUnitOf(d.Position)] = d.Position
+	case graph.DispatchedData:
+		for _, x := range d.Dispatches {
+			if done, ok := st.completed[simUnitOf(x.Position)]; ok {
+				st.problems = append(st.problems, fmt.Sprintf("rev %d dispatched %s after %s completed", e.Rev, x.Position, done))
+			}
+		}
+	}
+	if key != "" {
+		if st.once[key]++; st.once[key] == 2 {
+			st.problems = append(st.problems, fmt.Sprintf("rev %d records the %s again", e.Rev, key))
+		}
+	}
 }

@@ -84,7 +84,8 @@ func (s *State) Takeovers() int { return s.takeovers }
 // Position returns what the fold knows of a position, or nil.
 func (s *State) Position(position string) *Position { return s.pos[position] }
 
-// PausedPositions returns the paused positions, in declaration order.
+// PausedPositions returns the paused positions: nodes in declaration
+// order, then for_each instances and loop members as they came to be.
 func (s *State) PausedPositions() []string {
 	var open []string
 	for _, n := range s.graph.Nodes() {

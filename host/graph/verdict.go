@@ -97,9 +97,9 @@ func BindingVerdict(member string, result json.RawMessage) (Verdict, error) {
 	if code == 0 {
 		return Verdict{Status: VerdictPass, Summary: "exit code 0", Findings: []Finding{}}, nil
 	}
-	evidence := Tail(out.Stderr)
+	evidence := tail(out.Stderr)
 	if evidence == "" {
-		evidence = Tail(out.Stdout)
+		evidence = tail(out.Stdout)
 	}
 	summary := fmt.Sprintf("exit code %d", code)
 	if evidence == "" {
@@ -114,7 +114,7 @@ func BindingVerdict(member string, result json.RawMessage) (Verdict, error) {
 // with the message as the one finding.
 func FailureVerdict(member string, f *FailedData) Verdict {
 	return Verdict{Status: VerdictFail, Summary: firstLine(f.Message),
-		Findings: []Finding{{Reviewer: member, Evidence: Tail(f.Message)}}}
+		Findings: []Finding{{Reviewer: member, Evidence: tail(f.Message)}}}
 }
 
 // Outcome turns a verdict into the outcome of a review: a failure asks for
@@ -156,9 +156,9 @@ func (o ReviewOutcome) FindingsText() string {
 // where its failure is.
 const tailBytes = 4096
 
-// Tail returns the last tailBytes bytes of s (cut at a line start when
+// tail returns the last tailBytes bytes of s (cut at a line start when
 // one is near, else at a rune start), trimmed of white space.
-func Tail(s string) string {
+func tail(s string) string {
 	s = strings.TrimSpace(s)
 	if len(s) <= tailBytes {
 		return s

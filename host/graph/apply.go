@@ -207,6 +207,11 @@ var final = map[string]bool{
 	"ENGINE_UNAVAILABLE": true, "RESULT_TOO_LARGE": true, "KNOWN_SECRET": true,
 }
 
+// effectFailed are the codes of a failed effect (the plugin reported a
+// failure that is neither a timeout nor an abort), as spelled now and by
+// older records.
+var effectFailed = map[string]bool{"EFFECT_FAILED": true, "NODE_FAILED": true}
+
 // finalKinds are engine failure kinds no retry can change.
 var finalKinds = map[string]bool{"invalid_config": true, "missing_cli": true, "auth": true, "billing": true}
 
@@ -217,10 +222,10 @@ var finalKinds = map[string]bool{"invalid_config": true, "missing_cli": true, "a
 // template that cannot render, a refused result, a dead lane, bad
 // configuration). A binding review member's failure of kind unknown is
 // its review's verdict, not a failure of the member (docs/run-file.md,
-// "Loops").
+// "Loops"); records written before EFFECT_FAILED spell it NODE_FAILED.
 func (s *State) settleFailure(n *NodeState) {
 	f := n.Failure
-	if n.Loop != "" && n.Def.ID == n.v.Def.Loop.Review && n.Def.Binding != "" && f.Code == "NODE_FAILED" && f.FailureKind == "unknown" {
+	if n.Loop != "" && n.Def.ID == n.v.Def.Loop.Review && n.Def.Binding != "" && effectFailed[f.Code] && f.FailureKind == "unknown" {
 		n.Status, n.VerdictFailure = StatusFailed, true
 		return
 	}

@@ -76,7 +76,7 @@ func TestLoops(t *testing.T) {
 			def:       reviewGraph(3, ""),
 			script:    map[string][]string{"config/1/author": {"fail", "fail"}},
 			decisions: [][]string{{"dag/plan/1"}, {"dag/config/1/author/1"}, {"dag/config/1/author/2"}},
-			steps:     []string{"start config max 3", "round config 1", "end config fail 1 NODE_FAILED"},
+			steps:     []string{"start config max 3", "round config 1", "end config fail 1 EFFECT_FAILED"},
 			outcome:   Outcome{Kind: OutcomeFail, Code: "DAG_NODE_FAILED", Failed: []string{"config", "ship"}, Nodes: []string{"plan"}},
 		},
 		{

@@ -30,7 +30,7 @@ func node(id, kind string, deps ...string) NodeDef {
 // dispatched position, then settle the oldest in-flight position with the
 // scripted outcome of its unit (by NodeState.Name; one entry per attempt,
 // default "pass"): "pass", "reject" (a review result that fails), "fail"
-// (NODE_FAILED) or "exit" (a binding's non-zero exit, kind unknown). It
+// (EFFECT_FAILED) or "exit" (a binding's non-zero exit, kind unknown). It
 // returns the dispatch decisions in order and the outcome; steps, when
 // not nil, collects the transitions and answers recorded.
 func simulate(t *testing.T, def *Definition, script map[string][]string, steps ...*[]string) ([][]string, *Outcome) {
@@ -106,9 +106,9 @@ func simulate(t *testing.T, def *Definition, script map[string][]string, steps .
 			err = s.Apply(EventNodeCompleted, mustJSON(t, CompletedData{Node: n.Def.ID, Position: n.Position,
 				Result: json.RawMessage(`{"status":"fail","summary":"no timeout","findings":[{"reviewer":"r","evidence":"missing timeout"}]}`)}))
 		case "exit":
-			err = s.Apply(EventNodeFailed, mustJSON(t, FailedData{Node: n.Def.ID, Position: n.Position, Code: "NODE_FAILED", FailureKind: "unknown", Message: "sh exited with code 1: FAIL"}))
+			err = s.Apply(EventNodeFailed, mustJSON(t, FailedData{Node: n.Def.ID, Position: n.Position, Code: "EFFECT_FAILED", FailureKind: "unknown", Message: "sh exited with code 1: FAIL"}))
 		default:
-			err = s.Apply(EventNodeFailed, mustJSON(t, FailedData{Node: n.Def.ID, Position: n.Position, Code: "NODE_FAILED"}))
+			err = s.Apply(EventNodeFailed, mustJSON(t, FailedData{Node: n.Def.ID, Position: n.Position, Code: "EFFECT_FAILED"}))
 		}
 		if err != nil {
 			t.Fatal(err)

@@ -71,5 +71,12 @@ func drawRun(cmd *cobra.Command, g *globals, arg string, f diagram.Format) error
 	for i := range d.Nodes {
 		d.Nodes[i].Status = statuses[d.Nodes[i].ID]
 	}
+	for i := range d.Groups {
+		// A loop's frame says where the loop stands; its members are
+		// coloured by their status in its current round.
+		if s, ok := statuses[d.Groups[i].ID]; ok {
+			d.Groups[i].Label += " · " + s
+		}
+	}
 	return d.Write(cmd.OutOrStdout(), f)
 }

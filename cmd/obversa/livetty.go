@@ -129,6 +129,8 @@ func (v *liveView) notice(n runview.Notice) string {
 		label, style = "‖ paused ", v.styles.warn
 	case runview.NoticeCrashed:
 		label = "! crashed"
+	case runview.NoticeReview:
+		label, style = "↻ review ", v.styles.warn
 	}
 	where := n.Position
 	if where == "" {
@@ -204,7 +206,18 @@ func (v *liveView) frame(now time.Time, last bool, height int) []string {
 	if last {
 		return lines
 	}
-	room := min(len(p.InFlight), max(height-3, 1))
+	// Loops and for_each nodes under way: their round, their instances.
+	for _, l := range s.Loops {
+		if l.Status == "started" || l.Status == "paused" {
+			lines = append(lines, "  loop "+loopLine(l))
+		}
+	}
+	for _, f := range s.ForEach {
+		if f.Status == "started" || f.Status == "paused" {
+			lines = append(lines, "  for_each "+forEachLine(f))
+		}
+	}
+	room := min(len(p.InFlight), max(height-2-len(lines), 1))
 	posw := 0
 	for _, a := range p.InFlight[:room] {
 		posw = max(posw, len(a.Position))

@@ -48,7 +48,7 @@ last lines. Results, usage totals and failures are in the record (obversa show).
 				if err != nil {
 					return err
 				}
-				if st.Graph().Node(node) == nil {
+				if !runview.Streams(st.Graph(), node) {
 					return usageErr(fmt.Errorf("the run has no node %q%s", node, runview.DidYouMean(runview.SuggestNode(st, node))))
 				}
 			}

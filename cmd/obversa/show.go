@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/runview"
 	"github.com/obversa/obversa/host/watchdog"
@@ -88,13 +89,13 @@ whole text, each engine call, the artifacts with their digests.`,
 func showNode(ctx context.Context, st *runstate.State, ref runRef, name string, now time.Time) (runview.Node, error) {
 	id := name
 	if n := st.Graph().AtPosition(name); n != nil {
-		id = n.Def.ID
+		id = n.Name()
 	}
 	n, ok := runview.NodeOf(st, id, now)
 	if !ok {
 		return n, usageErr(fmt.Errorf("the run has no node %q%s", name, runview.DidYouMean(runview.SuggestNode(st, name))))
 	}
-	if ns := st.Graph().Node(id); ns != nil && ns.ResultArtifact != nil {
+	if ns := runview.Unit(st.Graph(), id); ns != nil && ns.ResultArtifact != nil && ns.Status == graph.StatusPassed {
 		run, err := ref.OpenReadOnly(ctx)
 		if err != nil {
 			return n, failedErr(err)
@@ -118,6 +119,7 @@ func printRunHeader(w io.Writer, s runview.Summary) {
 	fmt.Fprintf(w, "nodes:    %d/%d done (%d passed, %d failed, %d blocked), %d running, %d paused\n",
 		c.Done, c.Total, c.Passed, c.Failed, c.Blocked, c.Running, c.Paused)
 	fmt.Fprintf(w, "usage:    %s\n", s.Usage)
+	printGroups(w, s.Loops, s.ForEach)
 }
 
 // printNode is the human form of one node in full.
@@ -131,6 +133,12 @@ func printNode(w io.Writer, n runview.Node) {
 	}
 	fmt.Fprintln(w, ")")
 	fmt.Fprintf(w, "status:   %s\n", n.Status)
+	if n.Loop != nil {
+		fmt.Fprintf(w, "loop:     %s\n", loopLine(*n.Loop))
+	}
+	if n.ForEach != nil {
+		fmt.Fprintf(w, "for_each: %s\n", forEachLine(*n.ForEach))
+	}
 	if n.Position != "" {
 		fmt.Fprintf(w, "position: %s (attempt %d)\n", n.Position, n.Attempts)
 	}

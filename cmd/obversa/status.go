@@ -94,23 +94,7 @@ func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 	for _, p := range r.Processes {
 		fmt.Fprintf(w, "process:  pid %d (group %d)\n", p.PID, p.PGID)
 	}
-	for _, l := range r.Loops {
-		state := l.Status
-		if l.LastReview != "" {
-			state += ", last review " + l.LastReview
-		}
-		if l.Code != "" {
-			state += ", " + l.Code
-		}
-		fmt.Fprintf(w, "loop:     %s round %d of %d (%s)\n", l.Loop, l.Round, l.MaxRounds, state)
-	}
-	for _, f := range r.ForEach {
-		if !f.Expanded {
-			fmt.Fprintf(w, "for_each: %s instances not decided yet (%s)\n", f.Node, f.Status)
-			continue
-		}
-		fmt.Fprintf(w, "for_each: %s %d instances, %d passed, %d failed (%s)\n", f.Node, f.Instances, f.Passed, f.Failed, f.Status)
-	}
+	printGroups(w, r.Loops, r.ForEach)
 	for _, a := range r.Active {
 		fmt.Fprintf(w, "active:   %s for %d ms (usage %s)\n", a.Position, a.ElapsedMS, a.Usage)
 	}

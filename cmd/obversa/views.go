@@ -90,6 +90,41 @@ func printNodeTable(w io.Writer, nodes []runview.Node, limit int, dir string) {
 	}
 }
 
+// loopLine says where a loop stands: "config round 2 of 4 (started,
+// last review fail)".
+func loopLine(l runview.Loop) string {
+	state := l.Status
+	if l.LastReview != "" {
+		state += ", last review " + l.LastReview
+	}
+	if l.Code != "" {
+		state += ", " + l.Code
+	}
+	return fmt.Sprintf("%s round %d of %d (%s)", l.Loop, l.Round, l.MaxRounds, state)
+}
+
+// forEachLine says where a for_each node stands: "lint 500 instances,
+// 237 passed, 0 failed, 8 running (started)".
+func forEachLine(f runview.ForEach) string {
+	switch {
+	case f.Code != "":
+		return fmt.Sprintf("%s no instances: %s (%s)", f.Node, f.Code, f.Status)
+	case !f.Expanded:
+		return fmt.Sprintf("%s instances not decided yet (%s)", f.Node, f.Status)
+	}
+	return fmt.Sprintf("%s %d instances, %d passed, %d failed, %d running (%s)", f.Node, f.Instances, f.Passed, f.Failed, f.Running, f.Status)
+}
+
+// printGroups prints a line per loop and for_each node.
+func printGroups(w io.Writer, loops []runview.Loop, each []runview.ForEach) {
+	for _, l := range loops {
+		fmt.Fprintf(w, "loop:     %s\n", loopLine(l))
+	}
+	for _, f := range each {
+		fmt.Fprintf(w, "for_each: %s\n", forEachLine(f))
+	}
+}
+
 func elapsedOf(n runview.Node) string {
 	if n.StartedAt == nil {
 		return ""

@@ -88,6 +88,29 @@ func TestReviewLoop(t *testing.T) {
 	if err := json.Unmarshal([]byte(status), &st); err != nil || len(st.Loops) != 1 || st.Loops[0].Round != 2 || st.Loops[0].Status != "passed" {
 		t.Errorf("status: %v %s", err, status)
 	}
+	// show, runs and graph RUN show the loop: its round and verdict, each
+	// round's members by name, the loop's frame coloured by its status.
+	_, show, _ := exampletest.Obversa(t, obversa, work, "show", runDir)
+	for _, want := range []string{"loop:     config round 2 of 3 (passed, last review pass)", "config/1/review", "config/2/author"} {
+		if !strings.Contains(show, want) {
+			t.Errorf("show has no %q:\n%s", want, show)
+		}
+	}
+	if _, member, _ := exampletest.Obversa(t, obversa, work, "show", runDir, "dag/config/1/review/1"); !strings.Contains(member, "node:     config/1/review") ||
+		!strings.Contains(member, "The config has no request timeout.") {
+		t.Errorf("show of round 1's review:\n%s", member)
+	}
+	if code, _, errs := exampletest.Obversa(t, obversa, work, "show", runDir, "config/1/reveiw"); code == 0 || !strings.Contains(errs, `did you mean "config/1/review"`) {
+		t.Errorf("show of a mistyped member: exit %d: %s", code, errs)
+	}
+	_, runs, _ := exampletest.Obversa(t, obversa, work, "runs", "--json")
+	if !strings.Contains(runs, `"loops":[{"loop":"config","round":2,"max_rounds":3,"status":"passed","last_review":"pass"}]`) ||
+		!strings.Contains(runs, `"total":3`) {
+		t.Errorf("runs --json: %s", runs)
+	}
+	if _, dot, _ := exampletest.Obversa(t, obversa, work, "graph", "--format", "dot", runDir); !strings.Contains(dot, "review review · passed") {
+		t.Errorf("graph RUN:\n%s", dot)
+	}
 	if code, out, errs := exampletest.Obversa(t, obversa, work, "verify", runDir); code != 0 {
 		t.Errorf("verify: exit %d: %s %s", code, out, errs)
 	}

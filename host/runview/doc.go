@@ -14,6 +14,11 @@
 //   - Live is what a live view shows while a run runs: the summary, one
 //     entry per attempt in flight with its elapsed time and the last line
 //     of its streamed text, and the failures and pauses so far.
+//   - Groups says where each loop (its round, its last verdict) and each
+//     for_each node (its instances passed, failed, running) stands. A
+//     for_each node and a loop count as one node in Counts; their units —
+//     instances and each round's members — are Nodes of their own, named
+//     "<node>[<key>]" and "<loop>/<round>/<member>" (Unit, NodeOf).
 //   - Suggest finds the position or node a mistyped argument meant.
 //
 // Usage totals follow the record's rule: unknown is never zero, so a total

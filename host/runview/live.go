@@ -18,6 +18,7 @@ const (
 	NoticeRetry   = "retry"   // an attempt failed and the node is offered again
 	NoticePaused  = "paused"  // a position waits for a person
 	NoticeCrashed = "crashed" // the worker died; the watchdog restarts it
+	NoticeReview  = "review"  // a loop's review failed: the loop goes round again
 )
 
 // Notice is one failure or pause a live view keeps on screen, with its
@@ -34,6 +35,7 @@ type Notice struct {
 
 // Attempt is an attempt in flight.
 type Attempt struct {
+	// Node is the unit's name (Node.ID).
 	Node      string `json:"node"`
 	Position  string `json:"position"`
 	ElapsedMS int64  `json:"elapsed_ms"`
@@ -84,11 +86,33 @@ func (l *Live) Apply(e store.Event) ([]Notice, error) {
 	case graph.EventNodeFailed:
 		var d graph.FailedData
 		if json.Unmarshal(e.Data, &d) == nil {
-			kind := NoticeRetry
-			if n := l.st.Graph().Node(d.Node); n != nil && n.Status == graph.StatusFailed {
-				kind = NoticeFailed
+			kind, name := NoticeRetry, d.Node
+			n := l.st.Graph().AtPosition(d.Position)
+			if n != nil {
+				name = n.Name()
+				if n.Status == graph.StatusFailed {
+					kind = NoticeFailed
+				}
 			}
-			add = append(add, Notice{Kind: kind, Node: d.Node, Position: d.Position, Code: d.Code, Message: d.Message})
+			if n == nil || !n.VerdictFailure { // a binding reviewer's verdict is told by its review
+				add = append(add, Notice{Kind: kind, Node: name, Position: d.Position, Code: d.Code, Message: d.Message})
+			}
+		}
+	case graph.EventLoopReviewed:
+		var d graph.ReviewedData
+		if json.Unmarshal(e.Data, &d) == nil && !d.Accepted {
+			add = append(add, Notice{Kind: NoticeReview, Node: fmt.Sprintf("%s/%d/%s", d.Loop, d.Round, d.Member), Position: d.Position,
+				Code: d.Outcome.Status, Message: d.Outcome.Summary})
+		}
+	case graph.EventLoopFinished:
+		var d graph.LoopFinishedData
+		if json.Unmarshal(e.Data, &d) == nil && d.Code != "" {
+			add = append(add, Notice{Kind: NoticeFailed, Node: d.Loop, Position: d.Position, Code: d.Code, Message: d.Message})
+		}
+	case graph.EventNodeExpanded:
+		var d graph.ExpandedData
+		if json.Unmarshal(e.Data, &d) == nil && d.Code != "" {
+			add = append(add, Notice{Kind: NoticeFailed, Node: d.Node, Code: d.Code, Message: d.Message})
 		}
 	case graph.EventNodePaused:
 		var d graph.PausedData
@@ -138,7 +162,7 @@ func (l *Live) Snapshot(now time.Time, holderAlive bool) Progress {
 		if n.Status != graph.StatusStarted && n.Status != graph.StatusDispatched {
 			continue
 		}
-		a := Attempt{Node: n.Def.ID, Position: n.Position, Last: l.lines.Last(n.Position)}
+		a := Attempt{Node: n.Name(), Position: n.Position, Last: l.lines.Last(n.Position)}
 		if pos := l.st.Position(n.Position); pos != nil && !pos.StartedAt.IsZero() {
 			a.ElapsedMS = now.Sub(pos.StartedAt).Milliseconds()
 		}

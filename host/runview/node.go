@@ -22,34 +22,87 @@ const (
 	StatusBlocked = "blocked"
 )
 
-// NodeStatus is a node's status in a fold, blocked included.
+// NodeStatus is a unit's status in a fold (a node, a for_each instance, a
+// loop member in a round), blocked included.
 func NodeStatus(g *graph.State, n *graph.NodeState) string {
-	if n.Status == graph.StatusIdle && g.Blocked(n.Def.ID) {
+	if n.Status == graph.StatusIdle && g.Blocked(n.Vertex) {
 		return StatusBlocked
 	}
 	return n.Status.String()
 }
 
-// Statuses returns every node's status by id.
+// Statuses returns every node's status by id, as `obversa graph RUN`
+// colours them: a for_each node's and a loop's over their units
+// (VertexStatus), a loop member's in the loop's current round.
 func Statuses(g *graph.State) map[string]string {
-	out := make(map[string]string, len(g.Nodes()))
-	for _, n := range g.Nodes() {
-		out[n.Def.ID] = NodeStatus(g, n)
+	out := make(map[string]string, len(g.Vertices()))
+	for _, v := range g.Vertices() {
+		out[v.Def.ID] = VertexStatus(g, v)
+		if v.Loop == nil {
+			continue
+		}
+		if r := v.Loop.Current(); r != nil {
+			for _, m := range r.Members {
+				out[m.Def.ID] = NodeStatus(g, m)
+			}
+		}
 	}
 	return out
+}
+
+// Streams reports whether id names a node whose attempts stream.jsonl
+// lines name (stream.Line.Node): a node or a for_each node (its
+// instances' lines name it), or a loop's member.
+func Streams(g *graph.State, id string) bool {
+	for _, v := range g.Vertices() {
+		switch {
+		case v.Def.ID == id:
+			return v.Loop == nil
+		case v.Def.Loop != nil && v.Def.Loop.Member(id) != nil:
+			return true
+		}
+	}
+	return false
+}
+
+// Unit returns the unit people call name — a node id, "<node>[<key>]"
+// for a for_each instance, "<loop>/<round>/<member>" for a loop member
+// (graph.NodeState.Name) — or nil.
+func Unit(g *graph.State, name string) *graph.NodeState {
+	if n := g.Node(name); n != nil {
+		return n
+	}
+	for _, n := range g.Nodes() {
+		if n.Name() == name {
+			return n
+		}
+	}
+	return nil
 }
 
 // TailLines is how many lines of a command's stdout and stderr a Node
 // keeps.
 const TailLines = 20
 
-// Node is one node of a run in detail (`obversa show RUN NODE`).
+// Node is one node of a run in detail (`obversa show RUN NODE`): a node,
+// a for_each instance or a loop member in one round (a unit), or a
+// for_each node or a loop as a whole (a group: ForEach or Loop is set).
 type Node struct {
-	ID      string `json:"id"`
-	Kind    string `json:"kind"`
-	Lane    string `json:"lane,omitempty"`
-	Binding string `json:"binding,omitempty"`
-	Status  string `json:"status"`
+	// ID is how people call it: the node's id, "<node>[<key>]" for a
+	// for_each instance, "<loop>/<round>/<member>" for a loop member.
+	ID string `json:"id"`
+	// Group is the for_each node or loop a unit belongs to; Key is an
+	// instance's key, Round a member's round.
+	Group string `json:"group,omitempty"`
+	Key   string `json:"key,omitempty"`
+	Round int    `json:"round,omitempty"`
+	// Loop and ForEach say where a group stands.
+	Loop    *Loop    `json:"loop,omitempty"`
+	ForEach *ForEach `json:"for_each,omitempty"`
+	Kind    string   `json:"kind"`
+	Lane    string   `json:"lane,omitempty"`
+	Binding string   `json:"binding,omitempty"`
+	Status  string   `json:"status"`
 	// Position is the node's current (or last) position, "" before its
 	// first dispatch.
 	Position string `json:"position,omitempty"`
@@ -113,28 +166,77 @@ type Artifact struct {
 	Purpose   string `json:"purpose"`
 }
 
-// Nodes returns every node of a fold in declaration order.
+// Nodes returns every node of a fold in declaration order; a for_each
+// node or a loop as a group, followed by its units: the instances in key
+// order, the members round by round.
 func Nodes(st *runstate.State, now time.Time) []Node {
+	g := st.Graph()
 	var out []Node
-	for _, n := range st.Graph().Nodes() {
-		out = append(out, nodeView(st, n, now))
+	for _, v := range g.Vertices() {
+		if v.Unit != nil {
+			out = append(out, nodeView(st, v.Unit, now))
+			continue
+		}
+		out = append(out, groupView(st, v))
+		units := v.Instances
+		if v.Loop != nil {
+			units = nil
+			for _, r := range v.Loop.Rounds {
+				units = append(units, r.Members...)
+			}
+		}
+		for _, u := range units {
+			out = append(out, nodeView(st, u, now))
+		}
 	}
 	return out
 }
 
-// NodeOf returns one node by id; ok is false for an unknown id.
-func NodeOf(st *runstate.State, id string, now time.Time) (Node, bool) {
-	n := st.Graph().Node(id)
+// NodeOf returns one node, group or unit by how people call it (see
+// Node.ID); ok is false for a name the run does not know.
+func NodeOf(st *runstate.State, name string, now time.Time) (Node, bool) {
+	g := st.Graph()
+	if v := g.Vertex(name); v != nil && v.Unit == nil {
+		return groupView(st, v), true
+	}
+	n := Unit(g, name)
 	if n == nil {
 		return Node{}, false
 	}
 	return nodeView(st, n, now), true
 }
 
+// groupView is a for_each node or a loop as a whole.
+func groupView(st *runstate.State, v *graph.VertexState) Node {
+	g := st.Graph()
+	out := Node{ID: v.Def.ID, Kind: v.Def.Kind, Lane: v.Def.Lane, Binding: v.Def.Binding, Status: VertexStatus(g, v)}
+	loops, each := Groups(g)
+	for i := range loops {
+		if loops[i].Loop == v.Def.ID {
+			out.Loop = &loops[i]
+		}
+	}
+	for i := range each {
+		if each[i].Node == v.Def.ID {
+			out.ForEach = &each[i]
+			if u, ok := st.NodeUsageOf(v.Def.ID); ok {
+				out.Usage = &Usage{u}
+			}
+		}
+	}
+	if f := v.Failure(); f != nil && v.Status() == graph.StatusFailed {
+		out.Failure = &Failure{Code: f.Code, Message: f.Message, FailureKind: f.FailureKind, Position: f.Position}
+	}
+	return out
+}
+
 func nodeView(st *runstate.State, n *graph.NodeState, now time.Time) Node {
 	g := st.Graph()
-	v := Node{ID: n.Def.ID, Kind: n.Def.Kind, Lane: n.Def.Lane, Binding: n.Def.Binding, Status: NodeStatus(g, n),
+	v := Node{ID: n.Name(), Kind: n.Def.Kind, Lane: n.Def.Lane, Binding: n.Def.Binding, Status: NodeStatus(g, n),
 		Position: n.Position, Attempts: n.Attempts, Pause: n.Pause, Approved: n.Approved}
+	if n.Instance || n.Loop != "" {
+		v.Group, v.Key, v.Round = n.Vertex, n.Key, n.Round
+	}
 	if p := st.Position(n.Position); p != nil {
 		if !p.StartedAt.IsZero() {
 			t := p.StartedAt
@@ -157,8 +259,20 @@ func nodeView(st *runstate.State, n *graph.NodeState, now time.Time) Node {
 			}
 		}
 	}
-	if u, ok := st.NodeUsageOf(n.Def.ID); ok {
-		v.Usage = &Usage{u}
+	switch p := st.Position(n.Position); {
+	case v.Group == "":
+		if u, ok := st.NodeUsageOf(n.Def.ID); ok {
+			v.Usage = &Usage{u}
+		}
+	case p != nil && len(p.Calls) > 0:
+		// An instance's or a round's member's own calls: the record sums
+		// usage by node id, across instances and rounds.
+		u := Usage{}
+		u.Known = true
+		for _, c := range p.Calls {
+			u.Usage = add(u.Usage, c.Usage)
+		}
+		v.Usage = &u
 	}
 	if f := n.Failure; f != nil && n.Status == graph.StatusFailed {
 		v.Failure = &Failure{Code: f.Code, Message: f.Message, FailureKind: f.FailureKind, Position: f.Position}

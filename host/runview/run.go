@@ -26,7 +26,9 @@ func Phase(st *runstate.State, holderAlive bool) string {
 	return string(p)
 }
 
-// Counts are a run's nodes by where they stand.
+// Counts are a run's nodes by where they stand: a for_each node and a
+// loop count once each, by their status over their units (Groups says
+// how their instances and rounds stand).
 type Counts struct {
 	// Total is the number of nodes in the graph.
 	Total int `json:"total"`
@@ -44,9 +46,9 @@ type Counts struct {
 // CountNodes counts the nodes of a fold.
 func CountNodes(g *graph.State) Counts {
 	var c Counts
-	for _, n := range g.Nodes() {
+	for _, v := range g.Vertices() {
 		c.Total++
-		switch NodeStatus(g, n) {
+		switch VertexStatus(g, v) {
 		case StatusPassed:
 			c.Passed++
 		case StatusFailed:
@@ -76,6 +78,10 @@ type Summary struct {
 	// run has none.
 	ElapsedMS int64  `json:"elapsed_ms"`
 	Nodes     Counts `json:"nodes"`
+	// Loops and ForEach are where the graph's loops and for_each nodes
+	// stand; absent when it has none.
+	Loops   []Loop    `json:"loops,omitempty"`
+	ForEach []ForEach `json:"for_each,omitempty"`
 	// Usage sums every engine call of the run; unknown when any call did
 	// not report usage.
 	Usage Usage `json:"usage"`
@@ -92,6 +98,9 @@ func Summarize(st *runstate.State, dir string, now time.Time, holderAlive bool) 
 		now = st.FinishedAt()
 	}
 	s.ElapsedMS = now.Sub(rs.StartedAt).Milliseconds()
+	if loops, each := Groups(st.Graph()); len(loops)+len(each) > 0 {
+		s.Loops, s.ForEach = loops, each
+	}
 	if r := st.Result(); r != nil {
 		s.Code = r.Code
 	}

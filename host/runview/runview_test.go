@@ -22,12 +22,17 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // the given events (type, data), one second apart.
 func fold(t *testing.T, events ...any) *runstate.State {
 	t.Helper()
-	target := plugin.Identity{Adapter: "mock", Provider: "local", ModelFamily: "scripted", Model: "m1", Tools: []string{}}
-	def := &graph.Definition{Name: "dag", GlobalConcurrency: 3, RetryCapPerNode: 1, KeyedConcurrency: []graph.KeyLimit{}, Nodes: []graph.NodeDef{
+	return foldDef(t, &graph.Definition{Name: "dag", GlobalConcurrency: 3, RetryCapPerNode: 1, KeyedConcurrency: []graph.KeyLimit{}, Nodes: []graph.NodeDef{
 		{ID: "a", Kind: graph.KindRequired, Lane: "w", Prompt: "p", DependsOn: []string{}},
 		{ID: "b", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{"a"}},
 		{ID: "c", Kind: graph.KindRequired, Lane: "w", Prompt: "q", DependsOn: []string{}, Approval: true},
-	}}
+	}}, events...)
+}
+
+// foldDef folds a run of def and then the given events, as fold does.
+func foldDef(t *testing.T, def *graph.Definition, events ...any) *runstate.State {
+	t.Helper()
+	target := plugin.Identity{Adapter: "mock", Provider: "local", ModelFamily: "scripted", Model: "m1", Tools: []string{}}
 	p := &plan.Plan{RunID: "r", Namespace: "default", Restart: plan.Restart{MaxRestarts: 1, InitialBackoffMS: 1, MaxBackoffMS: 1},
 		Limits: plan.Limits{TimeoutMS: 60000}, Plugins: []plan.PluginPlan{}, Lanes: []plan.LanePlan{{Name: "w", Requested: target, Effective: target,
 			KnownSubstitutions: []plugin.Identity{}, Fallbacks: []plugin.Identity{}}}}

@@ -10,12 +10,13 @@ import (
 )
 
 // SuggestPosition returns the position a mistyped position argument most
-// likely meant, or "": the current position of a node named by its id
-// ("draft" for "dag/draft/1"), else the closest position the record knows
-// or a node is at, when it is a likely typo.
+// likely meant, or "": the current position of a node named by its id or
+// a unit by its name ("draft" for "dag/draft/1", "lint[a.go]" for
+// "dag/lint[a.go]/1"), else the closest position the record knows or a
+// node is at, when it is a likely typo.
 func SuggestPosition(st *runstate.State, given string) string {
 	g := st.Graph()
-	if n := g.Node(given); n != nil && n.Position != "" {
+	if n := Unit(g, given); n != nil && n.Position != "" {
 		return n.Position
 	}
 	var known []string
@@ -27,23 +28,29 @@ func SuggestPosition(st *runstate.State, given string) string {
 	return Closest(given, known)
 }
 
-// SuggestNode returns the node id a mistyped node argument most likely
-// meant, or "": the node of a position the record knows, the node a
-// position names (dag/<node>/<n>), else the closest id.
+// SuggestNode returns the node a mistyped node argument most likely
+// meant, or "": the unit at a position the record knows (by its name,
+// Node.ID), the node a position names (dag/<node>/<n>), else the closest
+// node id or unit name.
 func SuggestNode(st *runstate.State, given string) string {
 	g := st.Graph()
 	if n := g.AtPosition(given); n != nil {
-		return n.Def.ID
+		return n.Name()
 	}
 	var ids []string
-	for _, n := range g.Nodes() {
-		ids = append(ids, n.Def.ID)
+	for _, v := range g.Vertices() {
+		ids = append(ids, v.Def.ID)
 	}
-	if parts := strings.Split(given, "/"); len(parts) >= 3 {
+	for _, n := range g.Nodes() {
+		if n.Instance || n.Loop != "" {
+			ids = append(ids, n.Name())
+		}
+	}
+	if parts := strings.Split(given, "/"); len(parts) >= 3 && parts[0] == "dag" {
 		// A position of a node that has none yet, or mistyped:
-		// dag/<node>/<n> names the node in its middle.
-		given = parts[len(parts)-2]
-		if g.Node(given) != nil {
+		// dag/<name>/<n> names the node in its middle.
+		given = strings.Join(parts[1:len(parts)-1], "/")
+		if g.Vertex(given) != nil {
 			return given
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/runview"
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/plugin/confine"
@@ -107,66 +108,11 @@ type Active struct {
 	RemainingTimeoutMS *int64 `json:"remaining_timeout_ms"`
 }
 
-// LoopReport is where a loop stands: Round is the round in progress, or
-// the last one once the loop ended (0 before it started); Status is the
-// loop's status (idle, started, paused, passed, failed); LastReview is
-// the last recorded verdict ("pass", "fail", "" for none) and Code the
-// failure code of a failed loop.
-type LoopReport struct {
-	Loop       string `json:"loop"`
-	Round      int    `json:"round"`
-	MaxRounds  int    `json:"max_rounds"`
-	Status     string `json:"status"`
-	LastReview string `json:"last_review,omitempty"`
-	Code       string `json:"code,omitempty"`
-}
+// LoopReport is where a loop stands (runview.Loop).
+type LoopReport = runview.Loop
 
-// ForEachReport is where a for_each node stands: Expanded once its
-// instances are decided; then how many there are and how many passed and
-// failed for good.
-type ForEachReport struct {
-	Node      string `json:"node"`
-	Status    string `json:"status"`
-	Expanded  bool   `json:"expanded"`
-	Instances int    `json:"instances"`
-	Passed    int    `json:"passed"`
-	Failed    int    `json:"failed"`
-}
-
-// groups reports the graph's loops and for_each nodes.
-func groups(g *graph.State) ([]LoopReport, []ForEachReport) {
-	loops, each := []LoopReport{}, []ForEachReport{}
-	for _, v := range g.Vertices() {
-		switch {
-		case v.Loop != nil:
-			r := LoopReport{Loop: v.Def.ID, MaxRounds: v.Def.Loop.MaxRounds, Status: v.Status().String()}
-			if cur := v.Loop.Current(); cur != nil {
-				r.Round = cur.Round
-			}
-			for _, rd := range v.Loop.Rounds {
-				if rd.Review != nil {
-					r.LastReview = rd.Review.Outcome.Status
-				}
-			}
-			if f := v.Failure(); f != nil && v.Status() == graph.StatusFailed {
-				r.Code = f.Code
-			}
-			loops = append(loops, r)
-		case v.Def.ForEach != nil:
-			r := ForEachReport{Node: v.Def.ID, Status: v.Status().String(), Expanded: v.Expansion != nil, Instances: len(v.Instances)}
-			for _, n := range v.Instances {
-				switch n.Status {
-				case graph.StatusPassed:
-					r.Passed++
-				case graph.StatusFailed:
-					r.Failed++
-				}
-			}
-			each = append(each, r)
-		}
-	}
-	return loops, each
-}
+// ForEachReport is where a for_each node stands (runview.ForEach).
+type ForEachReport = runview.ForEach
 
 // NodeUsage is one node's usage total: "unknown" or the summed counters.
 type NodeUsage struct {
@@ -251,7 +197,7 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 		// end did not close its positions (written before it did).
 		r.Active = active(st, now)
 	}
-	r.Loops, r.ForEach = groups(st.Graph())
+	r.Loops, r.ForEach = runview.Groups(st.Graph())
 	if ps, err := proc.Marked(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true}); err == nil && ps != nil {
 		r.Processes = ps
 	} else {

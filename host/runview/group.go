@@ -1,0 +1,86 @@
+package runview
+
+import "github.com/obversa/obversa/host/graph"
+
+// Loop is where a loop stands: Round is the round in progress, or the
+// last one once the loop ended (0 before it started); Status is the
+// loop's status (idle, started, paused, passed, failed, blocked);
+// LastReview is the last recorded verdict ("pass", "fail", "" for none)
+// and Code the failure code of a failed loop.
+type Loop struct {
+	Loop       string `json:"loop"`
+	Round      int    `json:"round"`
+	MaxRounds  int    `json:"max_rounds"`
+	Status     string `json:"status"`
+	LastReview string `json:"last_review,omitempty"`
+	Code       string `json:"code,omitempty"`
+}
+
+// ForEach is where a for_each node stands: Expanded once its instances
+// are decided, then how many there are and how many passed, failed for
+// good or are running (dispatched or started) now.
+type ForEach struct {
+	Node      string `json:"node"`
+	Status    string `json:"status"`
+	Expanded  bool   `json:"expanded"`
+	Instances int    `json:"instances"`
+	Passed    int    `json:"passed"`
+	Failed    int    `json:"failed"`
+	Running   int    `json:"running"`
+	// Code is why a failed expansion has no instances
+	// (FOR_EACH_INVALID, FOR_EACH_LIMIT, INPUT_RENDER).
+	Code string `json:"code,omitempty"`
+}
+
+// Groups returns the graph's loops and for_each nodes in declaration
+// order, each as it stands in the fold; empty (not nil) slices when the
+// graph has none.
+func Groups(g *graph.State) ([]Loop, []ForEach) {
+	loops, each := []Loop{}, []ForEach{}
+	for _, v := range g.Vertices() {
+		switch {
+		case v.Loop != nil:
+			r := Loop{Loop: v.Def.ID, MaxRounds: v.Def.Loop.MaxRounds, Status: VertexStatus(g, v)}
+			if cur := v.Loop.Current(); cur != nil {
+				r.Round = cur.Round
+			}
+			for _, rd := range v.Loop.Rounds {
+				if rd.Review != nil {
+					r.LastReview = rd.Review.Outcome.Status
+				}
+			}
+			if f := v.Failure(); f != nil && v.Status() == graph.StatusFailed {
+				r.Code = f.Code
+			}
+			loops = append(loops, r)
+		case v.Def.ForEach != nil:
+			r := ForEach{Node: v.Def.ID, Status: VertexStatus(g, v), Expanded: v.Expansion != nil, Instances: len(v.Instances)}
+			if v.Expansion != nil {
+				r.Code = v.Expansion.Code
+			}
+			for _, n := range v.Instances {
+				switch n.Status {
+				case graph.StatusPassed:
+					r.Passed++
+				case graph.StatusFailed:
+					r.Failed++
+				case graph.StatusDispatched, graph.StatusStarted:
+					r.Running++
+				}
+			}
+			each = append(each, r)
+		}
+	}
+	return loops, each
+}
+
+// VertexStatus is a vertex's status as views show it: the fold's (a
+// for_each node's or a loop's over its units, graph.VertexState.Status),
+// or blocked.
+func VertexStatus(g *graph.State, v *graph.VertexState) string {
+	st := v.Status()
+	if st == graph.StatusIdle && g.Blocked(v.Def.ID) {
+		return StatusBlocked
+	}
+	return st.String()
+}

@@ -23,6 +23,12 @@ storage {
 plugin "shell" {
   type = "node"
   path = "../../bin/cmd-engine"
+  # Plugins write only the workspace, the run's scratch directory and their
+  # state directory (docs/confinement.md); go test keeps its build cache in
+  # the user's cache directory.
+  confine {
+    write = ["~/.cache/go-build"]
+  }
 }
 
 graph "dag" {

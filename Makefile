@@ -7,7 +7,7 @@ BIN     := bin
 PKGS    := ./...
 FUZZTIME ?= 20s
 
-.PHONY: help build node-engine python-engine test test-short sim demo demo-review-loop demo-fix-until-green bench bench-scale bench-peers fuzz generate generate-check proto-check lint conformance clean
+.PHONY: help build node-engine python-engine mermaid screenshot test test-short sim demo demo-review-loop demo-fix-until-green bench bench-scale bench-peers fuzz generate generate-check proto-check lint conformance clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -23,6 +23,12 @@ node-engine: ## Install the JavaScript engine's npm packages and build bin/node-
 
 python-engine: ## Build bin/python-engine (Debian packages python3-grpcio, python3-grpc-tools, python3-protobuf)
 	$(PYTHON) examples/plugins/python-engine/build.py
+
+mermaid: ## Fetch the pinned Mermaid build the run browser embeds and check its sha256 (npm)
+	./scripts/vendor-mermaid.sh
+
+screenshot: ## Rewrite docs/img/ui-run.png from the browser test (Debian's chromium)
+	$(GO) test -count=1 -run '^TestUIBrowserApproval$$' ./cmd/obversa/ -screenshot
 
 test: ## Run every test (crash matrices and 300 crash-simulation cases included)
 	$(GO) test -count=1 -timeout 20m $(PKGS)

@@ -54,6 +54,7 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	defer stopBrowser()
 	return m.Run()
 }
 

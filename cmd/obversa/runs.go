@@ -12,9 +12,7 @@ import (
 )
 
 // phases are the phases `runs --phase` accepts.
-var phases = []string{string(runstate.PhaseStarting), string(runstate.PhaseRunning), string(runstate.PhaseRecovering),
-	string(runstate.PhasePaused), string(runstate.PhaseCompleted), string(runstate.PhaseFailed), string(runstate.PhaseStopped),
-	runview.PhaseInterrupted}
+var phases = runview.Phases
 
 func newRunsCmd(g *globals) *cobra.Command {
 	var asJSON bool

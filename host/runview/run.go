@@ -15,6 +15,12 @@ import (
 // over. The other phases are the record's (runstate.Phase).
 const PhaseInterrupted = "interrupted"
 
+// Phases are the phases a reader shows, in the order filters list them
+// (`obversa runs --phase`, the run browser).
+var Phases = []string{string(runstate.PhaseStarting), string(runstate.PhaseRunning), string(runstate.PhaseRecovering),
+	string(runstate.PhasePaused), string(runstate.PhaseCompleted), string(runstate.PhaseFailed), string(runstate.PhaseStopped),
+	PhaseInterrupted}
+
 // Phase is the phase a reader shows: the record's, except that a run with
 // no result whose lock no live watchdog holds is interrupted
 // (docs/decisions.md, "Processes").

@@ -1,0 +1,87 @@
+// Shared helpers of the run browser's pages. No framework, no build step:
+// the pages are plain DOM, fed by server-sent events.
+"use strict";
+
+const ob = {};
+
+// el builds an element: el("td", {class: "num"}, "text", child…).
+ob.el = function (tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (k === "dataset") Object.assign(e.dataset, v);
+    else e.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+};
+
+// fill replaces an element's children: nested lists are flattened and
+// null, undefined and false left out.
+ob.fill = function (e, ...children) {
+  e.replaceChildren(...children.flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false)
+    .map((c) => (c instanceof Node ? c : document.createTextNode(String(c)))));
+  return e;
+};
+
+ob.meta = (name) => (document.querySelector(`meta[name="${name}"]`) || {}).content || "";
+
+// duration formats milliseconds as 2.3s, 4m05s, 1h02m.
+ob.duration = function (ms) {
+  if (ms === undefined || ms === null) return "";
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return (ms / 1000).toFixed(1) + "s";
+  if (s < 3600) return Math.floor(s / 60) + "m" + String(s % 60).padStart(2, "0") + "s";
+  return Math.floor(s / 3600) + "h" + String(Math.floor(s / 60) % 60).padStart(2, "0") + "m";
+};
+
+// usage formats a usage total: "unknown" is never shown as zero.
+ob.usage = function (u) {
+  if (u === undefined || u === null) return "";
+  if (u === "unknown") return "unknown";
+  let s = "in " + (u.input || 0) + " · out " + (u.output || 0);
+  if (u.cache_read) s += " · cache read " + u.cache_read;
+  if (u.cache_creation) s += " · cache write " + u.cache_creation;
+  return s;
+};
+
+ob.time = function (ts) {
+  if (!ts) return "";
+  const d = new Date(ts);
+  const p = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+};
+
+ob.badge = (status) => ob.el("span", {class: "badge " + status, dataset: {status}}, status);
+
+// post sends a steering request with the page's token; it resolves to the
+// answer's JSON and rejects with its error message.
+ob.post = async function (url, body) {
+  const r = await fetch(url, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: {"Content-Type": "application/json", "X-Obversa-Page-Token": ob.meta("obversa-page-token")},
+    body: JSON.stringify(body || {}),
+  });
+  const j = await r.json().catch(() => ({error: r.statusText}));
+  if (!r.ok) throw new Error(j.error || r.statusText);
+  return j;
+};
+
+// live opens a server-sent event stream and calls handlers[event] with
+// each event's JSON; the header's dot says whether it is connected.
+ob.live = function (url, handlers) {
+  const conn = document.getElementById("conn");
+  const es = new EventSource(url);
+  es.onopen = () => { conn.className = "conn on"; conn.title = "live"; if (handlers.open) handlers.open(); };
+  es.onerror = () => { conn.className = "conn off"; conn.title = "reconnecting"; };
+  for (const [name, fn] of Object.entries(handlers)) {
+    if (name === "open") continue;
+    es.addEventListener(name, (e) => fn(JSON.parse(e.data)));
+  }
+  return es;
+};

@@ -1,0 +1,188 @@
+// The run page: the graph with each node coloured by its state, the nodes,
+// what the agents stream, the timeline of recorded events, and the
+// commands for each action; live while the run runs. Approve, deny and
+// resume go through the server, which does what the CLI does.
+"use strict";
+
+(function () {
+  const runID = ob.meta("obversa-run");
+  const enc = encodeURIComponent(runID);
+  let view = null;
+  let drawn = "";
+  let drawing = 0;
+  let selected = "";
+  let message = null; // {ok|error, text} after a steering request
+
+  if (window.mermaid) {
+    window.mermaid.initialize({startOnLoad: false, securityLevel: "strict", theme: "neutral", flowchart: {useMaxWidth: true}});
+  }
+
+  function cmds(list) {
+    return ob.el("dl", {class: "cmds"}, (list || []).map((c) => [ob.el("dt", {}, c.action), ob.el("dd", {}, ob.el("code", {class: "cmd", dataset: {action: c.action}}, c.line))]));
+  }
+
+  function renderSummary() {
+    const r = view.run;
+    const res = view.result;
+    const kv = [
+      ["run", r.run_id + " (graph " + r.graph + ")"],
+      ["phase", ob.badge(r.phase)],
+      ["record", ob.el("code", {}, r.dir)],
+      ["started", ob.time(r.started_at) + ", " + ob.duration(r.elapsed_ms) + " elapsed"],
+      ["nodes", `${r.nodes.done}/${r.nodes.total} done (${r.nodes.passed} passed, ${r.nodes.failed} failed, ${r.nodes.blocked} blocked), ${r.nodes.running} running, ${r.nodes.paused} paused`],
+      ["usage", ob.usage(r.usage)],
+    ];
+    if (res) kv.push(["result", res.kind + (res.code ? " " + res.code : "")]);
+    const actions = [];
+    if (view.can_resume && !view.read_only) {
+      actions.push(ob.el("button", {id: "resume", class: "primary", onclick: resume}, "Resume"));
+    }
+    ob.fill(document.getElementById("summary"),
+      ob.el("dl", {class: "kv"}, kv.map(([k, v]) => [ob.el("dt", {}, k), ob.el("dd", {}, v)])),
+      actions.length ? ob.el("p", {}, actions) : null,
+      message ? ob.el("p", {class: "msg " + message.kind, id: "message"}, message.text) : null);
+  }
+
+  function renderWaiting() {
+    const box = document.getElementById("waiting");
+    const w = view.waiting || [];
+    box.hidden = w.length === 0;
+    ob.fill(box, ob.el("h2", {}, "Waiting for approval"), w.map((p) => ob.el("div", {class: "wait", dataset: {position: p.position}},
+      ob.el("strong", {}, p.node), ob.el("code", {}, p.position),
+      view.read_only ? null : ob.el("button", {class: "primary approve", onclick: (e) => decide(e.target, p.position, "allow")}, "Approve"),
+      view.read_only ? null : ob.el("button", {class: "danger deny", onclick: (e) => decide(e.target, p.position, "deny")}, "Deny"),
+      ob.el("span", {class: "muted"}, p.commands[0].line))));
+  }
+
+  async function drawGraph() {
+    if (!window.mermaid || view.graph === drawn) { markGraph(); return; }
+    const src = view.graph;
+    const n = ++drawing;
+    try {
+      const {svg} = await window.mermaid.render("graph-svg-" + n, src);
+      if (n !== drawing) return;
+      document.getElementById("graph").innerHTML = svg; // sanitized by Mermaid (securityLevel strict)
+      drawn = src;
+      markGraph();
+    } catch (e) {
+      ob.fill(document.getElementById("graph"), ob.el("p", {class: "msg error"}, "cannot draw the graph: " + e.message));
+    }
+  }
+
+  // markGraph ties each drawn node (Mermaid ids n0, n1… in node order) to
+  // its node id and status, and makes it open the node.
+  function markGraph() {
+    view.nodes.forEach((n, i) => {
+      const g = document.querySelector(`#graph g.node[id*="-n${i}-"]`);
+      if (!g) return;
+      g.dataset.node = n.id;
+      g.dataset.status = n.status;
+      g.onclick = () => select(n.id);
+    });
+  }
+
+  function renderNodes() {
+    const tbody = document.querySelector("#nodes tbody");
+    ob.fill(tbody, view.nodes.map((n) => ob.el("tr", {class: "clickable" + (n.id === selected ? " selected" : ""), dataset: {node: n.id, status: n.status}, onclick: () => select(n.id)},
+      ob.el("td", {}, n.id, " ", ob.el("span", {class: "muted"}, n.lane || n.binding || "")),
+      ob.el("td", {}, ob.badge(n.status)),
+      ob.el("td", {class: "num"}, n.attempts),
+      ob.el("td", {class: "num"}, ob.duration(n.elapsed_ms)),
+      ob.el("td", {}, ob.usage(n.usage)))));
+  }
+
+  async function select(id) {
+    selected = id;
+    renderNodes();
+    const box = document.getElementById("node-detail");
+    const r = await fetch(`/api/runs/${enc}/nodes/${encodeURIComponent(id)}`, {credentials: "same-origin"});
+    if (!r.ok) { ob.fill(box, ob.el("p", {class: "msg error"}, "node " + id + ": " + r.statusText)); return; }
+    const n = await r.json();
+    const nv = view.nodes.find((x) => x.id === id) || {};
+    const kv = [["node", n.id + " (" + n.kind + (n.lane ? ", lane " + n.lane : n.binding ? ", binding " + n.binding : "") + ")"], ["status", ob.badge(n.status)]];
+    if (n.position) kv.push(["position", n.position + " (attempt " + n.attempts + ")"]);
+    if (n.started_at) kv.push(["elapsed", ob.duration(n.elapsed_ms)]);
+    if (n.usage) kv.push(["usage", ob.usage(n.usage)]);
+    if (n.approved) kv.push(["approval", n.approved]);
+    if (n.pause) kv.push(["paused", "waits for " + n.pause.kind + " at " + n.pause.position]);
+    if (n.failure) kv.push(["failure", n.failure.code + " at " + n.failure.position + ": " + n.failure.message]);
+    for (const c of n.calls || []) kv.push(["call " + c.sequence, c.outcome + (c.failure_kind ? " (" + c.failure_kind + ")" : "") + (c.effective ? " by " + JSON.stringify(c.effective) : "") + ", usage " + ob.usage(c.usage)]);
+    if (n.exit_code !== undefined) kv.push(["exit", n.exit_code]);
+    for (const a of n.artifacts || []) kv.push(["artifact", ob.el("a", {href: `/api/runs/${enc}/artifacts/${encodeURIComponent(a.digest)}`, class: "artifact"}, a.digest), ` ${a.size} bytes, ${a.media_type}, ${a.purpose}`]);
+    ob.fill(box, ob.el("div", {class: "detail", id: "detail-" + n.id, dataset: {node: n.id}},
+      ob.el("dl", {class: "kv"}, kv.map(([k, ...v]) => [ob.el("dt", {}, k), ob.el("dd", {}, v)])),
+      n.text ? [ob.el("h3", {}, "text"), ob.el("pre", {class: "text"}, n.text)] : null,
+      n.stdout ? [ob.el("h3", {}, "stdout (last lines)"), ob.el("pre", {}, n.stdout)] : null,
+      n.stderr ? [ob.el("h3", {}, "stderr (last lines)"), ob.el("pre", {}, n.stderr)] : null,
+      n.result ? [ob.el("h3", {}, "result"), ob.el("pre", {}, JSON.stringify(n.result, null, 2))] : null,
+      cmds(nv.commands)));
+  }
+
+  function renderCommands() {
+    ob.fill(document.getElementById("commands"), cmds(view.commands));
+  }
+
+  function onRun(v) {
+    const before = view && selected ? (view.nodes.find((n) => n.id === selected) || {}).status : "";
+    view = v;
+    const now = selected ? (view.nodes.find((n) => n.id === selected) || {}).status : "";
+    if (selected && before !== now) select(selected);
+    renderSummary();
+    renderWaiting();
+    renderNodes();
+    renderCommands();
+    drawGraph();
+  }
+
+  let lastRev = 0;
+  function onTimeline(entries) {
+    const tbody = document.querySelector("#timeline tbody");
+    entries = entries.filter((e) => e.rev > lastRev);
+    if (entries.length) lastRev = entries[entries.length - 1].rev;
+    const rows = entries.map((e) => ob.el("tr", {dataset: {rev: e.rev, type: e.type}},
+      ob.el("td", {class: "num"}, e.rev), ob.el("td", {}, ob.time(e.ts)), ob.el("td", {}, e.type),
+      ob.el("td", {}, e.position || e.node || ""), ob.el("td", {}, ob.el("code", {}, e.data))));
+    tbody.prepend(...rows.reverse());
+    while (tbody.children.length > 2000) tbody.lastChild.remove();
+  }
+
+  function onOutput(lines) {
+    const pre = document.getElementById("output");
+    const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+    for (const l of lines) {
+      const prefix = l.position ? (l.call > 1 ? l.position + " call " + l.call : l.position) : "run";
+      pre.append(ob.el("span", {class: "line", dataset: {node: l.node || "", kind: l.kind}},
+        ob.el("span", {class: "pos"}, prefix + " │ "), ob.el("span", {class: l.kind}, l.text), "\n"));
+    }
+    while (pre.childNodes.length > 4000) pre.firstChild.remove();
+    if (atEnd) pre.scrollTop = pre.scrollHeight;
+  }
+
+  async function decide(button, position, decision) {
+    button.disabled = true;
+    try {
+      const a = await ob.post(`/api/runs/${enc}/approve`, {position, decision});
+      const by = a.recorded_by === "worker" ? "recorded by the run's live worker" : "recorded" + (a.resumed ? "; the run is carried on" : "");
+      message = {kind: "ok", text: (decision === "allow" ? "approved " : "denied ") + position + ": " + by + " (" + a.command + ")"};
+    } catch (e) {
+      message = {kind: "error", text: e.message};
+      button.disabled = false;
+    }
+    renderSummary();
+  }
+
+  async function resume(e) {
+    e.target.disabled = true;
+    try {
+      const a = await ob.post(`/api/runs/${enc}/resume`, {});
+      message = {kind: "ok", text: "resuming: " + a.command};
+    } catch (err) {
+      message = {kind: "error", text: err.message};
+    }
+    renderSummary();
+  }
+
+  // A reconnected stream starts again with all the output kept.
+  const reopen = () => document.getElementById("output").replaceChildren();
+  ob.live(`/api/live/runs/${enc}`, {open: reopen, run: onRun, timeline: onTimeline, output: onOutput});
+})();

@@ -1,0 +1,271 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/stream"
+	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/store"
+)
+
+// Live run pages get three server-sent events:
+//   - "run": the whole RunView, whenever the fold changed (coalesced to
+//     one per tick);
+//   - "timeline": recorded events (Entry) not sent before;
+//   - "output": lines of what the agents streamed (stream.Shown).
+//
+// The first message of each kind carries everything kept so far.
+const (
+	// tick is how often a follower sends what changed.
+	tick = 250 * time.Millisecond
+	// holderCheck is how often a follower looks whether the run's
+	// watchdog still lives: its death changes the phase (interrupted)
+	// without a recorded event.
+	holderCheck = 2 * time.Second
+	// maxTimeline and maxOutput bound what a follower keeps for pages
+	// that open later; `obversa events` and `obversa logs` show it all.
+	maxTimeline = 2000
+	maxOutput   = 2000
+)
+
+// follower follows one run's record and live output for every page that
+// watches it: there is at most one per run (Server.followers), started by
+// the first page and stopped when the last one leaves.
+type follower struct {
+	s       *Server
+	id, dir string
+	cancel  context.CancelFunc
+	rec     *store.Run
+	red     *store.Redactor
+
+	mu       sync.Mutex
+	subs     map[*subscriber]struct{}
+	st       *runstate.State
+	live     bool
+	timeline []Entry
+	output   []stream.Shown
+	lines    stream.Lines
+	// newEntries and newOutput are what the next tick sends; dirty says
+	// the fold changed since the last "run" message.
+	newEntries []Entry
+	newOutput  []stream.Shown
+	dirty      bool
+	view       []byte // the last "run" message's data
+	err        error
+}
+
+// subscribe adds a page to run id's follower, starting it if no page
+// watches the run yet, and returns the messages the page starts with.
+func (s *Server) subscribe(ctx context.Context, id, dir string) (*follower, *subscriber, []message, error) {
+	s.mu.Lock()
+	f := s.followers[id]
+	if f == nil {
+		var err error
+		if f, err = s.startFollower(ctx, id, dir); err != nil {
+			s.mu.Unlock()
+			return nil, nil, nil, err
+		}
+		s.followers[id] = f
+		s.started++
+	}
+	sub := newSubscriber()
+	f.mu.Lock()
+	f.subs[sub] = struct{}{}
+	initial := f.initial()
+	f.mu.Unlock()
+	s.mu.Unlock()
+	return f, sub, initial, nil
+}
+
+// unsubscribe removes a page; the last one stops the follower.
+func (s *Server) unsubscribe(f *follower, sub *subscriber) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f.mu.Lock()
+	delete(f.subs, sub)
+	empty := len(f.subs) == 0
+	f.mu.Unlock()
+	if empty && s.followers[f.id] == f {
+		delete(s.followers, f.id)
+		f.cancel()
+	}
+}
+
+// activeFollowers is how many runs have a follower now.
+func (s *Server) activeFollowers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.followers)
+}
+
+// startFollower folds the run's record so far and starts following it and
+// its live output.
+func (s *Server) startFollower(ctx context.Context, id, dir string) (*follower, error) {
+	if err := s.st.checkRunFiles(dir); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	rec, err := store.OpenRunDirReadOnly(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	f := &follower{s: s, id: id, dir: dir, rec: rec, subs: map[*subscriber]struct{}{}, st: runstate.New()}
+	if err := rec.Read(ctx, 1, f.apply); err != nil {
+		rec.Close()
+		return nil, err
+	}
+	if f.st.Start() == nil {
+		rec.Close()
+		return nil, fmt.Errorf("%w: run %s has an empty record", ErrNotFound, id)
+	}
+	f.red = redactorOf(f.st)
+	f.live = holderAlive(ctx, rec)
+	f.newEntries = nil
+	f.view = f.viewJSON()
+	fctx, cancel := context.WithCancel(s.ctx)
+	f.cancel = cancel
+	go f.followRecord(fctx)
+	go f.followStream(fctx)
+	go f.ticker(fctx)
+	return f, nil
+}
+
+// apply folds one recorded event and keeps it for the timeline.
+func (f *follower) apply(e store.Event) error {
+	if err := f.st.Apply(e); err != nil {
+		return err
+	}
+	en := entryOf(e)
+	f.timeline = appendCapped(f.timeline, en, maxTimeline)
+	f.newEntries = append(f.newEntries, en)
+	f.dirty = true
+	return nil
+}
+
+func (f *follower) followRecord(ctx context.Context) {
+	defer f.rec.Close()
+	err := f.rec.Follow(ctx, f.st.Rev()+1, func(e store.Event) error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.apply(e)
+	})
+	if err != nil && ctx.Err() == nil {
+		f.mu.Lock()
+		f.err = err
+		f.mu.Unlock()
+		f.s.o.Log.Printf("following run %s: %v", f.id, err)
+	}
+}
+
+// streamLine takes one line of stream.jsonl (the caller holds f.mu, or
+// the follower is not shared yet).
+func (f *follower) streamLine(l stream.Line) error {
+	for _, sh := range f.lines.Add(l) {
+		f.output = appendCapped(f.output, sh, maxOutput)
+		f.newOutput = append(f.newOutput, sh)
+	}
+	return nil
+}
+
+// followStream follows stream.jsonl from its beginning: what it holds
+// already, then each line as the writer flushes it.
+func (f *follower) followStream(ctx context.Context) {
+	err := stream.Follow(ctx, f.dir, func(l stream.Line) error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.streamLine(l)
+	})
+	if err != nil && ctx.Err() == nil {
+		f.s.o.Log.Printf("following the output of run %s: %v", f.id, err)
+	}
+}
+
+// ticker sends, once per tick, what changed: a fresh "run" message when
+// the fold changed or the watchdog came or went, and the new timeline
+// entries and output lines.
+func (f *follower) ticker(ctx context.Context) {
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	lastCheck := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		live := f.live
+		if time.Since(lastCheck) >= holderCheck {
+			live, lastCheck = holderAlive(ctx, f.rec), time.Now()
+		}
+		f.mu.Lock()
+		var out []message
+		if f.dirty || live != f.live {
+			f.live, f.dirty = live, false
+			f.view = f.viewJSON()
+			out = append(out, message{"run", f.view})
+		}
+		if len(f.newEntries) > 0 {
+			out = append(out, message{"timeline", f.redactJSON(f.newEntries)})
+			f.newEntries = nil
+		}
+		if len(f.newOutput) > 0 {
+			out = append(out, message{"output", f.redactJSON(f.newOutput)})
+			f.newOutput = nil
+		}
+		if len(out) > 0 {
+			for sub := range f.subs {
+				for _, m := range out {
+					if !sub.send(m) {
+						delete(f.subs, sub)
+						close(sub.gone)
+						break
+					}
+				}
+			}
+		}
+		f.mu.Unlock()
+	}
+}
+
+// initial is what a page starts with: the view, the timeline and the
+// output kept so far (the caller holds f.mu).
+func (f *follower) initial() []message {
+	return []message{{"run", f.view}, {"timeline", f.redactJSON(f.timeline)}, {"output", f.redactJSON(f.output)}}
+}
+
+// viewJSON is the current RunView as JSON, redacted (the caller holds
+// f.mu).
+func (f *follower) viewJSON() []byte {
+	return f.redactJSON(buildView(f.st, f.dir, time.Now(), f.live, f.s.o.ReadOnly))
+}
+
+func (f *follower) redactJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	if b == nil || string(b) == "null" {
+		b = []byte("[]")
+	}
+	return f.red.Redact(b)
+}
+
+// holderAlive says whether a live owner holds the run, by the rule every
+// command uses (watchdog.Ref.Owner).
+func holderAlive(ctx context.Context, rec *store.Run) bool {
+	o, err := watchdog.DirRef(rec.Dir()).Owner(ctx, rec)
+	return err == nil && o.Live
+}
+
+// appendCapped appends v, dropping the oldest elements past max.
+func appendCapped[T any](s []T, v T, max int) []T {
+	s = append(s, v)
+	if len(s) > max {
+		s = append(s[:0:0], s[len(s)-max:]...)
+	}
+	return s
+}

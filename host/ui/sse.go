@@ -1,0 +1,97 @@
+package ui
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// message is one server-sent event: its name and its JSON data.
+type message struct {
+	event string
+	data  []byte
+}
+
+// subscriber is one live page: a buffered queue of messages. A page that
+// falls behind by subBuffer messages is dropped (its EventSource
+// reconnects and starts from a fresh snapshot) rather than slowing the
+// follower every page shares.
+type subscriber struct {
+	ch chan message
+	// gone is closed when the subscriber is dropped for falling behind.
+	gone chan struct{}
+}
+
+const subBuffer = 256
+
+func newSubscriber() *subscriber {
+	return &subscriber{ch: make(chan message, subBuffer), gone: make(chan struct{})}
+}
+
+// send queues m without blocking; false when the subscriber is full.
+func (s *subscriber) send(m message) bool {
+	select {
+	case s.ch <- m:
+		return true
+	default:
+		return false
+	}
+}
+
+// keepAlive is how often an idle event stream gets a comment line, so
+// that proxies and browsers keep it open.
+const keepAlive = 15 * time.Second
+
+// serveSSE writes the initial messages, then what sub receives, until the
+// request or the server ends or the subscriber is dropped.
+func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, initial []message, sub *subscriber) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		httpError(w, http.StatusInternalServerError, "streaming unsupported")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	for _, m := range initial {
+		writeSSE(w, m)
+	}
+	fl.Flush()
+	t := time.NewTicker(keepAlive)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.ctx.Done():
+			return
+		case <-sub.gone:
+			return
+		case m := <-sub.ch:
+			writeSSE(w, m)
+			// Send what else is queued in the same flush.
+			for more := true; more; {
+				select {
+				case m := <-sub.ch:
+					writeSSE(w, m)
+				default:
+					more = false
+				}
+			}
+			fl.Flush()
+		case <-t.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+			fl.Flush()
+		}
+	}
+}
+
+// writeSSE writes one event; data is JSON (one line), so it needs one
+// data: field.
+func writeSSE(w http.ResponseWriter, m message) {
+	data := bytes.ReplaceAll(m.data, []byte("\n"), []byte("\\n"))
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", m.event, data)
+}

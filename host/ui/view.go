@@ -1,0 +1,151 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/obversa/obversa/host/diagram"
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/runview"
+	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/store"
+)
+
+// RunView is a run as the run page shows it (GET /api/runs/{id}, and the
+// "run" server-sent event): the shared read model's summary and nodes,
+// the graph as Mermaid with each node coloured by its state, the
+// positions waiting for a decision, and the exact command for each
+// action.
+type RunView struct {
+	Run    runview.Summary  `json:"run"`
+	Result *runstate.Result `json:"result,omitempty"`
+	Nodes  []NodeView       `json:"nodes"`
+	// Graph is the Mermaid source host/diagram draws (`obversa graph
+	// RUN`); its node ids are n0, n1… in the order of Nodes.
+	Graph string `json:"graph"`
+	// Waiting are the positions paused for an approval not yet decided.
+	Waiting []Waiting `json:"waiting"`
+	// Live says whether a live watchdog holds the run.
+	Live bool `json:"live"`
+	// CanResume says whether `obversa resume RUN` may carry the run on:
+	// it is paused or interrupted and not live.
+	CanResume bool `json:"can_resume"`
+	// ReadOnly is the server's --read-only.
+	ReadOnly bool `json:"read_only"`
+	// Commands are the run's actions as commands.
+	Commands []Command `json:"commands"`
+}
+
+// NodeView is one node: runview.Node and its commands.
+type NodeView struct {
+	runview.Node
+	Commands []Command `json:"commands"`
+}
+
+// Waiting is a position paused for approval.
+type Waiting struct {
+	Node     string    `json:"node"`
+	Position string    `json:"position"`
+	Commands []Command `json:"commands"`
+}
+
+// Command is one action as the `obversa` command line that does it.
+type Command struct {
+	Action string `json:"action"`
+	Line   string `json:"line"`
+}
+
+// buildView is the RunView of a fold at time now.
+func buildView(st *runstate.State, dir string, now time.Time, live, readOnly bool) RunView {
+	v := RunView{Run: runview.Summarize(st, dir, now, live), Result: st.Result(), Live: live, ReadOnly: readOnly}
+	q := shellQuote(dir)
+	for _, n := range runview.Nodes(st, now) {
+		nv := NodeView{Node: n, Commands: []Command{
+			{"show", "obversa show " + q + " " + shellQuote(n.ID)},
+			{"logs", "obversa logs --node " + shellQuote(n.ID) + " " + q},
+		}}
+		if p := n.Pause; p != nil && p.Kind == graph.PauseApproval && n.Approved == "" && n.Status == runview.StatusPaused {
+			w := Waiting{Node: n.ID, Position: p.Position, Commands: []Command{
+				{"approve", "obversa approve " + q + " " + shellQuote(p.Position)},
+				{"deny", "obversa approve --deny " + q + " " + shellQuote(p.Position)},
+			}}
+			v.Waiting = append(v.Waiting, w)
+			nv.Commands = append(nv.Commands, w.Commands...)
+		}
+		v.Nodes = append(v.Nodes, nv)
+	}
+	phase := v.Run.Phase
+	// A paused run whose approvals are not all decided waits for them: a
+	// bare resume would be refused (RESUME_POSITION).
+	v.CanResume = !live && (phase == runview.PhaseInterrupted || phase == string(runstate.PhasePaused) && len(v.Waiting) == 0)
+	v.Commands = []Command{
+		{"show", "obversa show " + q},
+		{"graph", "obversa graph " + q},
+		{"events", "obversa events " + q},
+		{"logs", "obversa logs --follow " + q},
+	}
+	if v.CanResume {
+		v.Commands = append(v.Commands, Command{"resume", "obversa resume " + q})
+	}
+	if live {
+		v.Commands = append(v.Commands, Command{"pause", "obversa stop --pause " + q}, Command{"stop", "obversa stop " + q})
+	}
+	d := diagram.New(st.Start().Definition, nil)
+	statuses := runview.Statuses(st.Graph())
+	for i := range d.Nodes {
+		d.Nodes[i].Status = statuses[d.Nodes[i].ID]
+	}
+	var b bytes.Buffer
+	if err := d.Write(&b, diagram.FormatMermaid); err == nil {
+		v.Graph = b.String()
+	}
+	return v
+}
+
+// Entry is one recorded event on the run page's timeline.
+type Entry struct {
+	Rev      int64     `json:"rev"`
+	TS       time.Time `json:"ts"`
+	Type     string    `json:"type"`
+	Node     string    `json:"node,omitempty"`
+	Position string    `json:"position,omitempty"`
+	// Data is the event's data, cut to maxEntryData bytes of text.
+	Data string `json:"data"`
+}
+
+// maxEntryData cuts the data shown with a timeline entry; `obversa
+// events` prints it whole.
+const maxEntryData = 400
+
+func entryOf(e store.Event) Entry {
+	var ref struct {
+		Node     string `json:"node"`
+		Position string `json:"position"`
+	}
+	_ = json.Unmarshal(e.Data, &ref)
+	data := string(e.Data)
+	if len(data) > maxEntryData {
+		data = strings.ToValidUTF8(data[:maxEntryData], "") + "…"
+	}
+	return Entry{Rev: e.Rev, TS: e.TS, Type: e.Type, Node: ref.Node, Position: ref.Position, Data: data}
+}
+
+// redactorOf redacts the known secrets of a run, as the CLI's writers
+// do: the values of the environment variables its storage block names
+// (watchdog.Policy).
+func redactorOf(st *runstate.State) *store.Redactor {
+	return store.NewRedactor(watchdog.Policy(st.Start().Plan).KnownSecrets)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@+,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -292,8 +292,8 @@ func TestUIBrowserApproval(t *testing.T) {
 	}
 }
 
-// liveGraph keeps its worker busy for a few seconds ("slow") while
-// "gate" waits for approval.
+// liveGraph keeps its worker busy ("slow" runs until the test creates
+// the file RELEASE) while "gate" waits for approval.
 const liveGraph = `
 workspace {
   root     = "."
@@ -311,7 +311,7 @@ graph "dag" {
   approval = ["gate"]
   node "slow" {
     binding    = "shell"
-    input      = { command = ["sh", "-c", "sleep 6; echo slept"] }
+    input      = { command = ["sh", "-c", "while [ ! -e RELEASE ]; do sleep 0.05; done; echo released"] }
     retry_safe = true
   }
   node "gate" {
@@ -327,7 +327,8 @@ graph "dag" {
 // handed to the live worker, which records it.
 func TestUIBrowserLive(t *testing.T) {
 	tab := newTab(t)
-	runFile := writeRunFile(t, liveGraph)
+	release := filepath.Join(t.TempDir(), "release")
+	runFile := writeRunFile(t, strings.ReplaceAll(liveGraph, "RELEASE", release))
 	dir := filepath.Dir(runFile)
 	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
 		t.Fatalf("lock: %s", r.stderr)
@@ -342,6 +343,7 @@ func TestUIBrowserLive(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- run.Wait() }()
 	t.Cleanup(func() {
+		_ = os.WriteFile(release, nil, 0o644)
 		_ = run.Process.Signal(syscall.SIGTERM)
 		<-exited
 	})
@@ -367,9 +369,15 @@ func TestUIBrowserLive(t *testing.T) {
 	if !strings.Contains(msg, "live worker") {
 		t.Errorf("approval message %q: want the live worker to record it", msg)
 	}
-	step(t, tab, "slow turns passed, then the run completes",
+	step(t, tab, "gate passes while slow still runs",
 		chromedp.WaitVisible(chromedp.CSS(`#nodes tr[data-node="gate"][data-status="passed"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#nodes tr[data-node="slow"][data-status="started"]`)))
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	step(t, tab, "slow turns passed, then the run completes",
 		chromedp.WaitVisible(chromedp.CSS(`#nodes tr[data-node="slow"][data-status="passed"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#graph svg g.node[data-node="slow"][data-status="passed"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#summary .badge[data-status="completed"]`)))
 	select {
 	case err := <-exited:

@@ -423,3 +423,36 @@ func TestApproveRecordsDecision(t *testing.T) {
 		t.Errorf("a position that does not wait: %d %s", code, out)
 	}
 }
+
+// TestRunsListLive: an open runs page gets the list at once and again
+// when a run starts or changes; one poller serves every page and stops
+// with the last.
+func TestRunsListLive(t *testing.T) {
+	t.Parallel()
+	storage := t.TempDir()
+	r1 := newTestRun(t, storage, "r1")
+	s, hs := newTestServer(t, storage, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pages := []*sse{openSSE(t, ctx, hs.URL+"/api/live/runs"), openSSE(t, ctx, hs.URL+"/api/live/runs")}
+	for _, p := range pages {
+		if n, d := p.next(t); n != "runs" || !strings.Contains(string(d), `"run_id":"r1"`) {
+			t.Fatalf("first event %s %s", n, d)
+		}
+	}
+	newTestRun(t, storage, "r2")
+	r1.append(graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}, {Node: "c", Position: "dag/c/1"}}})
+	for _, p := range pages {
+		deadline := time.AfterFunc(10*time.Second, func() { p.body.Close() })
+		p.until(t, "runs", func(d []byte) bool {
+			return strings.Contains(string(d), `"run_id":"r2"`) && strings.Contains(string(d), `"running":2`)
+		})
+		deadline.Stop()
+		p.body.Close()
+	}
+	waitFor(t, func() bool {
+		s.runs.mu.Lock()
+		defer s.runs.mu.Unlock()
+		return !s.runs.polling && len(s.runs.subs) == 0
+	}, "the runs poller to stop after the last page left")
+}

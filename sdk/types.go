@@ -23,7 +23,7 @@ type (
 	Description = plugin.Description
 	// Capabilities describes what an engine supports.
 	Capabilities = plugin.Capabilities
-	// Type names a plugin kind (engine, node or policy).
+	// Type names a plugin kind (engine or node).
 	Type = plugin.Type
 	// Diagnostic is a configuration problem returned by Configure.
 	Diagnostic = plugin.Diagnostic

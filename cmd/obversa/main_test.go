@@ -85,6 +85,8 @@ func helperPlugin(mode string) int {
 	switch mode {
 	case "not-serving", "health-hangs":
 		return preflightHelper(mode)
+	case "not-serving-in-worker", "dies-in-worker":
+		return launchFaultHelper(mode)
 	case "stderr-flood":
 		return stderrFlood()
 	case "policy-panic", "policy-exit", "policy-hang", "policy-bad-verdict":

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"syscall"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/host/workspace"
 	"github.com/obversa/obversa/plugin"
@@ -68,6 +70,9 @@ var refusalCodes = []struct {
 	{store.ErrRunExists, "RUN_EXISTS"},
 	{store.ErrRunNotFound, "RUN_NOT_FOUND"},
 	{store.ErrInvalidID, "INVALID_ID"},
+	{store.ErrStorageFull, runstate.CodeStorageFull},
+	{syscall.ENOSPC, runstate.CodeStorageFull},
+	{syscall.EDQUOT, runstate.CodeStorageFull},
 	{store.ErrKnownSecret, "KNOWN_SECRET"},
 	{store.ErrStorageLimitExceeded, "STORAGE_LIMIT_EXCEEDED"},
 	{store.ErrCorruptEventStream, "CORRUPT_EVENT_STREAM"},

@@ -29,11 +29,10 @@ case, result, what was expected, what was seen. Exits 0 when no case failed,
 1 when one did, 2 when the check could not start.
 
 FILE is a JSON conformance file (see sdk/conformance.Options and
-docs/writing-plugins.md): the plugin's type (engine, node or policy),
-args, env and config, an invalid config, the target identity, scenario
-requests for plugins without the Conformance service, and for a policy
-the actions it is asked about with the verdict each must get.
-"{config_dir}" in its strings is the file's directory.
+docs/writing-plugins.md): the plugin's type, args, env and config, an
+invalid config, the target identity, and scenario requests for plugins
+without the Conformance service. "{config_dir}" in its strings is the
+file's directory.
 
 Cases: ` + strings.Join(conformance.CaseNames(), ", ") + `.`,
 		Args: cobra.ExactArgs(1),

@@ -107,6 +107,8 @@ func resumeRun(ctx context.Context, ref runRef, o watchdog.ResumeOptions, mode s
 		return nil, false, failedErr(fmt.Errorf("%w%s", err, lockedHint(ref)))
 	case errors.Is(err, watchdog.ErrResumePosition) && o.Position != "":
 		return nil, false, usageErr(fmt.Errorf("%w%s", err, suggestPosition(ctx, ref, o.Position)))
+	case errors.Is(err, store.ErrStorageFull):
+		return nil, false, usageErr(fmt.Errorf("%w; the run was not carried on: free space on that file system, then resume again", err))
 	case errors.Is(err, watchdog.ErrRunNotPaused), errors.Is(err, watchdog.ErrResumePosition),
 		errors.Is(err, watchdog.ErrResumeEventMismatch):
 		return nil, false, usageErr(err)

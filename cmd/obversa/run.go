@@ -81,7 +81,8 @@ func newRunCmd(g *globals) *cobra.Command {
 // names, else the plan's storage directory — and creates the run there
 // (watchdog.Create), returning it with its ownership and the runRef that
 // names it. Refusals become exit statuses: an existing run id (existingRun),
-// a known secret or a storage limit in the plan (exit 2).
+// anything else that kept nothing of the run — a known secret or a storage
+// limit in the plan, a full device — exit 2.
 func createRun(ctx context.Context, url string, pr *watchdog.Prepared) (runRef, store.Record, store.Ownership, error) {
 	setting, local, ns := pr.Plan.Storage.Directory, pr.Plan.Storage.Directory, pr.Plan.Namespace
 	if url != "" {
@@ -97,10 +98,9 @@ func createRun(ctx context.Context, url string, pr *watchdog.Prepared) (runRef, 
 		if errors.Is(err, store.ErrRunExists) {
 			return nil, nil, nil, existingRun(ctx, b, url, pr.Plan.RunID, err)
 		}
-		if errors.Is(err, store.ErrKnownSecret) || errors.Is(err, store.ErrStorageLimitExceeded) {
-			return nil, nil, nil, usageErr(fmt.Errorf("the run was not started: %w", err))
-		}
-		return nil, nil, nil, failedErr(err)
+		// Nothing of the run was kept (a full device, a refused
+		// definition): a refusal, exit 2.
+		return nil, nil, nil, usageErr(fmt.Errorf("the run was not started: %w", err))
 	}
 	if pb, ok := b.(*pgstore.Backend); ok {
 		return &dbRun{url: url, namespace: ns, id: pr.Plan.RunID, b: pb}, run, owner, nil

@@ -29,6 +29,9 @@ func (x *Executor) attempt(runCtx context.Context, s start) {
 		code, msg = x.render(ctx, &s)
 	}
 	switch {
+	case code == codeFault:
+		x.stop(s.fault)
+		return
 	case code != "":
 		events = x.failed(s, code, "", msg)
 	case s.node.Binding != "":
@@ -81,6 +84,13 @@ func (x *Executor) completed(ctx context.Context, s start, result json.RawMessag
 	data := graph.CompletedData{Node: s.node.ID, Position: s.position, Result: result}
 	if !x.fitsEvent(len(result)) {
 		ref, err := x.o.Run.PutArtifact(ctx, result, "application/json", "node-result")
+		if isFault(err) {
+			// The record cannot keep the result (a full device): the run
+			// stops and pauses; the position stays started, so a resume
+			// applies the crash table to it (fault.go).
+			x.stop(err)
+			return nil
+		}
 		if err != nil {
 			code := store.Code(err)
 			if errors.Is(err, store.ErrStorageLimitExceeded) {

@@ -107,7 +107,12 @@ func (x *Executor) engine(ctx context.Context, s start) []event {
 			Requested: mustJSON(t), Effective: json.RawMessage("null"), Usage: mustJSON(plugin.Usage{})}
 		if err == nil {
 			rec.Outcome, rec.Effective, rec.Usage = "completed", mustJSON(res.Effective), mustJSON(res.Usage)
-			if err := x.keepParts(ctx, &rec, mustJSON(res.Parts)); err != nil {
+			err := x.keepParts(ctx, &rec, mustJSON(res.Parts))
+			if isFault(err) {
+				x.stop(err)
+				return nil
+			}
+			if err != nil {
 				code := store.Code(err)
 				if errors.Is(err, store.ErrStorageLimitExceeded) {
 					code = CodeResultTooLarge
@@ -126,7 +131,11 @@ func (x *Executor) engine(ctx context.Context, s start) []event {
 			if final.Kind != plugin.PartStructured {
 				value = mustJSON(final.Text)
 			}
-			return append([]event{e}, x.completed(ctx, s, value)...)
+			done := x.completed(ctx, s, value)
+			if done == nil {
+				return nil
+			}
+			return append([]event{e}, done...)
 		}
 		if msg := x.outOfMemory(t.Adapter, err); msg != "" {
 			rec.Outcome, rec.FailureKind, rec.Message = "failed", string(plugin.FailureUnknown), msg

@@ -38,6 +38,9 @@ type Options struct {
 	// input, which then fails the node KNOWN_SECRET before any policy or
 	// plugin sees it; nil checks nothing.
 	Redactor *store.Redactor
+	// Unlaunched are the plan's plugins that did not start in this
+	// worker, by plugin name, with why (see SetUnlaunched).
+	Unlaunched map[string]error
 	// Logger receives progress; nil discards.
 	Logger hclog.Logger
 	// Probes gives preflight what it checks of each launched engine

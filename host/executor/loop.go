@@ -31,6 +31,8 @@ type start struct {
 	rendered bool
 	prompt   string
 	input    json.RawMessage
+	// fault is set when rendering found the record at fault (codeFault).
+	fault error
 }
 
 // Execute carries the run on until the graph is complete, failed or
@@ -47,6 +49,14 @@ func (x *Executor) Execute(ctx context.Context) (*runstate.Result, error) {
 	// Preflight (preflight.go) decides before anything is dispatched.
 	if res, err := x.preflight(ctx); res != nil || err != nil {
 		return res, err
+	}
+	// Nothing is dispatched while a plugin is missing or the record
+	// cannot give back what the run needs (fault.go).
+	if res, err := x.pauseUnlaunched(ctx); res != nil || err != nil {
+		return res, err
+	}
+	if err := x.checkInputs(ctx); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	x.ctx = ctx

@@ -94,6 +94,11 @@ func (x *Executor) policyGate(b *batch, n *graph.NodeState) (st *start, settled 
 			// answer to record (they may have been cut off).
 			return nil, false, err
 		}
+		if q.start.fault != nil {
+			// The record cannot give back the position's input: the run
+			// stops before the position starts, and pauses (fault.go).
+			return nil, false, q.start.fault
+		}
 		if q.failed != nil {
 			return nil, true, x.add(b, graph.EventNodeFailed, *q.failed)
 		}
@@ -143,7 +148,9 @@ func (x *Executor) question(n *graph.NodeState) *question {
 // the plan, so several run at once.
 func (x *Executor) askPolicies(n *graph.NodeState, st start) *question {
 	q := &question{start: st}
-	if code, msg := x.render(x.ctx, &q.start); code != "" {
+	if code, msg := x.render(x.ctx, &q.start); code == codeFault {
+		return q
+	} else if code != "" {
 		q.failed = &graph.FailedData{Node: n.Def.ID, Position: n.Position, Code: code, Message: msg}
 		return q
 	}

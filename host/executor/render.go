@@ -13,15 +13,22 @@ import (
 // (Options.Redactor), once: the policies are asked about exactly what the
 // plugin is then given. It returns "" when s is rendered, else the node's
 // failure code and message: INPUT_RENDER for a template that does not
-// render or a result that cannot be read, KNOWN_SECRET for a rendered text
-// that holds a secret (neither a policy nor a plugin sees it). It reads
-// only s and the record, so several run at once.
+// render or a result that cannot be read, codeFault (with s.fault) when
+// the record cannot give back a result (fault.go), KNOWN_SECRET for a
+// rendered text that holds a secret (neither a policy nor a plugin sees
+// it). It reads only s and the record, so several run at once.
 func (x *Executor) render(ctx context.Context, s *start) (code, msg string) {
 	sc, err := x.resolve(ctx, s.scope)
 	if s.err != nil {
 		err = s.err
 	}
 	if err != nil {
+		if isFault(err) {
+			// The record, not the node, is at fault: the run stops and
+			// pauses (fault.go).
+			s.fault = err
+			return codeFault, err.Error()
+		}
 		return CodeInput, err.Error()
 	}
 	var text []byte

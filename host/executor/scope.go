@@ -8,6 +8,7 @@ import (
 
 	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/store"
 )
 
@@ -67,6 +68,11 @@ func (x *Executor) load(ctx context.Context, name string, v value) (json.RawMess
 	switch {
 	case v.art != nil:
 		data, err := x.o.Run.ReadArtifact(ctx, store.ArtifactRef(*v.art))
+		if err != nil && ctx.Err() == nil && isFault(err) {
+			// The record cannot give the result back: the run pauses
+			// naming the digest (fault.go), the node does not fail.
+			return nil, artifactFault([]runstate.ArtifactProblem{{Digest: v.art.Digest, Node: name, Problem: err.Error()}}, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("result of %q: %w", name, err)
 		}

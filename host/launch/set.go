@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -61,6 +62,46 @@ type Set struct {
 // (ErrType) or refused configuration (a *ConfigError, matching ErrConfig,
 // with the plugin's diagnostics).
 func Start(ctx context.Context, plugins []plan.PluginPlan, o Options) (*Set, error) {
+	s, errs := startAll(ctx, plugins, o)
+	for _, err := range errs {
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// StartEach launches every plugin of the plan as Start does, but a plugin
+// that does not start leaves the others running: it returns the set of
+// those that started and, by plugin name, why each other one did not (the
+// error names the plugin, as Start's). It returns an error, with every
+// plugin closed, only when ctx ended or a cache entry no longer holds its
+// pinned bytes (ErrPluginChanged): no later start can mend that.
+func StartEach(ctx context.Context, plugins []plan.PluginPlan, o Options) (*Set, map[string]error, error) {
+	s, errs := startAll(ctx, plugins, o)
+	failed := map[string]error{}
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			s.Close()
+			return nil, nil, ctx.Err()
+		case errors.Is(err, ErrPluginChanged):
+			s.Close()
+			return nil, nil, err
+		default:
+			s.drop(plugins[i].Name)
+			failed[plugins[i].Name] = err
+		}
+	}
+	return s, failed, nil
+}
+
+// startAll starts every plugin side by side and returns the set of those
+// whose client started (a client whose later step failed included, for
+// the caller to close) and each plugin's error, in plan order.
+func startAll(ctx context.Context, plugins []plan.PluginPlan, o Options) (*Set, []error) {
 	s := &Set{clients: map[string]*plugin.Client{}, engines: map[string]plugin.Engine{},
 		bindings: map[string]plugin.NodeBinding{}, policies: map[string]plugin.Policy{}, descs: map[string]*plugin.Description{},
 		configDiags: map[string][]plugin.Diagnostic{}, confined: map[string]*confine.Prepared{},
@@ -81,13 +122,20 @@ func Start(ctx context.Context, plugins []plan.PluginPlan, o Options) (*Set, err
 			s.add(p, r)
 		}
 	}
-	for _, err := range errs {
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
+	return s, errs
+}
+
+// drop closes a plugin that did not start and forgets it.
+func (s *Set) drop(name string) {
+	if c := s.clients[name]; c != nil {
+		c.Close()
 	}
-	return s, nil
+	delete(s.clients, name)
+	delete(s.engines, name)
+	delete(s.bindings, name)
+	delete(s.policies, name)
+	delete(s.descs, name)
+	delete(s.configDiags, name)
 }
 
 // started is one launched plugin and what it answered.

@@ -95,7 +95,14 @@ const CodeBlocked = "BLOCKED"
 //   - paused by preflight: PreflightEventID and Message;
 //   - fail PROTOCOL (an open probe): Message, ProbeID, Lane, Check, Target;
 //   - fail PREFLIGHT_FAILED: Message and Lanes;
-//   - codes the watchdog decides: Message (and Changes for WORKSPACE_DRIFT).
+//   - codes the watchdog decides: Message (and Changes for WORKSPACE_DRIFT);
+//   - paused STORAGE_FULL or RUN_STORAGE: Message and Path, the file the
+//     record could not write or read;
+//   - paused ARTIFACT_NOT_FOUND or ARTIFACT_INTEGRITY: Message and
+//     Artifacts, each artifact the run needs that the record cannot give
+//     back;
+//   - paused PLUGIN_START_FAILED: Message and Plugins, the plugins that did
+//     not start in the worker.
 //
 // The graph members (Nodes, Passed, Failed, Errors, Paused) are views of
 // what the record already holds — node results inline or as artifacts,
@@ -139,6 +146,26 @@ type Output struct {
 	// FromRecord existed kept a large output as an artifact; the CLI reads
 	// it back. Nothing writes it any more.
 	Artifact *graph.ArtifactRef `json:"output_artifact,omitempty"`
+	// Path is the file a storage pause (STORAGE_FULL, RUN_STORAGE) could
+	// not write or read.
+	Path string `json:"path,omitempty"`
+	// Artifacts are the artifacts an ARTIFACT_NOT_FOUND or
+	// ARTIFACT_INTEGRITY pause names.
+	Artifacts []ArtifactProblem `json:"artifacts,omitempty"`
+	// Plugins names the plugins a PLUGIN_START_FAILED pause is about.
+	Plugins []string `json:"plugins,omitempty"`
+}
+
+// ArtifactProblem is an artifact a run needs that its record cannot give
+// back: missing, damaged or unreadable.
+type ArtifactProblem struct {
+	// Digest is the artifact's "sha256:<hex>".
+	Digest string `json:"digest"`
+	// Node is the node whose result the artifact holds.
+	Node string `json:"node,omitempty"`
+	// Problem is ARTIFACT_NOT_FOUND, ARTIFACT_INTEGRITY or the storage
+	// error's code, then what the store said.
+	Problem string `json:"problem"`
 }
 
 // UnmarshalJSON reads an output, accepting the older member names of

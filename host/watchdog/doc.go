@@ -16,6 +16,12 @@
 // request queue (requests.go) that the worker answers. Status is a view
 // of the fold plus the process table.
 //
+// A worker stopped by a fault of the record (a full device, missing
+// artifacts: executor.Fault) hands it over its report pipe (report.go);
+// the watchdog records it as a pause, using the room of the run's reserve
+// file (reserve.go) when the device is full (docs/decisions.md, "Faults
+// the record and plugins cause").
+//
 // The crash simulation (sim_test.go, built with the failpoints tag) runs
 // Supervise, Resume and Approve with workers in process and kills them at
 // failpoints; `make sim` runs it.

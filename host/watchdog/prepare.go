@@ -266,11 +266,17 @@ func Create(ctx context.Context, b store.Backend, pr *Prepared) (store.Record, s
 	pol.MaxEventPayloadBytes = 0
 	run, err := b.CreateRun(ctx, pr.Plan.RunID, pol)
 	if err != nil {
+		if fb, ok := b.(*store.Store); ok && !errors.Is(err, store.ErrRunExists) {
+			// A directory this call made and could not fill (a full
+			// device) holds nothing: leave no run behind.
+			_ = os.RemoveAll(fb.RunDir(pr.Plan.RunID))
+		}
 		return nil, nil, err
 	}
 	owner, err := run.Lock(ctx)
 	if err != nil {
 		run.Close()
+		_ = os.RemoveAll(run.Dir())
 		return nil, nil, err
 	}
 	// Nothing was recorded on a failure below: leave no run behind that

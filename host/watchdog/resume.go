@@ -131,9 +131,11 @@ func Resume(ctx context.Context, ref Ref, o ResumeOptions) (res *runstate.Result
 		return nil, false, fmt.Errorf("%w: positions %v wait; decide an approval with `obversa approve %s POSITION` (which carries the run on), or name a position with --position", ErrResumePosition, open, ref)
 	}
 	// A run paused because the workspace was busy never ran a worker
-	// there: it has no anchor to check.
+	// there: it has no anchor to check. A run paused because its record
+	// was full may have had no room for one: its workspace is checked as
+	// after a crash.
 	w := st.Paused()
-	if err := checkWorkspace(ctx, run, st, marker, w != nil && w.Code != CodeWorkspaceLease); err != nil {
+	if err := checkWorkspace(ctx, run, st, marker, w != nil && anchored(w.Code)); err != nil {
 		return nil, false, err
 	}
 	if err := fillCache(rs.Plan); err != nil {
@@ -344,4 +346,16 @@ func checkWorkspace(ctx context.Context, run store.Record, st *runstate.State, m
 		return fmt.Errorf("%w; restore the workspace, then resume again", err)
 	}
 	return nil
+}
+
+// anchored reports whether a pause of this code always records its
+// runner-pause-anchor: all but WORKSPACE_LEASE (no worker ran) and the
+// record's own faults (there may have been no room for it).
+func anchored(code string) bool {
+	switch code {
+	case CodeWorkspaceLease, runstate.CodeStorageFull, runstate.CodeRunStorage,
+		runstate.CodeArtifactNotFound, runstate.CodeArtifactIntegrity:
+		return false
+	}
+	return true
 }

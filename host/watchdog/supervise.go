@@ -14,6 +14,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/obversa/obversa/host/executor"
+	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/runstate"
@@ -63,7 +65,10 @@ type SuperviseOptions struct {
 // budget, stops every process carrying the run's owner marker after each
 // worker, and records the outcome it decides itself (STOPPED when ctx is
 // cancelled, TIMEOUT, OUTPUT_LIMIT, RESTART_EXHAUSTED,
-// TEARDOWN_INCOMPLETE). run is the caller's handle on the run ref names;
+// TEARDOWN_INCOMPLETE), and the pause of a worker stopped by a fault of
+// the record (executor.Fault: STORAGE_FULL, RUN_STORAGE,
+// ARTIFACT_NOT_FOUND, ARTIFACT_INTEGRITY), which uses no restart; while
+// it runs it keeps the run's reserve file (reserve.go). run is the caller's handle on the run ref names;
 // each worker finds the run through ref. It returns store.ErrProcessLocked
 // (as *store.LockedError) when another process holds the run, and an error
 // wrapping ErrOwnershipLost when the run's lease is lost while it is
@@ -102,7 +107,12 @@ func Supervise(ctx context.Context, ref Ref, run store.Record, o SuperviseOption
 	if err != nil {
 		return nil, err
 	}
-	s := &supervisor{ref: ref, run: run, o: o, owner: owner, lost: lostSignal(owner), plan: rs.Plan, marker: marker, rs: state}
+	s := &supervisor{ref: ref, run: run, o: o, owner: owner, lost: lostSignal(owner), plan: rs.Plan, marker: marker, rs: state, reserve: newReserve(run.Dir())}
+	if err := s.reserve.ensure(); err != nil {
+		o.Logger.Warn("no room reserved for recording a full device", "error", err)
+	}
+	// Needed only while this watchdog may have to record a full device.
+	defer s.reserve.release()
 	if o.inProcess == nil {
 		k, err := startKeeper(o.Exe, ref.Args(), rs.Plan)
 		if err != nil {
@@ -138,6 +148,7 @@ type supervisor struct {
 	lost     <-chan struct{} // closed when the ownership is lost; nil never
 	plan     *plan.Plan
 	marker   string
+	reserve  *reserve
 	deadline time.Time
 	rs       *runstate.State
 	keeper   *keeper
@@ -194,7 +205,7 @@ func (s *supervisor) loop(ctx context.Context) (*runstate.Result, error) {
 			return nil, err
 		}
 		survivors, err := s.cleanup(rec)
-		if err != nil {
+		if err != nil && (ex.fault == nil || executor.FaultOf(err) == nil) {
 			return nil, err
 		}
 		if len(survivors) > 0 {
@@ -208,6 +219,11 @@ func (s *supervisor) loop(ctx context.Context) (*runstate.Result, error) {
 				}
 			}
 			return res, nil
+		}
+		if ex.fault != nil {
+			// No restart mends the record: pause (docs/decisions.md,
+			// "Storage faults pause the run").
+			return s.faultPause(rec, ws, ex.fault)
 		}
 		switch ex.reason {
 		case CodeStopped, CodeTimeout, CodeOutputLimit:
@@ -274,11 +290,14 @@ type exit struct {
 	signal string
 	reason string // "", CodeStopped, CodeOperatorPause, CodeTimeout, CodeOutputLimit, reasonLost
 	detail string
+	// fault is what the worker reported stopped it (report.go), nil
+	// for none.
+	fault *executor.Fault
 }
 
 // runWorker starts one worker and waits for it, enforcing the deadline,
 // the console budget and ctx (stop).
-func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) {
+func (s *supervisor) runWorker(ctx context.Context, restart int) (ex *exit, err error) {
 	logf, err := openLog(s.run.Dir(), WorkerLog, s.plan, Policy(s.plan).KnownSecrets)
 	if err != nil {
 		return nil, err
@@ -289,6 +308,11 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) 
 	cmd := exec.Command(s.o.Exe, args...)
 	env, files := s.owner.Handoff()
 	files, env = s.keeper.handOn(files, env)
+	report, err := newReportPipe()
+	if err != nil {
+		return nil, err
+	}
+	files, env = report.handOn(files, env)
 	cmd.Env = workerEnv(s.marker, env)
 	cmd.ExtraFiles = files
 	cmd.Stdout, cmd.Stderr = out, out
@@ -300,8 +324,12 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) 
 	defer stdin.Close()
 	cmd.SysProcAttr = workerSysProcAttr()
 	if err := startLocked(cmd); err != nil {
+		report.close()
 		return nil, fmt.Errorf("starting worker: %w", err)
 	}
+	report.started()
+	// Whatever ended the worker, what it reported is read once it is gone.
+	defer func() { ex.fault = report.fault() }()
 	// A worker gone before reading it is seen when it is waited for.
 	_ = sendEnv(stdin, s.plan)
 	// The worker records run:worker-started itself, as its first append:
@@ -316,7 +344,7 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (*exit, error) 
 		defer t.Stop()
 		deadline = t.C
 	}
-	ex := &exit{pid: pid}
+	ex = &exit{pid: pid}
 	grace := s.plan.TeardownGrace()
 	select {
 	case err := <-waited:
@@ -390,8 +418,43 @@ func stopRun(ctx context.Context, marker string, grace time.Duration) (found, le
 // record appends one watchdog event at the revision of the supervisor's
 // fold and folds it. It runs only while no worker lives; a conflict means
 // another process wrote the run and is returned as is.
+//
+// A record refused for a full device is tried once more after the run's
+// reserve file is removed (reserve.go): what the watchdog records is what
+// explains the run's state.
 func (s *supervisor) record(ctx context.Context, typ string, data any) error {
-	return appendFolded(ctx, s.run, s.rs, store.NewEvent{Type: typ, Data: data})
+	err := appendFolded(ctx, s.run, s.rs, store.NewEvent{Type: typ, Data: data})
+	if errors.Is(err, store.ErrStorageFull) && s.reserve.release() {
+		s.o.Logger.Warn("the device is full; the reserved room is used to record it", "error", err)
+		err = appendFolded(ctx, s.run, s.rs, store.NewEvent{Type: typ, Data: data})
+	}
+	return err
+}
+
+// faultPause records the pause a worker's fault stands for, and the pause
+// anchor when the record can take it. When not even the pause can be
+// recorded, the result says so and is returned unrecorded: the record
+// then shows a worker that ended without a result, which `obversa resume`
+// takes over once the record can be written.
+func (s *supervisor) faultPause(ctx context.Context, ws *guard, f *executor.Fault) (*runstate.Result, error) {
+	res := f.Result(s.plan.RunID)
+	res.Output.Message = s.message(res.Output.Message)
+	if err := s.record(ctx, graph.EventRunWaiting, res); err != nil {
+		if executor.FaultOf(err) == nil {
+			return nil, err
+		}
+		res.Output.Message += fmt.Sprintf(" (this pause could not be recorded either: %v)", err)
+		return res, nil
+	}
+	if _, err := ws.save(ctx, s, runstate.EventPauseAnchor); err != nil {
+		if executor.FaultOf(err) == nil {
+			return nil, err
+		}
+		// Without an anchor, resume checks the workspace as after a
+		// crash (checkWorkspace).
+		s.o.Logger.Warn("the pause anchor could not be recorded", "error", err)
+	}
+	return res, nil
 }
 
 // finish records a result the watchdog decided.

@@ -3,6 +3,7 @@ package watchdog
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -19,6 +20,7 @@ import (
 	"github.com/obversa/obversa/host/stream"
 	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/internal/proc"
+	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
 )
 
@@ -32,8 +34,18 @@ import (
 // The worker records run:worker-started as its own first append (restart
 // is how many workers its watchdog started before it) and from then on is
 // the run's only writer until it exits.
-func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (*runstate.Result, error) {
+//
+// When the record cannot be written or read, or cannot give back an
+// artifact the run needs (executor.FaultOf), the worker stops and writes
+// the fault to its report pipe (ReportFDEnv) for the watchdog to record.
+func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runstate.Result, err error) {
 	holdKeeperPipe()
+	holdReportPipe()
+	defer func() {
+		if err != nil {
+			reportFault(err)
+		}
+	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sig := make(chan os.Signal, 1)
@@ -102,7 +114,10 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (*runstate
 	if err != nil {
 		return nil, err
 	}
-	set, err := launch.Start(ctx, rs.Plan.Plugins, launch.Options{StorageDir: rs.Plan.Storage.Directory, Logger: logger, Redact: redactor(pol), Run: RunOf(rs.Plan)})
+	// A plugin that does not start is the run's to answer for, not a
+	// crash to restart (docs/decisions.md, "A plugin that does not start
+	// in the worker"): preflight or the executor records it.
+	set, unlaunched, err := launch.StartEach(ctx, rs.Plan.Plugins, launch.Options{StorageDir: rs.Plan.Storage.Directory, Logger: logger, Redact: redactor(pol), Run: RunOf(rs.Plan)})
 	if errors.Is(err, launch.ErrPluginChanged) {
 		// The pinned bytes are gone: no restart can bring them back.
 		return pluginChanged(ctx, run, state, err)
@@ -114,7 +129,8 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (*runstate
 	x.SetPlugins(set.Engines(), set.Bindings())
 	x.SetPolicies(set.Policies())
 	x.SetMemoryWatch(set)
-	x.SetProbes(probes(set, rs.Plan))
+	x.SetUnlaunched(unlaunched)
+	x.SetProbes(probes(set, rs.Plan, unlaunched))
 	type outcome struct {
 		res *runstate.Result
 		err error
@@ -165,9 +181,16 @@ func stopOwned(grace time.Duration) {
 
 // probes is the preflight view of the launched engine plugins: the cached
 // binary each was launched from, its health check, whether it admits, and
-// how to stop it.
-func probes(set *launch.Set, p *plan.Plan) map[string]executor.PluginProbe {
+// how to stop it. An engine plugin that did not start fails its health
+// check with the cause.
+func probes(set *launch.Set, p *plan.Plan, unlaunched map[string]error) map[string]executor.PluginProbe {
 	out := map[string]executor.PluginProbe{}
+	for name, cause := range unlaunched {
+		if pp, ok := p.Plugin(name); ok && pp.Type == string(plugin.TypeEngine) {
+			out[name] = executor.PluginProbe{Binary: launch.CachePath(p.Storage.Directory, pp.SHA256),
+				Health: func(context.Context) error { return fmt.Errorf("the plugin did not start in the worker: %w", cause) }}
+		}
+	}
 	clients, descs := set.Clients(), set.Descriptions()
 	for name := range set.Engines() {
 		pp, ok := p.Plugin(name)

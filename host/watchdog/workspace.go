@@ -102,7 +102,8 @@ func (g *guard) save(ctx context.Context, s *supervisor, typ string) (*workspace
 
 // recordSnapshot stores a snapshot as an artifact and records it as typ.
 // When the record's policy refuses the artifact (a workspace of many
-// files can pass max_artifact_bytes), the snapshot's digest is recorded
+// files can pass max_artifact_bytes) or the device has no room for it,
+// the snapshot's digest is recorded
 // alone: the pause or crash must be recorded whatever the workspace's
 // size, and a digest still tells a resume whether the workspace changed.
 func (s *supervisor) recordSnapshot(ctx context.Context, typ string, snap *workspace.Snapshot) error {
@@ -113,7 +114,7 @@ func (s *supervisor) recordSnapshot(ctx context.Context, typ string, snap *works
 	data := runstate.SnapshotData{Provider: snap.Provider, Digest: snap.Digest, Files: snap.Files, Head: snap.Head}
 	ref, err := s.run.PutArtifact(ctx, b, "application/json", "runner-pause-anchor")
 	switch {
-	case errors.Is(err, store.ErrStorageLimitExceeded), errors.Is(err, store.ErrKnownSecret):
+	case errors.Is(err, store.ErrStorageLimitExceeded), errors.Is(err, store.ErrKnownSecret), errors.Is(err, store.ErrStorageFull):
 		s.o.Logger.Warn("workspace snapshot kept as its digest only", "error", err)
 	case err != nil:
 		return err

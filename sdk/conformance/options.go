@@ -134,9 +134,8 @@ func LoadOptions(path string) (Options, error) {
 
 // DecodeOptions decodes a conformance file's content, replacing
 // ConfigDirPlaceholder by dir, and validates it: unknown fields, a type
-// other than engine, node or policy, actions for a type other than
-// policy, scenario names that plugin.ParseScenario refuses and scenarios
-// without a prompt are errors wrapping ErrOptions.
+// other than engine or node, scenario names that plugin.ParseScenario
+// refuses and scenarios without a prompt are errors wrapping ErrOptions.
 func DecodeOptions(data []byte, dir string) (Options, error) {
 	quoted, _ := json.Marshal(dir)
 	escaped := string(quoted[1 : len(quoted)-1])

@@ -43,7 +43,7 @@ type Report struct {
 	// (lower-case hex), which is what a run would pin.
 	Binary string `json:"binary"`
 	SHA256 string `json:"sha256"`
-	// Type is the plugin type checked: engine, node or policy.
+	// Type is the plugin type checked: engine or node.
 	Type string `json:"type"`
 	// Plugin is the name and version the plugin describes itself with,
 	// empty when Describe could not be called.

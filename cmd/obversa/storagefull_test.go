@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// smallDevice mounts a tmpfs of size bytes on dir (created), unmounted
+// when the test ends. It skips the test when this process may not mount
+// (not root; CI runs as root).
+func smallDevice(t *testing.T, dir string, size string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("filling a real device needs a small tmpfs, and mounting one needs root (CI runs as root)")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Fatalf("mount a tmpfs of %s on %s: %v", size, dir, err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+}
+
+// fill writes dir/name until the device has at most leave bytes free
+// (0: until it refuses a byte more), and returns the file's path.
+func fill(t *testing.T, dir, name string, leave int64) string {
+	t.Helper()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	want := int64(st.Bavail)*st.Bsize - leave
+	path := filepath.Join(dir, name)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := bytes.Repeat([]byte{'f'}, 4096)
+	for n := int64(0); leave == 0 || n+int64(len(chunk)) <= want; n += int64(len(chunk)) {
+		if _, err := f.Write(chunk); err != nil {
+			if leave == 0 && errors.Is(err, syscall.ENOSPC) {
+				break
+			}
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+// storageRunFile gates node "wait" on the file GATE, so the test can fill
+// the device while it runs; "after" then keeps its result (AFTER).
+const storageRunFile = `
+teardown_grace = "1s"
+restart {
+  max_restarts    = 3
+  initial_backoff = "10ms"
+  max_backoff     = "10ms"
+}
+plugin "mock" {
+  type   = "engine"
+  path   = "BIN/mock-engine"
+  config = { responses = [{ node = "after", text = "LONG" }] }
+}
+plugin "shell" {
+  type = "node"
+  path = "BIN/cmd-engine"
+}
+lane "w" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+storage {
+  max_event_payload_bytes = 4096
+  max_artifact_bytes      = 1048576
+}
+graph "dag" {
+  node "wait" {
+    binding    = "shell"
+    input      = { command = ["sh", "-c", "while [ ! -f GATE ]; do sleep 0.05; done"] }
+    retry_safe = true
+  }
+  node "after" {
+    lane       = "w"
+    depends_on = ["wait"]
+    prompt     = "answer at length"
+    retry_safe = true
+  }
+}
+`
+
+// TestStorageFullPausesRun fills a real device under the run's record. A
+// run refused a byte before it starts is refused (exit 2,
+// STORAGE_FULL). A device that fills while the run runs — the next event
+// or the next artifact does not fit — pauses the run STORAGE_FULL naming
+// the file, recorded in the record (status shows it) without using a
+// restart, and once space is freed `obversa resume` carries it on to
+// completion.
+func TestStorageFullPausesRun(t *testing.T) {
+	tests := []struct {
+		name  string
+		leave int64  // bytes left free when the device is filled
+		text  int    // bytes of node "after"'s answer
+		path  string // the file the pause names
+	}{
+		{name: "events", leave: 0, text: 10, path: "events.jsonl"},
+		{name: "artifact", leave: 48 << 10, text: 200 << 10, path: "artifacts"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			gate := filepath.Join(dir, "gate")
+			text := strings.NewReplacer("GATE", gate, "LONG", strings.Repeat("y", tt.text)).Replace(storageRunFile)
+			runFile := writeRunFile(t, text)
+			dir = filepath.Dir(runFile)
+			if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
+				t.Fatalf("lock: %s", r.stderr)
+			}
+			runs := filepath.Join(dir, ".obversa", "default", "runs")
+			smallDevice(t, runs, "2m")
+
+			cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--json", "--run-id", "full", runFile)
+			cmd.Dir = dir
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+			runDir := filepath.Join(runs, "full")
+			waitFor(t, 30*time.Second, "node wait to start", func() bool {
+				_, err := os.Stat(filepath.Join(runDir, "events.jsonl"))
+				return err == nil && len(recorded(t, runDir, "graph:node-attempt-started")) == 1
+			})
+			filler := fill(t, runs, "filler", tt.leave)
+			if err := os.WriteFile(gate, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			}
+			var res map[string]any
+			if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+				t.Fatalf("run printed %q (exit %d): %v; stderr:\n%s\nworker.log:\n%s", out.String(), code, err, errb.String(), readLog(runDir))
+			}
+			o, _ := res["output"].(map[string]any)
+			path, _ := o["path"].(string)
+			if code != exitPaused || res["code"] != "STORAGE_FULL" || !strings.Contains(path, tt.path) || !strings.Contains(o["message"].(string), path) {
+				t.Fatalf("run: exit %d, result %v; want a STORAGE_FULL pause naming %s", code, res, tt.path)
+			}
+			st := status(t, runDir)
+			if st.Phase != "paused" || st.RestartsUsed != 0 {
+				t.Errorf("status: phase %q, %d restarts used; want paused, none used", st.Phase, st.RestartsUsed)
+			}
+			if w := recorded(t, runDir, "graph:run-waiting"); len(w) != 1 || w[0]["code"] != "STORAGE_FULL" {
+				t.Errorf("run-waiting %v, want the STORAGE_FULL pause recorded", w)
+			}
+
+			// Still full (what room the pause left is taken too): resume
+			// is refused with nothing recorded, or — when the slack of
+			// the record's last page takes its few events — pauses
+			// again; either way STORAGE_FULL, and no restart is used.
+			events := len(eventLines(t, runDir))
+			more := fill(t, runs, "more", 0)
+			r := obversa(t, dir, "resume", runDir)
+			switch {
+			case r.code == exitUsage && strings.Contains(r.stderr, "STORAGE_FULL"):
+				if n := len(eventLines(t, runDir)); n != events {
+					t.Errorf("the refused resume recorded %d events", n-events)
+				}
+			case r.code == exitPaused && strings.Contains(r.stdout, "paused STORAGE_FULL"):
+			default:
+				t.Errorf("resume on a full device: exit %d, want a refusal or a pause, STORAGE_FULL: %s %s", r.code, r.stdout, r.stderr)
+			}
+			if st := status(t, runDir); st.RestartsUsed != 0 {
+				t.Errorf("%d restarts used on a full device", st.RestartsUsed)
+			}
+			for _, f := range []string{filler, more} {
+				if err := os.Remove(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r = obversa(t, dir, "resume", "--json", runDir)
+			if r.code != 0 || !strings.Contains(r.stdout, `"kind":"complete"`) {
+				t.Fatalf("resume after space was freed: exit %d: %s %s", r.code, r.stdout, r.stderr)
+			}
+			if n := len(recorded(t, runDir, "run:worker-exited")); n != 0 {
+				t.Errorf("%d worker crashes recorded, want none", n)
+			}
+		})
+	}
+}
+
+// TestStorageFullRefusesStart: a device with no room for the run's record
+// refuses the run before it starts: exit 2, STORAGE_FULL, naming the
+// path, and no run is left behind.
+func TestStorageFullRefusesStart(t *testing.T) {
+	t.Parallel()
+	runFile := writeRunFile(t, strings.NewReplacer("GATE", "/nonexistent", "LONG", "x").Replace(storageRunFile))
+	dir := filepath.Dir(runFile)
+	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
+		t.Fatalf("lock: %s", r.stderr)
+	}
+	runs := filepath.Join(dir, ".obversa", "default", "runs")
+	smallDevice(t, runs, "1m")
+	fill(t, runs, "filler", 0)
+	r := obversa(t, dir, "run", "--json", "--run-id", "nospace", runFile)
+	var ref map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &ref); err != nil {
+		t.Fatalf("run printed %q (exit %d, stderr %q): %v", r.stdout, r.code, r.stderr, err)
+	}
+	if r.code != exitUsage || ref["code"] != "STORAGE_FULL" || !strings.Contains(ref["message"].(string), runs) {
+		t.Fatalf("run on a full device: exit %d, refusal %v; want exit %d STORAGE_FULL naming %s", r.code, ref, exitUsage, runs)
+	}
+	if _, err := os.Stat(filepath.Join(runs, "nospace")); !os.IsNotExist(err) {
+		t.Errorf("the refused run left %s behind (%v); refusal %v", filepath.Join(runs, "nospace"), err, ref)
+	}
+}
+
+// readLog returns the run's worker.log, for failure messages.
+func readLog(runDir string) string {
+	b, _ := os.ReadFile(filepath.Join(runDir, "worker.log"))
+	return string(b)
+}

@@ -1,0 +1,228 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/store"
+)
+
+// Fault is why a worker stopped that no restart can mend: the record could
+// not be written or read (a full device, an I/O error), or artifacts the
+// run needs are missing from it or damaged. Nothing is decided from it in
+// the worker; the watchdog records it as the run's pause once the worker
+// is gone (docs/decisions.md, "Storage faults pause the run"). It travels
+// from the worker to its watchdog as JSON.
+type Fault struct {
+	// Code is the pause's code: STORAGE_FULL, RUN_STORAGE,
+	// ARTIFACT_NOT_FOUND or ARTIFACT_INTEGRITY.
+	Code string `json:"code"`
+	// Message says what failed and what to do, naming the path or the
+	// digests.
+	Message string `json:"message"`
+	// Path is the file the record could not write or read (storage codes).
+	Path string `json:"path,omitempty"`
+	// Artifacts are the artifacts the run needs that the record cannot
+	// give back (artifact codes).
+	Artifacts []runstate.ArtifactProblem `json:"artifacts,omitempty"`
+
+	err error
+}
+
+// Error returns the message.
+func (f *Fault) Error() string { return f.Message }
+
+// Unwrap returns the store's error the fault was made from, if any.
+func (f *Fault) Unwrap() error { return f.err }
+
+// Result returns the pause the fault stands for.
+func (f *Fault) Result(runID string) *runstate.Result {
+	res := runstate.Message(runID, runstate.KindPaused, f.Code, f.Message)
+	res.Output.Path, res.Output.Artifacts = f.Path, f.Artifacts
+	return res
+}
+
+// FaultOf returns the fault err stands for, or nil when it is none: a
+// *Fault as it is, a storage error of the record (*store.StorageError,
+// store.ErrStoreFailed) as STORAGE_FULL when the device or quota was full
+// and RUN_STORAGE otherwise, naming the path.
+func FaultOf(err error) *Fault {
+	var f *Fault
+	if errors.As(err, &f) {
+		return f
+	}
+	var se *store.StorageError
+	if !errors.As(err, &se) && !errors.Is(err, store.ErrStoreFailed) {
+		return nil
+	}
+	f = &Fault{Code: runstate.CodeRunStorage, err: err}
+	if errors.Is(err, store.ErrStorageFull) {
+		f.Code = runstate.CodeStorageFull
+	}
+	what := "the run's record could not be written or read"
+	if se != nil {
+		f.Path = se.Path
+		what = fmt.Sprintf("the run's record could not %s %s", se.Op, se.Path)
+	}
+	hint := "fix the storage, then carry the run on with `obversa resume`"
+	if f.Code == runstate.CodeStorageFull {
+		hint = "free space on that file system, then carry the run on with `obversa resume`"
+	}
+	f.Message = fmt.Sprintf("%s (%v); %s", what, err, hint)
+	return f
+}
+
+// isFault reports whether err is one the record cannot mend by a node's
+// failure: a storage error or missing or damaged artifacts. The policy's
+// refusals (a limit, a known secret) are not: they are the node's.
+func isFault(err error) bool {
+	if errors.Is(err, store.ErrStorageLimitExceeded) || errors.Is(err, store.ErrKnownSecret) {
+		return false
+	}
+	return FaultOf(err) != nil || errors.Is(err, store.ErrArtifactNotFound) || errors.Is(err, store.ErrArtifactIntegrity)
+}
+
+// codeFault is what render returns when the record, not the node, is at
+// fault; it is never recorded.
+const codeFault = "fault"
+
+// stop ends the run's loop with err, as when a plugin dies under an
+// attempt: the attempt settles nothing and stays started in the record.
+func (x *Executor) stop(err error) {
+	select {
+	case x.fatal <- err:
+	default:
+	}
+}
+
+// checkInputs reads back every artifact that holds the result of a passed
+// node a node yet to pass may read, before anything is dispatched: a
+// missing or damaged one is an *Fault naming every such artifact
+// (ARTIFACT_NOT_FOUND when one is missing, else ARTIFACT_INTEGRITY, or
+// the storage code when the record could not be read), so that a paused
+// run whose artifacts were deleted pauses again instead of failing its
+// nodes INPUT_RENDER.
+func (x *Executor) checkInputs(ctx context.Context) error {
+	g := x.rs.Graph()
+	need := map[string]string{} // digest → node
+	refs := map[string]graph.ArtifactRef{}
+	for _, n := range g.Nodes() {
+		if n.Status == graph.StatusPassed {
+			continue
+		}
+		for _, dep := range x.visible(n.Def) {
+			d := g.Node(dep)
+			if d != nil && d.Status == graph.StatusPassed && d.ResultArtifact != nil {
+				need[d.ResultArtifact.Digest], refs[d.ResultArtifact.Digest] = dep, *d.ResultArtifact
+			}
+		}
+	}
+	var problems []runstate.ArtifactProblem
+	var cause error
+	for digest, node := range need {
+		_, err := x.o.Run.ReadArtifact(ctx, store.ArtifactRef(refs[digest]))
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if cause == nil {
+			cause = err
+		}
+		problems = append(problems, runstate.ArtifactProblem{Digest: digest, Node: node, Problem: err.Error()})
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return artifactFault(problems, cause)
+}
+
+// artifactFault is the fault of artifacts the run needs and cannot read.
+func artifactFault(problems []runstate.ArtifactProblem, cause error) *Fault {
+	sort.Slice(problems, func(i, j int) bool { return problems[i].Digest < problems[j].Digest })
+	code := runstate.CodeArtifactIntegrity
+	for _, p := range problems {
+		if strings.HasPrefix(p.Problem, runstate.CodeArtifactNotFound) {
+			code = runstate.CodeArtifactNotFound
+		}
+	}
+	if f := FaultOf(cause); f != nil && !errors.Is(cause, store.ErrArtifactNotFound) && !errors.Is(cause, store.ErrArtifactIntegrity) {
+		code = f.Code
+	}
+	var names []string
+	for _, p := range problems {
+		names = append(names, fmt.Sprintf("%s (result of %q)", p.Digest, p.Node))
+	}
+	return &Fault{Code: code, Artifacts: problems, err: cause, Message: fmt.Sprintf(
+		"the record cannot give back %d artifacts the run needs: %s; restore them under the run's artifacts/ directory (obversa verify lists what is damaged), then carry the run on with `obversa resume`",
+		len(problems), strings.Join(names, ", "))}
+}
+
+// SetUnlaunched tells the executor which of the plan's plugins did not
+// start in this worker, by plugin name, with why. Preflight sees an
+// engine among them fail its health check with that cause (a
+// PREFLIGHT_PAUSED pause); past preflight, Execute records a
+// PLUGIN_START_FAILED pause naming them before anything is dispatched
+// (docs/decisions.md, "A plugin that does not start in the worker").
+func (x *Executor) SetUnlaunched(failed map[string]error) { x.o.Unlaunched = failed }
+
+// pauseUnlaunched records graph:run-waiting PLUGIN_START_FAILED when a
+// plugin did not start in this worker, quoting each cause, and returns
+// that result; nil, nil when every plugin started.
+func (x *Executor) pauseUnlaunched(ctx context.Context) (*runstate.Result, error) {
+	if len(x.o.Unlaunched) == 0 {
+		return nil, nil
+	}
+	var names, causes []string
+	for name := range x.o.Unlaunched {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		causes = append(causes, x.o.Unlaunched[name].Error())
+	}
+	res := runstate.Message(x.plan.RunID, runstate.KindPaused, runstate.CodePluginStartFailed, fmt.Sprintf(
+		"%d plugins did not start in the worker: %s; fix the cause, then carry the run on with `obversa resume` (plugins.log and worker.log hold the rest)",
+		len(names), strings.Join(causes, "; ")))
+	res.Output.Plugins = names
+	return x.recordResult(ctx, nil, graph.EventRunWaiting, res)
+}
+
+// visible lists the nodes whose results n's templates may read: every
+// other node for a finalizer, else its dependencies and theirs. Units
+// inside loops and for_each read through their own scope (scope.go),
+// whose artifact reads pause the run the same way when they fail.
+func (x *Executor) visible(n *graph.NodeDef) []string {
+	g := x.rs.Graph()
+	var out []string
+	if n.Kind == graph.KindFinalizer {
+		for _, o := range g.Nodes() {
+			if o.Def.Kind != graph.KindFinalizer {
+				out = append(out, o.Def.ID)
+			}
+		}
+		return out
+	}
+	seen := map[string]bool{}
+	var walk func(ids []string)
+	walk = func(ids []string) {
+		for _, id := range ids {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			out = append(out, id)
+			if d := g.Node(id); d != nil {
+				walk(d.Def.DependsOn)
+			}
+		}
+	}
+	walk(n.DependsOn)
+	return out
+}

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
-// Defaults applied when the run file leaves a value out (DESIGN §2).
+// Defaults applied when the run file leaves a value out (docs/run-file.md).
 const (
 	DefaultProvider                    = "none"
 	DefaultStorageDirectory            = ".obversa"

@@ -1,6 +1,6 @@
 // Package hcl decodes Obversa's configuration files — the run file
-// (run.hcl, DESIGN §2) and the plugin lock file (obversa.lock.hcl, DESIGN
-// §7) — into validated Go values, and renders the templates a run file
+// (run.hcl, docs/run-file.md) and the plugin lock file (obversa.lock.hcl,
+// docs/plugins.md) — into validated Go values, and renders the templates a run file
 // leaves for dispatch time.
 //
 // The package is named hcl; it imports the upstream library as hclv2 so
@@ -38,7 +38,7 @@
 // value ({ a = 1, b = 2 }), never in a block, so blocks are written one
 // attribute per line.
 //
-// The run file, in brief (see DESIGN §2 for a full example):
+// The run file, in brief (see docs/run-file.md for a full example):
 //
 //	workspace { root, provider, allow_outside }   # provider: git | files | none
 //	storage { directory, namespace, max_event_payload_bytes, max_batch_bytes,

@@ -28,7 +28,7 @@ var keyIDPattern = regexp.MustCompile(`^[0-9A-Fa-f]{16}$`)
 // signaturePattern matches the digest of a .minisig file.
 var signaturePattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
-// LockFile is a decoded obversa.lock.hcl (DESIGN §7): the pinned digest,
+// LockFile is a decoded obversa.lock.hcl (docs/plugins.md): the pinned digest,
 // and optionally the signature, of each plugin binary.
 type LockFile struct {
 	// Plugins are sorted by Name, one entry per name.

@@ -8,7 +8,7 @@ import (
 	"github.com/agext/levenshtein"
 )
 
-// idPattern is the id grammar shared with the store (DESIGN §4): plugin,
+// idPattern is the id grammar shared with the store (docs/architecture.md#the-record): plugin,
 // lane, node, key and namespace names must match it.
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 

@@ -8,7 +8,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
-// RunFile is a decoded, validated run file (DESIGN §2). Relative paths are
+// RunFile is a decoded, validated run file (docs/run-file.md). Relative paths are
 // already resolved against the directory of the run file. Durations are
 // time.Duration; sizes are bytes.
 type RunFile struct {

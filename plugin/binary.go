@@ -145,7 +145,7 @@ type Copied struct {
 // CopyBinary reads the plugin binary at src exactly once and, while
 // reading, hashes it, verifies its signature (when o.Keys is set) and
 // copies it into dir, so that the bytes checked and the bytes that will run
-// are one and the same (DESIGN §7): the source path is never executed, and
+// are one and the same (docs/plugins.md): the source path is never executed, and
 // swapping the source during or after the check changes nothing. The copy
 // is written to a temporary file, synced, made read-only (0555) and renamed
 // to dir/<sha256> only when its digest equals o.Expected (when given) and

@@ -10,8 +10,8 @@ import (
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
 
-// Describe and Configure are the same call on both plugin types (DESIGN
-// §3); the Engine and NodeBinding shims delegate both halves to the helpers
+// Describe and Configure are the same call on both plugin types
+// (docs/writing-plugins.md); the Engine and NodeBinding shims delegate both halves to the helpers
 // here.
 
 // describer is what Describe and Configure need of a generated client: both

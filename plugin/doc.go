@@ -1,4 +1,4 @@
-// Package plugin is Obversa's plugin protocol (DESIGN §3): the Go types and
+// Package plugin is Obversa's plugin protocol (docs/writing-plugins.md): the Go types and
 // interfaces engines, node bindings and action policies implement (Engine,
 // NodeBinding, Policy and the types in types.go and policy.go), the gRPC shims that carry them across a process
 // boundary in both directions, the go-plugin handshake, and launching a
@@ -9,7 +9,7 @@
 // lives in internal/pluginv1 and never appears in this package's API.
 //
 // Host side: Launch hashes the binary, refuses any digest but the pinned one
-// (DESIGN §7), starts it through go-plugin (gRPC only, automatic mTLS, a
+// (docs/plugins.md), starts it through go-plugin (gRPC only, automatic mTLS, a
 // complete environment chosen by the host, no shell) and returns a Client;
 // Client.Engine, Client.Node or Client.Policy return the typed interface, Client.Health
 // performs the grpc.health.v1 check. Every call takes a context first and

@@ -14,7 +14,7 @@ var (
 
 	// ErrDigestMismatch is matched by *DigestMismatchError: the binary's
 	// SHA-256 differs from the pinned digest, so it was not executed
-	// (DESIGN §7).
+	// (docs/plugins.md).
 	ErrDigestMismatch = errors.New("plugin digest mismatch")
 
 	// ErrLaunchConfig is returned by Launch for an invalid LaunchConfig: an

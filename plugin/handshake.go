@@ -11,7 +11,7 @@ import (
 const ProtocolVersion = 1
 
 // MaxMessageBytes is the largest gRPC message either side sends or accepts:
-// 64 MiB (DESIGN §3). Larger messages fail with ErrMessageTooLarge.
+// 64 MiB (docs/writing-plugins.md). Larger messages fail with ErrMessageTooLarge.
 const MaxMessageBytes = 64 << 20
 
 // Handshake is the go-plugin handshake shared by the host and every plugin.

@@ -37,7 +37,7 @@ func healthUnary(fn func(context.Context) bool) grpc.UnaryServerInterceptor {
 }
 
 // Health calls the standard grpc.health.v1 Check for the service "plugin"
-// on the plugin's connection, as DESIGN §3 requires (go-plugin's Ping
+// on the plugin's connection, as docs/writing-plugins.md requires (go-plugin's Ping
 // ignores the status). It returns nil only for SERVING; another status, or a
 // plugin without the service, gives an error wrapping ErrNotServing. A ctx
 // that ends first gives an error wrapping ctx.Err(); a dead plugin one

@@ -102,7 +102,7 @@ type Client struct {
 }
 
 // Launch starts a plugin from a verified copy of its binary and completes
-// the go-plugin handshake (DESIGN §3, §7). Unless cfg.Verified, it first
+// the go-plugin handshake (docs/writing-plugins.md, docs/plugins.md). Unless cfg.Verified, it first
 // copies cfg.Path into cfg.CacheDir with CopyBinary, hashing while copying:
 // a missing file gives an error wrapping ErrPluginMissing, another digest a
 // *DigestMismatchError (ErrDigestMismatch), a device or pipe a

@@ -19,11 +19,11 @@ import (
 // "bin/cmd-engine.minisig", the name the reference minisign tool uses.
 const SignatureSuffix = ".minisig"
 
-// CodeUntrusted is the DESIGN §8 code of a plugin refused for its
+// CodeUntrusted is the docs/cli.md#output-and-exit-status code of a plugin refused for its
 // signature.
 const CodeUntrusted = "PLUGIN_UNTRUSTED"
 
-// Errors of signature handling (DESIGN §7). They sit here, beside the code
+// Errors of signature handling (docs/plugins.md). They sit here, beside the code
 // that returns them, rather than in errors.go.
 var (
 	// ErrUntrusted is matched by *UntrustedError: a signature that trusted
@@ -317,7 +317,7 @@ type Verified struct {
 
 // VerifySignature checks that the binary at binPath carries a valid
 // signature at sigPath from one of keys, whose trusted comment is a plugin
-// statement naming the binary's SHA-256 (DESIGN §7). Every refusal is an
+// statement naming the binary's SHA-256 (docs/plugins.md). Every refusal is an
 // *UntrustedError (ErrUntrusted): no signature file (ReasonUnsigned), a
 // malformed file or statement (ReasonMalformed), a key not among keys
 // (ReasonUnknownKey), a signature that does not verify

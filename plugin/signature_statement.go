@@ -9,7 +9,7 @@ import (
 )
 
 // Statement is what a plugin signature vouches for, carried in the
-// signature's trusted comment (DESIGN §7): which plugin, which version,
+// signature's trusted comment (docs/plugins.md): which plugin, which version,
 // for which protocol and platform, and the exact bytes by SHA-256.
 //
 // The trusted comment is a tab-separated list of key:value fields, in the

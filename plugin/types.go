@@ -21,10 +21,10 @@ const (
 )
 
 // FailureKind classifies why an engine or binding call failed. It travels as
-// a typed gRPC status detail, never parsed from message text (DESIGN §3).
+// a typed gRPC status detail, never parsed from message text (docs/writing-plugins.md).
 type FailureKind string
 
-// Failure kinds of protocol v1 (DESIGN §3).
+// Failure kinds of protocol v1 (docs/writing-plugins.md).
 const (
 	FailureAuth             FailureKind = "auth"
 	FailureBilling          FailureKind = "billing"
@@ -116,7 +116,7 @@ func (id Identity) Or(d Identity) Identity {
 }
 
 // Usage is token usage. Unknown usage (Known false) is never zero: callers
-// must keep it unknown at every level of aggregation (DESIGN §3).
+// must keep it unknown at every level of aggregation (docs/writing-plugins.md).
 type Usage struct {
 	Known         bool  `json:"known"`
 	Input         int64 `json:"input,omitempty"`
@@ -193,13 +193,13 @@ type AdmitResponse struct {
 }
 
 // RunRequest is one engine call. A live preflight probe has Purpose
-// PurposePreflight, no tools and no workspace (DESIGN §3).
+// PurposePreflight, no tools and no workspace (docs/writing-plugins.md).
 type RunRequest struct {
 	// Purpose is PurposeOrdinary or PurposePreflight; empty is sent as
 	// ordinary.
 	Purpose Purpose
 	// RunID, NodeID, Position and AttemptID identify the attempt
-	// (DESIGN §5).
+	// (docs/architecture.md#the-executor).
 	RunID     string
 	NodeID    string
 	Position  string
@@ -311,7 +311,7 @@ type Engine interface {
 // InvokeRequest is one node binding call.
 type InvokeRequest struct {
 	// RunID, NodeID, Position and AttemptID identify the attempt
-	// (DESIGN §5).
+	// (docs/architecture.md#the-executor).
 	RunID     string
 	NodeID    string
 	Position  string
@@ -340,7 +340,7 @@ type NodeBinding interface {
 
 // Validate reports whether u is consistent: reported counts are never
 // negative, and unknown usage carries no counts (unknown is never zero,
-// DESIGN §3).
+// docs/writing-plugins.md).
 func (u Usage) Validate() error {
 	if !u.Known {
 		if u.Input != 0 || u.Output != 0 || u.CacheRead != 0 || u.CacheCreation != 0 {
@@ -387,7 +387,7 @@ func (k PartKind) Valid() bool {
 	return false
 }
 
-// Validate reports whether r is a well-formed terminal result (DESIGN §3):
+// Validate reports whether r is a well-formed terminal result (docs/writing-plugins.md):
 // every part has a known kind and valid JSON where JSON is present, a
 // structured part carries JSON, exactly one part is final and it is a text
 // or structured part, and usage is consistent. The host rejects a result

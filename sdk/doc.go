@@ -1,7 +1,7 @@
 // Package sdk is what Obversa plugin authors import to write an engine (an
 // adapter to a model CLI or API), a node binding (a data step) or an action
 // policy (asked before every attempt's effects, docs/policies.md) as a
-// plugin binary (DESIGN §3).
+// plugin binary (docs/writing-plugins.md).
 //
 // A plugin's main function calls ServeEngine, ServeNode or ServePolicy, or
 // Serve with WithEngine, WithNode and WithPolicy to serve several from one

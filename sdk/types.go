@@ -81,7 +81,7 @@ const (
 	ActionBinding = plugin.ActionBinding
 )
 
-// Failure kinds (DESIGN §3, §5 for how the host routes each).
+// Failure kinds (docs/writing-plugins.md, docs/architecture.md#the-executor for how the host routes each).
 const (
 	FailureAuth             = plugin.FailureAuth
 	FailureBilling          = plugin.FailureBilling

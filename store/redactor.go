@@ -6,8 +6,8 @@ import "bytes"
 // in every form the record recognises: the raw value, its RFC 8785 string
 // escaping and encoding/json's escaping (so a secret inside a JSON log line
 // is found too). Logs beside the record (plugins.log, worker.log) use it so
-// that a secret never reaches a file under the storage directory (DESIGN
-// §4). The zero value and nil redact nothing.
+// that a secret never reaches a file under the storage directory
+// (docs/architecture.md#the-record). The zero value and nil redact nothing.
 type Redactor struct{ p *policy }
 
 // NewRedactor returns a Redactor for the given secret values; empty values

@@ -103,7 +103,7 @@ func status(t *testing.T, dir string) statusReport {
 	return s
 }
 
-// TestCrashMatrix kills the worker at each crash boundary of DESIGN §5 for
+// TestCrashMatrix kills the worker at each crash boundary of docs/architecture.md#the-executor for
 // an engine and a binding node, retry-safe or not, lets the watchdog
 // restart it, and checks restart count, final phase and effect count.
 func TestCrashMatrix(t *testing.T) {

@@ -40,7 +40,7 @@ const (
 )
 
 // refusalCodes gives the stable code of a refusal by the sentinel its
-// error wraps, first match wins. Codes of DESIGN's run outcomes keep their
+// error wraps, first match wins. Codes of the run outcomes (docs/decisions.md, the codes table) keep their
 // names; the others name the problem in the same style.
 var refusalCodes = []struct {
 	err  error

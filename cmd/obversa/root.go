@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Exit statuses (DESIGN §8).
+// Exit statuses (docs/cli.md#output-and-exit-status).
 const (
 	exitComplete = 0
 	exitFailed   = 1

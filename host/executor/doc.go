@@ -1,4 +1,4 @@
-// Package executor runs a graph from its record (DESIGN §5). One Executor
+// Package executor runs a graph from its record (docs/architecture.md#the-executor). One Executor
 // lives in a worker process: it folds the record into graph state, carries
 // on any occurrence a crash left in flight (by the saved retry_safe), then
 // loops — ask the graph for its next decision, record it, run the attempts

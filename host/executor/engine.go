@@ -12,8 +12,8 @@ import (
 	"github.com/obversa/obversa/store"
 )
 
-// Retire returns what a lane-dead failure of target t proves dead (DESIGN
-// §5): auth → adapter+provider; model_unavailable, billing, quota →
+// Retire returns what a lane-dead failure of target t proves dead
+// (docs/architecture.md#the-executor): auth → adapter+provider; model_unavailable, billing, quota →
 // provider+model, plus the reported provider+model when it differs;
 // missing_cli, invalid_config → adapter. Other kinds (rate_limit,
 // transient, timeout, aborted, unknown) retire nothing and return nil.

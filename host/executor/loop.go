@@ -102,7 +102,7 @@ func (x *Executor) Execute(ctx context.Context) (*runstate.Result, error) {
 		case m = <-x.msgs:
 		}
 		// Whatever else has settled meanwhile shares this append: one
-		// fdatasync for every result that is ready (DESIGN §9).
+		// fdatasync for every result that is ready (docs/architecture.md#performance-budget).
 		msgs := []message{m}
 	drain:
 		for len(msgs) < maxGroup {
@@ -205,7 +205,7 @@ func (x *Executor) refold(ctx context.Context) error {
 	return nil
 }
 
-// recover applies the crash table (DESIGN §5) to every occurrence the
+// recover applies the crash table (docs/architecture.md#the-executor) to every occurrence the
 // record shows in flight: not started → run it; started and saved
 // retry_safe → node-resumed, run again; started and not retry-safe → pause
 // with a reconcile-attempt request, node code is not called.

@@ -19,7 +19,7 @@ var (
 	// ErrProbeOpen is returned (wrapped, naming the probe and what to do)
 	// when the record shows a preflight probe a crash left open: its
 	// outcome is unknown, so nothing starts until an operator closes it
-	// with `obversa preflight interrupt` (DESIGN §5). Code PROTOCOL.
+	// with `obversa preflight interrupt` (docs/architecture.md#the-executor). Code PROTOCOL.
 	ErrProbeOpen = errors.New(runstate.CodeProtocol)
 	// ErrNothingToInterrupt is returned by InterruptPreflight when no
 	// probe is open and the open preflight pause (if any) was not recorded
@@ -51,7 +51,7 @@ type PluginProbe struct {
 // plugins, by plugin name (the adapter of the lane targets they serve).
 func (x *Executor) SetProbes(p map[string]PluginProbe) { x.o.Probes = p }
 
-// preflight runs the preflight phase (DESIGN §5 "Preflight") when the
+// preflight runs the preflight phase (docs/architecture.md#the-executor "Preflight") when the
 // plan has a policy and the record has not admitted the run yet. It
 // returns nil, nil when dispatch may go on; otherwise the result it
 // recorded (graph:run-waiting PREFLIGHT_PAUSED or PROTOCOL,

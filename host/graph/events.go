@@ -2,7 +2,7 @@ package graph
 
 import "encoding/json"
 
-// Event types recorded by the executor (DESIGN §5). The graph folds the
+// Event types recorded by the executor (docs/architecture.md#the-executor). The graph folds the
 // ones that change node state; the others are carried for status and audit.
 const (
 	EventRunStarted       = "graph:run-started"
@@ -57,7 +57,7 @@ type EngineAttemptData struct {
 // RetiredTarget names what a lane-dead failure proved dead. Empty fields
 // match anything: {adapter, provider} for auth, {provider, model} for
 // model_unavailable, billing and quota, {adapter} for missing_cli and
-// invalid_config (DESIGN §5).
+// invalid_config (docs/architecture.md#the-executor).
 type RetiredTarget struct {
 	Adapter  string `json:"adapter,omitempty"`
 	Provider string `json:"provider,omitempty"`

@@ -29,7 +29,7 @@ func cacheError(err error) error {
 	return err
 }
 
-// VerifyCached re-hashes a cache entry (DESIGN §7): bytes that no longer
+// VerifyCached re-hashes a cache entry (docs/plugins.md): bytes that no longer
 // match sum wrap ErrPluginChanged (PLUGIN_CHANGED) and name the plugin, the
 // path and both digests; a missing entry wraps ErrPluginChanged too. Other
 // read errors are returned as they are.

@@ -1,11 +1,11 @@
 // Package launch starts a run's plugins the one way the host allows: from
 // a content-addressed copy of the pinned binary (the plugin cache inside the
-// storage directory, DESIGN §7), re-verified by SHA-256 through go-plugin's
-// SecureConfig at every launch, with an allow-listed environment (DESIGN
-// §6), configured from the stored plan, and checked with the plugin's own
+// storage directory, docs/plugins.md), re-verified by SHA-256 through go-plugin's
+// SecureConfig at every launch, with an allow-listed environment
+// (docs/architecture.md#the-watchdog), configured from the stored plan, and checked with the plugin's own
 // grpc.health.v1 service before use.
 //
-// It also holds the host's side of plugin trust (DESIGN §7, docs/plugins.md):
+// It also holds the host's side of plugin trust (docs/plugins.md, docs/plugins.md):
 // TrustedKeys resolves a run file's trusted_keys, CheckSource checks a source
 // binary against its pin and, where keys apply, its minisign signature;
 // Cache and VerifyCached keep the pinned copies (ErrPluginChanged,
@@ -13,5 +13,5 @@
 // found by the discovery grammar (BinaryPrefix) and places it in a plugins
 // directory. Signature and checksum sidecars are never executed.
 //
-// One process per plugin per worker serves every attempt (DESIGN §9).
+// One process per plugin per worker serves every attempt (docs/architecture.md#performance-budget).
 package launch

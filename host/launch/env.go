@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// OwnerEnv is the variable that marks every process of a run (DESIGN §6).
+// OwnerEnv is the variable that marks every process of a run (docs/architecture.md#the-watchdog).
 const OwnerEnv = "OBVERSA_RUN_OWNER"
 
 // allowed are the host variables a plugin inherits; everything else (API

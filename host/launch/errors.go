@@ -13,7 +13,7 @@ var (
 	// with an error-severity diagnostic.
 	ErrConfig = errors.New("plugin configuration refused")
 	// ErrPluginChanged is returned when a cached binary no longer matches
-	// its digest, or is missing. Code PLUGIN_CHANGED (DESIGN §8).
+	// its digest, or is missing. Code PLUGIN_CHANGED (docs/cli.md#output-and-exit-status).
 	ErrPluginChanged = errors.New("PLUGIN_CHANGED")
 	// ErrType is returned when a plugin does not serve the type the run file
 	// declares.

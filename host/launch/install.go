@@ -80,7 +80,7 @@ type Installed struct {
 }
 
 // Install verifies a distributed plugin and places it in the plugins
-// directory (DESIGN §7). src is a directory or an archive (.tar.gz, .tgz,
+// directory (docs/plugins.md). src is a directory or an archive (.tar.gz, .tgz,
 // .tar or .zip). Its files are considered at the top level, or inside a
 // single top-level directory: exactly one must follow the discovery
 // grammar (BinaryPrefix + name), and it must have its minisign signature

@@ -22,7 +22,7 @@ type Options struct {
 	StorageDir string
 	// Fresh says that this process has just written and verified the
 	// cache entries (the pre-run check, through CheckSource), so they are
-	// not hashed again: a binary is hashed once per run start (DESIGN §9).
+	// not hashed again: a binary is hashed once per run start (docs/architecture.md#performance-budget).
 	// false = each entry is re-verified before it is executed (a worker).
 	Fresh bool
 	// Redact, when set, redacts known secrets from plugin stderr quoted

@@ -57,7 +57,7 @@ func LoadPublicKey(entry, dir string) (plugin.PublicKey, error) {
 	return k, nil
 }
 
-// TrustedKeys returns the keys whose signature a plugin needs (DESIGN §7):
+// TrustedKeys returns the keys whose signature a plugin needs (docs/plugins.md):
 // the plugin's own trusted_keys when it has any, else the run file's;
 // nil when neither lists a key, and then no signature is required. A
 // plugin's list replaces the run file's, so an operator can restrict a

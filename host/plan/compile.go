@@ -142,7 +142,7 @@ func Digest(v any) (string, error) {
 }
 
 // AttemptID is the id of the attempt at one position: the digest of
-// {namespace, run, node, position} (DESIGN §5). It is the same for every
+// {namespace, run, node, position} (docs/architecture.md#the-executor). It is the same for every
 // try at that position, so a plugin can recognise a repeated attempt.
 func AttemptID(namespace, run, node, position string) string {
 	d, err := Digest(map[string]string{"namespace": namespace, "run": run, "node": node, "position": position})

@@ -1,5 +1,5 @@
 // Package plan compiles a decoded run file into the two documents a run
-// keeps for its whole life (DESIGN §2): the graph Definition and the
+// keeps for its whole life (docs/run-file.md): the graph Definition and the
 // resolved Plan (lanes with requested, known substitutions, effective
 // target and fallbacks; preflight policy; each plugin's name, type, SHA-256,
 // args and config digest; limits). Both are stored as canonical JSON

@@ -99,7 +99,7 @@ type PluginPlan struct {
 	ConfigDigest string `json:"config_digest"`
 	// KeyID is the minisign key id (16 upper-case hex digits) of the
 	// trusted key whose signature was verified when the run was created;
-	// empty when the run file required no signature (DESIGN §7).
+	// empty when the run file required no signature (docs/plugins.md).
 	KeyID string `json:"key_id,omitempty"`
 	// Signature is "sha256:<hex>" of the verified .minisig file; set with
 	// KeyID.

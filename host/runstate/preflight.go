@@ -12,7 +12,7 @@ import (
 	"github.com/obversa/obversa/plugin"
 )
 
-// Preflight event types (DESIGN §5 "Preflight"). They are recorded before
+// Preflight event types (docs/architecture.md#the-executor "Preflight"). They are recorded before
 // any node is dispatched; graph.State ignores them.
 const (
 	// EventProbeStarted is durable before its check runs.
@@ -58,7 +58,7 @@ const (
 	PreflightFailed   = "failed"
 )
 
-// Run outcome codes of preflight (DESIGN §8).
+// Run outcome codes of preflight (docs/cli.md#output-and-exit-status).
 const (
 	CodePreflightPaused = "PREFLIGHT_PAUSED"
 	CodePreflightFailed = "PREFLIGHT_FAILED"
@@ -238,7 +238,7 @@ func (f *PreflightFold) Apply(typ string, data json.RawMessage) error {
 }
 
 // finish keeps what later rounds need of a finished probe: the static
-// selection and live receipts (DESIGN §5: a resume reuses live receipts
+// selection and live receipts (docs/architecture.md#the-executor: a resume reuses live receipts
 // that still apply), and the live probes' usage total.
 func (f *PreflightFold) finish(s ProbeStartedData, d ProbeFinishedData) {
 	key := TargetKey(s.Lane, s.Target)

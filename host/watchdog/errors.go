@@ -10,7 +10,7 @@ import (
 	"github.com/obversa/obversa/host/runstate"
 )
 
-// Run outcome codes of DESIGN §8 that the watchdog records.
+// Run outcome codes of docs/cli.md#output-and-exit-status that the watchdog records.
 const (
 	CodeStopped = runstate.CodeStopped
 	// CodeOperatorPause pauses a run an operator asked to pause (`obversa

@@ -53,7 +53,7 @@ type Prepared struct {
 // Prepare decodes and validates the run file, resolves every plugin's pin
 // (run file `sha256`, else obversa.lock.hcl), copies each binary into the
 // plugin cache while checking its digest and, where trusted_keys apply,
-// its signature (DESIGN §7; an existing cache entry must hold the same
+// its signature (docs/plugins.md; an existing cache entry must hold the same
 // bytes), launches each plugin once from its cache entry (handshake,
 // health, Describe, Configure) and compiles the definition and plan.
 // Nothing of the run is written; the plugin cache is filled and, with

@@ -60,7 +60,7 @@ type ResumeOptions struct {
 	Lock func(ctx context.Context, run store.Record) (store.Ownership, error)
 }
 
-// Resume carries a stored run on (DESIGN §5, §6): it takes the run's
+// Resume carries a stored run on (docs/architecture.md#the-executor, docs/architecture.md#the-watchdog): it takes the run's
 // lock (store.ErrProcessLocked while a watchdog or worker holds it), checks
 // the preflight state (a probe left open by a crash fails with an error
 // wrapping executor.ErrProbeOpen, code PROTOCOL; a preflight pause needs
@@ -202,7 +202,7 @@ func stopMarked(ctx context.Context, marker string, grace time.Duration) ([]proc
 	return marked, nil
 }
 
-// preflightEvents checks the run's preflight state against o (DESIGN §5):
+// preflightEvents checks the run's preflight state against o (docs/architecture.md#the-executor):
 // an open probe refuses the start (PROTOCOL); a preflight pause is resumed
 // only by its own event id, recorded as preflight:resumed; an id that is
 // not the open pause is RESUME_EVENT_MISMATCH naming both.
@@ -235,7 +235,7 @@ func preflightEvents(r runstate.PreflightReport, o ResumeOptions, name string) (
 
 // InterruptPreflight closes the preflight probe a crash left open in the
 // run ref names as interrupted and records a preflight pause, in one
-// conditional append (DESIGN §5), so that `obversa resume --preflight ID`
+// conditional append (docs/architecture.md#the-executor), so that `obversa resume --preflight ID`
 // can carry the run on. It runs only while no watchdog or worker holds the
 // run: it takes the run's lock (store.ErrProcessLocked otherwise) and stops
 // any process still carrying the run's marker (ErrSurvivors when one

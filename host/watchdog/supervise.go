@@ -24,7 +24,7 @@ import (
 	"github.com/obversa/obversa/store"
 )
 
-// MaxWorkerOutput is the worker console budget in bytes (DESIGN §6).
+// MaxWorkerOutput is the worker console budget in bytes (docs/architecture.md#the-watchdog).
 const MaxWorkerOutput = 1_000_000
 
 // SuperviseOptions configures Supervise.

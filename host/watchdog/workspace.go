@@ -17,7 +17,7 @@ import (
 	"github.com/obversa/obversa/store"
 )
 
-// Workspace outcome codes (DESIGN §8).
+// Workspace outcome codes (docs/cli.md#output-and-exit-status).
 const (
 	CodeWorkspaceLease         = "WORKSPACE_LEASE"
 	CodeWorkspaceDrift         = "WORKSPACE_DRIFT"

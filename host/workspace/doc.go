@@ -1,5 +1,5 @@
 // Package workspace snapshots the directory a run works in and guards it
-// with a lease (DESIGN §6).
+// with a lease (docs/architecture.md#the-watchdog).
 //
 // The watchdog takes a Snapshot before it starts a worker, after a worker
 // dies and when a run pauses (the runner-pause-anchor); before it starts a

@@ -9,7 +9,7 @@ import (
 	"unicode"
 )
 
-// Sentinel errors (DESIGN §6, §8). Every error the package returns wraps
+// Sentinel errors (docs/architecture.md#the-watchdog, docs/cli.md#output-and-exit-status). Every error the package returns wraps
 // at most one of them; match with errors.Is and turn into a stable code with
 // Code.
 var (
@@ -37,7 +37,7 @@ var (
 	ErrProvider = errors.New("workspace provider unavailable")
 )
 
-// codes maps sentinels to the stable codes of DESIGN §8, in match order.
+// codes maps sentinels to the stable codes of docs/cli.md#output-and-exit-status, in match order.
 var codes = []struct {
 	err  error
 	code string
@@ -47,7 +47,7 @@ var codes = []struct {
 	{ErrInvalidSnapshot, "WORKSPACE_ANCHOR_INVALID"},
 }
 
-// Code returns the stable code of err (DESIGN §8): "WORKSPACE_DRIFT",
+// Code returns the stable code of err (docs/cli.md#output-and-exit-status): "WORKSPACE_DRIFT",
 // "WORKSPACE_LEASE" or "WORKSPACE_ANCHOR_INVALID" when err wraps ErrDrift,
 // ErrLeaseHeld or ErrInvalidSnapshot, and "" for nil and anything else
 // (ErrProvider, I/O errors, context errors).

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// Provider names accepted by Take (DESIGN §6; the run file's
+// Provider names accepted by Take (docs/architecture.md#the-watchdog; the run file's
 // workspace provider).
 const (
 	ProviderGit   = "git"

@@ -1,3 +1,3 @@
 // Package layering holds the test that keeps the direction of imports of
-// DESIGN §1 true; it has no code of its own.
+// docs/architecture.md#packages-and-imports true; it has no code of its own.
 package layering

@@ -9,7 +9,7 @@ import (
 const module = "github.com/obversa/obversa"
 
 // allowed maps a package prefix (relative to the module) to the prefixes
-// of ours it may import, directly or not (DESIGN §1); store/pgstore, the
+// of ours it may import, directly or not (docs/architecture.md#packages-and-imports); store/pgstore, the
 // record in PostgreSQL, imports only store. internal/proc is a
 // leaf (standard library and x/sys only) shared by the host and the SDK's
 // command runner; so is internal/cgroup, shared by plugin confinement and
@@ -93,7 +93,7 @@ func TestImportDirection(t *testing.T) {
 			}
 			dep := strings.TrimPrefix(d, module+"/")
 			if !permitted(dep, prefixes, self) {
-				t.Errorf("%s imports %s, which DESIGN §1 does not allow", pkg, dep)
+				t.Errorf("%s imports %s, which docs/architecture.md#packages-and-imports does not allow", pkg, dep)
 			}
 		}
 	}

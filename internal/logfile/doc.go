@@ -1,6 +1,6 @@
 // Package logfile writes the logs a run keeps beside its record —
 // plugins.log, worker.log — capped in size and with known secrets redacted
-// before a byte reaches the disk (DESIGN §4, docs/run-file.md
+// before a byte reaches the disk (docs/architecture.md#the-record, docs/run-file.md
 // storage.max_log_bytes).
 //
 // A Writer appends to one file. Secrets are redacted by store.Redactor, in

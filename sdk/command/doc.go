@@ -27,7 +27,7 @@
 // The command also receives OBVERSA_RUN_OWNER, OBVERSA_ATTEMPT_ID and
 // OBVERSA_RUN_ID. The owner marker ties every process of a run together, so
 // a watchdog can find and stop survivors after a crash with
-// InspectOwnerMarked and StopOwnedTree (DESIGN §6).
+// InspectOwnerMarked and StopOwnedTree (docs/architecture.md#the-watchdog).
 //
 // # Limits
 //

@@ -21,7 +21,7 @@ const (
 )
 
 // ValidOwnerMarker reports whether s has the owner-marker form
-// "sha256:" followed by 64 lower-case hex digits (DESIGN §6).
+// "sha256:" followed by 64 lower-case hex digits (docs/architecture.md#the-watchdog).
 func ValidOwnerMarker(s string) bool {
 	h, ok := strings.CutPrefix(s, "sha256:")
 	if !ok || len(h) != 64 {

@@ -6,7 +6,7 @@ import (
 )
 
 // Stable codes of the runner's sentinel errors. The watchdog and the engines
-// report them unchanged (DESIGN §8 uses OUTPUT_LIMIT and TEARDOWN_INCOMPLETE
+// report them unchanged (docs/cli.md#output-and-exit-status uses OUTPUT_LIMIT and TEARDOWN_INCOMPLETE
 // as run outcomes).
 const (
 	CodeOutputLimit        = "OUTPUT_LIMIT"

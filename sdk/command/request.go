@@ -9,7 +9,7 @@ import (
 const (
 	// DefaultTeardownGrace is the time between SIGTERM and SIGKILL when
 	// Request.TeardownGrace is zero. It keeps a cancelled engine attempt
-	// within the protocol's 3 s stop budget (DESIGN §3).
+	// within the protocol's 3 s stop budget (docs/writing-plugins.md).
 	DefaultTeardownGrace = 2 * time.Second
 	// SampleInterval is how often the process tree and its resident memory
 	// are sampled while the command runs.

@@ -211,7 +211,7 @@ func TestRunContext(t *testing.T) {
 			if res.TimedOut != tc.wantTimeout || res.Aborted == tc.wantTimeout {
 				t.Errorf("TimedOut, Aborted = %v, %v; want %v, %v", res.TimedOut, res.Aborted, tc.wantTimeout, !tc.wantTimeout)
 			}
-			// The protocol gives a cancelled attempt 3 s to stop (DESIGN §3).
+			// The protocol gives a cancelled attempt 3 s to stop (docs/writing-plugins.md).
 			if el := time.Since(begin); el > 3*time.Second {
 				t.Errorf("Run took %v to stop", el)
 			}

@@ -17,7 +17,7 @@ import (
 // Cases about the unary calls: health, Describe, Configure, Admit.
 
 // namePattern is the id grammar plugin names follow in run files
-// (DESIGN §4); an adapter name must fit a run file's plugin label.
+// (docs/architecture.md#the-record); an adapter name must fit a run file's plugin label.
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 func caseHealth(ctx context.Context, k *kit) verdict {

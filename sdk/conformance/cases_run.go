@@ -16,7 +16,7 @@ import (
 // outputSchema is the schema the kit asks structured output for.
 var outputSchema = json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`)
 
-// settleLimit is how long a cancelled Run may take to stop (DESIGN §3).
+// settleLimit is how long a cancelled Run may take to stop (docs/writing-plugins.md).
 const settleLimit = 3 * time.Second
 
 // scenarioRun launches a configured plugin, asks it for sc and runs once.

@@ -230,7 +230,7 @@ func (o *Options) target(adapter string) plugin.Identity {
 }
 
 // inheritedEnv lists the variables the host passes every plugin from its
-// own environment (host/launch.Env; DESIGN §6). The kit launches the
+// own environment (host/launch.Env; docs/architecture.md#the-watchdog). The kit launches the
 // plugin with the same environment a run would give it.
 var inheritedEnv = []string{"PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "TERM"}
 

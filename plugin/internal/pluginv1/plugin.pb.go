@@ -3,7 +3,7 @@
 // protocol version: 1
 //
 // This file is the wire contract between the Obversa host and its plugins
-// (DESIGN §3). Plugins are processes launched through hashicorp/go-plugin
+// (docs/writing-plugins.md). Plugins are processes launched through hashicorp/go-plugin
 // speaking gRPC; a binary serves the Engine service, the NodeBinding service,
 // the Policy service or several of them, and optionally the Conformance
 // service (scenario control for the conformance kit). docs/writing-plugins.md describes the protocol for
@@ -97,7 +97,7 @@ func (PluginType) EnumDescriptor() ([]byte, []int) {
 }
 
 // FailureKind classifies a failure. The host routes on it (retirement,
-// fallback, retry); see DESIGN §5.
+// fallback, retry); see docs/architecture.md#the-executor.
 type FailureKind int32
 
 const (

@@ -200,7 +200,7 @@ func TestEngineStops(t *testing.T) {
 		if f := failureOf(t, err); f.Kind != plugin.FailureAborted {
 			t.Errorf("kind %s, want aborted (%v)", f.Kind, f)
 		}
-		// DESIGN §3: a cancelled Run stops within 3 s.
+		// docs/writing-plugins.md: a cancelled Run stops within 3 s.
 		if el := time.Since(begin); el > 3*time.Second {
 			t.Errorf("took %v", el)
 		}

@@ -1,6 +1,9 @@
 package runview
 
-import "github.com/obversa/obversa/host/graph"
+import (
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
+)
 
 // Loop is where a loop stands: Round is the round in progress, or the
 // last one once the loop ended (0 before it started); Status is the
@@ -81,6 +84,9 @@ func VertexStatus(g *graph.State, v *graph.VertexState) string {
 	st := v.Status()
 	if st == graph.StatusIdle && g.Blocked(v.Def.ID) {
 		return StatusBlocked
+	}
+	if f := v.Failure(); st == graph.StatusIdle && f != nil && f.Code == runstate.CodeAborted {
+		return StatusFailed // cut off by the run's end, as NodeStatus
 	}
 	return st.String()
 }

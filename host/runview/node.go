@@ -28,6 +28,11 @@ func NodeStatus(g *graph.State, n *graph.NodeState) string {
 	if n.Status == graph.StatusIdle && g.Blocked(n.Vertex) {
 		return StatusBlocked
 	}
+	if n.Status == graph.StatusIdle && n.Failure != nil && n.Failure.Code == runstate.CodeAborted {
+		// The fold leaves a failed position idle for its retry, but an
+		// attempt the run's end cut off gets none: it ran, and failed.
+		return StatusFailed
+	}
 	return n.Status.String()
 }
 
@@ -224,7 +229,7 @@ func groupView(st *runstate.State, v *graph.VertexState) Node {
 			}
 		}
 	}
-	if f := v.Failure(); f != nil && v.Status() == graph.StatusFailed {
+	if f := v.Failure(); f != nil && VertexStatus(g, v) == StatusFailed {
 		out.Failure = &Failure{Code: f.Code, Message: f.Message, FailureKind: f.FailureKind, Position: f.Position}
 	}
 	return out
@@ -274,7 +279,7 @@ func nodeView(st *runstate.State, n *graph.NodeState, now time.Time) Node {
 		}
 		v.Usage = &u
 	}
-	if f := n.Failure; f != nil && n.Status == graph.StatusFailed {
+	if f := n.Failure; f != nil && v.Status == StatusFailed {
 		v.Failure = &Failure{Code: f.Code, Message: f.Message, FailureKind: f.FailureKind, Position: f.Position}
 	}
 	if n.Status == graph.StatusPassed {

@@ -144,3 +144,21 @@ func TestLiveNotices(t *testing.T) {
 func stubLine(position, text string) stream.Line {
 	return stream.Line{Node: "a", Position: position, Call: 1, Kind: stream.KindText, Text: text}
 }
+
+// TestAbortedIsFailed: a node whose attempt the run's end cut off
+// (graph:node-failed ABORTED) is shown failed, not idle, and counted so.
+func TestAbortedIsFailed(t *testing.T) {
+	t.Parallel()
+	st := fold(t,
+		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}, {Node: "c", Position: "dag/c/1"}}},
+		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a/1", AttemptID: "x"},
+		graph.EventNodeFailed, graph.FailedData{Node: "a", Position: "dag/a/1", Code: runstate.CodeAborted, Message: "the run ended (STOPPED) while the attempt was running"},
+	)
+	now := t0.Add(time.Minute)
+	if a, _ := NodeOf(st, "a", now); a.Status != StatusFailed || a.Failure == nil || a.Failure.Code != runstate.CodeAborted {
+		t.Errorf("node a %+v; want failed ABORTED", a)
+	}
+	if c := Summarize(st, "/runs/r", now, false).Nodes; c.Failed != 1 {
+		t.Errorf("counts %+v; want one failed", c)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	cgroupfs "github.com/obversa/obversa/internal/cgroup"
 )
 
 // cgroupPrefix names the child groups Run creates.
@@ -86,19 +88,7 @@ func newCgroup(id string) (*cgroup, error) {
 }
 
 // procs lists the pids in the group.
-func (c *cgroup) procs() []int {
-	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
-	if err != nil {
-		return nil
-	}
-	var pids []int
-	for f := range strings.FieldsSeq(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
+func (c *cgroup) procs() []int { return cgroupfs.Procs(c.dir) }
 
 // kill SIGKILLs every process in the group at once (Linux 5.14+); on
 // older kernels it does nothing and per-process signals do the work.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -24,7 +25,10 @@ func TestStopTreeFreezesFirst(t *testing.T) {
 		}
 		deadline := time.Now().Add(5 * time.Second)
 		var found []Proc
-		for len(found) < 2 && time.Now().Before(deadline) {
+		// Stopped once sleep runs, so that the two are the shell and
+		// sleep: a shell found beside touch may be stopped before it
+		// forks sleep, and then only one process is there to stop.
+		for !sleeping(found) && time.Now().Before(deadline) {
 			found, _ = MarkedTree(marker, nil)
 		}
 		if len(found) < 2 {
@@ -40,4 +44,14 @@ func TestStopTreeFreezesFirst(t *testing.T) {
 		}
 		_ = os.Remove(started)
 	}
+}
+
+// sleeping reports whether found holds two processes, one of them sleep.
+func sleeping(found []Proc) bool {
+	for _, p := range found {
+		if b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID), "comm")); err == nil && string(b) == "sleep\n" {
+			return len(found) >= 2
+		}
+	}
+	return false
 }

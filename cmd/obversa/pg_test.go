@@ -184,3 +184,28 @@ func TestPGEventsFollow(t *testing.T) {
 		t.Errorf("events --follow printed %d node-completed, want 1:\n%s", n, out)
 	}
 }
+
+// TestPGReviewLoop: the review-loop example runs on PostgreSQL as on
+// files: the loop passes in round 2, the record says so, verify passes.
+func TestPGReviewLoop(t *testing.T) {
+	t.Parallel()
+	db := pgStorage(t, "")
+	runFile := example(t, "review-loop")
+	dir := filepath.Dir(runFile)
+	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
+		t.Fatalf("lock: %s", r.stderr)
+	}
+	r := obversa(t, dir, "run", "--json", "--storage", db.url, "--run-id", "rl", runFile)
+	if r.code != 0 || !strings.Contains(r.stdout, `"kind":"complete"`) {
+		t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	ev := obversa(t, dir, "events", "--storage", db.url, "rl")
+	for _, want := range []string{"graph:loop-started", "review says fail", "review says pass", "config: passed in round 2"} {
+		if !strings.Contains(ev.stdout, want) {
+			t.Errorf("events lack %q:\n%s", want, ev.stdout)
+		}
+	}
+	if v := obversa(t, dir, "verify", "--storage", db.url, "rl"); v.code != 0 {
+		t.Errorf("verify: exit %d\n%s%s", v.code, v.stdout, v.stderr)
+	}
+}

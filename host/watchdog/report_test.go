@@ -26,19 +26,20 @@ func TestReportPipe(t *testing.T) {
 		if len(files) != 1 || env[0] != ReportFDEnv+"=3" {
 			t.Fatalf("handOn: %v %v", files, env)
 		}
-		// The worker's end, as the worker holds it: a descriptor named by
-		// the variable.
+		// The worker's end, as the worker holds it: a bare descriptor
+		// named by the variable. No *os.File wraps it here: reportFault
+		// closes it, and a second owner's finalizer would close the same
+		// number again later, whatever file of another test it then is.
 		fd, err := syscall.Dup(int(p.w.Fd()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := os.NewFile(uintptr(fd), "report")
 		p.started()
-		t.Setenv(ReportFDEnv, strconv.Itoa(int(w.Fd())))
+		t.Setenv(ReportFDEnv, strconv.Itoa(fd))
 		if f != nil {
 			reportFault(f)
 		} else {
-			w.Close()
+			_ = syscall.Close(fd)
 		}
 		got := p.fault()
 		if diff := cmp.Diff(f, got, cmp.AllowUnexported(executor.Fault{})); diff != "" {

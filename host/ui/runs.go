@@ -64,14 +64,12 @@ func (w *runsWatcher) list(ctx context.Context) (RunsList, error) {
 	if err != nil {
 		return RunsList{}, err
 	}
-	now := time.Now()
-	out := RunsList{Runs: []runview.Summary{}, Broken: []runview.Broken{}, Phases: runview.Phases}
 	for id := range w.cache {
 		if _, ok := slices.BinarySearch(ids, id); !ok {
 			delete(w.cache, id)
 		}
 	}
-	for _, id := range ids {
+	runs, broken := runview.List(ctx, ids, func(ctx context.Context, id string) (*runstate.State, string, bool, error) {
 		dir := w.s.st.st.RunDir(id)
 		l, err := w.fold(ctx, id, dir)
 		if errors.Is(err, ErrOutside) {
@@ -79,17 +77,17 @@ func (w *runsWatcher) list(ctx context.Context) (RunsList, error) {
 			err = ErrOutside
 		}
 		if err != nil {
-			out.Broken = append(out.Broken, runview.Broken{RunID: id, Dir: dir, Error: err.Error()})
-			continue
+			return nil, dir, false, err
 		}
-		out.Runs = append(out.Runs, runview.Summarize(l.st, dir, now, l.live))
+		return l.st, dir, l.live, nil
+	}, time.Now(), nil)
+	out := RunsList{Runs: runs, Broken: broken, Phases: runview.Phases}
+	if out.Runs == nil {
+		out.Runs = []runview.Summary{}
 	}
-	slices.SortStableFunc(out.Runs, func(a, b runview.Summary) int {
-		if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(b.RunID, a.RunID)
-	})
+	if out.Broken == nil {
+		out.Broken = []runview.Broken{}
+	}
 	return out, nil
 }
 

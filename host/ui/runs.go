@@ -91,10 +91,11 @@ func (w *runsWatcher) list(ctx context.Context) (RunsList, error) {
 	return out, nil
 }
 
-// fold brings one run's cached fold up to date: a record that did not
-// change is not read; a live run's watchdog is looked at each time.
+// fold brings the cached fold of run id, one the storage lists, up to
+// date: a record that did not change is not read; a live run's watchdog
+// is looked at each time.
 func (w *runsWatcher) fold(ctx context.Context, id, dir string) (*listed, error) {
-	if _, err := w.s.st.runDir(ctx, id); err != nil {
+	if err := w.s.st.checkRecord(id, dir); err != nil {
 		return nil, err
 	}
 	fi, err := os.Stat(filepath.Join(dir, "events.jsonl"))

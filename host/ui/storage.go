@@ -68,12 +68,21 @@ func (s *storage) runDir(ctx context.Context, id string) (string, error) {
 		return "", ErrNotFound
 	}
 	dir := s.st.RunDir(id)
-	for _, p := range []string{dir, filepath.Join(dir, "events.jsonl")} {
-		if err := s.inside(p); err != nil {
-			return "", fmt.Errorf("%w: run %s: %w", ErrNotFound, id, err)
-		}
+	if err := s.checkRecord(id, dir); err != nil {
+		return "", err
 	}
 	return dir, nil
+}
+
+// checkRecord checks that run id's directory dir and its record resolve
+// inside the storage. Errors wrap ErrNotFound.
+func (s *storage) checkRecord(id, dir string) error {
+	for _, p := range []string{dir, filepath.Join(dir, "events.jsonl")} {
+		if err := s.inside(p); err != nil {
+			return fmt.Errorf("%w: run %s: %w", ErrNotFound, id, err)
+		}
+	}
+	return nil
 }
 
 // inside checks that path, with every symbolic link resolved, lies in the

@@ -34,6 +34,26 @@ func Self() (Info, error) {
 	return info, nil
 }
 
+// SelfV2 returns the directory of this process's cgroup v2 group, as
+// Self's Info.V2, without probing or enabling any controller. It is an
+// error when /proc cannot be read or no cgroup2 file system shows the
+// group.
+func SelfV2() (string, error) {
+	groups, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	dir := locate(groups, mounts).V2
+	if dir == "" {
+		return "", errors.New("no cgroup2 file system shows this process's group")
+	}
+	return dir, nil
+}
+
 // mount is one control group file system from mountinfo.
 type mount struct {
 	root, point string

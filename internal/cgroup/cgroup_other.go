@@ -9,6 +9,9 @@ func Self() (Info, error) {
 	return Info{Reason: "control groups need Linux"}, nil
 }
 
+// SelfV2 returns ErrUnsupported.
+func SelfV2() (string, error) { return "", ErrUnsupported }
+
 // Options says what Create makes.
 type Options struct {
 	LimitBytes int64

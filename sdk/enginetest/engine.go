@@ -314,8 +314,6 @@ func derivedUsage(prompt, answer string) plugin.Usage {
 	return plugin.Usage{Known: true, Input: tokens(prompt), Output: tokens(answer)}
 }
 
-// splitText cuts s into at most n non-empty pieces on rune boundaries whose
-// concatenation is s.
 // wait waits d, or fails as ctx ends (ctxFailure).
 func wait(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
@@ -331,6 +329,8 @@ func wait(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// splitText cuts s into at most n non-empty pieces on rune boundaries whose
+// concatenation is s.
 func splitText(s string, n int) []string {
 	if s == "" {
 		return nil

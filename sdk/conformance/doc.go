@@ -1,6 +1,6 @@
 // Package conformance is the plugin conformance kit: it checks that a
 // plugin binary, written in any language that speaks gRPC, behaves as the
-// Obversa host needs (docs/writing-plugins.md; docs/writing-plugins.md is the protocol).
+// Obversa host needs (docs/writing-plugins.md is the protocol).
 //
 // Check launches the binary exactly as a run would — the pinned SHA-256,
 // go-plugin's handshake with automatic mTLS, the host's environment

@@ -46,7 +46,8 @@ func (r *remote) configure(ctx context.Context, client describer, config json.Ra
 // Describer is the half every plugin type answers the same way: Engine,
 // NodeBinding and Policy all embed it.
 type Describer interface {
-	// Describe returns the plugin's name, version and what it serves.
+	// Describe returns the plugin's name, version and what it serves (an
+	// engine's capabilities).
 	Describe(ctx context.Context) (*Description, error)
 	// Configure receives the run file's `config` as JSON (nil when absent)
 	// and returns diagnostics; an error-severity diagnostic refuses the run.

@@ -89,11 +89,8 @@ func (d *Decision) Validate() error {
 // every attempt's effects, whether the attempt may take effect. Every
 // method honours ctx; the host bounds Decide by the run's policy timeout.
 type Policy interface {
-	// Describe returns the policy name and version.
-	Describe(ctx context.Context) (*Description, error)
-	// Configure receives the run file's `config` as JSON (nil when absent)
-	// and returns diagnostics; an error-severity diagnostic refuses the run.
-	Configure(ctx context.Context, config json.RawMessage) ([]Diagnostic, error)
+	// Describer: the policy's name and version, and its configuration.
+	Describer
 	// Decide answers whether the attempt req describes may take effect. An
 	// error (typed *Failure or not) makes the host pause the position, as
 	// does a Decision that fails Validate: a policy that cannot answer

@@ -294,11 +294,9 @@ type Emitter func(RunEvent) error
 // cancelling a Run's context must stop the attempt within 3 s and return a
 // FailureAborted failure.
 type Engine interface {
-	// Describe returns the adapter name, version and capabilities.
-	Describe(ctx context.Context) (*Description, error)
-	// Configure receives the run file's `config` as JSON (nil when absent)
-	// and returns diagnostics; an error-severity diagnostic refuses the run.
-	Configure(ctx context.Context, config json.RawMessage) ([]Diagnostic, error)
+	// Describer: the adapter's name, version and capabilities, and its
+	// configuration.
+	Describer
 	// Admit checks a target statically, with no model call: a supported
 	// selection, unsupported (never a success), or a typed *Failure when the
 	// target is known not to work.
@@ -328,11 +326,8 @@ type InvokeRequest struct {
 // NodeBinding is a data step. Invoke returns the node's output as JSON or a
 // typed *Failure.
 type NodeBinding interface {
-	// Describe returns the binding name and version.
-	Describe(ctx context.Context) (*Description, error)
-	// Configure receives the run file's `config` as JSON (nil when absent)
-	// and returns diagnostics; an error-severity diagnostic refuses the run.
-	Configure(ctx context.Context, config json.RawMessage) ([]Diagnostic, error)
+	// Describer: the binding's name and version, and its configuration.
+	Describer
 	// Invoke runs the binding on one dispatch input and returns its output
 	// as valid JSON (nil is sent as null).
 	Invoke(ctx context.Context, req InvokeRequest) (json.RawMessage, error)

@@ -44,6 +44,14 @@ type RunUsage struct {
 
 func newRunUsage() RunUsage { return RunUsage{Lanes: map[string]Totals{}} }
 
+// add counts one call's usage in the totals and in its lane's.
+func (r *RunUsage) add(lane string, u plugin.Usage) {
+	r.Totals.add(u)
+	t := r.Lanes[lane]
+	t.add(u)
+	r.Lanes[lane] = t
+}
+
 // clone returns a copy that later folding does not change.
 func (r RunUsage) clone() *RunUsage {
 	c := r
@@ -70,10 +78,7 @@ func (s *State) count(node string, u plugin.Usage) {
 	if n := s.graph.Node(node); n != nil {
 		lane = n.Def.Lane
 	}
-	s.totals.add(u)
-	t := s.totals.Lanes[lane]
-	t.add(u)
-	s.totals.Lanes[lane] = t
+	s.totals.add(lane, u)
 	cur, seen := s.usage[node]
 	switch {
 	case !seen:
@@ -161,10 +166,7 @@ func (s *State) Aborted(code string) ([]store.NewEvent, *RunUsage) {
 			what = "was running"
 			if n.Def.Lane != "" {
 				events = append(events, store.NewEvent{Type: graph.EventEngineAttempt, Data: s.InterruptedCall(n)})
-				usage.add(plugin.Usage{})
-				lane := usage.Lanes[n.Def.Lane]
-				lane.add(plugin.Usage{})
-				usage.Lanes[n.Def.Lane] = lane
+				usage.add(n.Def.Lane, plugin.Usage{})
 			}
 		}
 		events = append(events, store.NewEvent{Type: graph.EventNodeFailed, Data: graph.FailedData{Node: n.Def.ID, Position: n.Position,

@@ -115,7 +115,7 @@ func (x *Executor) checkInputs(ctx context.Context) error {
 		if n.Status == graph.StatusPassed {
 			continue
 		}
-		for _, dep := range x.visible(n.Def) {
+		for _, dep := range x.upstreamIDs(g.Vertex(n.Vertex).Def) {
 			d := g.Node(dep)
 			if d != nil && d.Status == graph.StatusPassed && d.ResultArtifact != nil {
 				need[d.ResultArtifact.Digest], refs[d.ResultArtifact.Digest] = dep, *d.ResultArtifact
@@ -192,37 +192,4 @@ func (x *Executor) pauseUnlaunched(ctx context.Context) (*runstate.Result, error
 		len(names), strings.Join(causes, "; ")))
 	res.Output.Plugins = names
 	return x.recordResult(ctx, nil, graph.EventRunWaiting, res)
-}
-
-// visible lists the nodes whose results n's templates may read: every
-// other node for a finalizer, else its dependencies and theirs. Units
-// inside loops and for_each read through their own scope (scope.go),
-// whose artifact reads pause the run the same way when they fail.
-func (x *Executor) visible(n *graph.NodeDef) []string {
-	g := x.rs.Graph()
-	var out []string
-	if n.Kind == graph.KindFinalizer {
-		for _, o := range g.Nodes() {
-			if o.Def.Kind != graph.KindFinalizer {
-				out = append(out, o.Def.ID)
-			}
-		}
-		return out
-	}
-	seen := map[string]bool{}
-	var walk func(ids []string)
-	walk = func(ids []string) {
-		for _, id := range ids {
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-			out = append(out, id)
-			if d := g.Node(id); d != nil {
-				walk(d.Def.DependsOn)
-			}
-		}
-	}
-	walk(n.DependsOn)
-	return out
 }

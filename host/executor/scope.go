@@ -174,32 +174,41 @@ func (x *Executor) loopScope(v *graph.VertexState, r int) *loopScope {
 	return l
 }
 
-// upstream returns the results a vertex may read from outside itself: its
-// transitive dependencies, or every vertex that is not a finalizer for a
-// finalizer.
+// upstream returns the results a vertex may read from outside itself
+// (upstreamIDs) that there are to read.
 func (x *Executor) upstream(d *graph.NodeDef) map[string]value {
 	g := x.rs.Graph()
 	out := map[string]value{}
-	add := func(id string) {
+	for _, id := range x.upstreamIDs(d) {
 		if v, ok := vertexValue(g.Vertex(id)); ok {
 			out[id] = v
 		}
 	}
+	return out
+}
+
+// upstreamIDs returns the vertices whose results vertex d may read from
+// outside itself, each once: its transitive dependencies, or every vertex
+// that is not a finalizer for a finalizer. Units inside loops and for_each
+// read their vertex's.
+func (x *Executor) upstreamIDs(d *graph.NodeDef) []string {
+	var out []string
 	if d.Kind == graph.KindFinalizer {
 		for _, o := range x.def.Nodes {
 			if o.Kind != graph.KindFinalizer {
-				add(o.ID)
+				out = append(out, o.ID)
 			}
 		}
 		return out
 	}
+	g := x.rs.Graph()
 	seen := map[string]bool{}
 	var walk func(ids []string)
 	walk = func(ids []string) {
 		for _, id := range ids {
 			if !seen[id] {
 				seen[id] = true
-				add(id)
+				out = append(out, id)
 				walk(g.Vertex(id).Def.DependsOn)
 			}
 		}

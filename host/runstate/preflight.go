@@ -256,14 +256,7 @@ func (f *PreflightFold) finish(s ProbeStartedData, d ProbeFinishedData) {
 		if d.Usage != nil {
 			u = *d.Usage
 		}
-		if f.usage.Known && u.Known {
-			f.usage.Input += u.Input
-			f.usage.Output += u.Output
-			f.usage.CacheRead += u.CacheRead
-			f.usage.CacheCreation += u.CacheCreation
-		} else {
-			f.usage = plugin.Usage{}
-		}
+		f.usage = SumUsage(f.usage, u)
 		if d.Outcome == OutcomePassed {
 			f.receipts[key] = receipt{probe: d.ProbeID, selection: f.selection[key]}
 		} else {

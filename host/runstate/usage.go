@@ -33,6 +33,16 @@ func (t *Totals) add(u plugin.Usage) {
 	t.CacheCreation += u.CacheCreation
 }
 
+// SumUsage adds two usage totals (tokens): unknown once either is
+// (unknown is never read as zero).
+func SumUsage(a, b plugin.Usage) plugin.Usage {
+	if !a.Known || !b.Known {
+		return plugin.Usage{}
+	}
+	return plugin.Usage{Known: true, Input: a.Input + b.Input, Output: a.Output + b.Output,
+		CacheRead: a.CacheRead + b.CacheRead, CacheCreation: a.CacheCreation + b.CacheCreation}
+}
+
 // RunUsage is the usage of a run's nodes: the totals over every recorded
 // engine call, and per lane. Preflight's live probes are not in it (they
 // are the preflight report's). graph:run-finished and graph:run-waiting
@@ -79,17 +89,12 @@ func (s *State) count(node string, u plugin.Usage) {
 		lane = n.Def.Lane
 	}
 	s.totals.add(lane, u)
-	cur, seen := s.usage[node]
-	switch {
-	case !seen:
-		s.order = append(s.order, node)
-		s.usage[node] = &u
-	case cur.Known && u.Known:
-		cur.Input, cur.Output = cur.Input+u.Input, cur.Output+u.Output
-		cur.CacheRead, cur.CacheCreation = cur.CacheRead+u.CacheRead, cur.CacheCreation+u.CacheCreation
-	default:
-		*cur = plugin.Usage{}
+	if cur, seen := s.usage[node]; seen {
+		*cur = SumUsage(*cur, u)
+		return
 	}
+	s.order = append(s.order, node)
+	s.usage[node] = &u
 }
 
 // inFlightCall reports whether an engine node has a started attempt with

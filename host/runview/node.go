@@ -275,7 +275,7 @@ func nodeView(st *runstate.State, n *graph.NodeState, now time.Time) Node {
 		u := Usage{}
 		u.Known = true
 		for _, c := range p.Calls {
-			u.Usage = add(u.Usage, c.Usage)
+			u.Usage = runstate.SumUsage(u.Usage, c.Usage)
 		}
 		v.Usage = &u
 	}

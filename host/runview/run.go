@@ -119,7 +119,7 @@ func Total(st *runstate.State) Usage {
 	t := Usage{}
 	t.Known = true
 	for _, u := range st.Usage() {
-		t.Usage = add(t.Usage, u.Usage)
+		t.Usage = runstate.SumUsage(t.Usage, u.Usage)
 	}
 	return t
 }

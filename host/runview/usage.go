@@ -22,12 +22,3 @@ func (u Usage) MarshalJSON() ([]byte, error) {
 
 // String is the usage for people: "unknown" or "in 120 · out 45".
 func (u Usage) String() string { return stream.UsageText(&u.Usage) }
-
-// add sums usage: unknown once either side is unknown.
-func add(a, b plugin.Usage) plugin.Usage {
-	if !a.Known || !b.Known {
-		return plugin.Usage{}
-	}
-	return plugin.Usage{Known: true, Input: a.Input + b.Input, Output: a.Output + b.Output,
-		CacheRead: a.CacheRead + b.CacheRead, CacheCreation: a.CacheCreation + b.CacheCreation}
-}

@@ -141,7 +141,7 @@ func TestHandoffAdopt(t *testing.T) {
 		t.Fatalf("parent after the child released its share: %v", err)
 	}
 	t.Setenv(LeaseEnv, val)
-	own, err = child.Adopt(ctx)
+	_, err = child.Adopt(ctx)
 	must(t, err)
 	must(t, l.Release())
 	if _, err := child.Append(ctx, 2, ev("c", 1)); !errors.Is(err, ErrFenced) || !strings.Contains(err.Error(), "released") {

@@ -252,6 +252,20 @@ func isEmptyTemplate(e hclsyntax.Expression) bool {
 	return ok && lit.Val.Type() == cty.String && !lit.Val.IsNull() && lit.Val.AsString() == ""
 }
 
+// storedTemplate converts a template expression to its stored source.
+func (d *decoder) storedTemplate(expr hclsyntax.Expression, refs []resultRef) (string, []resultRef, bool) {
+	src, err := d.templateSource(expr)
+	if err != nil {
+		d.errorAt(expr.Range(), "Cannot store this template",
+			fmt.Sprintf("The template could not be converted for rendering at dispatch time (%v). Rewrite it as a plain quoted string or heredoc and report this as a bug.", err))
+		return "", refs, false
+	}
+	if !d.checkStoredTemplate(src, expr.Range()) {
+		return "", refs, false
+	}
+	return src, refs, true
+}
+
 // checkStoredTemplate parses a stored template source to make sure it will
 // render at dispatch time; failure is a defect in templateSource.
 func (d *decoder) checkStoredTemplate(src string, subject hclv2.Range) bool {

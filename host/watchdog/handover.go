@@ -11,6 +11,7 @@ import (
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/internal/hostenv"
+	"github.com/obversa/obversa/store"
 )
 
 // workerEnv is the worker's environment: the host's Allowed variables
@@ -80,4 +81,14 @@ func receiveEnv(r io.Reader) (io.Reader, error) {
 		}
 	}
 	return br, nil
+}
+
+func withoutOwner(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, launch.OwnerEnv+"=") && !strings.HasPrefix(kv, store.LockFDEnv+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

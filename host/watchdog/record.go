@@ -3,8 +3,11 @@ package watchdog
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"unicode/utf8"
 
+	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/internal/failpoint"
@@ -56,4 +59,85 @@ func endRun(ctx context.Context, run store.Record, st *runstate.State, res *runs
 	res.Usage = usage
 	all := append(append(before, events...), store.NewEvent{Type: graph.EventRunFinished, Data: res})
 	return appendFolded(ctx, run, st, all...)
+}
+
+// record appends one watchdog event at the revision of the supervisor's
+// fold and folds it. It runs only while no worker lives; a conflict means
+// another process wrote the run and is returned as is.
+//
+// A record refused for a full device is tried once more after the run's
+// reserve file is removed (reserve.go): what the watchdog records is what
+// explains the run's state.
+func (s *supervisor) record(ctx context.Context, typ string, data any) error {
+	err := appendFolded(ctx, s.run, s.rs, store.NewEvent{Type: typ, Data: data})
+	if errors.Is(err, store.ErrStorageFull) && s.reserve.release() {
+		s.o.Logger.Warn("the device is full; the reserved room is used to record it", "error", err)
+		err = appendFolded(ctx, s.run, s.rs, store.NewEvent{Type: typ, Data: data})
+	}
+	return err
+}
+
+// faultPause records the pause a worker's fault stands for, and the pause
+// anchor when the record can take it. When not even the pause can be
+// recorded, the result says so and is returned unrecorded: the record
+// then shows a worker that ended without a result, which `obversa resume`
+// takes over once the record can be written.
+func (s *supervisor) faultPause(ctx context.Context, ws *guard, f *executor.Fault) (*runstate.Result, error) {
+	res := f.Result(s.plan.RunID)
+	res.Output.Message = s.message(res.Output.Message)
+	if err := s.record(ctx, graph.EventRunWaiting, res); err != nil {
+		if executor.FaultOf(err) == nil {
+			return nil, err
+		}
+		res.Output.Message += fmt.Sprintf(" (this pause could not be recorded either: %v)", err)
+		return res, nil
+	}
+	if _, err := ws.save(ctx, s, runstate.EventPauseAnchor); err != nil {
+		if executor.FaultOf(err) == nil {
+			return nil, err
+		}
+		// Without an anchor, resume checks the workspace as after a
+		// crash (checkWorkspace).
+		s.o.Logger.Warn("the pause anchor could not be recorded", "error", err)
+	}
+	return res, nil
+}
+
+// finish records a result the watchdog decided.
+func (s *supervisor) finish(ctx context.Context, code, detail string) (*runstate.Result, error) {
+	if s.rs.CleanupVerified() == nil {
+		// No cleanup since the last worker (none ran under this
+		// watchdog): look now, so the result says what is left.
+		if _, err := s.cleanup(ctx); err != nil {
+			return nil, err
+		}
+	}
+	res := runstate.Message(s.plan.RunID, runstate.KindFail, code, s.message(detail))
+	if err := endRun(ctx, s.run, s.rs, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// maxMessageBytes bounds a message the watchdog records (a result's, a
+// worker exit's cause), so that no message can make its event too large.
+const maxMessageBytes = 4096
+
+// message is text as the watchdog records it: known secrets redacted, cut
+// to maxMessageBytes.
+func (s *supervisor) message(text string) string {
+	return capText(redactor(Policy(s.plan))(text), maxMessageBytes)
+}
+
+// capText cuts text to at most n bytes on a rune boundary, marking the cut.
+func capText(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	const mark = " … (cut)"
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + mark
 }

@@ -1,0 +1,116 @@
+package watchdog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/obversa/obversa/host/executor"
+)
+
+// MaxWorkerOutput is the worker console budget in bytes (docs/architecture.md#the-watchdog).
+const MaxWorkerOutput = 1_000_000
+
+// exit describes how a worker ended.
+type exit struct {
+	pid    int
+	code   int
+	signal string
+	reason string // "", CodeStopped, CodeOperatorPause, CodeTimeout, CodeOutputLimit, reasonLost
+	detail string
+	// fault is what the worker reported stopped it (report.go), nil
+	// for none.
+	fault *executor.Fault
+}
+
+// runWorker starts one worker and waits for it, enforcing the deadline,
+// the console budget and ctx (stop).
+func (s *supervisor) runWorker(ctx context.Context, restart int) (ex *exit, err error) {
+	logf, err := openLog(s.run.Dir(), WorkerLog, s.plan, Policy(s.plan).KnownSecrets)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	out := &limitWriter{w: logf, limit: MaxWorkerOutput, over: make(chan struct{})}
+	args := append(append([]string{"worker"}, s.ref.Args()...), "--restart", strconv.Itoa(restart))
+	cmd := exec.Command(s.o.Exe, args...)
+	env, files := s.owner.Handoff()
+	files, env = s.keeper.handOn(files, env)
+	report, err := newReportPipe()
+	if err != nil {
+		return nil, err
+	}
+	files, env = report.handOn(files, env)
+	cmd.Env = workerEnv(s.marker, env)
+	cmd.ExtraFiles = files
+	cmd.Stdout, cmd.Stderr = out, out
+	// The worker watches its stdin: EOF means the watchdog is gone.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	defer stdin.Close()
+	cmd.SysProcAttr = workerSysProcAttr()
+	if err := startLocked(cmd); err != nil {
+		report.close()
+		return nil, fmt.Errorf("starting worker: %w", err)
+	}
+	report.started()
+	// Whatever ended the worker, what it reported is read once it is gone.
+	defer func() { ex.fault = report.fault() }()
+	// A worker gone before reading it is seen when it is waited for.
+	_ = sendEnv(stdin, s.plan)
+	// The worker records run:worker-started itself, as its first append:
+	// from here until it is gone, it is the run's only writer.
+	pid := cmd.Process.Pid
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	var deadline <-chan time.Time
+	if !s.deadline.IsZero() {
+		t := time.NewTimer(max(time.Until(s.deadline), 0))
+		defer t.Stop()
+		deadline = t.C
+	}
+	ex = &exit{pid: pid}
+	grace := s.plan.TeardownGrace()
+	select {
+	case err := <-waited:
+		fillExit(ex, err)
+		return ex, nil
+	case <-ctx.Done():
+		ex.reason, ex.detail = CodeStopped, "stopped by request"
+	case <-s.o.Pause:
+		ex.reason, ex.detail = CodeOperatorPause, "paused by obversa stop --pause; carry it on with obversa resume"
+	case <-deadline:
+		ex.reason, ex.detail = CodeTimeout, fmt.Sprintf("the run's timeout of %s passed", s.plan.Timeout())
+	case <-out.over:
+		ex.reason, ex.detail = CodeOutputLimit, fmt.Sprintf("the worker wrote more than %d bytes to its console", MaxWorkerOutput)
+	case <-s.lost:
+		ex.reason, ex.detail = reasonLost, "the run's ownership was lost"
+	}
+	// Stop the worker's group: TERM, grace, KILL.
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	select {
+	case err := <-waited:
+		fillExit(ex, err)
+	case <-time.After(grace):
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		fillExit(ex, <-waited)
+	}
+	return ex, nil
+}
+
+func fillExit(ex *exit, err error) {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		ex.code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			ex.signal = ws.Signal().String()
+		}
+	}
+}

@@ -27,8 +27,8 @@ const (
 	PhaseFailed     = string(runstate.PhaseFailed)
 	PhaseStopped    = string(runstate.PhaseStopped)
 	// PhaseInterrupted: no result, and no watchdog holds the run (it was
-	// killed); `obversa resume` takes the run over.
-	PhaseInterrupted = "interrupted"
+	// killed); `obversa resume` takes the run over (runview.Phase).
+	PhaseInterrupted = runview.PhaseInterrupted
 )
 
 // Report is `obversa status`: what the record and the process table say
@@ -149,7 +149,7 @@ func Status(ctx context.Context, ref Ref) (*Report, error) {
 // run no live owner holds is interrupted).
 func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report {
 	rs := st.Start()
-	r := &Report{RunID: rs.RunID, Phase: string(st.Phase()), Events: st.Rev(), RestartCount: 0,
+	r := &Report{RunID: rs.RunID, Phase: runview.Phase(st, owner.Live), Events: st.Rev(), RestartCount: 0,
 		PauseReasons: []graph.PauseRequest{}, Active: []Active{}, Usage: []NodeUsage{},
 		CleanupVerified: st.CleanupVerified(), Result: st.Result()}
 	rep := st.Preflight().Report()
@@ -178,11 +178,10 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 	r.RestartsLeft = max(rs.Plan.Restart.MaxRestarts-r.RestartsUsed, 0)
 	r.UsageTotals = st.RunUsage()
 	if r.Result == nil {
+		// runview.Phase said interrupted if no live owner holds the run; a
+		// held one whose worker is gone is between workers.
 		if r.Phase == PhaseRunning && (r.Worker == nil || !r.Worker.Alive) {
 			r.Phase = PhaseRecovering
-		}
-		if r.Phase != PhaseStarting && !owner.Live {
-			r.Phase = PhaseInterrupted
 		}
 	} else if r.Result.Kind == runstate.KindPaused || !r.Result.Terminal() {
 		if out := r.Result.Output; out != nil && len(out.Paused) > 0 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -61,19 +60,18 @@ the others ask whether they took effect. A run already paused needs nothing.`,
 			}
 			defer ref.Close()
 			dir := ref.String()
-			st, alive, err := foldRun(cmd.Context(), ref)
+			st, o, ownerErr, err := foldOwner(cmd.Context(), ref)
 			if err != nil {
 				return err
 			}
 			if st.Finished() != nil {
 				return stopIdle(cmd, ref, asJSON)
 			}
-			obj := stopObject{Dir: dir, Pause: pause, Phase: runview.Phase(st, alive)}
-			o, err := owner(cmd.Context(), ref)
-			if err != nil {
-				return failedErr(err)
+			if ownerErr != nil {
+				return failedErr(ownerErr)
 			}
 			h, live := o.Holder, o.Live
+			obj := stopObject{Dir: dir, Pause: pause, Phase: runview.Phase(st, live)}
 			if live && !o.Here {
 				// Signals reach this host's processes only.
 				return failedErr(fmt.Errorf("%w: the run is live on host %q (watchdog pid %d; %s): run `obversa stop` on that host",
@@ -148,16 +146,6 @@ func confirmStop(cmd *cobra.Command, st *runstate.State, dir string) error {
 		return nil
 	}
 	return failedErr(errors.New("not stopped: the answer was not yes"))
-}
-
-// owner returns who owns the run ref names (watchdog.Ref.Owner).
-func owner(ctx context.Context, ref runRef) (watchdog.Owner, error) {
-	run, err := ref.OpenReadOnly(ctx)
-	if err != nil {
-		return watchdog.Owner{}, err
-	}
-	defer run.Close()
-	return ref.Owner(ctx, run)
 }
 
 // stopIdle ends a run no watchdog holds (paused, or interrupted) by

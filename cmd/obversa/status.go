@@ -28,8 +28,15 @@ func newStatusCmd(g *globals) *cobra.Command {
 			defer ref.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			// One handle for every report: --watch folds only what was
+			// recorded since the last.
+			sw, err := watchdog.WatchStatus(ctx, ref)
+			if err != nil {
+				return failedErr(err)
+			}
+			defer sw.Close()
 			for {
-				r, err := watchdog.Status(ctx, ref)
+				r, err := sw.Report(ctx)
 				if err != nil {
 					return failedErr(err)
 				}

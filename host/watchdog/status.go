@@ -14,6 +14,7 @@ import (
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/plugin/confine"
+	"github.com/obversa/obversa/store"
 )
 
 // Phases of a run as status reports them: the record's phases
@@ -124,25 +125,62 @@ type NodeUsage struct {
 // streaming fold (runstate), its ownership (Ref.Owner: the lock holder's
 // process, or the lease) and this host's process table for liveness.
 func Status(ctx context.Context, ref Ref) (*Report, error) {
+	w, err := WatchStatus(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	return w.Report(ctx)
+}
+
+// StatusWatch reports on one run again and again (`obversa status
+// --watch`) through one read-only handle, folding at each Report only
+// what was recorded since the last one.
+type StatusWatch struct {
+	ref    Ref
+	run    store.Record
+	st     *runstate.State
+	marker string
+}
+
+// WatchStatus opens the run ref names read-only for Reports; Close
+// releases it. Errors: the open's.
+func WatchStatus(ctx context.Context, ref Ref) (*StatusWatch, error) {
 	run, err := ref.OpenReadOnly(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer run.Close()
-	st, err := runstate.Load(ctx, run)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ref, err)
-	}
-	owner, err := ref.Owner(ctx, run)
-	if err != nil {
-		return nil, err
-	}
-	marker, err := ref.Marker(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return View(st, marker, time.Now(), owner), nil
+	return &StatusWatch{ref: ref, run: run}, nil
 }
+
+// Report is the run's Report now, as Status: the record folded up to its
+// last event, its ownership, and this host's processes. Errors: the
+// fold's (naming the run; runstate.ErrNotStarted for an empty record),
+// the owner's and the marker's.
+func (w *StatusWatch) Report(ctx context.Context) (*Report, error) {
+	var err error
+	if w.st == nil {
+		w.st, err = runstate.Load(ctx, w.run)
+	} else {
+		err = w.st.CatchUp(ctx, w.run)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", w.ref, err)
+	}
+	owner, err := w.ref.Owner(ctx, w.run)
+	if err != nil {
+		return nil, err
+	}
+	if w.marker == "" {
+		if w.marker, err = w.ref.Marker(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return View(w.st, w.marker, time.Now(), owner), nil
+}
+
+// Close releases the run's handle.
+func (w *StatusWatch) Close() error { return w.run.Close() }
 
 // View is the Report of a folded record at time now; marker is the owner
 // marker of the run's processes on this host, owner who owns the run (a

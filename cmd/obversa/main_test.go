@@ -165,6 +165,18 @@ func writeRunFile(t *testing.T, text string) string {
 	return path
 }
 
+// rewrite replaces every old in the file at path with new.
+func rewrite(t *testing.T, path, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(b), old, new)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func testBinary(t *testing.T) string {
 	t.Helper()
 	exe, err := os.Executable()

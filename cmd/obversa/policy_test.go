@@ -94,13 +94,7 @@ func policyRun(t *testing.T, policies, helper string) (runFile, eff string) {
 	t.Helper()
 	runFile = writeRunFile(t, strings.NewReplacer("POLICY", policies, `"MODE"`, `"`+helper+`"`).Replace(policyRunFile))
 	eff = filepath.Join(filepath.Dir(runFile), "effects.log")
-	text, err := os.ReadFile(runFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(runFile, []byte(strings.ReplaceAll(string(text), "EFFECTS", eff)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rewrite(t, runFile, "EFFECTS", eff)
 	if r := obversa(t, filepath.Dir(runFile), "plugin", "lock", runFile); r.code != 0 {
 		t.Fatal(r.stderr)
 	}

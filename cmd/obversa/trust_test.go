@@ -420,17 +420,6 @@ func tamperWith(t *testing.T, path, content string) {
 	}
 }
 
-func rewrite(t *testing.T, path, old, new string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(b), old, new)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // keygen creates a key pair in dir with `obversa plugin keygen` and
 // returns the public key's base64 line.
 func keygen(t *testing.T, dir, prefix string) string {

@@ -226,13 +226,7 @@ graph "dag" {
 }
 `)
 	release = filepath.Join(dir, "release.flag")
-	text, err := os.ReadFile(runFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(runFile, []byte(strings.ReplaceAll(string(text), "RELEASE", release)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rewrite(t, runFile, "RELEASE", release)
 	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
 		t.Fatalf("lock: %s", r.stderr)
 	}

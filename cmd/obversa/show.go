@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/runview"
 	"github.com/obversa/obversa/host/watchdog"
@@ -95,13 +94,13 @@ func showNode(ctx context.Context, st *runstate.State, ref runRef, name string, 
 	if !ok {
 		return n, usageErr(fmt.Errorf("the run has no node %q%s", name, runview.DidYouMean(runview.SuggestNode(st, name))))
 	}
-	if ns := runview.Unit(st.Graph(), id); ns != nil && ns.ResultArtifact != nil && ns.Status == graph.StatusPassed {
+	if a := runview.ResultArtifact(st.Graph(), id); a != nil {
 		run, err := ref.OpenReadOnly(ctx)
 		if err != nil {
 			return n, failedErr(err)
 		}
 		defer run.Close()
-		b, err := run.ReadArtifact(ctx, store.ArtifactRef(*ns.ResultArtifact))
+		b, err := run.ReadArtifact(ctx, store.ArtifactRef(*a))
 		if err != nil {
 			return n, failedErr(fmt.Errorf("reading the result of %s: %w", id, err))
 		}

@@ -85,6 +85,16 @@ func Unit(g *graph.State, name string) *graph.NodeState {
 	return nil
 }
 
+// ResultArtifact returns the artifact holding the result of the passed
+// unit people call name (Unit), nil when the unit has none or its result
+// is recorded inline: a reader loads it and calls Node.SetResult.
+func ResultArtifact(g *graph.State, name string) *graph.ArtifactRef {
+	if n := Unit(g, name); n != nil && n.Status == graph.StatusPassed {
+		return n.ResultArtifact
+	}
+	return nil
+}
+
 // TailLines is how many lines of a command's stdout and stderr a Node
 // keeps.
 const TailLines = 20

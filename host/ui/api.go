@@ -59,8 +59,8 @@ func (s *Server) apiNode(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, ErrNotFound)
 		return
 	}
-	if ns := st.Graph().Node(id); ns != nil && ns.ResultArtifact != nil {
-		b, err := s.readArtifact(r.Context(), dir, store.ArtifactRef(*ns.ResultArtifact))
+	if a := runview.ResultArtifact(st.Graph(), id); a != nil {
+		b, err := s.readArtifact(r.Context(), dir, store.ArtifactRef(*a))
 		if err != nil {
 			s.fail(w, r, err)
 			return

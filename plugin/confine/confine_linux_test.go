@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -103,7 +105,7 @@ func shellOn(t *testing.T, sup Support, s Spec, dir, script string) (string, *Pr
 	cmd.Dir = dir
 	cmd.SysProcAttr = nil
 	if f := p.Unshareflags(); f != 0 {
-		cmd.SysProcAttr = sysProcAttr(f)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: f}
 	}
 	out, err := cmd.CombinedOutput()
 	for _, f := range cmd.ExtraFiles {
@@ -201,7 +203,7 @@ func TestConfinedNetwork(t *testing.T) {
 	if err != nil {
 		t.Skip("no bash for /dev/tcp")
 	}
-	script := bash + ` -c 'exec 3<>/dev/tcp/127.0.0.1/` + itoa(port) + `' 2>&1 && echo connected`
+	script := bash + ` -c 'exec 3<>/dev/tcp/127.0.0.1/` + strconv.Itoa(port) + `' 2>&1 && echo connected`
 	for _, network := range []bool{false, true} {
 		out, _ := shell(t, Spec{Network: network}, t.TempDir(), script)
 		switch {
@@ -212,7 +214,7 @@ func TestConfinedNetwork(t *testing.T) {
 		}
 	}
 	if py, err := exec.LookPath("python3"); err == nil {
-		mptcp := py + ` -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); s.connect(("127.0.0.1", ` + itoa(port) + `)); print("connected")'`
+		mptcp := py + ` -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); s.connect(("127.0.0.1", ` + strconv.Itoa(port) + `)); print("connected")'`
 		if out, _ := shell(t, Spec{}, t.TempDir(), mptcp); strings.Contains(out, "connected") {
 			t.Errorf("Multipath TCP reached the listener without network: %s", out)
 		}
@@ -230,5 +232,3 @@ func TestConfinedMemory(t *testing.T) {
 		t.Errorf("allocating 200 MB under a 32 MiB limit: %q, %d OOM kills", out, p.OOMKills())
 	}
 }
-
-func itoa(n int) string { return fmtInt(n) }

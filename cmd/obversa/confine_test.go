@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/obversa/obversa/internal/cgroup"
+	"github.com/obversa/obversa/internal/testutil"
 	"github.com/obversa/obversa/plugin/confine"
 )
 
@@ -93,20 +93,7 @@ func TestConfinement(t *testing.T) {
 	if sup.LandlockABI == 0 {
 		t.Skipf("confinement cannot be tested here: this kernel offers %s", sup)
 	}
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	port := testutil.Loopback(t)
 	outside := t.TempDir()
 	if err := os.Mkdir(filepath.Join(outside, "secret"), 0o755); err != nil {
 		t.Fatal(err)
@@ -116,7 +103,7 @@ func TestConfinement(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	text := strings.NewReplacer("PORT", strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), "OUTSIDE", outside).Replace(confineRun)
+	text := strings.NewReplacer("PORT", strconv.Itoa(port), "OUTSIDE", outside).Replace(confineRun)
 	runFile := writeRunFile(t, text)
 	dir := filepath.Dir(runFile)
 	r, res := runJSON(t, runFile, "--run-id", "c1")

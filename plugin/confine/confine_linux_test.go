@@ -1,7 +1,6 @@
 package confine
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/obversa/obversa/internal/testutil"
 )
 
 // layout is a workspace holding a storage directory, as the default run
@@ -184,21 +185,7 @@ cat top.txt >/dev/null && echo "read ok"
 // network (by TCP and by Multipath TCP), allowed with it.
 func TestConfinedNetwork(t *testing.T) {
 	needLandlock(t)
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := testutil.Loopback(t)
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash for /dev/tcp")

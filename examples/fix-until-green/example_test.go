@@ -5,7 +5,6 @@ package fixuntilgreen_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,21 +16,8 @@ import (
 
 var binDir string
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "obversa-fix-until-green-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	binDir = dir
-	if err := exampletest.Bundled(dir, "cmd-engine"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+func TestMain(m *testing.M) {
+	os.Exit(exampletest.BundledMain(m, &binDir, "cmd-engine"))
 }
 
 func TestFixUntilGreen(t *testing.T) {

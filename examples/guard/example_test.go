@@ -6,7 +6,6 @@ package guard_test
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/obversa/obversa/internal/exampletest"
-	"github.com/obversa/obversa/internal/testutil"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -23,24 +21,7 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "obversa-guard-example-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	binDir = dir
-	err = testutil.BuildBinaries(dir, map[string]string{"obversa": "./cmd/obversa", "mock-engine": "./plugins/mock-engine",
-		"cmd-engine": "./plugins/cmd-engine", "guard": "./examples/plugins/guard"})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(exampletest.BundledMain(m, &binDir, "mock-engine", "cmd-engine", "./examples/plugins/guard"))
 }
 
 // decision is what the test reads of graph:action-decided.

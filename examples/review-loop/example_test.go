@@ -5,7 +5,6 @@ package reviewloop_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,21 +17,8 @@ import (
 
 var binDir string
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "obversa-review-loop-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	binDir = dir
-	if err := exampletest.Bundled(dir, "mock-engine", "cmd-engine"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+func TestMain(m *testing.M) {
+	os.Exit(exampletest.BundledMain(m, &binDir, "mock-engine", "cmd-engine"))
 }
 
 func TestReviewLoop(t *testing.T) {

@@ -1,8 +1,10 @@
 package exampletest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,15 +12,40 @@ import (
 	"github.com/obversa/obversa/internal/testutil"
 )
 
-// Bundled builds obversa and the named bundled plugins ("mock-engine",
-// "cmd-engine") into dir, as release binaries: what a TestMain of an
-// example runs its run file with. The error carries the compiler's output.
+// Bundled builds obversa and the named plugins into dir, as release
+// binaries: what a TestMain of an example runs its run file with. A
+// bundled plugin is named ("mock-engine", "cmd-engine"); another is given
+// by its package path ("./examples/plugins/guard") and named for its last
+// element. The error carries the compiler's output.
 func Bundled(dir string, plugins ...string) error {
 	pkgs := map[string]string{"obversa": "./cmd/obversa"}
 	for _, p := range plugins {
-		pkgs[p] = "./plugins/" + p
+		if strings.HasPrefix(p, "./") {
+			pkgs[path.Base(p)] = p
+		} else {
+			pkgs[p] = "./plugins/" + p
+		}
 	}
 	return testutil.BuildBinaries(dir, pkgs)
+}
+
+// BundledMain is the TestMain of an example run file: it builds obversa
+// and plugins (as Bundled does) into a fresh temporary directory, sets
+// *binDir to it, runs m and removes the directory. It returns the exit
+// status for os.Exit.
+func BundledMain(m *testing.M, binDir *string, plugins ...string) int {
+	dir, err := os.MkdirTemp("", "obversa-example-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	*binDir = dir
+	if err := Bundled(dir, plugins...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
 }
 
 // RunCopy runs an example as a user would, from a copy: the run.hcl of

@@ -1,11 +1,9 @@
 package conformance_test
 
 import (
-	"bytes"
 	"context"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/obversa/obversa/internal/exampletest"
 	"github.com/obversa/obversa/sdk/conformance"
 )
 
@@ -135,21 +134,11 @@ func checkZooRun(t *testing.T, mode string, want zooRun) {
 	if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--lock", runFile)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	code, stdout, stderr := exampletest.Obversa(t, filepath.Join(binDir, "obversa"), dir, "run", "--lock", runFile)
 	if code != want.exit {
-		t.Errorf("obversa run: exit %d, want %d; stderr:\n%s", code, want.exit, stderr.String())
+		t.Errorf("obversa run: exit %d, want %d; stderr:\n%s", code, want.exit, stderr)
 	}
-	where, text := "stderr", stderr.String()+stdout.String()
+	where, text := "stderr", stderr+stdout
 	if want.inLog {
 		where, text = "the run's plugin log", pluginLogs(t, dir)
 	}

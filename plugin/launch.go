@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -21,14 +20,9 @@ import (
 	"github.com/obversa/obversa/plugin/confine"
 )
 
-const (
-	// defaultStartTimeout bounds the handshake when LaunchConfig.StartTimeout
-	// is zero.
-	defaultStartTimeout = 10 * time.Second
-	// closeGrace bounds each stage of Client.Close: the graceful go-plugin
-	// shutdown, then the cleanup after a forced kill.
-	closeGrace = 5 * time.Second
-)
+// defaultStartTimeout bounds the handshake when LaunchConfig.StartTimeout is
+// zero.
+const defaultStartTimeout = 10 * time.Second
 
 // LaunchConfig says which verified binary to start as which plugin.
 type LaunchConfig struct {
@@ -78,27 +72,6 @@ type LaunchConfig struct {
 	// directory writable) and executes exactly the verified binary. The
 	// caller releases it once the Client is closed. nil = unconfined.
 	Confine *confine.Prepared
-}
-
-// Client is a running plugin process started by Launch. It is safe for
-// concurrent use; Close ends it.
-type Client struct {
-	name   string
-	typ    Type
-	gp     *goplugin.Client
-	conn   *grpc.ClientConn
-	remote remote
-	engine *engineClient
-	node   *nodeClient
-	policy *policyClient
-	proc   *os.Process
-	logger hclog.Logger
-	// stopProc cancels the exec context, which kills the process if it is
-	// still running.
-	stopProc  context.CancelFunc
-	closeOnce sync.Once
-	// tmpDir is the private copy's directory to remove on Close, if any.
-	tmpDir string
 }
 
 // Launch starts a plugin from a verified copy of its binary and completes
@@ -162,50 +135,93 @@ func (cfg *LaunchConfig) binary() (path, tmpDir string, err error) {
 	return copied.Path, tmpDir, nil
 }
 
+// launcher is one launch in progress: the exec context the process lives
+// in, the environment go-plugin adds its variables to, and the process
+// runner once go-plugin has asked for it.
+type launcher struct {
+	cfg          LaunchConfig
+	path         string
+	logger       hclog.Logger
+	startTimeout time.Duration
+	// procCtx is detached from the launch's ctx: it lives as long as the
+	// plugin and is cancelled (stopProc) only to kill the process.
+	procCtx  context.Context
+	stopProc context.CancelFunc
+	env      []string
+	run      *procRunner
+	gp       *goplugin.Client
+}
+
 // launch executes the verified binary at path and completes the handshake.
 func launch(ctx context.Context, cfg LaunchConfig, path string) (*Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("plugin %q: launch: %w", cfg.Name, err)
 	}
+	l := newLauncher(cfg, path)
+	sockets, err := socketDir()
+	if err != nil {
+		l.stopProc()
+		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
+	}
+	l.gp = goplugin.NewClient(l.clientConfig(sockets))
+	if err := l.start(ctx); err != nil {
+		return l.fail(err)
+	}
+	c, err := l.connect()
+	if err != nil {
+		return l.fail(err)
+	}
+	return c, nil
+}
+
+// newLauncher fills in cfg's defaults (a discarding logger, the default
+// start timeout) and makes the exec context.
+func newLauncher(cfg LaunchConfig, path string) *launcher {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	logger = logger.Named(cfg.Name)
 	startTimeout := cfg.StartTimeout
 	if startTimeout <= 0 {
 		startTimeout = defaultStartTimeout
 	}
-
-	// The exec context is detached from ctx: it lives as long as the
-	// plugin and is cancelled only to kill the process.
 	procCtx, stopProc := context.WithCancel(context.Background())
-	env := append(make([]string, 0, len(cfg.Env)+8), cfg.Env...)
-	newCmd := func() (*exec.Cmd, error) {
-		cmd := exec.CommandContext(procCtx, path, cfg.Args...)
-		if cfg.Confine != nil {
-			shim, err := cfg.Confine.Command(path, cfg.Args, envValue(env, envUnixSocketDir))
-			if err != nil {
-				return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
-			}
-			cmd = exec.CommandContext(procCtx, shim.Path)
-			cmd.Args, cmd.ExtraFiles = shim.Args, shim.ExtraFiles
-		}
-		cmd.Env = env
-		setProcAttr(cmd)
-		if cfg.Confine != nil {
-			setUnshare(cmd, cfg.Confine.Unshareflags())
-		}
-		return cmd, nil
+	return &launcher{
+		cfg:          cfg,
+		path:         path,
+		logger:       logger.Named(cfg.Name),
+		startTimeout: startTimeout,
+		procCtx:      procCtx,
+		stopProc:     stopProc,
+		env:          append(make([]string, 0, len(cfg.Env)+8), cfg.Env...),
 	}
-	var run *procRunner
-	sockets, err := socketDir()
-	if err != nil {
-		stopProc()
-		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
-	}
+}
 
-	gp := goplugin.NewClient(&goplugin.ClientConfig{
+// command builds the plugin's command: the verified binary itself or,
+// confined, the shim that executes it.
+func (l *launcher) command() (*exec.Cmd, error) {
+	cfg := l.cfg
+	cmd := exec.CommandContext(l.procCtx, l.path, cfg.Args...)
+	if cfg.Confine != nil {
+		shim, err := cfg.Confine.Command(l.path, cfg.Args, envValue(l.env, envUnixSocketDir))
+		if err != nil {
+			return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
+		}
+		cmd = exec.CommandContext(l.procCtx, shim.Path)
+		cmd.Args, cmd.ExtraFiles = shim.Args, shim.ExtraFiles
+	}
+	cmd.Env = l.env
+	setProcAttr(cmd)
+	if cfg.Confine != nil {
+		setUnshare(cmd, cfg.Confine.Unshareflags())
+	}
+	return cmd, nil
+}
+
+// clientConfig is go-plugin's configuration for this launch, with the
+// plugin's unix socket in sockets.
+func (l *launcher) clientConfig(sockets string) *goplugin.ClientConfig {
+	return &goplugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: VersionedPlugins(),
 		// go-plugin hands its own variables (protocol versions, client
@@ -213,86 +229,86 @@ func launch(ctx context.Context, cfg LaunchConfig, path string) (*Client, error)
 		// plugin runs as cmd with them added. Its stdin is /dev/null,
 		// never the host's.
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
-			env = append(env, spec.Env...)
+			l.env = append(l.env, spec.Env...)
 			var err error
-			run, err = newProcRunner(newCmd, logger, cfg.Redact)
-			return run, err
+			l.run, err = newProcRunner(l.command, l.logger, l.cfg.Redact)
+			return l.run, err
 		},
 		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: sockets},
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		Managed:          false,
 		AutoMTLS:         true,
 		SkipHostEnv:      true,
-		StartTimeout:     startTimeout,
-		Logger:           logger,
-		SyncStdout:       newLineLogger(logger, "stdout"),
-		SyncStderr:       newLineLogger(logger, "stderr"),
+		StartTimeout:     l.startTimeout,
+		Logger:           l.logger,
+		SyncStdout:       newLineLogger(l.logger, "stdout"),
+		SyncStderr:       newLineLogger(l.logger, "stderr"),
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(MaxMessageBytes),
 			grpc.MaxCallSendMsgSize(MaxMessageBytes),
 		)},
-	})
-	kill := func() {
-		if run != nil {
-			killGroup(run.cmd)
-		}
 	}
-	fail := func(err error) (*Client, error) {
-		stopProc()
-		kill()
-		gp.Kill()
-		return nil, err
-	}
+}
 
+// start runs go-plugin's handshake and waits for it, for ctx, or past the
+// start timeout, whichever comes first. A failed handshake is a *StartError.
+func (l *launcher) start(ctx context.Context) error {
 	started := make(chan error, 1)
 	go func() {
-		_, err := gp.Start()
+		_, err := l.gp.Start()
 		started <- err
 	}()
 	// go-plugin's own start timeout waits for the plugin's stdout to close,
 	// which a child of the plugin can hold open: past the timeout the whole
 	// process group is killed so the wait ends.
-	overdue := time.NewTimer(startTimeout + time.Second)
+	overdue := time.NewTimer(l.startTimeout + time.Second)
 	defer overdue.Stop()
+	var err error
 	select {
 	case err = <-started:
 	case <-overdue.C:
-		stopProc()
-		kill()
+		l.stopProc()
+		l.kill()
 		err = <-started
 		if err == nil {
 			err = fmt.Errorf("timeout while waiting for plugin to start")
 		}
 	case <-ctx.Done():
-		stopProc()
-		kill()
+		l.stopProc()
+		l.kill()
 		<-started
-		return fail(fmt.Errorf("plugin %q: launch: %w", cfg.Name, ctx.Err()))
+		return fmt.Errorf("plugin %q: launch: %w", l.cfg.Name, ctx.Err())
 	}
 	if err != nil {
-		return fail(startError(cfg, path, startTimeout, err, run))
+		return startError(l.cfg, l.path, l.startTimeout, err, l.run)
 	}
+	return nil
+}
 
-	rpc, err := gp.Client()
+// connect takes the started plugin's gRPC connection and dispenses it as
+// cfg.Type.
+func (l *launcher) connect() (*Client, error) {
+	cfg := l.cfg
+	rpc, err := l.gp.Client()
 	if err != nil {
-		return fail(fmt.Errorf("plugin %q: connecting: %v: %w", cfg.Name, err, ErrPluginTransport))
+		return nil, fmt.Errorf("plugin %q: connecting: %v: %w", cfg.Name, err, ErrPluginTransport)
 	}
 	grpcClient, ok := rpc.(*goplugin.GRPCClient)
 	if !ok {
-		return fail(fmt.Errorf("plugin %q: negotiated a non-gRPC protocol: %w", cfg.Name, ErrHandshake))
+		return nil, fmt.Errorf("plugin %q: negotiated a non-gRPC protocol: %w", cfg.Name, ErrHandshake)
 	}
 	c := &Client{
 		name:     cfg.Name,
 		typ:      cfg.Type,
-		gp:       gp,
+		gp:       l.gp,
 		conn:     grpcClient.Conn,
-		proc:     run.cmd.Process,
-		logger:   logger,
-		stopProc: stopProc,
+		proc:     l.run.cmd.Process,
+		logger:   l.logger,
+		stopProc: l.stopProc,
 	}
 	raw, err := rpc.Dispense(string(cfg.Type))
 	if err != nil {
-		return fail(fmt.Errorf("plugin %q: dispensing %s: %v: %w", cfg.Name, cfg.Type, err, ErrWrongType))
+		return nil, fmt.Errorf("plugin %q: dispensing %s: %v: %w", cfg.Name, cfg.Type, err, ErrWrongType)
 	}
 	switch shim := raw.(type) {
 	case *engineClient:
@@ -305,9 +321,25 @@ func launch(ctx context.Context, cfg LaunchConfig, path string) (*Client, error)
 		shim.name = cfg.Name
 		c.policy, c.remote = shim, shim.remote
 	default:
-		return fail(fmt.Errorf("plugin %q: dispensed %T: %w", cfg.Name, raw, ErrWrongType))
+		return nil, fmt.Errorf("plugin %q: dispensed %T: %w", cfg.Name, raw, ErrWrongType)
 	}
 	return c, nil
+}
+
+// kill SIGKILLs the plugin's process group, if go-plugin has started it.
+func (l *launcher) kill() {
+	if l.run != nil {
+		killGroup(l.run.cmd)
+	}
+}
+
+// fail ends a launch that went wrong: the exec context, the process group
+// and go-plugin's client, and returns err.
+func (l *launcher) fail(err error) (*Client, error) {
+	l.stopProc()
+	l.kill()
+	l.gp.Kill()
+	return nil, err
 }
 
 func (cfg *LaunchConfig) validate() error {
@@ -345,72 +377,4 @@ func isHexDigest(s string) bool {
 		}
 	}
 	return true
-}
-
-// Engine returns the plugin as an Engine. It returns an error wrapping
-// ErrWrongType when the plugin was launched with another Type. Calls on a
-// closed Client fail with ErrPluginTransport or ErrPluginExited.
-func (c *Client) Engine() (Engine, error) {
-	if c.engine == nil {
-		return nil, fmt.Errorf("plugin %q was launched as %s, not %s: %w", c.name, c.typ, TypeEngine, ErrWrongType)
-	}
-	return c.engine, nil
-}
-
-// Node returns the plugin as a NodeBinding. It returns an error wrapping
-// ErrWrongType when the plugin was launched with another Type.
-func (c *Client) Node() (NodeBinding, error) {
-	if c.node == nil {
-		return nil, fmt.Errorf("plugin %q was launched as %s, not %s: %w", c.name, c.typ, TypeNode, ErrWrongType)
-	}
-	return c.node, nil
-}
-
-// Policy returns the plugin as a Policy. It returns an error wrapping
-// ErrWrongType when the plugin was launched with another Type.
-func (c *Client) Policy() (Policy, error) {
-	if c.policy == nil {
-		return nil, fmt.Errorf("plugin %q was launched as %s, not %s: %w", c.name, c.typ, TypePolicy, ErrWrongType)
-	}
-	return c.policy, nil
-}
-
-// Pid returns the process id of the plugin.
-func (c *Client) Pid() int { return c.proc.Pid }
-
-// Exited reports whether the plugin process has exited (and been reaped).
-func (c *Client) Exited() bool { return c.gp.Exited() }
-
-// Close stops the plugin: gracefully through go-plugin (its controller's
-// Shutdown, then up to 2 s for the process to exit), then by SIGKILL. Each
-// stage is bounded by 5 s so that a hung plugin cannot hang the host; if
-// cleanup is still blocked after the kill (a child of the plugin holding its
-// stderr open), Close logs it and returns. Close is idempotent.
-func (c *Client) Close() {
-	c.closeOnce.Do(func() {
-		defer c.stopProc()
-		if c.tmpDir != "" {
-			defer os.RemoveAll(c.tmpDir)
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			c.gp.Kill()
-		}()
-		t := time.NewTimer(closeGrace)
-		defer t.Stop()
-		select {
-		case <-done:
-			return
-		case <-t.C:
-		}
-		c.logger.Warn("plugin did not stop gracefully; killing it", "pid", c.Pid())
-		c.stopProc()
-		t.Reset(closeGrace)
-		select {
-		case <-done:
-		case <-t.C:
-			c.logger.Error("plugin cleanup still blocked after kill; abandoning it", "pid", c.Pid())
-		}
-	})
 }

@@ -159,109 +159,16 @@ const (
 // briefly modified and restored while hashing. problem is "" on success and
 // never quotes event content.
 func decodeLine(line []byte, checkData bool) (env envelope, problem string) {
-	n := len(line)
-	if !bytes.HasPrefix(line, []byte(litBatchEnd)) || n < len(litBatchEnd)+len(litEnd)+digestLen {
-		return env, describeEnvelopeProblem(line)
+	dataStart, problem := decodeHead(line, &env)
+	if problem != "" {
+		return env, problem
 	}
-	p := len(litBatchEnd)
-	q := p
-	for q < n && line[q] >= '0' && line[q] <= '9' {
-		q++
+	canonEnd, problem := decodeTail(line, dataStart, &env)
+	if problem != "" {
+		return env, problem
 	}
-	be, ok := parseCanonInt(line[p:q])
-	if !ok {
-		return env, "batch_end is not a canonical positive integer"
-	}
-	env.batchEnd = be
-	if !bytes.HasPrefix(line[q:], []byte(litData)) {
-		return env, describeEnvelopeProblem(line)
-	}
-	dataStart := q + len(litData)
-
-	// The members after data have no '"' or '\' in their values, so they are
-	// parsed from the end of the line backwards; data is what lies between.
-	e := n
-	cut := func(lit string) bool {
-		if e-len(lit) < dataStart || string(line[e-len(lit):e]) != lit {
-			return false
-		}
-		e -= len(lit)
-		return true
-	}
-	quoted := func() []byte { // value ending at e, opening quote before it
-		k := bytes.LastIndexByte(line[dataStart:e], '"')
-		if k < 0 {
-			return nil
-		}
-		k += dataStart
-		v := line[k+1 : e]
-		e = k + 1
-		return v
-	}
-	if !cut(litEnd) || e-digestLen < dataStart {
-		return env, describeEnvelopeProblem(line)
-	}
-	sum, ok := parseDigest(line[e-digestLen : e])
-	if !ok {
-		return env, `digest is not "sha256:" followed by 64 lower-case hex digits`
-	}
-	env.digest = sum
-	e -= digestLen
-	if !cut(litDigest) {
-		return env, describeEnvelopeProblem(line)
-	}
-	canonEnd := e + 1 // just past the closing quote of type
-	if env.typ = quoted(); env.typ == nil || !cut(litType) {
-		return env, describeEnvelopeProblem(line)
-	}
-	if e-len(tsLayout) < dataStart {
-		return env, describeEnvelopeProblem(line)
-	}
-	env.ts = line[e-len(tsLayout) : e]
-	e -= len(tsLayout)
-	if !cut(litTS) {
-		return env, describeEnvelopeProblem(line)
-	}
-	r := e
-	for r > dataStart && line[r-1] >= '0' && line[r-1] <= '9' {
-		r--
-	}
-	if env.rev, ok = parseCanonInt(line[r:e]); !ok {
-		return env, "rev is not a canonical positive integer"
-	}
-	e = r
-	if !cut(litRev) {
-		return env, describeEnvelopeProblem(line)
-	}
-	if env.prev = quoted(); env.prev == nil || !cut(litPrev) {
-		return env, describeEnvelopeProblem(line)
-	}
-	if env.id = quoted(); env.id == nil || !cut(litID) {
-		return env, describeEnvelopeProblem(line)
-	}
-	if e <= dataStart {
-		return env, "data is empty"
-	}
-	env.data = line[dataStart:e]
-
-	if err := validEventType(string(env.typ)); err != nil {
-		return env, err.Error()
-	}
-	if err := validEventID(string(env.id)); err != nil {
-		return env, err.Error()
-	}
-	if len(env.prev) != 0 {
-		if _, ok := parseDigest(env.prev); !ok {
-			return env, `prev is neither "" nor a "sha256:<hex>" digest`
-		}
-	}
-	ts, err := time.Parse(tsLayout, string(env.ts))
-	if err != nil || ts.Format(tsLayout) != string(env.ts) {
-		return env, "ts is not RFC 3339 UTC with milliseconds (2006-01-02T15:04:05.000Z)"
-	}
-	env.time = ts
-	if env.batchEnd < env.rev {
-		return env, fmt.Sprintf("batch_end %d is before rev %d", env.batchEnd, env.rev)
+	if problem = checkEnvelope(&env); problem != "" {
+		return env, problem
 	}
 	if checkData && !isCanonicalJSON(env.data) {
 		// A misplaced member ends up inside what the layout takes for
@@ -279,6 +186,139 @@ func decodeLine(line []byte, checkData bool) (env envelope, problem string) {
 		return env, "digest does not match the event's content"
 	}
 	return env, ""
+}
+
+// decodeHead reads the members before data (batch_end) into env and
+// returns where data starts.
+func decodeHead(line []byte, env *envelope) (dataStart int, problem string) {
+	n := len(line)
+	if !bytes.HasPrefix(line, []byte(litBatchEnd)) || n < len(litBatchEnd)+len(litEnd)+digestLen {
+		return 0, describeEnvelopeProblem(line)
+	}
+	p := len(litBatchEnd)
+	q := p
+	for q < n && line[q] >= '0' && line[q] <= '9' {
+		q++
+	}
+	be, ok := parseCanonInt(line[p:q])
+	if !ok {
+		return 0, "batch_end is not a canonical positive integer"
+	}
+	env.batchEnd = be
+	if !bytes.HasPrefix(line[q:], []byte(litData)) {
+		return 0, describeEnvelopeProblem(line)
+	}
+	return q + len(litData), ""
+}
+
+// tailCursor walks a line backwards from its end, never past dataStart.
+type tailCursor struct {
+	line      []byte
+	dataStart int
+	e         int // end of what is not read yet
+}
+
+// cut consumes lit if the unread part ends with it.
+func (c *tailCursor) cut(lit string) bool {
+	if c.e-len(lit) < c.dataStart || string(c.line[c.e-len(lit):c.e]) != lit {
+		return false
+	}
+	c.e -= len(lit)
+	return true
+}
+
+// quoted consumes a string value ending at e, up to and not including its
+// opening quote, and returns it; nil when no quote is left.
+func (c *tailCursor) quoted() []byte {
+	k := bytes.LastIndexByte(c.line[c.dataStart:c.e], '"')
+	if k < 0 {
+		return nil
+	}
+	k += c.dataStart
+	v := c.line[k+1 : c.e]
+	c.e = k + 1
+	return v
+}
+
+// decodeTail reads the members after data into env, data included, and
+// returns the index of the closing quote of type, where the canonical
+// event (the line without its digest) ends. The members after data have
+// no '"' or '\' in their values, so they are parsed from the end of the
+// line backwards; data is what lies between.
+func decodeTail(line []byte, dataStart int, env *envelope) (canonEnd int, problem string) {
+	c := tailCursor{line: line, dataStart: dataStart, e: len(line)}
+	if !c.cut(litEnd) || c.e-digestLen < dataStart {
+		return 0, describeEnvelopeProblem(line)
+	}
+	sum, ok := parseDigest(line[c.e-digestLen : c.e])
+	if !ok {
+		return 0, `digest is not "sha256:" followed by 64 lower-case hex digits`
+	}
+	env.digest = sum
+	c.e -= digestLen
+	if !c.cut(litDigest) {
+		return 0, describeEnvelopeProblem(line)
+	}
+	canonEnd = c.e + 1 // just past the closing quote of type
+	if env.typ = c.quoted(); env.typ == nil || !c.cut(litType) {
+		return 0, describeEnvelopeProblem(line)
+	}
+	if c.e-len(tsLayout) < dataStart {
+		return 0, describeEnvelopeProblem(line)
+	}
+	env.ts = line[c.e-len(tsLayout) : c.e]
+	c.e -= len(tsLayout)
+	if !c.cut(litTS) {
+		return 0, describeEnvelopeProblem(line)
+	}
+	r := c.e
+	for r > dataStart && line[r-1] >= '0' && line[r-1] <= '9' {
+		r--
+	}
+	if env.rev, ok = parseCanonInt(line[r:c.e]); !ok {
+		return 0, "rev is not a canonical positive integer"
+	}
+	c.e = r
+	if !c.cut(litRev) {
+		return 0, describeEnvelopeProblem(line)
+	}
+	if env.prev = c.quoted(); env.prev == nil || !c.cut(litPrev) {
+		return 0, describeEnvelopeProblem(line)
+	}
+	if env.id = c.quoted(); env.id == nil || !c.cut(litID) {
+		return 0, describeEnvelopeProblem(line)
+	}
+	if c.e <= dataStart {
+		return 0, "data is empty"
+	}
+	env.data = line[dataStart:c.e]
+	return canonEnd, ""
+}
+
+// checkEnvelope checks the values decodeTail and decodeHead took apart:
+// type, id, prev and ts in their forms, and batch_end not before rev. It
+// sets env.time.
+func checkEnvelope(env *envelope) (problem string) {
+	if err := validEventType(string(env.typ)); err != nil {
+		return err.Error()
+	}
+	if err := validEventID(string(env.id)); err != nil {
+		return err.Error()
+	}
+	if len(env.prev) != 0 {
+		if _, ok := parseDigest(env.prev); !ok {
+			return `prev is neither "" nor a "sha256:<hex>" digest`
+		}
+	}
+	ts, err := time.Parse(tsLayout, string(env.ts))
+	if err != nil || ts.Format(tsLayout) != string(env.ts) {
+		return "ts is not RFC 3339 UTC with milliseconds (2006-01-02T15:04:05.000Z)"
+	}
+	env.time = ts
+	if env.batchEnd < env.rev {
+		return fmt.Sprintf("batch_end %d is before rev %d", env.batchEnd, env.rev)
+	}
+	return ""
 }
 
 // parseCanonInt parses a canonical JSON integer in 1..2^53-1: digits, no

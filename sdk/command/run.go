@@ -53,21 +53,56 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	defer tr.release()
 
-	stdout := &capture{limit: req.MaxOutputBytes, name: "stdout", tee: req.StdoutTee}
-	stderr := &capture{limit: req.MaxOutputBytes, name: "stderr"}
-	over := make(chan *capture, 2)
-	readers := make(chan struct{}, 2)
-	go stdout.read(p.stdoutR, over, readers)
-	go stderr.read(p.stderrR, over, readers)
+	r := begin(p, tr, req)
+	res := &Result{ExitCode: -1}
+	exited, cause := r.wait(ctx, req, res)
+	remaining, exited := r.stop(grace, exited)
+	return res, r.collect(res, exited, remaining, cause)
+}
+
+// running is a started command whose output is being read and whose exit
+// is being waited for.
+type running struct {
+	p              *process
+	tr             *tracker
+	stdout, stderr *capture
+	// over receives a capture that exceeded its limit.
+	over chan *capture
+	// readers receives once per capture whose reading ended.
+	readers chan struct{}
+	// waited receives the started process's exit.
+	waited chan error
+}
+
+// begin reads the command's output, feeds it req.Stdin and waits for its
+// exit, each in a goroutine of its own.
+func begin(p *process, tr *tracker, req Request) *running {
+	r := &running{
+		p:       p,
+		tr:      tr,
+		stdout:  &capture{limit: req.MaxOutputBytes, name: "stdout", tee: req.StdoutTee},
+		stderr:  &capture{limit: req.MaxOutputBytes, name: "stderr"},
+		over:    make(chan *capture, 2),
+		readers: make(chan struct{}, 2),
+		waited:  make(chan error, 1),
+	}
+	go r.stdout.read(p.stdoutR, r.over, r.readers)
+	go r.stderr.read(p.stderrR, r.over, r.readers)
 	if p.stdinW != nil {
 		go func() {
 			_, _ = p.stdinW.Write(req.Stdin) // EPIPE when the command ignores stdin
 			_ = p.stdinW.Close()
 		}()
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- p.cmd.Wait() }()
+	go func() { r.waited <- p.cmd.Wait() }()
+	return r
+}
 
+// wait returns when the command exits, ctx ends, req.Timeout passes or a
+// limit is exceeded, sampling the tree's memory every SampleInterval.
+// exited says the started process exited by itself; cause is the exceeded
+// limit, if any. Timeouts and cancellations are marked in res.
+func (r *running) wait(ctx context.Context, req Request, res *Result) (exited bool, cause error) {
 	var timeout <-chan time.Time
 	if req.Timeout > 0 {
 		timer := time.NewTimer(req.Timeout)
@@ -76,50 +111,48 @@ func Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	ticker := time.NewTicker(SampleInterval)
 	defer ticker.Stop()
-
-	res := &Result{ExitCode: -1}
-	var cause error
-	exited := false
-loop:
 	for {
 		select {
-		case <-waited:
-			exited = true
-			break loop
+		case <-r.waited:
+			return true, nil
 		case <-ctx.Done():
 			markStopped(res, ctx)
-			break loop
+			return false, nil
 		case <-timeout:
 			res.TimedOut = true
-			break loop
-		case c := <-over:
-			cause = fmt.Errorf("%w: %s exceeded %d bytes", ErrOutputLimit, c.name, c.limit)
-			break loop
+			return false, nil
+		case c := <-r.over:
+			return false, fmt.Errorf("%w: %s exceeded %d bytes", ErrOutputLimit, c.name, c.limit)
 		case <-ticker.C:
-			if rss := tr.sample(); req.MaxMemoryBytes > 0 && rss > req.MaxMemoryBytes {
-				cause = fmt.Errorf("%w: process tree used %d bytes, limit %d", ErrMemoryLimit, rss, req.MaxMemoryBytes)
-				break loop
+			if rss := r.tr.sample(); req.MaxMemoryBytes > 0 && rss > req.MaxMemoryBytes {
+				return false, fmt.Errorf("%w: process tree used %d bytes, limit %d", ErrMemoryLimit, rss, req.MaxMemoryBytes)
 			}
 		}
 	}
+}
 
-	remaining := tr.teardown(grace, exited)
+// stop tears the command's tree down, waits for the started process once
+// it was killed and finishes reading its output. It returns the processes
+// teardown could not stop and whether the started process has exited.
+func (r *running) stop(grace time.Duration, exited bool) (remaining []Process, _ bool) {
+	remaining = r.tr.teardown(grace, exited)
 	if !exited {
 		// After SIGKILL the started process exits; only an uninterruptible
 		// sleep can delay it, and then it is reported as remaining.
 		select {
-		case <-waited:
+		case <-r.waited:
 			exited = true
 		case <-time.After(killVerify):
 		}
 	}
+	p := r.p
 	if p.stdinW != nil {
 		_ = p.stdinW.Close()
 	}
 	drain := time.NewTimer(drainTimeout)
 	for n := 0; n < 2; {
 		select {
-		case <-readers:
+		case <-r.readers:
 			n++
 		case <-drain.C:
 			// A process outside our view still holds a pipe: stop reading.
@@ -130,20 +163,26 @@ loop:
 	drain.Stop()
 	_ = p.stdoutR.Close()
 	_ = p.stderrR.Close()
+	return remaining, exited
+}
 
-	res.Stdout, res.Stderr = stdout.bytes(), stderr.bytes()
-	res.PeakMemoryBytes = tr.peakBytes()
-	if exited && p.cmd.ProcessState != nil {
+// collect fills res with the output, memory and exit of the stopped
+// command and returns cause joined with what else went wrong: an output
+// overflow in the instant of exit, survivors of teardown.
+func (r *running) collect(res *Result, exited bool, remaining []Process, cause error) error {
+	res.Stdout, res.Stderr = r.stdout.bytes(), r.stderr.bytes()
+	res.PeakMemoryBytes = r.tr.peakBytes()
+	if state := r.p.cmd.ProcessState; exited && state != nil {
 		var maxRSS int64
-		res.ExitCode = p.cmd.ProcessState.ExitCode()
-		res.Signal, maxRSS = exitDetails(p.cmd.ProcessState)
+		res.ExitCode = state.ExitCode()
+		res.Signal, maxRSS = exitDetails(state)
 		res.PeakMemoryBytes = max(res.PeakMemoryBytes, maxRSS)
 	}
-	if cause == nil && (stdout.overflowed || stderr.overflowed) {
+	if cause == nil && (r.stdout.overflowed || r.stderr.overflowed) {
 		// The command exited in the same instant it overflowed.
-		c := stdout
+		c := r.stdout
 		if !c.overflowed {
-			c = stderr
+			c = r.stderr
 		}
 		cause = fmt.Errorf("%w: %s exceeded %d bytes", ErrOutputLimit, c.name, c.limit)
 	}
@@ -152,7 +191,7 @@ loop:
 		tdErr := fmt.Errorf("%w: %d process(es) still alive: %v", ErrTeardownIncomplete, len(remaining), pidsOf(remaining))
 		cause = errors.Join(cause, tdErr)
 	}
-	return res, cause
+	return cause
 }
 
 // markStopped records why ctx ended.

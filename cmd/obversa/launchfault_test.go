@@ -141,3 +141,69 @@ func TestPluginFailsOnlyInWorker(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckedPluginLaunchedOnce: a plugin that passed the pre-run check
+// with no diagnostics is launched only by the worker in later runs of the
+// same storage directory; another env is checked again; and a plugin that
+// breaks after its check was kept ends in a recorded PLUGIN_START_FAILED
+// pause, not a refusal.
+func TestCheckedPluginLaunchedOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken")
+	pids := filepath.Join(dir, "pids")
+	text := strings.NewReplacer("PREFLIGHT", "", "MODE", "dies-in-worker", "PIDFILE", pids,
+		"@BROKEN@", broken, "SELF", testBinary(t)).Replace(launchFaultRunFile)
+	runFile := filepath.Join(dir, "run.hcl")
+	write := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	launches := func() int {
+		t.Helper()
+		b, err := os.ReadFile(pids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(strings.Fields(string(b)))
+	}
+	write(text)
+	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
+		t.Fatalf("lock: %s", r.stderr)
+	}
+	steps := []struct {
+		id, text string
+		broken   bool
+		code     int
+		launches int
+	}{
+		{id: "first", text: text, code: 0, launches: 2},
+		{id: "warm", text: text, code: 0, launches: 1},
+		{id: "other-env", text: strings.Replace(text, `HELPER_BROKEN = `, `OTHER = "1", HELPER_BROKEN = `, 1), code: 0, launches: 2},
+		{id: "broke", text: text, broken: true, code: exitPaused, launches: 1},
+	}
+	for _, s := range steps {
+		write(s.text)
+		if s.broken {
+			if err := os.WriteFile(broken, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := 0
+		if _, err := os.Stat(pids); err == nil {
+			before = launches()
+		}
+		r, res := runJSON(t, runFile, "--run-id", s.id)
+		if r.code != s.code {
+			t.Fatalf("run %s: exit %d, want %d; result %v; stderr:\n%s", s.id, r.code, s.code, res, r.stderr)
+		}
+		if n := launches() - before; n != s.launches {
+			t.Errorf("run %s launched the plugin %d times, want %d", s.id, n, s.launches)
+		}
+		if s.broken && res["code"] != "PLUGIN_START_FAILED" {
+			t.Errorf("run %s: result %v, want a PLUGIN_START_FAILED pause", s.id, res)
+		}
+	}
+}

@@ -9,7 +9,8 @@
 // TrustedKeys resolves a run file's trusted_keys, CheckSource checks a source
 // binary against its pin and, where keys apply, its minisign signature;
 // Cache and VerifyCached keep the pinned copies (ErrPluginChanged,
-// PLUGIN_CHANGED, when one changes); Install verifies a distributed plugin
+// PLUGIN_CHANGED, when one changes); CheckKey, Checked and RecordChecked
+// keep the receipts of passed pre-run checks; Install verifies a distributed plugin
 // found by the discovery grammar (BinaryPrefix) and places it in a plugins
 // directory. Signature and checksum sidecars are never executed.
 //

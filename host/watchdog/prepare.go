@@ -54,10 +54,11 @@ type Prepared struct {
 // (run file `sha256`, else obversa.lock.hcl), copies each binary into the
 // plugin cache while checking its digest and, where trusted_keys apply,
 // its signature (docs/plugins.md; an existing cache entry must hold the same
-// bytes), launches each plugin once from its cache entry (handshake,
-// health, Describe, Configure) and compiles the definition and plan.
-// Nothing of the run is written; the plugin cache is filled and, with
-// TrustOnFirstUse, the lock file written. Errors: *DiagnosticsError for
+// bytes), compiles the definition and plan, and launches each plugin once
+// from its cache entry (handshake, health, Describe, Configure) unless it
+// passed that check before with the same inputs (checkPlugins).
+// Nothing of the run is written; the plugin cache is filled, check
+// receipts are written and, with TrustOnFirstUse, the lock file written. Errors: *DiagnosticsError for
 // the run file, for plugin paths that cannot be run
 // (hcl.CheckPluginFiles) and for a config a plugin's Configure rejects
 // (placed by validate.ConfigDiagnostics), ErrUnpinned, ErrPinConflict,
@@ -113,21 +114,62 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 		pl.KeyID, pl.Signature = pin.KeyID, pin.Signature
 	}
 	if !o.SkipPluginCheck {
-		set, err := launch.Start(ctx, p.Plugins, launch.Options{StorageDir: p.Storage.Directory, Fresh: true, Logger: o.Logger, Redact: redactor(Policy(p)), Run: RunOf(p)})
-		var ce *launch.ConfigError
-		if errors.As(err, &ce) {
-			// The plugin rejected its config: show where in the run file.
-			return nil, &DiagnosticsError{Diags: validate.ConfigDiagnostics(rf.Plugin(ce.Plugin), ce.Diagnostics)}
-		}
+		warnings, err := checkPlugins(ctx, rf, p, o)
 		if err != nil {
 			return nil, err
 		}
-		for i := range rf.Plugins {
-			diags = append(diags, validate.ConfigDiagnostics(&rf.Plugins[i], set.ConfigDiagnostics()[rf.Plugins[i].Name])...)
-		}
-		set.Close()
+		diags = append(diags, warnings...)
 	}
 	return &Prepared{RunFile: rf, Definition: def, Plan: p, Warnings: diags}, nil
+}
+
+// checkPlugins launches, side by side, each plugin of p that has no check
+// receipt in the storage directory (launch.CheckKey: it passed this
+// check before with the same bytes, args, env, config and confinement,
+// answering no diagnostics) from its cache entry — handshake, health,
+// Describe, Configure — and closes them again. A plugin that passes with
+// no diagnostics gets a receipt, so the next run of the same plugin
+// launches it only in the worker, which records a later failure to start
+// (docs/decisions.md, "A plugin checked once is not launched twice").
+// It returns the warnings Configure answered, placed in the run file; a
+// config Configure rejects is a *DiagnosticsError, any other failure the
+// launch error naming the plugin.
+func checkPlugins(ctx context.Context, rf *hcl.RunFile, p *plan.Plan, o PrepareOptions) (hclv2.Diagnostics, error) {
+	run := RunOf(p)
+	var todo []plan.PluginPlan
+	keys := map[string]string{}
+	for _, pl := range p.Plugins {
+		key := launch.CheckKey(pl, run)
+		if !launch.Checked(p.Storage.Directory, key) {
+			todo = append(todo, pl)
+			keys[pl.Name] = key
+		}
+	}
+	if len(todo) == 0 {
+		return nil, nil
+	}
+	set, err := launch.Start(ctx, todo, launch.Options{StorageDir: p.Storage.Directory, Fresh: true, Logger: o.Logger, Redact: redactor(Policy(p)), Run: run})
+	var ce *launch.ConfigError
+	if errors.As(err, &ce) {
+		// The plugin rejected its config: show where in the run file.
+		return nil, &DiagnosticsError{Diags: validate.ConfigDiagnostics(rf.Plugin(ce.Plugin), ce.Diagnostics)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	set.Close()
+	var diags hclv2.Diagnostics
+	for _, pl := range todo {
+		pd := set.ConfigDiagnostics()[pl.Name]
+		if len(pd) > 0 {
+			// Warnings are shown at every run: no receipt.
+			diags = append(diags, validate.ConfigDiagnostics(rf.Plugin(pl.Name), pd)...)
+			continue
+		}
+		// A receipt that cannot be written only costs the next run a check.
+		_ = launch.RecordChecked(p.Storage.Directory, keys[pl.Name])
+	}
+	return diags, nil
 }
 
 // Pin is what Pins established about one plugin of a run file.

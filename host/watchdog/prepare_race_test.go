@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/plugin"
 )
@@ -91,6 +92,10 @@ graph "dag" {
 	}()
 	ok, refused := 0, 0
 	for i := range starts {
+		// Every start launches the plugin: no check receipt is kept.
+		if err := os.RemoveAll(launch.CheckedDir(filepath.Join(dir, ".obversa"))); err != nil {
+			t.Fatal(err)
+		}
 		_, err := watchdog.Prepare(context.Background(), runFile, watchdog.PrepareOptions{RunID: fmt.Sprintf("r%d", i)})
 		switch {
 		case err == nil:

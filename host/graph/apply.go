@@ -96,37 +96,44 @@ func (s *State) ApplyData(v any) error {
 			return err
 		}
 		n.Status, n.RetrySafe, n.AttemptStarted = StatusStarted, d.RetrySafe, true
+		s.moved(n, StatusDispatched)
 	case CompletedData:
 		n, err := s.at(d.Node, d.Position, StatusStarted, StatusPaused)
 		if err != nil {
 			return err
 		}
 		s.leave(n)
+		old := n.Status
 		n.Status, n.Result, n.ResultArtifact, n.Pause = StatusPassed, d.Result, d.ResultArtifact, nil
 		if n.Instance {
 			n.v.passed++
 		}
+		s.moved(n, old)
 	case FailedData:
 		n, err := s.at(d.Node, d.Position, StatusDispatched, StatusStarted, StatusPaused)
 		if err != nil {
 			return err
 		}
 		s.leave(n)
+		old := n.Status
 		n.Failure, n.Pause = &d, nil
 		s.settleFailure(n)
+		s.moved(n, old)
 	case PausedData:
 		n, err := s.at(d.Node, d.Position, StatusDispatched, StatusStarted)
 		if err != nil {
 			return err
 		}
 		s.leave(n)
-		req := d.Request
+		old, req := n.Status, d.Request
 		n.Status, n.Pause = StatusPaused, &req
+		s.moved(n, old)
 	case ResumedData:
 		n, err := s.at(d.Node, d.Position, StatusPaused, StatusStarted)
 		if err != nil {
 			return err
 		}
+		old := n.Status
 		if n.Status == StatusPaused {
 			s.enter(n)
 			if n.Pause != nil && n.Pause.Kind == PauseApproval {
@@ -136,6 +143,7 @@ func (s *State) ApplyData(v any) error {
 			}
 		}
 		n.Status, n.Pause, n.AttemptStarted = StatusDispatched, nil, false
+		s.moved(n, old)
 	case ApprovalData:
 		return s.applyApproval(d)
 	case ActionDecidedData:
@@ -245,7 +253,7 @@ func (s *State) settleFailure(n *NodeState) {
 	// A loop member's failure fails its loop when the loop ends
 	// (graph:loop-finished), which is when stop_on_error applies.
 	if n.Loop == "" && kind == KindRequired && s.def.StopOnError {
-		s.stopped = true
+		s.stop()
 	}
 }
 
@@ -265,6 +273,7 @@ func (s *State) applyDispatch(recorded []Dispatch) error {
 		n.Position, n.Status, n.AttemptStarted, n.Approved, n.Decision = recorded[i].Position, StatusDispatched, false, "", nil
 		s.byPos[n.Position] = n
 		s.enter(n)
+		s.moved(n, StatusIdle)
 	}
 	return nil
 }

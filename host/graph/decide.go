@@ -61,53 +61,32 @@ type Ask struct {
 	Unit *NodeState
 }
 
-// scan is what one pass over the units tells Decide: whether any waits
-// for a person, and which vertices hold a position open.
-type scan struct {
-	paused bool
-	active map[*VertexState]bool
-}
-
-func (s *State) scan() scan {
-	sc := scan{active: map[*VertexState]bool{}}
-	for _, n := range s.units {
-		if n.Status == StatusPaused {
-			sc.paused = true
-		}
-		if n.active() {
-			sc.active[n.v] = true
-		}
-	}
-	return sc
-}
-
 // Decide returns the decision at the current prefix (see Decision).
 // Finalizers (nodes, for_each nodes and loops of kind finalizer) start
 // once every other vertex has settled and nothing waits for a person.
 // When nothing is in flight and nothing is to be recorded, the Outcome is
 // returned instead.
+//
+// Decide reads the decision index the fold keeps (index.go), not every
+// vertex: its cost grows with the vertices that may act now — the ready
+// frontier, running loops and for_each nodes — and the dispatches offered,
+// not with the graph.
 func (s *State) Decide() Decision {
-	blocked := s.blockedSet()
-	sc := s.scan()
-	settled := true // every non-finalizer is passed, failed, blocked or stopped
-	for i, v := range s.vertices {
-		st := v.Status()
-		if v.Def.Kind != KindFinalizer && st != StatusPassed && st != StatusFailed && !blocked[i] && !(s.stopped && !sc.active[v]) {
-			settled = false
-		}
-	}
+	settled := s.settled()
+	paused := s.idx.paused > 0
 	var d Decision
-	for i, v := range s.vertices {
+	for i := s.idx.stepping.next(0); i >= 0; i = s.idx.stepping.next(i + 1) {
+		v := s.vertices[i]
 		// ready: a vertex that has not begun may begin now.
-		ready := !v.started() && !blocked[i]
+		ready := !v.started() && !v.ix.blocked
 		if v.Def.Kind == KindFinalizer {
-			ready = ready && settled && !sc.paused
+			ready = ready && settled && !paused
 		} else {
-			ready = ready && !s.stopped && s.depsGreen(v.Def)
+			ready = ready && !s.stopped && v.ix.pending == 0
 		}
 		switch {
 		case v.Loop != nil:
-			s.decideLoop(&d, v, ready, sc.active[v])
+			s.decideLoop(&d, v, ready, v.ix.active > 0)
 		case v.Def.ForEach != nil && ready:
 			if v.Def.ForEach.Source == "" {
 				keys := make([]string, len(v.Def.ForEach.Items))
@@ -120,93 +99,62 @@ func (s *State) Decide() Decision {
 			}
 		}
 	}
-	s.dispatches(&d, blocked, settled && !sc.paused)
+	s.dispatches(&d, settled && !paused)
 	if len(d.Transitions)+len(d.Asks)+len(d.Dispatches) == 0 && s.inflight == 0 {
-		d.Outcome = s.outcome(sc.paused)
+		d.Outcome = s.outcome(paused)
 	}
 	return d
 }
 
 // dispatches adds the dispatchable units to d in declaration order, within
 // global and keyed concurrency. finalizers says whether finalizer nodes
-// may start.
-func (s *State) dispatches(d *Decision, blocked []bool, finalizers bool) {
+// may start. Once global concurrency is used up nothing more can be
+// offered, so it stops reading the index there.
+func (s *State) dispatches(d *Decision, finalizers bool) {
 	inflight := s.inflight
-	keyed := map[string]int{}
-	offer := func(n *NodeState) {
+	var keyed map[string]int
+	offer := func(n *NodeState) bool {
 		if n.Status != StatusIdle || inflight >= s.def.GlobalConcurrency {
-			return
+			return false
 		}
 		if k := n.Def.Key; k != "" {
+			if keyed == nil {
+				keyed = map[string]int{}
+			}
 			if s.keyed[k]+keyed[k] >= s.keyLimit[k] {
-				return
+				return false
 			}
 			keyed[k]++
 		}
 		inflight++
 		d.Dispatches = append(d.Dispatches, Dispatch{Node: n.Def.ID, Position: n.position(n.Attempts + 1)})
 		d.units = append(d.units, n)
+		return true
 	}
-	for i, v := range s.vertices {
+	for i := s.idx.dispatching.next(0); i >= 0 && inflight < s.def.GlobalConcurrency; i = s.idx.dispatching.next(i + 1) {
+		v := s.vertices[i]
 		fin := v.Def.Kind == KindFinalizer
 		if s.stopped && !fin {
 			continue // stop_on_error: no new dispatches but finalizers
 		}
 		switch {
 		case v.Unit != nil:
-			if fin && !finalizers || !fin && (blocked[i] || !s.depsGreen(v.Def)) {
-				continue
+			// In the index: idle, and a finalizer or not blocked with
+			// its dependencies green.
+			if !fin || finalizers {
+				offer(v.Unit)
 			}
-			offer(v.Unit)
 		case v.Loop != nil:
 			for _, n := range s.readyMembers(v) {
 				offer(n)
 			}
 		default:
-			for _, n := range v.Instances {
-				offer(n)
+			// Instances are idle in the index and share one key: once
+			// one is refused, so is every later one.
+			for k := v.ix.idle.next(0); k >= 0 && offer(v.Instances[k]); k = v.ix.idle.next(k + 1) {
 			}
 		}
 	}
-}
-
-// blockedSet marks the vertices that can never begin: non-finalizers that
-// have not begun whose dependency failed for good (and is not optional)
-// or is itself blocked, or every one of them once stop_on_error stopped
-// new dispatches. It is memoised per call so deep or diamond-shaped
-// graphs stay linear.
-func (s *State) blockedSet() []bool {
-	const unknown, no, yes = 0, 1, 2
-	memo := make([]int8, len(s.vertices))
-	var visit func(i int) bool
-	visit = func(i int) bool {
-		if memo[i] != unknown {
-			return memo[i] == yes
-		}
-		memo[i] = no
-		v := s.vertices[i]
-		b := false
-		if v.Def.Kind != KindFinalizer && (!v.started() || v.Unit != nil && v.Unit.Status == StatusIdle) {
-			b = s.stopped
-			for _, dep := range v.Def.DependsOn {
-				if b {
-					break
-				}
-				j := s.vindex[dep]
-				d := s.vertices[j]
-				b = (d.Status() == StatusFailed && d.Def.Kind != KindOptional) || visit(j)
-			}
-		}
-		if b {
-			memo[i] = yes
-		}
-		return b
-	}
-	out := make([]bool, len(s.vertices))
-	for i := range s.vertices {
-		out[i] = visit(i)
-	}
-	return out
 }
 
 func (s *State) outcome(paused bool) *Outcome {

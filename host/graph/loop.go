@@ -175,7 +175,9 @@ func (s *State) applyTransition(v any) error {
 	}
 	switch d := v.(type) {
 	case LoopStartedData:
-		s.Vertex(d.Loop).Loop.Started = true
+		vx := s.Vertex(d.Loop)
+		vx.Loop.Started = true
+		s.refresh(vx)
 	case RoundStartedData:
 		vx := s.Vertex(d.Loop)
 		r := &RoundState{Round: d.Round}
@@ -183,14 +185,16 @@ func (s *State) applyTransition(v any) error {
 			r.Members = append(r.Members, s.newUnit(&NodeState{Def: &vx.Def.Loop.Members[i], Vertex: d.Loop, Loop: d.Loop, Round: d.Round, v: vx}))
 		}
 		vx.Loop.Rounds = append(vx.Loop.Rounds, r)
+		s.refresh(vx)
 	case LoopFinishedData:
 		vx := s.Vertex(d.Loop)
 		vx.Loop.Finished = &d
 		if d.Outcome == LoopFailed {
 			vx.failure = &FailedData{Node: d.Loop, Position: d.Position, Code: d.Code, Message: d.Message}
-			if vx.Def.Kind == KindRequired && s.def.StopOnError {
-				s.stopped = true
-			}
+		}
+		s.refresh(vx)
+		if d.Outcome == LoopFailed && vx.Def.Kind == KindRequired && s.def.StopOnError {
+			s.stop()
 		}
 	}
 	return nil
@@ -242,13 +246,17 @@ func (s *State) applyExpanded(d ExpandedData) error {
 	vx.Expansion = &d
 	if d.Code != "" {
 		vx.failure = &FailedData{Node: d.Node, Code: d.Code, Message: d.Message}
+		s.refresh(vx)
 		if vx.Def.Kind == KindRequired && s.def.StopOnError {
-			s.stopped = true
+			s.stop()
 		}
 		return nil
 	}
-	for _, k := range d.Keys {
-		vx.Instances = append(vx.Instances, s.newUnit(&NodeState{Def: vx.Def, Vertex: d.Node, Instance: true, Key: k, v: vx}))
+	vx.ix.idle = newBitSet(len(d.Keys))
+	for i, k := range d.Keys {
+		vx.Instances = append(vx.Instances, s.newUnit(&NodeState{Def: vx.Def, Vertex: d.Node, Instance: true, Key: k, v: vx, idx: i}))
+		vx.ix.idle.set(i, true)
 	}
+	s.refresh(vx)
 	return nil
 }

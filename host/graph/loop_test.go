@@ -283,20 +283,20 @@ func TestLoopReplayCheck(t *testing.T) {
 	})
 	t.Run("review at the wrong position or accepted against its status", func(t *testing.T) {
 		s := prefix(t)
-		ds, _ := next(s)
+		ds, _ := next(t, s)
 		apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
 		apply(t, s, EventAttemptStarted, AttemptStartedData{Node: "plan", Position: "dag/plan/1"})
 		apply(t, s, EventNodeCompleted, CompletedData{Node: "plan", Position: "dag/plan/1"})
-		d := s.Decide()
+		d := checkDecide(t, s)
 		for _, tr := range d.Transitions {
 			apply(t, s, tr.Type, tr.Data)
 		}
-		d = s.Decide()
+		d = checkDecide(t, s)
 		for _, tr := range d.Transitions {
 			apply(t, s, tr.Type, tr.Data)
 		}
 		for _, pos := range []string{"dag/config/1/author/1", "dag/config/1/check/1"} {
-			ds, _ := next(s)
+			ds, _ := next(t, s)
 			apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
 			node := s.AtPosition(pos).Def.ID
 			apply(t, s, EventAttemptStarted, AttemptStartedData{Node: node, Position: pos})

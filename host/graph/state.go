@@ -72,7 +72,8 @@ type NodeState struct {
 	// of the member.
 	VerdictFailure bool
 
-	v *VertexState
+	v   *VertexState
+	idx int // a for_each instance's index in its node's Instances
 }
 
 // Name returns how people call the unit: "<node>", "<node>[<key>]" or
@@ -122,6 +123,7 @@ type VertexState struct {
 	failure *FailedData
 
 	passed, failed int // instances passed, failed for good
+	ix             vertexIndex
 }
 
 // LoopState is a started loop's rounds and end.
@@ -276,8 +278,9 @@ type State struct {
 	keyed      map[string]int
 	keyLimit   map[string]int
 	// stopped is set once a required vertex failed for good under
-	// stop_on_error.
+	// stop_on_error (State.stop).
 	stopped bool
+	idx     decisionIndex
 }
 
 // New returns the initial state of a validated definition.
@@ -302,6 +305,7 @@ func New(def *Definition) (*State, error) {
 	for _, k := range def.KeyedConcurrency {
 		s.keyLimit[k.Key] = k.Limit
 	}
+	s.buildIndex()
 	return s, nil
 }
 
@@ -364,10 +368,13 @@ func (s *State) AtPosition(position string) *NodeState {
 	return nil
 }
 
-// Blocked reports whether a vertex can never run (see Decide).
+// Blocked reports whether a vertex can never begin: a non-finalizer that
+// has not begun (or a node waiting to be offered again) whose dependency
+// failed for good (and is not optional) or is itself blocked, or any of
+// them once stop_on_error stopped new dispatches.
 func (s *State) Blocked(id string) bool {
-	i, ok := s.vindex[id]
-	return ok && s.blockedSet()[i]
+	v := s.Vertex(id)
+	return v != nil && v.ix.blocked
 }
 
 func (s *State) enter(n *NodeState) {
@@ -385,20 +392,4 @@ func (s *State) leave(n *NodeState) {
 	if n.Def.Key != "" {
 		s.keyed[n.Def.Key]--
 	}
-}
-
-// green reports whether a vertex no longer holds its dependents back:
-// passed, or failed for good while optional.
-func green(v *VertexState) bool {
-	st := v.Status()
-	return st == StatusPassed || (st == StatusFailed && v.Def.Kind == KindOptional)
-}
-
-func (s *State) depsGreen(d *NodeDef) bool {
-	for _, dep := range d.DependsOn {
-		if !green(s.Vertex(dep)) {
-			return false
-		}
-	}
-	return true
 }

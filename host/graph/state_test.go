@@ -58,7 +58,7 @@ func simulate(t *testing.T, def *Definition, script map[string][]string, steps .
 	var decisions [][]string
 	var queue []*NodeState
 	for i := 0; i < 10000; i++ {
-		d := s.Decide()
+		d := checkDecide(t, s)
 		if d.Outcome != nil {
 			return decisions, d.Outcome
 		}
@@ -171,9 +171,11 @@ func stepString(typ string, v any) string {
 	return typ
 }
 
-// next is Decide's dispatches and outcome.
-func next(s *State) ([]Dispatch, *Outcome) {
-	d := s.Decide()
+// next is Decide's dispatches and outcome (checked against the full
+// scan).
+func next(t testing.TB, s *State) ([]Dispatch, *Outcome) {
+	t.Helper()
+	d := checkDecide(t, s)
 	return d.Dispatches, d.Outcome
 }
 
@@ -282,12 +284,12 @@ func TestEventDrivenDispatchBeforeSiblingSettles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, _ := next(s)
+	ds, _ := next(t, s)
 	apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
 	apply(t, s, EventAttemptStarted, AttemptStartedData{Node: "a", Position: "dag/a/1"})
 	apply(t, s, EventAttemptStarted, AttemptStartedData{Node: "slow", Position: "dag/slow/1"})
 	apply(t, s, EventNodeCompleted, CompletedData{Node: "a", Position: "dag/a/1", Result: json.RawMessage(`1`)})
-	got, out := next(s)
+	got, out := next(t, s)
 	if out != nil {
 		t.Fatalf("outcome %+v while slow is in flight", out)
 	}
@@ -301,6 +303,7 @@ func apply(t *testing.T, s *State, typ string, v any) {
 	if err := s.Apply(typ, mustJSON(t, v)); err != nil {
 		t.Fatalf("%s: %v", typ, err)
 	}
+	checkDecide(t, s)
 }
 
 func TestReplayCheck(t *testing.T) {
@@ -343,11 +346,11 @@ func TestPauseAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, _ := next(s)
+	ds, _ := next(t, s)
 	apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
 	apply(t, s, EventNodePaused, PausedData{Node: "a", Position: "dag/a/1", Request: PauseRequest{Kind: "approval", Position: "dag/a/1"}})
 	apply(t, s, EventNodePaused, PausedData{Node: "b", Position: "dag/b/1", Request: PauseRequest{Kind: "approval", Position: "dag/b/1"}})
-	_, out := next(s)
+	_, out := next(t, s)
 	want := &Outcome{Kind: OutcomePaused, Paused: []PauseRequest{{Kind: "approval", Position: "dag/a/1"}, {Kind: "approval", Position: "dag/b/1"}}}
 	if diff := cmp.Diff(want, out); diff != "" {
 		t.Fatalf("outcome (-want +got):\n%s", diff)
@@ -356,7 +359,7 @@ func TestPauseAndResume(t *testing.T) {
 	if n := s.Node("a"); n.Status != StatusDispatched || n.AttemptStarted {
 		t.Fatalf("after resume a is %s (started %v), want dispatched", n.Status, n.AttemptStarted)
 	}
-	if ds, out := next(s); len(ds) != 0 || out != nil {
+	if ds, out := next(t, s); len(ds) != 0 || out != nil {
 		t.Fatalf("Next after resume = %v, %v; want nothing new while a is in flight", ds, out)
 	}
 }
@@ -404,7 +407,7 @@ func FuzzApply(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, tr := range s.Decide().Transitions {
+		for _, tr := range checkDecide(t, s).Transitions {
 			if err := s.ApplyData(tr.Data); err != nil {
 				t.Fatal(err)
 			}
@@ -414,7 +417,7 @@ func FuzzApply(f *testing.F) {
 		if got := len(s.InFlight()); got != s.inflight {
 			t.Fatalf("inflight counter %d, statuses say %d", s.inflight, got)
 		}
-		d := s.Decide()
+		d := checkDecide(t, s)
 		for _, a := range d.Asks {
 			_ = a.Vertex.Status()
 		}
@@ -443,11 +446,11 @@ func TestNoRetryForFinalFailures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ds, _ := next(s)
+			ds, _ := next(t, s)
 			apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
 			apply(t, s, EventAttemptStarted, AttemptStartedData{Node: "a", Position: "dag/a/1"})
 			apply(t, s, EventNodeFailed, FailedData{Node: "a", Position: "dag/a/1", Code: tt.code, FailureKind: tt.kind})
-			next, out := next(s)
+			next, out := next(t, s)
 			if retried := len(next) == 1 && next[0].Position == "dag/a/2"; retried != tt.retried {
 				t.Fatalf("retried = %v (next %v, outcome %+v), want %v", retried, next, out, tt.retried)
 			}
@@ -466,7 +469,7 @@ func TestActionDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, _ := next(s)
+	ds, _ := next(t, s)
 	apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
 	wait := ActionDecidedData{Node: "a", Position: "dag/a/1", Attempt: 1, Verdict: VerdictWait, Policy: "guard"}
 	apply(t, s, EventActionDecided, wait)
@@ -488,7 +491,7 @@ func TestActionDecision(t *testing.T) {
 	}
 	apply(t, s, EventAttemptStarted, AttemptStartedData{Node: "a", Position: "dag/a/1", RetrySafe: true})
 	apply(t, s, EventNodeFailed, FailedData{Node: "a", Position: "dag/a/1", Code: "EFFECT_FAILED"})
-	ds, _ = next(s)
+	ds, _ = next(t, s)
 	apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: ds})
 	if n := s.Node("a"); n.Position != "dag/a/2" || n.Decision != nil {
 		t.Fatalf("the retry at %s starts with decision %+v", n.Position, n.Decision)

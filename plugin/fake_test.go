@@ -2,7 +2,10 @@ package plugin_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
@@ -134,6 +137,8 @@ func (e *fakeEngine) Run(ctx context.Context, req plugin.RunRequest, emit plugin
 		return ok(plugin.Part{Kind: plugin.PartStructured, JSON: b, Final: true}), nil
 	case prompt == "env":
 		return ok(final(os.Getenv("OBVERSA_TEST_SECRET") + "|" + os.Getenv("OBVERSA_TEST_ALLOWED"))), nil
+	case prompt == "client-cert":
+		return ok(final(clientCertKey())), nil
 	case prompt == "stdout":
 		fmt.Println("stray stdout line")
 		return ok(final("printed")), nil
@@ -207,4 +212,22 @@ func (fakeNode) Invoke(_ context.Context, req plugin.InvokeRequest) (json.RawMes
 		return nil, nil
 	}
 	return nil, errors.New("unexpected op " + in.Op)
+}
+
+// clientCertKey names the key of the certificate the host offered in
+// PLUGIN_CLIENT_CERT ("ECDSA P-256"), or why there is none.
+func clientCertKey() string {
+	block, _ := pem.Decode([]byte(os.Getenv("PLUGIN_CLIENT_CERT")))
+	if block == nil {
+		return "no certificate"
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return err.Error()
+	}
+	key, ok := cert.PublicKey.(*ecdsa.PublicKey)
+	if !ok {
+		return cert.PublicKeyAlgorithm.String()
+	}
+	return "ECDSA " + key.Curve.Params().Name
 }

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -80,7 +81,8 @@ type LaunchConfig struct {
 // a missing file gives an error wrapping ErrPluginMissing, another digest a
 // *DigestMismatchError (ErrDigestMismatch), a device or pipe a
 // *NotRegularError; in each case nothing is executed. Only the copy is ever
-// executed, directly (no shell), gRPC only, with automatic mTLS, exactly
+// executed, directly (no shell), gRPC only, with mutual TLS (go-plugin's
+// automatic mTLS, the host's certificate from ClientCertificate), exactly
 // cfg.Env as environment, its unix socket in a short private directory
 // (so a long TMPDIR does not matter) and, on Linux, SIGKILL when the
 // launching thread dies. A failed handshake is a *StartError (ErrHandshake)
@@ -163,7 +165,13 @@ func launch(ctx context.Context, cfg LaunchConfig, path string) (*Client, error)
 		l.stopProc()
 		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
 	}
-	l.gp = goplugin.NewClient(l.clientConfig(sockets))
+	tlsConfig, certEnv, err := clientTLS()
+	if err != nil {
+		l.stopProc()
+		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
+	}
+	l.env = append(l.env, certEnv)
+	l.gp = goplugin.NewClient(l.clientConfig(sockets, tlsConfig))
 	if err := l.start(ctx); err != nil {
 		return l.fail(err)
 	}
@@ -219,13 +227,15 @@ func (l *launcher) command() (*exec.Cmd, error) {
 }
 
 // clientConfig is go-plugin's configuration for this launch, with the
-// plugin's unix socket in sockets.
-func (l *launcher) clientConfig(sockets string) *goplugin.ClientConfig {
+// plugin's unix socket in sockets and mTLS as tlsConfig sets it up
+// (clientTLS): go-plugin's automatic mTLS protocol with the host's
+// certificate made here, on P-256, rather than by go-plugin on P-521.
+func (l *launcher) clientConfig(sockets string, tlsConfig *tls.Config) *goplugin.ClientConfig {
 	return &goplugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: VersionedPlugins(),
-		// go-plugin hands its own variables (protocol versions, client
-		// certificate, socket directory) on a command of its own; the
+		// go-plugin hands its own variables (protocol versions, socket
+		// directory) on a command of its own; the
 		// plugin runs as cmd with them added. Its stdin is /dev/null,
 		// never the host's.
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
@@ -237,7 +247,7 @@ func (l *launcher) clientConfig(sockets string) *goplugin.ClientConfig {
 		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: sockets},
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		Managed:          false,
-		AutoMTLS:         true,
+		TLSConfig:        tlsConfig,
 		SkipHostEnv:      true,
 		StartTimeout:     l.startTimeout,
 		Logger:           l.logger,

@@ -168,6 +168,24 @@ func TestLaunchEnvironmentIsExactlyEnv(t *testing.T) {
 	}
 }
 
+// TestLaunchMutualTLS: the host offers the plugin a P-256 certificate of
+// its own making and talks to it over the mutual TLS go-plugin's server
+// sets up with it (a plugin serves nothing else once offered one).
+func TestLaunchMutualTLS(t *testing.T) {
+	t.Parallel()
+	e, err := launch(t, "both", plugin.TypeEngine).Engine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "client-cert"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := res.Final(); f.Text != "ECDSA P-256" {
+		t.Errorf("the plugin was offered %q, want an ECDSA P-256 certificate", f.Text)
+	}
+}
+
 func TestCloseStopsProcess(t *testing.T) {
 	t.Parallel()
 	c := launch(t, "both", plugin.TypeEngine)

@@ -3,16 +3,9 @@ package conformance
 import (
 	"bufio"
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -204,40 +197,10 @@ func (b *tailBuffer) String() string {
 	return string(b.buf[max(0, len(b.buf)-b.max):])
 }
 
-// clientCertPEM returns a fresh self-signed certificate, the kind go-plugin
-// offers a plugin for automatic mTLS (PLUGIN_CLIENT_CERT). The key is not
-// needed: the raw launches never connect.
-func clientCertPEM() ([]byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "localhost", Organization: []string{"Obversa conformance"}},
-		DNSNames:              []string{"localhost"},
-		NotBefore:             now.Add(-time.Minute),
-		NotAfter:              now.Add(time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
-}
-
 // handshakeEnv is plugin.HandshakeEnv with a fresh client certificate.
 func handshakeEnv(versions []int) ([]string, error) {
-	pemCert, err := clientCertPEM()
+	// The raw launches never connect: only the certificate is offered.
+	_, pemCert, err := plugin.ClientCertificate()
 	if err != nil {
 		return nil, fmt.Errorf("client certificate: %w", err)
 	}

@@ -48,26 +48,11 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(sig)
-	go func() {
-		select {
-		case <-sig:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	if stdin != nil {
-		var err error
-		if stdin, err = receiveEnv(stdin); err != nil {
-			return nil, err
-		}
-		go func() {
-			_, _ = io.Copy(io.Discard, stdin)
-			cancel()
-		}()
+	unwatch, err := cancelOnStop(ctx, cancel, stdin)
+	if err != nil {
+		return nil, err
 	}
+	defer unwatch()
 
 	run, state, err := openRun(ctx, ref)
 	if err != nil {
@@ -126,11 +111,51 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 		return nil, err
 	}
 	defer set.Close()
+	usePlugins(x, set, rs.Plan, unlaunched)
+	return execute(ctx, x, rs.Plan)
+}
+
+// cancelOnStop calls cancel on SIGTERM or SIGINT and, when stdin is not
+// nil, once stdin ends after its first line (the host variables,
+// receiveEnv), which means the watchdog is gone. unwatch stops the signal
+// watch.
+func cancelOnStop(ctx context.Context, cancel context.CancelFunc, stdin io.Reader) (unwatch func(), err error) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	unwatch = func() { signal.Stop(sig) }
+	go func() {
+		select {
+		case <-sig:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if stdin != nil {
+		if stdin, err = receiveEnv(stdin); err != nil {
+			unwatch()
+			return nil, err
+		}
+		go func() {
+			_, _ = io.Copy(io.Discard, stdin)
+			cancel()
+		}()
+	}
+	return unwatch, nil
+}
+
+// usePlugins hands the launched plugins to x, with the preflight view of
+// them and of those that did not start.
+func usePlugins(x *executor.Executor, set *launch.Set, p *plan.Plan, unlaunched map[string]error) {
 	x.SetPlugins(set.Engines(), set.Bindings())
 	x.SetPolicies(set.Policies())
 	x.SetMemoryWatch(set)
 	x.SetUnlaunched(unlaunched)
-	x.SetProbes(probes(set, rs.Plan, unlaunched))
+	x.SetProbes(probes(set, p, unlaunched))
+}
+
+// execute runs x until the run records a result, or until ctx ends and
+// the worker stops: then it returns context.Canceled.
+func execute(ctx context.Context, x *executor.Executor, p *plan.Plan) (*runstate.Result, error) {
 	type outcome struct {
 		res *runstate.Result
 		err error
@@ -150,7 +175,7 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 	// Stopping (the watchdog asked, or is gone): give in-flight attempts
 	// the teardown grace to return, then stop every process of the run but
 	// this one, so nothing outlives a worker whose watchdog died.
-	grace := rs.Plan.TeardownGrace()
+	grace := p.TeardownGrace()
 	select {
 	case <-done:
 	case <-time.After(grace):

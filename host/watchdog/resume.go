@@ -98,58 +98,20 @@ func Resume(ctx context.Context, ref Ref, o ResumeOptions) (res *runstate.Result
 	if err := st.CatchUp(ctx, run); err != nil {
 		return nil, false, err
 	}
-	rs := st.Start()
 	marker, err := ref.Marker(ctx)
 	if err != nil {
 		return nil, false, err
 	}
 	if f := st.Finished(); f != nil {
-		if o.Preflight != "" {
-			return nil, false, fmt.Errorf("%w: the run already ended (%s %s); it has no open preflight pause, %s names none", ErrResumeEventMismatch, f.Kind, f.Code, o.Preflight)
-		}
-		if st.CleanupVerified() == nil {
-			// Its watchdog died before it looked for what the last
-			// worker left: look now, so the run ends verified or not.
-			marked, left := stopRun(ctx, marker, rs.Plan.TeardownGrace())
-			if err := appendFolded(ctx, run, st, store.NewEvent{Type: runstate.EventCleanup, Data: runstate.NewCleanup(marked, left)}); err != nil {
-				return nil, false, conflictHint(err, ref)
-			}
+		if err := checkFinished(ctx, run, st, f, ref, marker, o); err != nil {
+			return nil, false, err
 		}
 		return f, true, nil
 	}
-	pf, err := preflightEvents(st.Preflight().Report(), o, ref.String())
+	b, err := resumeEvents(ctx, run, st, ref, marker, o)
 	if err != nil {
 		return nil, false, err
 	}
-	ev, err := operatorEvents(st, o)
-	if err != nil {
-		return nil, false, err
-	}
-	if open := st.PausedPositions(); o.Position == "" && o.Preflight == "" && len(ev) == 0 && len(open) > 0 {
-		// Paused positions wait for a person's word about each one; a bare
-		// resume would only pause again.
-		return nil, false, fmt.Errorf("%w: positions %v wait; decide an approval with `obversa approve %s POSITION` (which carries the run on), or name a position with --position", ErrResumePosition, open, ref)
-	}
-	// A run paused because the workspace was busy never ran a worker
-	// there: it has no anchor to check. A run paused because its record
-	// was full may have had no room for one: its workspace is checked as
-	// after a crash.
-	w := st.Paused()
-	if err := checkWorkspace(ctx, run, st, marker, w != nil && anchored(w.Code)); err != nil {
-		return nil, false, err
-	}
-	if err := fillCache(rs.Plan); err != nil {
-		return nil, false, err
-	}
-	marked, err := stopMarked(ctx, marker, rs.Plan.TeardownGrace())
-	if err != nil {
-		return nil, false, err
-	}
-	var b []store.NewEvent
-	b = append(b, store.NewEvent{Type: runstate.EventTakeover, Data: runstate.TakeoverData{PID: os.Getpid(), Stopped: marked}})
-	b = append(b, pf...)
-	b = append(b, ev...)
-	b = append(b, store.NewEvent{Type: graph.EventRunResumed, Data: runstate.RunResumedData{Position: o.Position}})
 	if err := appendFolded(ctx, run, st, b...); err != nil {
 		return nil, false, conflictHint(err, ref)
 	}
@@ -158,6 +120,67 @@ func Resume(ctx context.Context, ref Ref, o ResumeOptions) (res *runstate.Result
 	so.Owner, so.State = owner, st
 	res, err = Supervise(ctx, ref, run, so)
 	return res, false, err
+}
+
+// checkFinished answers a resume of the run that ended with f: an error
+// when o names a preflight pause it cannot have, and otherwise, when its
+// watchdog died before it looked for what the last worker left, the look
+// now, so the run ends verified or not.
+func checkFinished(ctx context.Context, run store.Record, st *runstate.State, f *runstate.Result, ref Ref, marker string, o ResumeOptions) error {
+	if o.Preflight != "" {
+		return fmt.Errorf("%w: the run already ended (%s %s); it has no open preflight pause, %s names none", ErrResumeEventMismatch, f.Kind, f.Code, o.Preflight)
+	}
+	if st.CleanupVerified() != nil {
+		return nil
+	}
+	marked, left := stopRun(ctx, marker, st.Plan().TeardownGrace())
+	if err := appendFolded(ctx, run, st, store.NewEvent{Type: runstate.EventCleanup, Data: runstate.NewCleanup(marked, left)}); err != nil {
+		return conflictHint(err, ref)
+	}
+	return nil
+}
+
+// resumeEvents checks that the unfinished run can be carried on (what o
+// says, its workspace, its plugin cache), stops every process carrying its
+// marker, and returns the batch that takes it over: run:takeover, what the
+// operator said about the preflight pause and positions, and
+// graph:run-resumed.
+func resumeEvents(ctx context.Context, run store.Record, st *runstate.State, ref Ref, marker string, o ResumeOptions) ([]store.NewEvent, error) {
+	pf, err := preflightEvents(st.Preflight().Report(), o, ref.String())
+	if err != nil {
+		return nil, err
+	}
+	ev, err := operatorEvents(st, o)
+	if err != nil {
+		return nil, err
+	}
+	if open := st.PausedPositions(); o.Position == "" && o.Preflight == "" && len(ev) == 0 && len(open) > 0 {
+		// Paused positions wait for a person's word about each one; a bare
+		// resume would only pause again.
+		return nil, fmt.Errorf("%w: positions %v wait; decide an approval with `obversa approve %s POSITION` (which carries the run on), or name a position with --position", ErrResumePosition, open, ref)
+	}
+	// A run paused because the workspace was busy never ran a worker
+	// there: it has no anchor to check. A run paused because its record
+	// was full may have had no room for one: its workspace is checked as
+	// after a crash.
+	w := st.Paused()
+	if err := checkWorkspace(ctx, run, st, marker, w != nil && anchored(w.Code)); err != nil {
+		return nil, err
+	}
+	p := st.Plan()
+	if err := fillCache(p); err != nil {
+		return nil, err
+	}
+	marked, err := stopMarked(ctx, marker, p.TeardownGrace())
+	if err != nil {
+		return nil, err
+	}
+	var b []store.NewEvent
+	b = append(b, store.NewEvent{Type: runstate.EventTakeover, Data: runstate.TakeoverData{PID: os.Getpid(), Stopped: marked}})
+	b = append(b, pf...)
+	b = append(b, ev...)
+	b = append(b, store.NewEvent{Type: graph.EventRunResumed, Data: runstate.RunResumedData{Position: o.Position}})
+	return b, nil
 }
 
 // fillCache checks that the pinned plugin bytes are in this host's

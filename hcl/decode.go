@@ -105,7 +105,41 @@ var runFileSchema = &hclv2.BodySchema{
 
 // runFile decodes the top level.
 func (d *decoder) runFile(body *hclsyntax.Body) *RunFile {
-	rf := &RunFile{
+	rf := d.defaultRunFile()
+	content, diags := body.Content(runFileSchema)
+	d.diags = append(d.diags, diags...)
+
+	if a := content.Attributes["teardown_grace"]; a != nil {
+		if v, ok := d.duration(a, nonNegativeDuration, "5s"); ok {
+			rf.TeardownGrace = v
+		}
+	}
+	if a := content.Attributes["trusted_keys"]; a != nil {
+		rf.TrustedKeys = d.trustedKeys(a)
+	}
+
+	singles, graphs := d.topBlocks(content.Blocks, rf)
+	d.applyPluginMemory(rf)
+	d.uniqueNames("plugin", content.Blocks)
+	d.uniqueNames("lane", content.Blocks)
+	d.checkLaneAdapters(rf)
+	d.checkProviders(rf)
+	for _, l := range rf.Lanes {
+		if l.Preflight != nil && rf.Preflight == nil {
+			rf.Preflight = &Preflight{Timeout: DefaultPreflightTimeout}
+		}
+	}
+	d.oneGraph(body, graphs, rf)
+	if rf.Graph.Nodes != nil {
+		d.checkMaxDispatches(rf, graphs[0], singles["limits"])
+	}
+	return rf
+}
+
+// defaultRunFile is a run file with every default of docs/run-file.md
+// applied and nothing declared.
+func (d *decoder) defaultRunFile() *RunFile {
+	return &RunFile{
 		Filename: d.filename,
 		Dir:      d.dir,
 		Workspace: Workspace{
@@ -126,21 +160,15 @@ func (d *decoder) runFile(body *hclsyntax.Body) *RunFile {
 		Plugins:       []Plugin{},
 		Lanes:         []Lane{},
 	}
-	content, diags := body.Content(runFileSchema)
-	d.diags = append(d.diags, diags...)
+}
 
-	if a := content.Attributes["teardown_grace"]; a != nil {
-		if v, ok := d.duration(a, nonNegativeDuration, "5s"); ok {
-			rf.TeardownGrace = v
-		}
-	}
-	if a := content.Attributes["trusted_keys"]; a != nil {
-		rf.TrustedKeys = d.trustedKeys(a)
-	}
-
-	singles := map[string]*hclv2.Block{}
-	var graphs []*hclv2.Block
-	for _, blk := range content.Blocks {
+// topBlocks decodes the top-level blocks into rf, except graph blocks,
+// which it returns for after the plugins and lanes are known. singles are
+// the blocks allowed once (workspace, storage, limits, restart,
+// preflight) by type, the first of each; a later one is diagnosed.
+func (d *decoder) topBlocks(blocks hclv2.Blocks, rf *RunFile) (singles map[string]*hclv2.Block, graphs []*hclv2.Block) {
+	singles = map[string]*hclv2.Block{}
+	for _, blk := range blocks {
 		switch blk.Type {
 		case "workspace", "storage", "limits", "restart", "preflight":
 			if prev := singles[blk.Type]; prev != nil {
@@ -171,17 +199,12 @@ func (d *decoder) runFile(body *hclsyntax.Body) *RunFile {
 			graphs = append(graphs, blk)
 		}
 	}
-	d.applyPluginMemory(rf)
-	d.uniqueNames("plugin", content.Blocks)
-	d.uniqueNames("lane", content.Blocks)
-	d.checkLaneAdapters(rf)
-	d.checkProviders(rf)
-	for _, l := range rf.Lanes {
-		if l.Preflight != nil && rf.Preflight == nil {
-			rf.Preflight = &Preflight{Timeout: DefaultPreflightTimeout}
-		}
-	}
+	return singles, graphs
+}
 
+// oneGraph decodes the run file's graph block into rf.Graph: exactly one
+// is allowed, a missing or a further one is diagnosed.
+func (d *decoder) oneGraph(body *hclsyntax.Body, graphs []*hclv2.Block, rf *RunFile) {
 	switch len(graphs) {
 	case 0:
 		d.errorAt(body.MissingItemRange(), "Missing graph block",
@@ -193,25 +216,32 @@ func (d *decoder) runFile(body *hclsyntax.Body) *RunFile {
 		}
 		rf.Graph = d.graph(graphs[0], rf)
 	}
+}
 
+// checkMaxDispatches warns when limits.max_dispatches is below the number
+// of dispatches the graph needs at least (every node once, each loop
+// member and static for_each item counted), since the run would then stop
+// before every node ran. graph is the graph block, limits the limits block
+// or nil.
+func (d *decoder) checkMaxDispatches(rf *RunFile, graph, limits *hclv2.Block) {
 	least := 0
 	for i := range rf.Graph.Nodes {
 		least += staticLen(&rf.Graph.Nodes[i])
 	}
-	if rf.Graph.Nodes != nil && rf.Limits.MaxDispatches < least {
-		// Without a limits block (the default applies), point at the graph
-		// block's header, not at the whole file.
-		rng := graphs[0].DefRange
-		if blk := singles["limits"]; blk != nil {
-			rng = blk.DefRange
-			if a, ok := blk.Body.(*hclsyntax.Body).Attributes["max_dispatches"]; ok {
-				rng = a.Expr.Range()
-			}
-		}
-		d.warnAt(rng, "max_dispatches is less than the number of nodes",
-			fmt.Sprintf("limits.max_dispatches is %d but the graph has %d nodes (counting each loop member and each static for_each item), each dispatched at least once, so the run will stop before every node has run. Raise max_dispatches to at least %d.", rf.Limits.MaxDispatches, least, least))
+	if rf.Limits.MaxDispatches >= least {
+		return
 	}
-	return rf
+	// Without a limits block (the default applies), point at the graph
+	// block's header, not at the whole file.
+	rng := graph.DefRange
+	if limits != nil {
+		rng = limits.DefRange
+		if a, ok := limits.Body.(*hclsyntax.Body).Attributes["max_dispatches"]; ok {
+			rng = a.Expr.Range()
+		}
+	}
+	d.warnAt(rng, "max_dispatches is less than the number of nodes",
+		fmt.Sprintf("limits.max_dispatches is %d but the graph has %d nodes (counting each loop member and each static for_each item), each dispatched at least once, so the run will stop before every node has run. Raise max_dispatches to at least %d.", rf.Limits.MaxDispatches, least, least))
 }
 
 // uniqueNames diagnoses two blocks of one type with the same label.
@@ -280,155 +310,6 @@ func blockName(blk *hclv2.Block) string {
 		s += fmt.Sprintf(" %q", l)
 	}
 	return s
-}
-
-func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
-	attrs := d.attrs(body, "directory", "url", "namespace", "max_event_payload_bytes", "max_batch_bytes",
-		"max_artifact_bytes", "max_total_artifact_bytes_per_run", "known_secrets_from_env", "max_log_bytes", "max_stream_bytes")
-	if a := attrs["directory"]; a != nil {
-		if s, ok := d.nonEmptyStr(a, `a directory, for example directory = ".obversa"`); ok {
-			st.Directory = d.resolvePath(s)
-		}
-	}
-	if a := attrs["url"]; a != nil {
-		if s, ok := d.nonEmptyStr(a, `a PostgreSQL URL, for example url = "postgres://obversa@db.internal/obversa"`); ok {
-			if summary, detail := checkStorageURL(s); summary != "" {
-				d.errorAt(a.Expr.Range(), summary, detail)
-			} else {
-				st.URL = s
-			}
-		}
-	}
-	if a := attrs["namespace"]; a != nil {
-		if s, ok := d.str(a, `a name, for example namespace = "default"`); ok && d.checkName("namespace", s, a.Expr.Range()) {
-			st.Namespace = s
-		}
-	}
-	sizes := []struct {
-		name    string
-		dst     *int64
-		example string
-	}{
-		{"max_event_payload_bytes", &st.MaxEventPayloadBytes, "65536"},
-		{"max_batch_bytes", &st.MaxBatchBytes, "4194304"},
-		{"max_artifact_bytes", &st.MaxArtifactBytes, "1048576"},
-		{"max_total_artifact_bytes_per_run", &st.MaxTotalArtifactBytesPerRun, "16777216"},
-		{"max_log_bytes", &st.MaxLogBytes, "8388608"},
-		{"max_stream_bytes", &st.MaxStreamBytes, "67108864"},
-	}
-	for _, s := range sizes {
-		if a := attrs[s.name]; a != nil {
-			if v, ok := d.integer(a, 1, s.example); ok {
-				*s.dst = v
-			}
-		}
-	}
-	if st.MaxBatchBytes < st.MaxEventPayloadBytes {
-		rng := body.SrcRange
-		if a := attrs["max_batch_bytes"]; a != nil {
-			rng = a.Expr.Range()
-		} else if a := attrs["max_event_payload_bytes"]; a != nil {
-			rng = a.Expr.Range()
-		}
-		d.errorAt(rng, "max_batch_bytes is smaller than max_event_payload_bytes",
-			fmt.Sprintf("A batch holds at least one event, so max_batch_bytes (%d) must be at least max_event_payload_bytes (%d). Raise max_batch_bytes or lower max_event_payload_bytes.", st.MaxBatchBytes, st.MaxEventPayloadBytes))
-	}
-	if a := attrs["known_secrets_from_env"]; a != nil {
-		names, ranges, ok := d.strList(a, `a list of environment variable names, for example known_secrets_from_env = ["ANTHROPIC_API_KEY"]`)
-		if ok {
-			for i, n := range names {
-				if !envNamePattern.MatchString(n) {
-					d.errorAt(ranges[i], fmt.Sprintf("Invalid environment variable name %q", n),
-						"Names in known_secrets_from_env are environment variable names: letters, digits and '_', not starting with a digit, for example \"ANTHROPIC_API_KEY\".")
-					ok = false
-				}
-			}
-			if ok {
-				st.KnownSecretsFromEnv = names
-			}
-		}
-	}
-}
-
-func (d *decoder) limits(body *hclsyntax.Body, l *Limits) {
-	attrs := d.attrs(body, "timeout", "max_dispatches", "max_input_tokens", "max_output_tokens", "stop_on_unmeasured", "plugin_memory")
-	if a := attrs["max_input_tokens"]; a != nil {
-		l.MaxInputTokens, _ = d.integer(a, 1, "100000")
-	}
-	if a := attrs["max_output_tokens"]; a != nil {
-		l.MaxOutputTokens, _ = d.integer(a, 1, "20000")
-	}
-	if a := attrs["stop_on_unmeasured"]; a != nil {
-		l.StopOnUnmeasured, _ = d.boolean(a)
-	}
-	if a := attrs["timeout"]; a != nil {
-		if v, ok := d.duration(a, positiveDuration, "30m"); ok {
-			l.Timeout = v
-		}
-	}
-	if a := attrs["max_dispatches"]; a != nil {
-		if v, ok := d.intAttr(a, 1, "200"); ok {
-			l.MaxDispatches = v
-		}
-	}
-	if a := attrs["plugin_memory"]; a != nil {
-		if v, ok := d.size(a, MinPluginMemory, `plugin_memory = "2GiB"`); ok {
-			l.PluginMemory = v
-		}
-	}
-}
-
-func (d *decoder) restart(body *hclsyntax.Body, r *Restart) {
-	attrs := d.attrs(body, "max_restarts", "initial_backoff", "max_backoff")
-	if a := attrs["max_restarts"]; a != nil {
-		if v, ok := d.intAttr(a, 0, "3"); ok {
-			r.MaxRestarts = v
-		}
-	}
-	if a := attrs["initial_backoff"]; a != nil {
-		if v, ok := d.duration(a, nonNegativeDuration, "1s"); ok {
-			r.InitialBackoff = v
-		}
-	}
-	if a := attrs["max_backoff"]; a != nil {
-		if v, ok := d.duration(a, nonNegativeDuration, "30s"); ok {
-			r.MaxBackoff = v
-		}
-	}
-	if r.MaxBackoff < r.InitialBackoff {
-		rng := body.SrcRange
-		if a := attrs["max_backoff"]; a != nil {
-			rng = a.Expr.Range()
-		} else if a := attrs["initial_backoff"]; a != nil {
-			rng = a.Expr.Range()
-		}
-		d.errorAt(rng, "max_backoff is shorter than initial_backoff",
-			fmt.Sprintf("The restart backoff grows from initial_backoff (%s) up to max_backoff (%s), so max_backoff must be at least initial_backoff. Raise max_backoff or lower initial_backoff.", r.InitialBackoff, r.MaxBackoff))
-	}
-}
-
-func (d *decoder) preflight(body *hclsyntax.Body, p *Preflight) {
-	attrs := d.attrs(body, "timeout")
-	if a := attrs["timeout"]; a != nil {
-		if v, ok := d.duration(a, positiveDuration, "20s"); ok {
-			p.Timeout = v
-		}
-	}
-}
-
-// trustedKeys decodes a trusted_keys list: non-empty strings.
-func (d *decoder) trustedKeys(a *hclv2.Attribute) []string {
-	keys, ranges, ok := d.strList(a, `a list of minisign public keys or key file paths, for example trusted_keys = ["keys/release.pub"]`)
-	if !ok {
-		return nil
-	}
-	for i, k := range keys {
-		if k == "" {
-			d.errorAt(ranges[i], "Empty trusted key", "Each entry of trusted_keys is a minisign public key (its base64 line) or the path of a .pub file; remove the empty string.")
-			return nil
-		}
-	}
-	return keys
 }
 
 // rangeOf converts an HCL range to a Range.

@@ -1,0 +1,161 @@
+package hcl
+
+import (
+	"fmt"
+
+	hclv2 "github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// storage decodes the storage block into st, over its defaults.
+func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
+	attrs := d.attrs(body, "directory", "url", "namespace", "max_event_payload_bytes", "max_batch_bytes",
+		"max_artifact_bytes", "max_total_artifact_bytes_per_run", "known_secrets_from_env", "max_log_bytes", "max_stream_bytes")
+	if a := attrs["directory"]; a != nil {
+		if s, ok := d.nonEmptyStr(a, `a directory, for example directory = ".obversa"`); ok {
+			st.Directory = d.resolvePath(s)
+		}
+	}
+	if a := attrs["url"]; a != nil {
+		if s, ok := d.nonEmptyStr(a, `a PostgreSQL URL, for example url = "postgres://obversa@db.internal/obversa"`); ok {
+			if summary, detail := checkStorageURL(s); summary != "" {
+				d.errorAt(a.Expr.Range(), summary, detail)
+			} else {
+				st.URL = s
+			}
+		}
+	}
+	if a := attrs["namespace"]; a != nil {
+		if s, ok := d.str(a, `a name, for example namespace = "default"`); ok && d.checkName("namespace", s, a.Expr.Range()) {
+			st.Namespace = s
+		}
+	}
+	sizes := []struct {
+		name    string
+		dst     *int64
+		example string
+	}{
+		{"max_event_payload_bytes", &st.MaxEventPayloadBytes, "65536"},
+		{"max_batch_bytes", &st.MaxBatchBytes, "4194304"},
+		{"max_artifact_bytes", &st.MaxArtifactBytes, "1048576"},
+		{"max_total_artifact_bytes_per_run", &st.MaxTotalArtifactBytesPerRun, "16777216"},
+		{"max_log_bytes", &st.MaxLogBytes, "8388608"},
+		{"max_stream_bytes", &st.MaxStreamBytes, "67108864"},
+	}
+	for _, s := range sizes {
+		if a := attrs[s.name]; a != nil {
+			if v, ok := d.integer(a, 1, s.example); ok {
+				*s.dst = v
+			}
+		}
+	}
+	if st.MaxBatchBytes < st.MaxEventPayloadBytes {
+		rng := body.SrcRange
+		if a := attrs["max_batch_bytes"]; a != nil {
+			rng = a.Expr.Range()
+		} else if a := attrs["max_event_payload_bytes"]; a != nil {
+			rng = a.Expr.Range()
+		}
+		d.errorAt(rng, "max_batch_bytes is smaller than max_event_payload_bytes",
+			fmt.Sprintf("A batch holds at least one event, so max_batch_bytes (%d) must be at least max_event_payload_bytes (%d). Raise max_batch_bytes or lower max_event_payload_bytes.", st.MaxBatchBytes, st.MaxEventPayloadBytes))
+	}
+	if a := attrs["known_secrets_from_env"]; a != nil {
+		names, ranges, ok := d.strList(a, `a list of environment variable names, for example known_secrets_from_env = ["ANTHROPIC_API_KEY"]`)
+		if ok {
+			for i, n := range names {
+				if !envNamePattern.MatchString(n) {
+					d.errorAt(ranges[i], fmt.Sprintf("Invalid environment variable name %q", n),
+						"Names in known_secrets_from_env are environment variable names: letters, digits and '_', not starting with a digit, for example \"ANTHROPIC_API_KEY\".")
+					ok = false
+				}
+			}
+			if ok {
+				st.KnownSecretsFromEnv = names
+			}
+		}
+	}
+}
+
+// limits decodes the limits block into l, over its defaults.
+func (d *decoder) limits(body *hclsyntax.Body, l *Limits) {
+	attrs := d.attrs(body, "timeout", "max_dispatches", "max_input_tokens", "max_output_tokens", "stop_on_unmeasured", "plugin_memory")
+	if a := attrs["max_input_tokens"]; a != nil {
+		l.MaxInputTokens, _ = d.integer(a, 1, "100000")
+	}
+	if a := attrs["max_output_tokens"]; a != nil {
+		l.MaxOutputTokens, _ = d.integer(a, 1, "20000")
+	}
+	if a := attrs["stop_on_unmeasured"]; a != nil {
+		l.StopOnUnmeasured, _ = d.boolean(a)
+	}
+	if a := attrs["timeout"]; a != nil {
+		if v, ok := d.duration(a, positiveDuration, "30m"); ok {
+			l.Timeout = v
+		}
+	}
+	if a := attrs["max_dispatches"]; a != nil {
+		if v, ok := d.intAttr(a, 1, "200"); ok {
+			l.MaxDispatches = v
+		}
+	}
+	if a := attrs["plugin_memory"]; a != nil {
+		if v, ok := d.size(a, MinPluginMemory, `plugin_memory = "2GiB"`); ok {
+			l.PluginMemory = v
+		}
+	}
+}
+
+// restart decodes the restart block into r, over its defaults.
+func (d *decoder) restart(body *hclsyntax.Body, r *Restart) {
+	attrs := d.attrs(body, "max_restarts", "initial_backoff", "max_backoff")
+	if a := attrs["max_restarts"]; a != nil {
+		if v, ok := d.intAttr(a, 0, "3"); ok {
+			r.MaxRestarts = v
+		}
+	}
+	if a := attrs["initial_backoff"]; a != nil {
+		if v, ok := d.duration(a, nonNegativeDuration, "1s"); ok {
+			r.InitialBackoff = v
+		}
+	}
+	if a := attrs["max_backoff"]; a != nil {
+		if v, ok := d.duration(a, nonNegativeDuration, "30s"); ok {
+			r.MaxBackoff = v
+		}
+	}
+	if r.MaxBackoff < r.InitialBackoff {
+		rng := body.SrcRange
+		if a := attrs["max_backoff"]; a != nil {
+			rng = a.Expr.Range()
+		} else if a := attrs["initial_backoff"]; a != nil {
+			rng = a.Expr.Range()
+		}
+		d.errorAt(rng, "max_backoff is shorter than initial_backoff",
+			fmt.Sprintf("The restart backoff grows from initial_backoff (%s) up to max_backoff (%s), so max_backoff must be at least initial_backoff. Raise max_backoff or lower initial_backoff.", r.InitialBackoff, r.MaxBackoff))
+	}
+}
+
+// preflight decodes the preflight block into p, over its defaults.
+func (d *decoder) preflight(body *hclsyntax.Body, p *Preflight) {
+	attrs := d.attrs(body, "timeout")
+	if a := attrs["timeout"]; a != nil {
+		if v, ok := d.duration(a, positiveDuration, "20s"); ok {
+			p.Timeout = v
+		}
+	}
+}
+
+// trustedKeys decodes a trusted_keys list: non-empty strings.
+func (d *decoder) trustedKeys(a *hclv2.Attribute) []string {
+	keys, ranges, ok := d.strList(a, `a list of minisign public keys or key file paths, for example trusted_keys = ["keys/release.pub"]`)
+	if !ok {
+		return nil
+	}
+	for i, k := range keys {
+		if k == "" {
+			d.errorAt(ranges[i], "Empty trusted key", "Each entry of trusted_keys is a minisign public key (its base64 line) or the path of a .pub file; remove the empty string.")
+			return nil
+		}
+	}
+	return keys
+}

@@ -47,25 +47,53 @@ func (d *decoder) plugin(blk *hclv2.Block) Plugin {
 		}
 	}
 	if a := attrs["sha256"]; a != nil {
-		p.Ranges.SHA256 = a.Expr.Range()
-		if s, ok := d.str(a, `a SHA-256 digest in hex, for example sha256 = "<64 hex digits>"`); ok {
-			switch {
-			case hexPattern64.MatchString(s):
-				p.SHA256 = s
-			case hexPattern64.MatchString(strings.ToLower(s)):
-				d.errorAt(a.Expr.Range(), "sha256 must be lower-case hex",
-					fmt.Sprintf("Write the digest in lower case: sha256 = %q.", strings.ToLower(s)))
-			default:
-				d.errorAt(a.Expr.Range(), "Invalid sha256 digest",
-					fmt.Sprintf("sha256 must be exactly 64 lower-case hex digits (the SHA-256 of the plugin binary); got %d characters. Compute it with `sha256sum <binary>`, or remove the attribute and pin the digest with `obversa plugin lock`.", len(s)))
-			}
-		}
+		d.pluginDigest(a, &p)
 	}
 	if a := attrs["args"]; a != nil {
 		if args, _, ok := d.strList(a, `a list of strings, for example args = ["--verbose"]`); ok {
 			p.Args = args
 		}
 	}
+	d.pluginEnv(attrs, &p)
+	if a := attrs["config"]; a != nil {
+		p.Ranges.Config, p.Ranges.config = a.Expr.Range(), a.Expr.(hclsyntax.Expression)
+		if v, ok := d.static(a); ok {
+			b, err := ctyjson.Marshal(v, v.Type())
+			if err != nil {
+				d.errorAt(a.Expr.Range(), "Invalid config", fmt.Sprintf("config must be a value that can be written as JSON (%v).", err))
+			} else {
+				p.Config = b
+			}
+		}
+	}
+	if a := attrs["trusted_keys"]; a != nil {
+		p.TrustedKeys = d.trustedKeys(a)
+	}
+	d.confine(&p, confines)
+	return p
+}
+
+// pluginDigest decodes a plugin's sha256 attribute a into p: 64
+// lower-case hex digits.
+func (d *decoder) pluginDigest(a *hclv2.Attribute, p *Plugin) {
+	p.Ranges.SHA256 = a.Expr.Range()
+	if s, ok := d.str(a, `a SHA-256 digest in hex, for example sha256 = "<64 hex digits>"`); ok {
+		switch {
+		case hexPattern64.MatchString(s):
+			p.SHA256 = s
+		case hexPattern64.MatchString(strings.ToLower(s)):
+			d.errorAt(a.Expr.Range(), "sha256 must be lower-case hex",
+				fmt.Sprintf("Write the digest in lower case: sha256 = %q.", strings.ToLower(s)))
+		default:
+			d.errorAt(a.Expr.Range(), "Invalid sha256 digest",
+				fmt.Sprintf("sha256 must be exactly 64 lower-case hex digits (the SHA-256 of the plugin binary); got %d characters. Compute it with `sha256sum <binary>`, or remove the attribute and pin the digest with `obversa plugin lock`.", len(s)))
+		}
+	}
+}
+
+// pluginEnv decodes a plugin's env and pass_env attributes into p; each
+// is kept only when all its names are environment variable names.
+func (d *decoder) pluginEnv(attrs hclv2.Attributes, p *Plugin) {
 	if a := attrs["env"]; a != nil {
 		if env, ok := d.strMap(a, `an object of strings, for example env = { LOG_LEVEL = "debug" }`); ok {
 			valid := true
@@ -96,22 +124,6 @@ func (d *decoder) plugin(blk *hclv2.Block) Plugin {
 			}
 		}
 	}
-	if a := attrs["config"]; a != nil {
-		p.Ranges.Config, p.Ranges.config = a.Expr.Range(), a.Expr.(hclsyntax.Expression)
-		if v, ok := d.static(a); ok {
-			b, err := ctyjson.Marshal(v, v.Type())
-			if err != nil {
-				d.errorAt(a.Expr.Range(), "Invalid config", fmt.Sprintf("config must be a value that can be written as JSON (%v).", err))
-			} else {
-				p.Config = b
-			}
-		}
-	}
-	if a := attrs["trusted_keys"]; a != nil {
-		p.TrustedKeys = d.trustedKeys(a)
-	}
-	d.confine(&p, confines)
-	return p
 }
 
 // adapterRef is a lane target whose adapter must name an engine plugin.

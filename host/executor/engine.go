@@ -68,7 +68,6 @@ func (x *Executor) engine(ctx context.Context, s start) []event {
 	if !ok {
 		return x.failed(s, CodeNodeFailed, "", fmt.Sprintf("lane %q is not in the plan", s.node.Lane))
 	}
-	prompt := s.prompt
 	targets := live(lane.Targets(), x.rs.Retired())
 	if len(targets) > 2 {
 		targets = targets[:2]
@@ -90,86 +89,110 @@ func (x *Executor) engine(ctx context.Context, s start) []event {
 			return x.failed(s, CodeNodeFailed, "", fmt.Sprintf("%v: engine %q", ErrPluginMissing, t.Adapter))
 		}
 		seq++
-		if failpoint.Enabled {
-			failpoint.Hit(ctx, failpoint.BeforePlugin, s.node.ID)
-		}
-		streamed := x.o.Stream.Call(s.node.ID, s.position, seq)
-		res, err := eng.Run(ctx, plugin.RunRequest{
-			Purpose: plugin.PurposeOrdinary, RunID: x.plan.RunID, NodeID: s.node.ID, Position: s.position,
-			AttemptID: s.attempt, Target: t, Prompt: prompt, Tools: t.Tools, OutputSchema: schema,
-			WorkspaceDir: x.plan.Workspace.Root, Timeout: remaining(ctx),
-		}, streamed.Emit)
-		streamed.End()
-		if failpoint.Enabled {
-			failpoint.Hit(ctx, failpoint.AfterPlugin, s.node.ID)
-		}
+		res, err := x.callEngine(ctx, s, eng, t, seq, schema)
 		rec := graph.EngineAttemptData{Node: s.node.ID, Position: s.position, Sequence: seq,
 			Requested: mustJSON(t), Effective: json.RawMessage("null"), Usage: mustJSON(plugin.Usage{})}
 		if err == nil {
-			rec.Outcome, rec.Effective, rec.Usage = "completed", mustJSON(res.Effective), mustJSON(res.Usage)
-			err := x.keepParts(ctx, &rec, mustJSON(res.Parts))
-			if isFault(err) {
-				x.stop(err)
-				return nil
-			}
-			if err != nil {
-				code := store.Code(err)
-				if errors.Is(err, store.ErrStorageLimitExceeded) {
-					code = CodeResultTooLarge
-				}
-				// The call and its usage are kept; its parts are not.
-				rec.Refused = code
-				e := newEvent(graph.EventEngineAttempt, rec)
-				return append([]event{e}, x.failed(s, code, "", "keeping the engine result: "+err.Error())...)
-			}
-			e := newEvent(graph.EventEngineAttempt, rec)
-			final, ok := res.Final()
-			if !ok {
-				return append([]event{e}, x.failed(s, CodeNodeFailed, string(plugin.FailureUnknown), "engine result has no final part")...)
-			}
-			value := final.JSON
-			if final.Kind != plugin.PartStructured {
-				value = mustJSON(final.Text)
-			}
-			done := x.completed(ctx, s, value)
-			if done == nil {
-				return nil
-			}
-			return append([]event{e}, done...)
+			return x.engineCompleted(ctx, s, rec, res)
 		}
-		if msg := x.outOfMemory(t.Adapter, err); msg != "" {
-			rec.Outcome, rec.FailureKind, rec.Message = "failed", string(plugin.FailureUnknown), msg
-			return append([]event{newEvent(graph.EventEngineAttempt, rec)}, x.failed(s, CodeOutOfMemory, "", msg)...)
-		}
-		if x.pluginDied(err) {
-			return nil
-		}
-		code, kind := classify(ctx, err)
-		rec.Outcome, rec.FailureKind, rec.Message = "failed", kind, err.Error()
-		e := newEvent(graph.EventEngineAttempt, rec)
-		var f *plugin.Failure
-		var retire []graph.RetiredTarget
-		if errors.As(err, &f) && ctx.Err() == nil {
-			retire = Retire(t, f)
-		}
-		if len(retire) == 0 {
-			return append([]event{e}, x.failed(s, code, kind, err.Error())...)
-		}
-		mu := newEvent(graph.EventModelUnavailable, graph.ModelUnavailableData{Node: s.node.ID, Position: s.position, FailureKind: kind, Retired: retire})
-		// Durable before any fallback is tried.
-		if err := x.send(ctx, s, []event{e, mu}, false); err != nil {
-			var kept []event
-			if errors.Is(err, errRefused) {
-				// The call and its usage stay in the record, without what
-				// the record refused.
-				for _, c := range refusedCalls([]event{e}, store.Code(err)) {
-					kept = append(kept, newEvent(graph.EventEngineAttempt, c))
-				}
-			}
-			return append(kept, x.failed(s, CodeNodeFailed, kind, "recording the engine attempt: "+err.Error())...)
+		if evs, fallback := x.engineFailed(ctx, s, t, rec, err); !fallback {
+			return evs
 		}
 	}
 	return x.failed(s, CodeEngineUnavailable, "", fmt.Sprintf("every target of lane %q failed lane-dead", lane.Name))
+}
+
+// callEngine makes the seq-th engine call of the attempt s to target t,
+// streaming its events to the run's live stream.
+func (x *Executor) callEngine(ctx context.Context, s start, eng plugin.Engine, t plugin.Identity, seq int, schema json.RawMessage) (*plugin.RunResult, error) {
+	if failpoint.Enabled {
+		failpoint.Hit(ctx, failpoint.BeforePlugin, s.node.ID)
+	}
+	streamed := x.o.Stream.Call(s.node.ID, s.position, seq)
+	res, err := eng.Run(ctx, plugin.RunRequest{
+		Purpose: plugin.PurposeOrdinary, RunID: x.plan.RunID, NodeID: s.node.ID, Position: s.position,
+		AttemptID: s.attempt, Target: t, Prompt: s.prompt, Tools: t.Tools, OutputSchema: schema,
+		WorkspaceDir: x.plan.Workspace.Root, Timeout: remaining(ctx),
+	}, streamed.Emit)
+	streamed.End()
+	if failpoint.Enabled {
+		failpoint.Hit(ctx, failpoint.AfterPlugin, s.node.ID)
+	}
+	return res, err
+}
+
+// engineCompleted records a call that returned res: its parts are kept,
+// and its final part completes the node. nil means the executor stopped.
+func (x *Executor) engineCompleted(ctx context.Context, s start, rec graph.EngineAttemptData, res *plugin.RunResult) []event {
+	rec.Outcome, rec.Effective, rec.Usage = "completed", mustJSON(res.Effective), mustJSON(res.Usage)
+	err := x.keepParts(ctx, &rec, mustJSON(res.Parts))
+	if isFault(err) {
+		x.stop(err)
+		return nil
+	}
+	if err != nil {
+		code := store.Code(err)
+		if errors.Is(err, store.ErrStorageLimitExceeded) {
+			code = CodeResultTooLarge
+		}
+		// The call and its usage are kept; its parts are not.
+		rec.Refused = code
+		e := newEvent(graph.EventEngineAttempt, rec)
+		return append([]event{e}, x.failed(s, code, "", "keeping the engine result: "+err.Error())...)
+	}
+	e := newEvent(graph.EventEngineAttempt, rec)
+	final, ok := res.Final()
+	if !ok {
+		return append([]event{e}, x.failed(s, CodeNodeFailed, string(plugin.FailureUnknown), "engine result has no final part")...)
+	}
+	value := final.JSON
+	if final.Kind != plugin.PartStructured {
+		value = mustJSON(final.Text)
+	}
+	done := x.completed(ctx, s, value)
+	if done == nil {
+		return nil
+	}
+	return append([]event{e}, done...)
+}
+
+// engineFailed records a call to target t that failed with err. When the
+// failure proves t dead, the retirement is made durable and fallback says
+// to try the next target; otherwise evs fail the node (nil: the executor
+// stopped, or the plugin died and the next worker carries the attempt on).
+func (x *Executor) engineFailed(ctx context.Context, s start, t plugin.Identity, rec graph.EngineAttemptData, err error) (evs []event, fallback bool) {
+	if msg := x.outOfMemory(t.Adapter, err); msg != "" {
+		rec.Outcome, rec.FailureKind, rec.Message = "failed", string(plugin.FailureUnknown), msg
+		return append([]event{newEvent(graph.EventEngineAttempt, rec)}, x.failed(s, CodeOutOfMemory, "", msg)...), false
+	}
+	if x.pluginDied(err) {
+		return nil, false
+	}
+	code, kind := classify(ctx, err)
+	rec.Outcome, rec.FailureKind, rec.Message = "failed", kind, err.Error()
+	e := newEvent(graph.EventEngineAttempt, rec)
+	var f *plugin.Failure
+	var retire []graph.RetiredTarget
+	if errors.As(err, &f) && ctx.Err() == nil {
+		retire = Retire(t, f)
+	}
+	if len(retire) == 0 {
+		return append([]event{e}, x.failed(s, code, kind, err.Error())...), false
+	}
+	mu := newEvent(graph.EventModelUnavailable, graph.ModelUnavailableData{Node: s.node.ID, Position: s.position, FailureKind: kind, Retired: retire})
+	// Durable before any fallback is tried.
+	if err := x.send(ctx, s, []event{e, mu}, false); err != nil {
+		var kept []event
+		if errors.Is(err, errRefused) {
+			// The call and its usage stay in the record, without what
+			// the record refused.
+			for _, c := range refusedCalls([]event{e}, store.Code(err)) {
+				kept = append(kept, newEvent(graph.EventEngineAttempt, c))
+			}
+		}
+		return append(kept, x.failed(s, CodeNodeFailed, kind, "recording the engine attempt: "+err.Error())...), false
+	}
+	return nil, true
 }
 
 // keepParts puts the result parts in the record: inline when they fit an

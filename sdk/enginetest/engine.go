@@ -132,25 +132,8 @@ func (e *Engine) Run(ctx context.Context, req plugin.RunRequest, emit plugin.Emi
 		return runScenario(ctx, req, emit, s)
 	}
 	c := e.config()
-	purpose := req.Purpose
-	if purpose == "" {
-		purpose = plugin.PurposeOrdinary
-	}
-	if err := e.appendLine(c.cfg.EffectsFile, strings.Join([]string{
-		dash(req.NodeID), dash(req.Position), dash(req.AttemptID), string(purpose),
-	}, " ")); err != nil {
-		return nil, err
-	}
-	call := "ordinary"
-	ready := true
-	if purpose == plugin.PurposePreflight {
-		ready = c.cfg.ReadyFile == "" || fileSaysReady(c.cfg.ReadyFile)
-		call = "live:ready"
-		if !ready {
-			call = "live:not-ready"
-		}
-	}
-	if err := e.appendLine(c.cfg.CallsLog, call); err != nil {
+	ready, err := e.logCall(c, req)
+	if err != nil {
 		return nil, err
 	}
 	if err := ctxFailure(ctx); err != nil {
@@ -176,44 +159,14 @@ func (e *Engine) Run(ctx context.Context, req plugin.RunRequest, emit plugin.Emi
 		return nil, &f
 	}
 
-	var final plugin.Part
-	var outText string
-	switch {
-	case a.json != nil:
-		final = plugin.Part{Kind: plugin.PartStructured, JSON: append(json.RawMessage(nil), a.json...), Final: true}
-		outText = string(a.json)
-	default:
-		outText = fmt.Sprintf("mock answer to: %q", req.Prompt)
-		if a.text != nil {
-			outText = *a.text
-		}
-		final = plugin.Part{Kind: plugin.PartText, Text: outText, Final: true}
-	}
+	final, outText := answerPart(a, req.Prompt)
 	final, outText = structuredWhenAsked(req, final, outText)
 	usage := derivedUsage(req.Prompt, outText)
 	if a.usage != nil {
 		usage = *a.usage
 	}
-	if final.Kind == plugin.PartText {
-		deltas := splitText(outText, 3)
-		if a.interval > 0 && strings.Contains(strings.TrimSuffix(outText, "\n"), "\n") {
-			deltas = strings.SplitAfter(outText, "\n")
-		}
-		for i, delta := range deltas {
-			if i > 0 && a.interval > 0 {
-				if err := wait(ctx, a.interval); err != nil {
-					return nil, err
-				}
-			}
-			if err := send(ctx, emit, plugin.RunEvent{Kind: plugin.EventText, Text: delta}); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if usage.Known {
-		if err := send(ctx, emit, plugin.RunEvent{Kind: plugin.EventUsage, Usage: usage}); err != nil {
-			return nil, err
-		}
+	if err := streamAnswer(ctx, emit, a, final, outText, usage); err != nil {
+		return nil, err
 	}
 	return &plugin.RunResult{
 		Parts:      []plugin.Part{final},
@@ -222,6 +175,75 @@ func (e *Engine) Run(ctx context.Context, req plugin.RunRequest, emit plugin.Emi
 		Effective:  effective,
 		StopReason: a.stopReason,
 	}, nil
+}
+
+// logCall appends the call to effects_file, then to calls_log, and says
+// whether the engine is ready: always, except for a preflight call while
+// ready_file does not say so.
+func (e *Engine) logCall(c *compiled, req plugin.RunRequest) (ready bool, err error) {
+	purpose := req.Purpose
+	if purpose == "" {
+		purpose = plugin.PurposeOrdinary
+	}
+	if err := e.appendLine(c.cfg.EffectsFile, strings.Join([]string{
+		dash(req.NodeID), dash(req.Position), dash(req.AttemptID), string(purpose),
+	}, " ")); err != nil {
+		return false, err
+	}
+	call := "ordinary"
+	ready = true
+	if purpose == plugin.PurposePreflight {
+		ready = c.cfg.ReadyFile == "" || fileSaysReady(c.cfg.ReadyFile)
+		call = "live:ready"
+		if !ready {
+			call = "live:not-ready"
+		}
+	}
+	if err := e.appendLine(c.cfg.CallsLog, call); err != nil {
+		return false, err
+	}
+	return ready, nil
+}
+
+// answerPart is a's final part and its text: a's JSON as a structured
+// part, else a's text or "mock answer to: <prompt>" as a text part.
+func answerPart(a answer, prompt string) (plugin.Part, string) {
+	if a.json != nil {
+		return plugin.Part{Kind: plugin.PartStructured, JSON: append(json.RawMessage(nil), a.json...), Final: true}, string(a.json)
+	}
+	outText := fmt.Sprintf("mock answer to: %q", prompt)
+	if a.text != nil {
+		outText = *a.text
+	}
+	return plugin.Part{Kind: plugin.PartText, Text: outText, Final: true}, outText
+}
+
+// streamAnswer emits a text final's deltas (up to three, or one per line when
+// a sets a stream interval, waiting it between them) and then, when usage
+// is known, a usage event.
+func streamAnswer(ctx context.Context, emit plugin.Emitter, a answer, final plugin.Part, outText string, usage plugin.Usage) error {
+	if final.Kind == plugin.PartText {
+		deltas := splitText(outText, 3)
+		if a.interval > 0 && strings.Contains(strings.TrimSuffix(outText, "\n"), "\n") {
+			deltas = strings.SplitAfter(outText, "\n")
+		}
+		for i, delta := range deltas {
+			if i > 0 && a.interval > 0 {
+				if err := wait(ctx, a.interval); err != nil {
+					return err
+				}
+			}
+			if err := send(ctx, emit, plugin.RunEvent{Kind: plugin.EventText, Text: delta}); err != nil {
+				return err
+			}
+		}
+	}
+	if usage.Known {
+		if err := send(ctx, emit, plugin.RunEvent{Kind: plugin.EventUsage, Usage: usage}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // config returns the configuration in force.

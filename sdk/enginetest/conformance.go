@@ -82,22 +82,7 @@ func (e *Engine) ModelCalls(context.Context) (int64, error) {
 //     arrives anyway and is kept;
 //   - panic: the handler panics.
 func runScenario(ctx context.Context, req plugin.RunRequest, emit plugin.Emitter, s plugin.Scenario) (*plugin.RunResult, error) {
-	result := func(usage plugin.Usage, parts ...plugin.Part) *plugin.RunResult {
-		return &plugin.RunResult{Parts: parts, Usage: usage, Requested: cloneIdentity(req.Target),
-			Effective: cloneIdentity(req.Target), StopReason: "end_turn"}
-	}
-	finalText := func(text string) plugin.Part { return plugin.Part{Kind: plugin.PartText, Text: text, Final: true} }
-	withUsage := func(text string, parts ...plugin.Part) (*plugin.RunResult, error) {
-		u := derivedUsage(req.Prompt, text)
-		if err := send(ctx, emit, plugin.RunEvent{Kind: plugin.EventText, Text: text}); err != nil {
-			return nil, err
-		}
-		if err := send(ctx, emit, plugin.RunEvent{Kind: plugin.EventUsage, Usage: u}); err != nil {
-			return nil, err
-		}
-		return result(u, append(parts, finalText(text))...), nil
-	}
-
+	sc := scenarioRun{ctx: ctx, req: req, emit: emit}
 	switch s.Kind {
 	case plugin.ScenarioFailure:
 		f := &plugin.Failure{Kind: s.Failure, Message: "mock scenario " + string(s.Failure),
@@ -107,65 +92,112 @@ func runScenario(ctx context.Context, req plugin.RunRequest, emit plugin.Emitter
 		}
 		return nil, f
 	case plugin.ScenarioDelay:
-		if err := send(ctx, emit, plugin.RunEvent{Kind: plugin.EventText, Text: "waiting"}); err != nil {
-			return nil, err
-		}
-		d := s.Delay
-		if d <= 0 {
-			d = defaultScenarioDelay
-		}
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return nil, ctxFailure(ctx)
-		case <-t.C:
-		}
-		return withUsage("waited " + d.String())
+		return sc.delay(s.Delay)
 	case plugin.ScenarioUnknownUsage:
 		text := "usage of this answer was not measured"
 		if err := send(ctx, emit, plugin.RunEvent{Kind: plugin.EventText, Text: text}); err != nil {
 			return nil, err
 		}
-		return result(plugin.Usage{}, finalText(text)), nil
+		return sc.result(plugin.Usage{}, finalText(text)), nil
 	case plugin.ScenarioToolEvents:
-		use := plugin.RunEvent{Kind: plugin.EventToolUse, ToolID: "toolu_1", ToolName: "read_file", ToolJSON: json.RawMessage(`{"path":"README.md"}`)}
-		res := plugin.RunEvent{Kind: plugin.EventToolResult, ToolID: "toolu_1", ToolName: "read_file", ToolJSON: json.RawMessage(`{"content":"# README"}`)}
-		for _, ev := range []plugin.RunEvent{use, res} {
-			if err := send(ctx, emit, ev); err != nil {
-				return nil, err
-			}
-		}
-		return withUsage("README.md starts with a heading",
-			plugin.Part{Kind: plugin.PartToolUse, ToolID: use.ToolID, ToolName: use.ToolName, JSON: use.ToolJSON},
-			plugin.Part{Kind: plugin.PartToolResult, ToolID: res.ToolID, ToolName: res.ToolName, JSON: res.ToolJSON})
+		return sc.toolEvents()
 	case plugin.ScenarioLateFinal:
-		// The simulated upstream: a delta, a broken connection, then the
-		// final answer. An answer that arrived is paid for and kept.
-		upstream := []struct {
-			delta, final string
-			broken       bool
-		}{{delta: "partial "}, {broken: true}, {final: "partial answer kept after a transport failure"}}
-		var final string
-		for _, u := range upstream {
-			switch {
-			case u.delta != "":
-				if err := send(ctx, emit, plugin.RunEvent{Kind: plugin.EventText, Text: u.delta}); err != nil {
-					return nil, err
-				}
-			case u.final != "":
-				final = u.final
-			}
-		}
-		u := derivedUsage(req.Prompt, final)
-		if err := send(ctx, emit, plugin.RunEvent{Kind: plugin.EventUsage, Usage: u}); err != nil {
-			return nil, err
-		}
-		return result(u, finalText(final)), nil
+		return sc.lateFinal()
 	case plugin.ScenarioPanic:
 		panic("mock engine: scenario panic")
 	}
 	return nil, &plugin.Failure{Kind: plugin.FailureInvalidConfig, Message: "mock engine: unknown scenario " + s.String()}
+}
+
+// scenarioRun is one Run answering an armed scenario.
+type scenarioRun struct {
+	ctx  context.Context
+	req  plugin.RunRequest
+	emit plugin.Emitter
+}
+
+// result is the scenario's result: parts and usage, the requested target
+// as the effective one.
+func (sc scenarioRun) result(usage plugin.Usage, parts ...plugin.Part) *plugin.RunResult {
+	return &plugin.RunResult{Parts: parts, Usage: usage, Requested: cloneIdentity(sc.req.Target),
+		Effective: cloneIdentity(sc.req.Target), StopReason: "end_turn"}
+}
+
+// finalText is a final text part.
+func finalText(text string) plugin.Part {
+	return plugin.Part{Kind: plugin.PartText, Text: text, Final: true}
+}
+
+// withUsage streams text and its derived usage, and returns the result of
+// parts followed by text as the final part.
+func (sc scenarioRun) withUsage(text string, parts ...plugin.Part) (*plugin.RunResult, error) {
+	u := derivedUsage(sc.req.Prompt, text)
+	if err := send(sc.ctx, sc.emit, plugin.RunEvent{Kind: plugin.EventText, Text: text}); err != nil {
+		return nil, err
+	}
+	if err := send(sc.ctx, sc.emit, plugin.RunEvent{Kind: plugin.EventUsage, Usage: u}); err != nil {
+		return nil, err
+	}
+	return sc.result(u, append(parts, finalText(text))...), nil
+}
+
+// delay streams one text event, then waits d (defaultScenarioDelay when
+// not positive) unless ctx ends first.
+func (sc scenarioRun) delay(d time.Duration) (*plugin.RunResult, error) {
+	if err := send(sc.ctx, sc.emit, plugin.RunEvent{Kind: plugin.EventText, Text: "waiting"}); err != nil {
+		return nil, err
+	}
+	if d <= 0 {
+		d = defaultScenarioDelay
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-sc.ctx.Done():
+		return nil, ctxFailure(sc.ctx)
+	case <-t.C:
+	}
+	return sc.withUsage("waited " + d.String())
+}
+
+// toolEvents streams a tool use and its result and keeps both as parts
+// before the final text.
+func (sc scenarioRun) toolEvents() (*plugin.RunResult, error) {
+	use := plugin.RunEvent{Kind: plugin.EventToolUse, ToolID: "toolu_1", ToolName: "read_file", ToolJSON: json.RawMessage(`{"path":"README.md"}`)}
+	res := plugin.RunEvent{Kind: plugin.EventToolResult, ToolID: "toolu_1", ToolName: "read_file", ToolJSON: json.RawMessage(`{"content":"# README"}`)}
+	for _, ev := range []plugin.RunEvent{use, res} {
+		if err := send(sc.ctx, sc.emit, ev); err != nil {
+			return nil, err
+		}
+	}
+	return sc.withUsage("README.md starts with a heading",
+		plugin.Part{Kind: plugin.PartToolUse, ToolID: use.ToolID, ToolName: use.ToolName, JSON: use.ToolJSON},
+		plugin.Part{Kind: plugin.PartToolResult, ToolID: res.ToolID, ToolName: res.ToolName, JSON: res.ToolJSON})
+}
+
+// lateFinal plays a simulated upstream: a delta, a broken connection, then
+// the final answer. An answer that arrived is paid for and kept.
+func (sc scenarioRun) lateFinal() (*plugin.RunResult, error) {
+	upstream := []struct {
+		delta, final string
+		broken       bool
+	}{{delta: "partial "}, {broken: true}, {final: "partial answer kept after a transport failure"}}
+	var final string
+	for _, u := range upstream {
+		switch {
+		case u.delta != "":
+			if err := send(sc.ctx, sc.emit, plugin.RunEvent{Kind: plugin.EventText, Text: u.delta}); err != nil {
+				return nil, err
+			}
+		case u.final != "":
+			final = u.final
+		}
+	}
+	u := derivedUsage(sc.req.Prompt, final)
+	if err := send(sc.ctx, sc.emit, plugin.RunEvent{Kind: plugin.EventUsage, Usage: u}); err != nil {
+		return nil, err
+	}
+	return sc.result(u, finalText(final)), nil
 }
 
 // structuredWhenAsked honours a request for structured output (an output

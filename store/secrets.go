@@ -33,50 +33,7 @@ func (p *policy) secretInJSON(b []byte, root string) (found bool, path string) {
 func (p *policy) walkForSecret(b []byte, root string) (string, bool) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	type frame struct {
-		array bool
-		index int
-		key   string
-	}
-	var stack []frame
-	pathOf := func(last string) string {
-		var sb strings.Builder
-		sb.WriteString(root)
-		for _, f := range stack {
-			if f.array {
-				sb.WriteString("[" + strconv.Itoa(f.index) + "]")
-			} else if f.key != "" {
-				sb.WriteString(f.key)
-			}
-		}
-		sb.WriteString(last)
-		return sb.String()
-	}
-	keySegment := func(k string) string {
-		switch {
-		case p.containsRawSecret(k) || p.containsSecret([]byte(k)):
-			return "[<redacted>]"
-		case isPlainKey(k):
-			return "." + k
-		default:
-			return "[" + quoteShort(k) + "]"
-		}
-	}
-	expectKey := func() bool {
-		return len(stack) > 0 && !stack[len(stack)-1].array && stack[len(stack)-1].key == ""
-	}
-	// afterValue advances the enclosing container past one value.
-	afterValue := func() {
-		if len(stack) == 0 {
-			return
-		}
-		top := &stack[len(stack)-1]
-		if top.array {
-			top.index++
-		} else {
-			top.key = ""
-		}
-	}
+	w := jsonWalk{root: root}
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
@@ -87,33 +44,99 @@ func (p *policy) walkForSecret(b []byte, root string) (string, bool) {
 		}
 		switch t := tok.(type) {
 		case json.Delim:
-			switch t {
-			case '{':
-				stack = append(stack, frame{})
-			case '[':
-				stack = append(stack, frame{array: true})
-			default:
-				stack = stack[:len(stack)-1]
-				afterValue()
-			}
+			w.delim(t)
 			continue
 		case string:
-			if expectKey() {
+			if w.expectKey() {
 				if p.containsRawSecret(t) {
-					return pathOf("") + " (a member name)", true
+					return w.path("") + " (a member name)", true
 				}
-				stack[len(stack)-1].key = keySegment(t)
+				w.stack[len(w.stack)-1].key = p.keySegment(t)
 				continue
 			}
 			if p.containsRawSecret(t) {
-				return pathOf(""), true
+				return w.path(""), true
 			}
 		case json.Number:
 			if p.containsRawSecret(string(t)) {
-				return pathOf(""), true
+				return w.path(""), true
 			}
 		}
-		afterValue()
+		w.afterValue()
+	}
+}
+
+// jsonWalk is where a token-by-token walk of JSON is: the containers it is
+// in, each with its index or member key.
+type jsonWalk struct {
+	root  string
+	stack []jsonFrame
+}
+
+// jsonFrame is one container of a jsonWalk.
+type jsonFrame struct {
+	array bool
+	index int
+	key   string // the path segment of the current member; "" before its key
+}
+
+// path is the path of the current value: root, each container's index or
+// key, then last.
+func (w *jsonWalk) path(last string) string {
+	var sb strings.Builder
+	sb.WriteString(w.root)
+	for _, f := range w.stack {
+		if f.array {
+			sb.WriteString("[" + strconv.Itoa(f.index) + "]")
+		} else if f.key != "" {
+			sb.WriteString(f.key)
+		}
+	}
+	sb.WriteString(last)
+	return sb.String()
+}
+
+// delim enters or leaves a container.
+func (w *jsonWalk) delim(t json.Delim) {
+	switch t {
+	case '{':
+		w.stack = append(w.stack, jsonFrame{})
+	case '[':
+		w.stack = append(w.stack, jsonFrame{array: true})
+	default:
+		w.stack = w.stack[:len(w.stack)-1]
+		w.afterValue()
+	}
+}
+
+// expectKey reports whether the next string is a member name.
+func (w *jsonWalk) expectKey() bool {
+	return len(w.stack) > 0 && !w.stack[len(w.stack)-1].array && w.stack[len(w.stack)-1].key == ""
+}
+
+// afterValue advances the enclosing container past one value.
+func (w *jsonWalk) afterValue() {
+	if len(w.stack) == 0 {
+		return
+	}
+	top := &w.stack[len(w.stack)-1]
+	if top.array {
+		top.index++
+	} else {
+		top.key = ""
+	}
+}
+
+// keySegment is the path segment of member name k: ".k" when plain, a
+// quoted "[…]" otherwise, and "[<redacted>]" when it holds a secret.
+func (p *policy) keySegment(k string) string {
+	switch {
+	case p.containsRawSecret(k) || p.containsSecret([]byte(k)):
+		return "[<redacted>]"
+	case isPlainKey(k):
+		return "." + k
+	default:
+		return "[" + quoteShort(k) + "]"
 	}
 }
 

@@ -38,15 +38,9 @@ needs --token FILE, a file holding a secret every request must carry (the
 printed address has it as ?token=…). See docs/ui.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			token := ""
-			if tokenFile != "" {
-				b, err := os.ReadFile(tokenFile)
-				if err != nil {
-					return usageErr(fmt.Errorf("--token: %w", err))
-				}
-				if token = strings.TrimSpace(string(b)); len(token) < 16 {
-					return usageErr(fmt.Errorf("--token %s: the file must hold a secret of at least 16 characters (for example `openssl rand -hex 32 > %s`)", tokenFile, tokenFile))
-				}
+			token, err := readUIToken(tokenFile)
+			if err != nil {
+				return err
 			}
 			if !ui.IsLoopback(listen) && token == "" {
 				return usageErr(fmt.Errorf("--listen %s is not a loopback address: anyone who reaches it could read and steer runs; give --token FILE (a secret every request must carry) or listen on 127.0.0.1", listen))
@@ -81,27 +75,50 @@ printed address has it as ?token=…). See docs/ui.md.`,
 				mode = " (read-only)"
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "serving the runs of %s at %s%s\n", setting, addr, mode)
-			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(cmd.ErrOrStderr(), "ui: ", log.LstdFlags)}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			errc := make(chan error, 1)
-			go func() { errc <- hs.Serve(ln) }()
-			select {
-			case err := <-errc:
-				return failedErr(err)
-			case <-ctx.Done():
-			}
-			srv.Close() // ends the live event streams, so Shutdown need not wait for them
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-				return failedErr(err)
-			}
-			return nil
+			return serveUI(cmd, srv, ln)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8787", "address to listen on (host:port); not loopback needs --token")
 	cmd.Flags().StringVar(&tokenFile, "token", "", "file holding the secret every request must carry")
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "show runs only: no approve, deny or resume")
 	return cmd
+}
+
+// readUIToken reads the secret of --token FILE: at least 16 characters,
+// surrounding white space trimmed. No file gives "".
+func readUIToken(tokenFile string) (string, error) {
+	if tokenFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(tokenFile)
+	if err != nil {
+		return "", usageErr(fmt.Errorf("--token: %w", err))
+	}
+	token := strings.TrimSpace(string(b))
+	if len(token) < 16 {
+		return "", usageErr(fmt.Errorf("--token %s: the file must hold a secret of at least 16 characters (for example `openssl rand -hex 32 > %s`)", tokenFile, tokenFile))
+	}
+	return token, nil
+}
+
+// serveUI serves srv on ln until SIGINT or SIGTERM, then shuts the server
+// down, waiting up to 5 s for requests in flight.
+func serveUI(cmd *cobra.Command, srv *ui.Server, ln net.Listener) error {
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(cmd.ErrOrStderr(), "ui: ", log.LstdFlags)}
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return failedErr(err)
+	case <-ctx.Done():
+	}
+	srv.Close() // ends the live event streams, so Shutdown need not wait for them
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return failedErr(err)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -60,37 +61,17 @@ header. The reference tool verifies the result: minisign -V -p minisign.pub -m B
 			if launch.IsSidecar(bin) {
 				return usageErr(fmt.Errorf("%s is a signature, key or checksum file, not a plugin binary", bin))
 			}
-			pw, err := readPassword(passwordFile)
+			k, err := readSigningKey(key, passwordFile)
 			if err != nil {
 				return err
-			}
-			text, err := os.ReadFile(key)
-			if err != nil {
-				return usageErr(fmt.Errorf("--key: %w", err))
-			}
-			k, err := plugin.ParseSigningKey(text, pw)
-			if err != nil {
-				return usageErr(fmt.Errorf("--key %s: %w", key, err))
 			}
 			if _, err := os.Stat(bin); err != nil {
 				return usageErr(err)
 			}
-			if goos == "" || goarch == "" {
-				o, a, err := plugin.BinaryPlatform(bin)
-				if err != nil {
-					return usageErr(fmt.Errorf("%w; pass --os and --arch", err))
-				}
-				goos, goarch = or(goos, o), or(goarch, a)
+			st, err := completeStatement(cmd.Context(), bin, plugin.Statement{Name: name, Version: version, Protocol: protocol, OS: goos, Arch: goarch})
+			if err != nil {
+				return err
 			}
-			if name == "" || version == "" {
-				d, err := describeBinary(cmd.Context(), bin)
-				if err != nil {
-					return usageErr(fmt.Errorf("asking the plugin for its name and version: %w; pass --name and --version", err))
-				}
-				name, version = or(name, d.Description.Name), or(version, d.Description.Version)
-			}
-			st := plugin.Statement{Name: name, Version: version, Protocol: protocol, OS: goos, Arch: goarch,
-				File: fileField(bin), Timestamp: time.Now().UTC().Truncate(time.Second)}
 			sig, st, err := k.Sign(bin, st)
 			if errors.Is(err, plugin.ErrStatement) {
 				return usageErr(err)
@@ -123,6 +104,46 @@ header. The reference tool verifies the result: minisign -V -p minisign.pub -m B
 	cmd.Flags().StringVar(&out, "out", "", "signature file to write (default: BIN.minisig)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was signed and the signature file as one JSON object")
 	return cmd
+}
+
+// readSigningKey reads the minisign secret key file key, decrypting it
+// with the password on passwordFile's first line when it is encrypted.
+func readSigningKey(key, passwordFile string) (plugin.SigningKey, error) {
+	pw, err := readPassword(passwordFile)
+	if err != nil {
+		return plugin.SigningKey{}, err
+	}
+	text, err := os.ReadFile(key)
+	if err != nil {
+		return plugin.SigningKey{}, usageErr(fmt.Errorf("--key: %w", err))
+	}
+	k, err := plugin.ParseSigningKey(text, pw)
+	if err != nil {
+		return plugin.SigningKey{}, usageErr(fmt.Errorf("--key %s: %w", key, err))
+	}
+	return k, nil
+}
+
+// completeStatement fills in what st leaves out for signing bin: OS and
+// arch from the binary's header, name and version from the plugin's own
+// Describe answer (launching it once), the file field and the time.
+func completeStatement(ctx context.Context, bin string, st plugin.Statement) (plugin.Statement, error) {
+	if st.OS == "" || st.Arch == "" {
+		o, a, err := plugin.BinaryPlatform(bin)
+		if err != nil {
+			return st, usageErr(fmt.Errorf("%w; pass --os and --arch", err))
+		}
+		st.OS, st.Arch = or(st.OS, o), or(st.Arch, a)
+	}
+	if st.Name == "" || st.Version == "" {
+		d, err := describeBinary(ctx, bin)
+		if err != nil {
+			return st, usageErr(fmt.Errorf("asking the plugin for its name and version: %w; pass --name and --version", err))
+		}
+		st.Name, st.Version = or(st.Name, d.Description.Name), or(st.Version, d.Description.Version)
+	}
+	st.File, st.Timestamp = fileField(bin), time.Now().UTC().Truncate(time.Second)
+	return st, nil
 }
 
 func or(a, b string) string {

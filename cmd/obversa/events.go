@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os/signal"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/store"
 )
 
@@ -17,7 +20,15 @@ func newEventsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "events [--json] [--follow] [--from REV] RUN",
 		Short: "Print a stored run's events",
-		Args:  cobra.ExactArgs(1),
+		Long: `events prints a run's record, one event per line (--json: each envelope as
+recorded), from revision --from on.
+
+With --follow it prints each event as it is recorded and exits 0 once the run has
+ended — completed, failed or stopped — after its result and what the watchdog records
+after it (the cleanup). A paused run, or one no watchdog holds (interrupted), has not
+ended: it can be resumed, so --follow keeps following it until it ends or you
+interrupt (Ctrl-C, exit 0).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref, err := g.findRun(cmd.Context(), args[0])
 			if err != nil {
@@ -49,7 +60,7 @@ func newEventsCmd(g *globals) *cobra.Command {
 				return nil
 			}
 			if follow {
-				err = run.Follow(ctx, from, print)
+				err = followEvents(ctx, ref, run, from, print)
 				if ctx.Err() != nil {
 					return nil
 				}
@@ -63,9 +74,27 @@ func newEventsCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print each event's envelope as one JSON line")
-	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing new events until interrupted")
+	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing new events until the run ends (a paused run: until interrupted)")
 	cmd.Flags().Int64Var(&from, "from", 1, "first revision to print")
 	return cmd
+}
+
+// followEvents prints the events from revision from on as they are
+// recorded until the run is over (watchdog.Follow); it folds the record
+// from its start to know when.
+func followEvents(ctx context.Context, ref runRef, run store.Record, from int64, print func(store.Event) error) error {
+	st := runstate.New()
+	return watchdog.Follow(ctx, ref, run, 1, runstate.NotEnded, func(e store.Event) (runstate.Ending, error) {
+		if e.Rev >= from {
+			if err := print(e); err != nil {
+				return 0, err
+			}
+		}
+		if err := st.Apply(e); err != nil {
+			return 0, err
+		}
+		return st.Ending(), nil
+	})
 }
 
 // compact shortens event data for the table form.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/signal"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/obversa/obversa/host/runview"
 	"github.com/obversa/obversa/host/stream"
+	"github.com/obversa/obversa/host/watchdog"
 )
 
 func newLogsCmd(g *globals) *cobra.Command {
@@ -26,7 +29,12 @@ last lines. Results, usage totals and failures are in the record (obversa show).
 
   obversa logs RUN                 everything so far
   obversa logs --node draft RUN    one node's attempts
-  obversa logs --follow RUN        …and what comes, until interrupted
+  obversa logs --follow RUN        …and what comes, until the run ends
+
+--follow exits 0 once the run has ended (completed, failed or stopped) and
+everything streamed before its end is printed. A paused run, or one no
+watchdog holds (interrupted), can be resumed: --follow keeps following it
+until it ends or you interrupt.
   obversa logs --json RUN          one stream line per line, as stored`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -54,7 +62,7 @@ last lines. Results, usage totals and failures are in the record (obversa show).
 			}
 			p := &logPrinter{w: cmd.OutOrStdout(), node: node, asJSON: asJSON, width: 12}
 			if follow {
-				err = stream.Follow(ctx, dir, p.line)
+				err = followLogs(ctx, ref, dir, p.line)
 			} else {
 				err = stream.Read(ctx, dir, p.line)
 			}
@@ -66,9 +74,38 @@ last lines. Results, usage totals and failures are in the record (obversa show).
 		},
 	}
 	cmd.Flags().StringVar(&node, "node", "", "only this node's attempts")
-	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing what the engines stream until interrupted")
+	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing what the engines stream until the run ends (a paused run: until interrupted)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print each stream line as one JSON object, as stored")
 	return cmd
+}
+
+// followLogs passes fn the lines of the run's stream in dir as they are
+// written until the run is over (watchdog.WaitOver) and the lines written
+// before its end are passed on, or ctx ends.
+func followLogs(ctx context.Context, ref runRef, dir string, fn func(stream.Line) error) error {
+	run, err := ref.OpenReadOnly(ctx)
+	if err != nil {
+		return err
+	}
+	defer run.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ended, waited := make(chan struct{}), make(chan error, 1)
+	go func() {
+		err := watchdog.WaitOver(ctx, ref, run)
+		if err == nil {
+			close(ended)
+		} else {
+			cancel() // the record cannot say when the run ends
+		}
+		waited <- err
+	}()
+	err = stream.FollowUntil(ctx, dir, ended, fn)
+	cancel()
+	if werr := <-waited; err == nil && werr != nil && !errors.Is(werr, context.Canceled) {
+		return werr
+	}
+	return err
 }
 
 // logPrinter prints stream lines: as stored (--json) or joined into

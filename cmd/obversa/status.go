@@ -49,7 +49,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 					}
 					printStatus(cmd.OutOrStdout(), r, ref.String())
 				}
-				if !watch || terminal(r.Phase) {
+				if !watch || sw.Over() {
 					return nil
 				}
 				select {
@@ -61,17 +61,8 @@ func newStatusCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (one object per line with --watch)")
-	cmd.Flags().BoolVar(&watch, "watch", false, "print the report every second until the run completes, fails or stops")
+	cmd.Flags().BoolVar(&watch, "watch", false, "print the report every second until the run has ended (completed, failed or stopped) and its cleanup is recorded; a paused or interrupted run is watched until it ends or you interrupt")
 	return cmd
-}
-
-// terminal reports whether a phase can no longer change without a person.
-func terminal(phase string) bool {
-	switch phase {
-	case watchdog.PhaseCompleted, watchdog.PhaseFailed, watchdog.PhaseStopped, watchdog.PhasePaused:
-		return true
-	}
-	return false
 }
 
 func printStatus(w io.Writer, r *watchdog.Report, dir string) {

@@ -32,6 +32,14 @@ func Read(ctx context.Context, dir string, fn func(Line) error) error {
 // written, every FlushInterval, across rotations, until ctx ends (it then
 // returns nil) or fn fails.
 func Follow(ctx context.Context, dir string, fn func(Line) error) error {
+	return FollowUntil(ctx, dir, nil, fn)
+}
+
+// FollowUntil is Follow that also ends, returning nil, once ended is
+// closed and the lines written until then are passed on: the caller
+// closes it once the run has ended and its writers are gone, so nothing
+// more is written. A nil ended never closes.
+func FollowUntil(ctx context.Context, dir string, ended <-chan struct{}, fn func(Line) error) error {
 	t := &tailer{dir: dir, fn: fn}
 	if err := t.readOld(); err != nil {
 		return err
@@ -43,6 +51,7 @@ func Follow(ctx context.Context, dir string, fn func(Line) error) error {
 	}()
 	tick := time.NewTicker(FlushInterval)
 	defer tick.Stop()
+	last := false
 	for {
 		if t.f == nil {
 			if err := t.open(); err != nil {
@@ -68,9 +77,15 @@ func Follow(ctx context.Context, dir string, fn func(Line) error) error {
 				continue
 			}
 		}
+		if last {
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-ended:
+			// One more pass reads what was flushed before the end.
+			last, ended = true, nil
 		case <-tick.C:
 		}
 	}

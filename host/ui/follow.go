@@ -17,7 +17,10 @@ import (
 //   - "run": the whole RunView, whenever the fold changed (coalesced to
 //     one per tick);
 //   - "timeline": recorded events (Entry) not sent before;
-//   - "output": lines of what the agents streamed (stream.Shown).
+//   - "output": lines of what the agents streamed (stream.Shown);
+//   - "end": the run is over (watchdog.Over) and everything above has
+//     been sent; the stream closes after it, and the page stops
+//     listening (docs/decisions.md, "Following a run to its end").
 //
 // The first message of each kind carries everything kept so far.
 const (
@@ -42,6 +45,9 @@ type follower struct {
 	cancel  context.CancelFunc
 	rec     *store.Run
 	red     *store.Redactor
+	// ended is closed when the record's follow returns because the run
+	// is over; streamDone when the stream's follow has returned.
+	ended, streamDone chan struct{}
 
 	mu       sync.Mutex
 	subs     map[*subscriber]struct{}
@@ -57,6 +63,9 @@ type follower struct {
 	dirty      bool
 	view       []byte // the last "run" message's data
 	err        error
+	// over is set once the "end" message was sent: pages that open
+	// later get it with their first messages.
+	over bool
 }
 
 // subscribe adds a page to run id's follower, starting it if no page
@@ -113,7 +122,8 @@ func (s *Server) startFollower(ctx context.Context, id, dir string) (*follower, 
 	if err != nil {
 		return nil, err
 	}
-	f := &follower{s: s, id: id, dir: dir, rec: rec, subs: map[*subscriber]struct{}{}, st: runstate.New()}
+	f := &follower{s: s, id: id, dir: dir, rec: rec, subs: map[*subscriber]struct{}{}, st: runstate.New(),
+		ended: make(chan struct{}), streamDone: make(chan struct{})}
 	if err := rec.Read(ctx, 1, f.apply); err != nil {
 		rec.Close()
 		return nil, err
@@ -124,7 +134,7 @@ func (s *Server) startFollower(ctx context.Context, id, dir string) (*follower, 
 	}
 	f.red = redactorOf(f.st)
 	f.live = holderAlive(ctx, rec)
-	f.newEntries = nil
+	f.newEntries, f.dirty = nil, false
 	f.view = f.viewJSON()
 	fctx, cancel := context.WithCancel(s.ctx)
 	f.cancel = cancel
@@ -146,14 +156,23 @@ func (f *follower) apply(e store.Event) error {
 	return nil
 }
 
+// followRecord folds what the run records until the run is over
+// (watchdog.Follow), then closes f.ended.
 func (f *follower) followRecord(ctx context.Context) {
 	defer f.rec.Close()
-	err := f.rec.Follow(ctx, f.st.Rev()+1, func(e store.Event) error {
+	err := watchdog.Follow(ctx, watchdog.DirRef(f.dir), f.rec, f.st.Rev()+1, f.st.Ending(), func(e store.Event) (runstate.Ending, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		return f.apply(e)
+		if err := f.apply(e); err != nil {
+			return 0, err
+		}
+		return f.st.Ending(), nil
 	})
-	if err != nil && ctx.Err() == nil {
+	if err == nil {
+		close(f.ended)
+		return
+	}
+	if ctx.Err() == nil {
 		f.mu.Lock()
 		f.err = err
 		f.mu.Unlock()
@@ -172,9 +191,11 @@ func (f *follower) streamLine(l stream.Line) error {
 }
 
 // followStream follows stream.jsonl from its beginning: what it holds
-// already, then each line as the writer flushes it.
+// already, then each line as the writer flushes it, until the run is
+// over; then it closes f.streamDone.
 func (f *follower) followStream(ctx context.Context) {
-	err := stream.Follow(ctx, f.dir, func(l stream.Line) error {
+	defer close(f.streamDone)
+	err := stream.FollowUntil(ctx, f.dir, f.ended, func(l stream.Line) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		return f.streamLine(l)
@@ -186,7 +207,8 @@ func (f *follower) followStream(ctx context.Context) {
 
 // ticker sends, once per tick, what changed: a fresh "run" message when
 // the fold changed or the watchdog came or went, and the new timeline
-// entries and output lines.
+// entries and output lines; once the run is over and both follows have
+// returned, what is left and "end", and it stops.
 func (f *follower) ticker(ctx context.Context) {
 	t := time.NewTicker(tick)
 	defer t.Stop()
@@ -197,8 +219,11 @@ func (f *follower) ticker(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		last := closed(f.ended) && closed(f.streamDone)
 		live := f.live
-		if time.Since(lastCheck) >= holderCheck {
+		if last {
+			live = false // the run is over: nothing holds it any more
+		} else if time.Since(lastCheck) >= holderCheck {
 			live, lastCheck = holderAlive(ctx, f.rec), time.Now()
 		}
 		f.mu.Lock()
@@ -216,6 +241,10 @@ func (f *follower) ticker(ctx context.Context) {
 			out = append(out, message{"output", f.redactJSON(f.newOutput)})
 			f.newOutput = nil
 		}
+		if last {
+			f.over = true
+			out = append(out, endMessage)
+		}
 		if len(out) > 0 {
 			for sub := range f.subs {
 				for _, m := range out {
@@ -228,13 +257,34 @@ func (f *follower) ticker(ctx context.Context) {
 			}
 		}
 		f.mu.Unlock()
+		if last {
+			return
+		}
+	}
+}
+
+// endMessage tells a page that the run is over and nothing follows.
+var endMessage = message{"end", []byte("{}")}
+
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
 // initial is what a page starts with: the view, the timeline and the
-// output kept so far (the caller holds f.mu).
+// output kept so far, and "end" when the run is over (the caller holds
+// f.mu).
 func (f *follower) initial() []message {
-	return []message{{"run", f.view}, {"timeline", f.redactJSON(f.timeline)}, {"output", f.redactJSON(f.output)}}
+	m := []message{{"run", f.view}, {"timeline", f.redactJSON(f.timeline)}, {"output", f.redactJSON(f.output)}}
+	if f.over {
+		m = append(m, endMessage)
+	}
+	return m
 }
 
 // viewJSON is the current RunView as JSON, redacted (the caller holds

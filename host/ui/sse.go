@@ -44,7 +44,8 @@ func (s *subscriber) send(m message) bool {
 const keepAlive = 15 * time.Second
 
 // serveSSE writes the initial messages, then what sub receives, until the
-// request or the server ends or the subscriber is dropped.
+// request or the server ends, the subscriber is dropped or an "end"
+// message was written.
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, initial []message, sub *subscriber) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -60,6 +61,9 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, initial []mess
 		writeSSE(w, m)
 	}
 	fl.Flush()
+	if ended(initial) {
+		return
+	}
 	t := time.NewTicker(keepAlive)
 	defer t.Stop()
 	for {
@@ -71,22 +75,39 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, initial []mess
 		case <-sub.gone:
 			return
 		case m := <-sub.ch:
-			writeSSE(w, m)
+			batch := []message{m}
 			// Send what else is queued in the same flush.
 			for more := true; more; {
 				select {
 				case m := <-sub.ch:
-					writeSSE(w, m)
+					batch = append(batch, m)
 				default:
 					more = false
 				}
 			}
+			for _, m := range batch {
+				writeSSE(w, m)
+			}
 			fl.Flush()
+			if ended(batch) {
+				return
+			}
 		case <-t.C:
 			fmt.Fprint(w, ": keep-alive\n\n")
 			fl.Flush()
 		}
 	}
+}
+
+// ended reports whether ms hold the "end" message, after which a stream
+// closes.
+func ended(ms []message) bool {
+	for _, m := range ms {
+		if m.event == endMessage.event {
+			return true
+		}
+	}
+	return false
 }
 
 // writeSSE writes one event; data is JSON (one line), so it needs one

@@ -141,6 +141,7 @@ type StatusWatch struct {
 	run    store.Record
 	st     *runstate.State
 	marker string
+	over   bool
 }
 
 // WatchStatus opens the run ref names read-only for Reports; Close
@@ -176,8 +177,14 @@ func (w *StatusWatch) Report(ctx context.Context) (*Report, error) {
 			return nil, err
 		}
 	}
+	w.over = Over(w.st.Ending(), owner)
 	return View(w.st, w.marker, time.Now(), owner), nil
 }
+
+// Over reports whether the run was over (Over) at the last Report: its
+// result and everything after it are recorded, so a watch can stop. A
+// paused or interrupted run is not over.
+func (w *StatusWatch) Over() bool { return w.over }
 
 // Close releases the run's handle.
 func (w *StatusWatch) Close() error { return w.run.Close() }

@@ -83,5 +83,8 @@ ob.live = function (url, handlers) {
     if (name === "open") continue;
     es.addEventListener(name, (e) => fn(JSON.parse(e.data)));
   }
+  // "end": the run is over and everything was sent; the server closes
+  // the stream, and reconnecting would only fetch the same again.
+  es.addEventListener("end", () => { es.close(); conn.className = "conn"; conn.title = "the run ended"; });
   return es;
 };

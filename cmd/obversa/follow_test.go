@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/obversa/obversa/internal/testutil"
+)
+
+// TestFollowEndsWithTheRun: `events --follow`, `logs --follow` and
+// `status --watch` keep following a paused run (it can be resumed), and
+// exit 0 by themselves once the run has ended — after its result and the
+// cleanup its watchdog records after it. On a run that already ended they
+// print what is there and exit at once.
+func TestFollowEndsWithTheRun(t *testing.T) {
+	t.Parallel()
+	runFile, dir := rulesRun(t, "", "", simpleLane+`
+graph "dag" {
+  approval = ["gate"]
+  node "gate" {
+    lane   = "w"
+    prompt = "hello"
+  }
+}
+`)
+	if r := obversa(t, dir, "run", "--run-id", "fw", runFile); r.code != exitPaused {
+		t.Fatalf("run: exit %d, want %d (paused for approval): %s", r.code, exitPaused, r.stderr)
+	}
+	runDir := runDirOf(runFile, "fw")
+	followers := [][]string{{"events", "--follow", runDir}, {"logs", "--follow", runDir}, {"status", "--watch", "--json", runDir}}
+	type started struct {
+		cmd *exec.Cmd
+		out *testutil.SyncBuffer
+	}
+	var fs []started
+	for _, args := range followers {
+		cmd, out := startObversa(t, dir, nil, args...)
+		fs = append(fs, started{cmd, out})
+	}
+	waited := make([]chan error, len(fs))
+	for i, f := range fs {
+		waited[i] = make(chan error, 1)
+		go func() { waited[i] <- f.cmd.Wait() }()
+	}
+	// Paused is not ended: each follower is still there a while later.
+	time.Sleep(1500 * time.Millisecond)
+	for i, w := range waited {
+		select {
+		case err := <-w:
+			t.Fatalf("%v exited (%v) while the run was paused:\n%s", followers[i], err, fs[i].out)
+		default:
+		}
+	}
+	if r := obversa(t, dir, "approve", runDir, "dag/gate/1"); r.code != 0 {
+		t.Fatalf("approve: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	for i, w := range waited {
+		select {
+		case err := <-w:
+			if err != nil {
+				t.Errorf("%v: %v:\n%s", followers[i], err, fs[i].out)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%v did not exit within 20 s of the run's end:\n%s", followers[i], fs[i].out)
+		}
+	}
+	events := fs[0].out.String()
+	fin, clean := strings.Index(events, "graph:run-finished"), strings.LastIndex(events, "run:cleanup")
+	if fin < 0 || clean < fin {
+		t.Errorf("events --follow did not print the result and the cleanup after it:\n%s", events)
+	}
+	lines := strings.Split(strings.TrimSpace(fs[2].out.String()), "\n")
+	var last struct {
+		Phase           string `json:"phase"`
+		CleanupVerified *bool  `json:"cleanup_verified"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Phase != "completed" || last.CleanupVerified == nil {
+		t.Errorf("status --watch ended on %q (%v), want completed with its cleanup recorded", lines[len(lines)-1], err)
+	}
+	if !strings.Contains(strings.Join(lines, "\n"), `"phase":"paused"`) {
+		t.Errorf("status --watch never reported the pause:\n%s", fs[2].out)
+	}
+	// A run that has ended: everything at once, then exit.
+	for _, args := range followers {
+		cmd, out := startObversa(t, dir, nil, args...)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%v on an ended run: %v:\n%s", args, err, out)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("%v on an ended run did not exit within 10 s:\n%s", args, out)
+		}
+	}
+}

@@ -67,7 +67,7 @@ func drawRun(cmd *cobra.Command, g *globals, arg string, f diagram.Format) error
 		return err
 	}
 	d := diagram.New(st.Start().Definition, nil)
-	statuses := runview.Statuses(st.Graph())
+	statuses := runview.Statuses(st)
 	for i := range d.Nodes {
 		d.Nodes[i].Status = statuses[d.Nodes[i].ID]
 	}

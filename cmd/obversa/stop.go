@@ -134,7 +134,7 @@ func pauseRun(cmd *cobra.Command, obj stopObject, h store.Holder, live bool, asJ
 // confirmStop asks on the terminal whether to end a run with work left;
 // without a terminal it refuses (exit 2), since stopping cannot be undone.
 func confirmStop(cmd *cobra.Command, st *runstate.State, dir string) error {
-	c := runview.CountNodes(st.Graph())
+	c := runview.CountNodes(st)
 	left := fmt.Sprintf("%d of %d nodes are not done", c.Total-c.Done, c.Total)
 	if !isTerminal(os.Stdin) {
 		return usageErr(fmt.Errorf("the run has work left (%s) and a stopped run cannot be resumed; nothing was asked, since stdin is not a terminal: pass --yes to stop it, or --pause to pause it so `obversa resume %s` carries it on", left, dir))

@@ -36,14 +36,15 @@ type ForEach struct {
 }
 
 // Groups returns the graph's loops and for_each nodes in declaration
-// order, each as it stands in the fold; empty (not nil) slices when the
-// graph has none.
-func Groups(g *graph.State) ([]Loop, []ForEach) {
+// order, each as it stands in the fold (the run's end applied, as
+// VertexStatus and NodeStatus); empty (not nil) slices when the graph has
+// none.
+func Groups(st *runstate.State) ([]Loop, []ForEach) {
 	loops, each := []Loop{}, []ForEach{}
-	for _, v := range g.Vertices() {
+	for _, v := range st.Graph().Vertices() {
 		switch {
 		case v.Loop != nil:
-			r := Loop{Loop: v.Def.ID, MaxRounds: v.Def.Loop.MaxRounds, Status: VertexStatus(g, v)}
+			r := Loop{Loop: v.Def.ID, MaxRounds: v.Def.Loop.MaxRounds, Status: VertexStatus(st, v)}
 			if cur := v.Loop.Current(); cur != nil {
 				r.Round = cur.Round
 			}
@@ -52,17 +53,17 @@ func Groups(g *graph.State) ([]Loop, []ForEach) {
 					r.LastReview = rd.Review.Outcome.Status
 				}
 			}
-			if f := v.Failure(); f != nil && v.Status() == graph.StatusFailed {
+			if f := v.Failure(); f != nil && r.Status == StatusFailed {
 				r.Code = f.Code
 			}
 			loops = append(loops, r)
 		case v.Def.ForEach != nil:
-			r := ForEach{Node: v.Def.ID, Status: VertexStatus(g, v), Expanded: v.Expansion != nil, Instances: len(v.Instances)}
+			r := ForEach{Node: v.Def.ID, Status: VertexStatus(st, v), Expanded: v.Expansion != nil, Instances: len(v.Instances)}
 			if v.Expansion != nil {
 				r.Code = v.Expansion.Code
 			}
 			for _, n := range v.Instances {
-				switch n.Status {
+				switch st.UnitStatus(n) {
 				case graph.StatusPassed:
 					r.Passed++
 				case graph.StatusFailed:
@@ -78,15 +79,12 @@ func Groups(g *graph.State) ([]Loop, []ForEach) {
 }
 
 // VertexStatus is a vertex's status as views show it: the fold's (a
-// for_each node's or a loop's over its units, graph.VertexState.Status),
-// or blocked.
-func VertexStatus(g *graph.State, v *graph.VertexState) string {
-	st := v.Status()
-	if st == graph.StatusIdle && g.Blocked(v.Def.ID) {
+// for_each node's or a loop's over its units) with the run's end applied
+// (runstate.State.VertexStatus), or blocked.
+func VertexStatus(st *runstate.State, v *graph.VertexState) string {
+	s := st.VertexStatus(v)
+	if s == graph.StatusIdle && st.Graph().Blocked(v.Def.ID) {
 		return StatusBlocked
 	}
-	if f := v.Failure(); st == graph.StatusIdle && f != nil && f.Code == runstate.CodeAborted {
-		return StatusFailed // cut off by the run's end, as NodeStatus
-	}
-	return st.String()
+	return s.String()
 }

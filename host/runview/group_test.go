@@ -117,7 +117,7 @@ func TestLoopsAndForEach(t *testing.T) {
 		t.Errorf("lint[c] is no instance")
 	}
 	wantStatus := map[string]string{"lint": StatusStarted, "config": StatusStarted, "author": StatusDispatched, "check": StatusIdle}
-	if diff := cmp.Diff(wantStatus, Statuses(st.Graph())); diff != "" {
+	if diff := cmp.Diff(wantStatus, Statuses(st)); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
 	}
 	var flight []string

@@ -23,32 +23,31 @@ const (
 )
 
 // NodeStatus is a unit's status in a fold (a node, a for_each instance, a
-// loop member in a round), blocked included.
-func NodeStatus(g *graph.State, n *graph.NodeState) string {
-	if n.Status == graph.StatusIdle && g.Blocked(n.Vertex) {
+// loop member in a round): the fold's with the run's end applied
+// (runstate.State.UnitStatus: a unit whose attempt failed waits for its
+// retry while the run goes on, and failed once it ended), or blocked.
+func NodeStatus(st *runstate.State, n *graph.NodeState) string {
+	s := st.UnitStatus(n)
+	if s == graph.StatusIdle && st.Graph().Blocked(n.Vertex) {
 		return StatusBlocked
 	}
-	if n.Status == graph.StatusIdle && n.Failure != nil && n.Failure.Code == runstate.CodeAborted {
-		// The fold leaves a failed position idle for its retry, but an
-		// attempt the run's end cut off gets none: it ran, and failed.
-		return StatusFailed
-	}
-	return n.Status.String()
+	return s.String()
 }
 
 // Statuses returns every node's status by id, as `obversa graph RUN`
 // colours them: a for_each node's and a loop's over their units
 // (VertexStatus), a loop member's in the loop's current round.
-func Statuses(g *graph.State) map[string]string {
+func Statuses(st *runstate.State) map[string]string {
+	g := st.Graph()
 	out := make(map[string]string, len(g.Vertices()))
 	for _, v := range g.Vertices() {
-		out[v.Def.ID] = VertexStatus(g, v)
+		out[v.Def.ID] = VertexStatus(st, v)
 		if v.Loop == nil {
 			continue
 		}
 		if r := v.Loop.Current(); r != nil {
 			for _, m := range r.Members {
-				out[m.Def.ID] = NodeStatus(g, m)
+				out[m.Def.ID] = NodeStatus(st, m)
 			}
 		}
 	}
@@ -223,9 +222,8 @@ func NodeOf(st *runstate.State, name string, now time.Time) (Node, bool) {
 
 // groupView is a for_each node or a loop as a whole.
 func groupView(st *runstate.State, v *graph.VertexState) Node {
-	g := st.Graph()
-	out := Node{ID: v.Def.ID, Kind: v.Def.Kind, Lane: v.Def.Lane, Binding: v.Def.Binding, Status: VertexStatus(g, v)}
-	loops, each := Groups(g)
+	out := Node{ID: v.Def.ID, Kind: v.Def.Kind, Lane: v.Def.Lane, Binding: v.Def.Binding, Status: VertexStatus(st, v)}
+	loops, each := Groups(st)
 	for i := range loops {
 		if loops[i].Loop == v.Def.ID {
 			out.Loop = &loops[i]
@@ -239,15 +237,14 @@ func groupView(st *runstate.State, v *graph.VertexState) Node {
 			}
 		}
 	}
-	if f := v.Failure(); f != nil && VertexStatus(g, v) == StatusFailed {
+	if f := v.Failure(); f != nil && out.Status == StatusFailed {
 		out.Failure = &Failure{Code: f.Code, Message: f.Message, FailureKind: f.FailureKind, Position: f.Position}
 	}
 	return out
 }
 
 func nodeView(st *runstate.State, n *graph.NodeState, now time.Time) Node {
-	g := st.Graph()
-	v := Node{ID: n.Name(), Kind: n.Def.Kind, Lane: n.Def.Lane, Binding: n.Def.Binding, Status: NodeStatus(g, n),
+	v := Node{ID: n.Name(), Kind: n.Def.Kind, Lane: n.Def.Lane, Binding: n.Def.Binding, Status: NodeStatus(st, n),
 		Position: n.Position, Attempts: n.Attempts, Pause: n.Pause, Approved: n.Approved}
 	if n.Instance || n.Loop != "" {
 		v.Group, v.Key, v.Round = n.Vertex, n.Key, n.Round

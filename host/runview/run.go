@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
 )
 
@@ -49,12 +48,13 @@ type Counts struct {
 	Paused  int `json:"paused"`
 }
 
-// CountNodes counts the nodes of a fold.
-func CountNodes(g *graph.State) Counts {
+// CountNodes counts the nodes of a fold, the run's end applied
+// (VertexStatus).
+func CountNodes(st *runstate.State) Counts {
 	var c Counts
-	for _, v := range g.Vertices() {
+	for _, v := range st.Graph().Vertices() {
 		c.Total++
-		switch VertexStatus(g, v) {
+		switch VertexStatus(st, v) {
 		case StatusPassed:
 			c.Passed++
 		case StatusFailed:
@@ -99,12 +99,12 @@ type Summary struct {
 func Summarize(st *runstate.State, dir string, now time.Time, holderAlive bool) Summary {
 	rs := st.Start()
 	s := Summary{RunID: rs.RunID, Dir: dir, Graph: rs.Definition.Name, Phase: Phase(st, holderAlive),
-		StartedAt: rs.StartedAt, Nodes: CountNodes(st.Graph()), Usage: Total(st)}
+		StartedAt: rs.StartedAt, Nodes: CountNodes(st), Usage: Total(st)}
 	if st.Finished() != nil {
 		now = st.FinishedAt()
 	}
 	s.ElapsedMS = now.Sub(rs.StartedAt).Milliseconds()
-	if loops, each := Groups(st.Graph()); len(loops)+len(each) > 0 {
+	if loops, each := Groups(st); len(loops)+len(each) > 0 {
 		s.Loops, s.ForEach = loops, each
 	}
 	if r := st.Result(); r != nil {

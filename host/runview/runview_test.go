@@ -145,20 +145,63 @@ func stubLine(position, text string) stream.Line {
 	return stream.Line{Node: "a", Position: position, Call: 1, Kind: stream.KindText, Text: text}
 }
 
-// TestAbortedIsFailed: a node whose attempt the run's end cut off
-// (graph:node-failed ABORTED) is shown failed, not idle, and counted so.
-func TestAbortedIsFailed(t *testing.T) {
+// TestAbortedOnlyOnceEnded: a unit whose attempt failed ABORTED (its
+// plugin aborted, or the run's end cut it off) waits for its retry while
+// the run can go on — running or paused it is idle — and failed once the
+// run has ended; every view (show's nodes, the counts of runs and the
+// live view, graph RUN's colours, status's for_each lines) says the same.
+func TestAbortedOnlyOnceEnded(t *testing.T) {
 	t.Parallel()
-	st := fold(t,
-		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}, {Node: "c", Position: "dag/c/1"}}},
+	lint := graph.NodeDef{ID: "lint", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{},
+		ForEach: &graph.ForEachDef{MaxItems: 10, Items: []graph.ForEachItem{{Key: "x", Value: json.RawMessage(`"x"`)}}}}
+	def := &graph.Definition{Name: "dag", GlobalConcurrency: 3, RetryCapPerNode: 1, KeyedConcurrency: []graph.KeyLimit{}, Nodes: []graph.NodeDef{
+		{ID: "a", Kind: graph.KindRequired, Lane: "w", Prompt: "p", DependsOn: []string{}}, lint}}
+	aborted := []any{
+		graph.EventNodeExpanded, graph.ExpandedData{Node: "lint", Keys: []string{"x"}},
+		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}, {Node: "lint", Position: "dag/lint[x]/1"}}},
 		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a/1", AttemptID: "x"},
-		graph.EventNodeFailed, graph.FailedData{Node: "a", Position: "dag/a/1", Code: runstate.CodeAborted, Message: "the run ended (STOPPED) while the attempt was running"},
-	)
-	now := t0.Add(time.Minute)
-	if a, _ := NodeOf(st, "a", now); a.Status != StatusFailed || a.Failure == nil || a.Failure.Code != runstate.CodeAborted {
-		t.Errorf("node a %+v; want failed ABORTED", a)
+		graph.EventNodeFailed, graph.FailedData{Node: "a", Position: "dag/a/1", Code: runstate.CodeAborted, Message: "the plugin aborted the attempt"},
+		graph.EventNodeFailed, graph.FailedData{Node: "lint", Position: "dag/lint[x]/1", Code: runstate.CodeAborted, Message: "the plugin aborted the attempt"},
 	}
-	if c := Summarize(st, "/runs/r", now, false).Nodes; c.Failed != 1 {
-		t.Errorf("counts %+v; want one failed", c)
+	tests := []struct {
+		name  string
+		end   []any
+		want  string // a's and lint[x]'s status, and lint's
+		group string
+	}{
+		{"running", nil, StatusIdle, StatusStarted},
+		{"paused", []any{graph.EventRunWaiting, runstate.Message("r", runstate.KindPaused, "OPERATOR_PAUSE", "paused")}, StatusIdle, StatusStarted},
+		{"ended", []any{graph.EventRunFinished, runstate.Message("r", runstate.KindFail, runstate.CodeStopped, "stopped")}, StatusFailed, StatusFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			st := foldDef(t, def, append(append([]any{}, aborted...), tt.end...)...)
+			now := t0.Add(time.Minute)
+			a, _ := NodeOf(st, "a", now)
+			if a.Status != tt.want || (tt.want == StatusFailed) != (a.Failure != nil && a.Failure.Code == runstate.CodeAborted) {
+				t.Errorf("show a: %s %+v; want %s (with its ABORTED failure once failed)", a.Status, a.Failure, tt.want)
+			}
+			if x, _ := NodeOf(st, "lint[x]", now); x.Status != tt.want {
+				t.Errorf("show lint[x]: %s, want %s", x.Status, tt.want)
+			}
+			failed := 0
+			if tt.want == StatusFailed {
+				failed = 2
+			}
+			if c := Summarize(st, "/runs/r", now, false).Nodes; c.Failed != failed {
+				t.Errorf("counts %+v; want %d failed", c, failed)
+			}
+			if c := NewLive(st, "/runs/r").Snapshot(now, false).Summary.Nodes; c.Failed != failed {
+				t.Errorf("live view counts %+v; want %d failed", c, failed)
+			}
+			if diff := cmp.Diff(map[string]string{"a": tt.want, "lint": tt.group}, Statuses(st)); diff != "" {
+				t.Errorf("graph RUN colours (-want +got):\n%s", diff)
+			}
+			_, each := Groups(st)
+			if len(each) != 1 || each[0].Status != tt.group || each[0].Failed != failed/2 {
+				t.Errorf("status for_each %+v; want %s with %d failed", each, tt.group, failed/2)
+			}
+		})
 	}
 }

@@ -94,7 +94,7 @@ func buildView(st *runstate.State, dir string, now time.Time, live, readOnly boo
 		v.Commands = append(v.Commands, Command{"pause", "obversa stop --pause " + q}, Command{"stop", "obversa stop " + q})
 	}
 	d := diagram.New(st.Start().Definition, nil)
-	statuses := runview.Statuses(st.Graph())
+	statuses := runview.Statuses(st)
 	for i := range d.Nodes {
 		d.Nodes[i].Status = statuses[d.Nodes[i].ID]
 	}

@@ -241,7 +241,7 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 		// end did not close its positions (written before it did).
 		r.Active = active(st, now)
 	}
-	r.Loops, r.ForEach = runview.Groups(st.Graph())
+	r.Loops, r.ForEach = runview.Groups(st)
 	if ps, err := proc.Marked(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true}); err == nil && ps != nil {
 		r.Processes = ps
 	} else {

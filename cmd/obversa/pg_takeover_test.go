@@ -119,9 +119,9 @@ func TestPGTakeoverAfterHostDies(t *testing.T) {
 
 	b := newOtherHost(t, "host-b", dir)
 	r := b.run(t, "resume", "--storage", db.url, "t")
-	if r.code != exitFailed || !strings.Contains(r.stderr, "PROCESS_LOCKED") || !strings.Contains(r.stderr, `host "host-a"`) ||
+	if r.code != exitUsage || !strings.Contains(r.stderr, "PROCESS_LOCKED") || !strings.Contains(r.stderr, `host "host-a"`) ||
 		!strings.Contains(r.stderr, "--force-takeover") {
-		t.Fatalf("resume on host b while a's lease lasts: exit %d, want %d naming host-a and --force-takeover:\n%s", r.code, exitFailed, r.stderr)
+		t.Fatalf("resume on host b while a's lease lasts: exit %d, want %d naming host-a and --force-takeover:\n%s", r.code, exitUsage, r.stderr)
 	}
 	// From host b the dead host's pid tells nothing: only the lease's
 	// expiry makes the run interrupted.
@@ -167,8 +167,8 @@ func TestPGTwoWatchdogs(t *testing.T) {
 	waitFor(t, 60*time.Second, "the slow node to start on host a", func() bool { return slowStarted(t, db, "t") })
 	hostA := runOnHost(t, db, "t", a.Process.Pid)
 	b := newOtherHost(t, "host-b", dir)
-	if r := b.run(t, "resume", "--storage", db.url, "t"); r.code != exitFailed || !strings.Contains(r.stderr, "PROCESS_LOCKED") {
-		t.Fatalf("resume on host b while a runs: exit %d, want %d PROCESS_LOCKED:\n%s", r.code, exitFailed, r.stderr)
+	if r := b.run(t, "resume", "--storage", db.url, "t"); r.code != exitUsage || !strings.Contains(r.stderr, "PROCESS_LOCKED") {
+		t.Fatalf("resume on host b while a runs: exit %d, want %d PROCESS_LOCKED:\n%s", r.code, exitUsage, r.stderr)
 	}
 	// Host a freezes: its watchdog, worker, plugins and commands.
 	if err := syscall.Kill(a.Process.Pid, syscall.SIGSTOP); err != nil {

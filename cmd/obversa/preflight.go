@@ -72,7 +72,7 @@ digest, the plugin's health, a static Admit and, where the lane asks, one live c
 			case errors.Is(err, executor.ErrNothingToInterrupt):
 				return usageErr(err)
 			case errors.Is(err, store.ErrProcessLocked):
-				return failedErr(fmt.Errorf("%w; a watchdog or worker holds the run: interrupt only a run nothing runs", err))
+				return lockedRefusal(cmd.Context(), ref, err, "; interrupt only a run nothing runs")
 			case errors.Is(err, store.ErrRevisionConflict):
 				return failedErr(fmt.Errorf("%w; the record changed while the probe was being closed: look again with `obversa preflight %s`", err, ref))
 			case err != nil:

@@ -441,7 +441,7 @@ func TestPreflightInterruptedProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := obversa(t, r.dir, "preflight", "interrupt", r.runDir); res.code != exitFailed || !strings.Contains(res.stderr, "PROCESS_LOCKED") {
+	if res := obversa(t, r.dir, "preflight", "interrupt", r.runDir); res.code != exitUsage || !strings.Contains(res.stderr, "PROCESS_LOCKED") {
 		t.Errorf("interrupt while the run is held: exit %d %s", res.code, res.stderr)
 	}
 	lock.Release()

@@ -104,7 +104,7 @@ func resumeRun(ctx context.Context, ref runRef, o watchdog.ResumeOptions, mode s
 	}
 	switch {
 	case errors.Is(err, store.ErrProcessLocked):
-		return nil, false, failedErr(fmt.Errorf("%w%s", err, lockedHint(ref)))
+		return nil, false, lockedRefusal(ctx, ref, err, lockedHint(ref))
 	case errors.Is(err, watchdog.ErrResumePosition) && o.Position != "":
 		return nil, false, usageErr(fmt.Errorf("%w%s", err, suggestPosition(ctx, ref, o.Position)))
 	case errors.Is(err, store.ErrStorageFull):

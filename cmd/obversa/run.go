@@ -118,7 +118,7 @@ func recordPlace(ref runRef, run store.Record) string {
 }
 
 // existingRun explains why a run id cannot be started again: another
-// watchdog holds it (PROCESS_LOCKED, exit 1), or it exists and can only be
+// watchdog holds it (PROCESS_LOCKED, exit 2), or it exists and can only be
 // resumed (exit 2).
 func existingRun(ctx context.Context, b store.Backend, url, id string, cause error) error {
 	var ref runRef
@@ -137,7 +137,8 @@ func existingRun(ctx context.Context, b store.Backend, url, id string, cause err
 		return failedErr(err)
 	}
 	if o.Live {
-		return failedErr(fmt.Errorf("%w: %s", &store.LockedError{Dir: ref.String(), Holder: o.Holder, Known: true}, cause))
+		return lockedRefusal(ctx, ref, fmt.Errorf("%w: %s", &store.LockedError{Dir: ref.String(), Holder: o.Holder, Known: true}, cause),
+			"; choose another --run-id")
 	}
 	return usageErr(fmt.Errorf("%w; choose another --run-id, or carry it on with `obversa resume %s`", cause, ref))
 }

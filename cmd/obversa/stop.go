@@ -164,7 +164,8 @@ func stopIdle(cmd *cobra.Command, ref runRef, asJSON bool) error {
 		fmt.Fprintf(cmd.OutOrStdout(), "the run already ended; nothing to stop\n")
 		return report(cmd.Context(), cmd.OutOrStdout(), res, ref, false)
 	case errors.Is(err, store.ErrProcessLocked):
-		return failedErr(fmt.Errorf("%w; the run's watchdog went away while this command looked: try `obversa stop` again", err))
+		// A watchdog took the run over while this command looked.
+		return lockedRefusal(cmd.Context(), ref, err, "; `obversa stop` again stops it through that watchdog")
 	case err != nil:
 		return failedErr(err)
 	}

@@ -77,5 +77,5 @@ func lockedHint(ref runRef) string {
 	if _, ok := ref.(*dbRun); ok {
 		return fmt.Sprintf("; if the owner's host is gone, `obversa resume %s` takes the run over once its lease expires, or at once with --force-takeover", ref)
 	}
-	return "; the run is live: `obversa approve` hands decisions to its worker, `obversa stop` stops it, and resume carries it on once it has ended"
+	return "; `obversa approve` hands decisions to its worker, `obversa stop` stops it, and `obversa resume` carries the run on once that process has ended or paused"
 }

@@ -261,7 +261,8 @@ func TestWatchdogKilled(t *testing.T) {
 }
 
 // TestProcessLocked: while a watchdog holds a run, a second run of the
-// same id and a resume get PROCESS_LOCKED; `obversa stop` stops it.
+// same id and a resume are refused (exit 2) PROCESS_LOCKED, naming the
+// watchdog's pid and command; `obversa stop` stops it.
 func TestProcessLocked(t *testing.T) {
 	t.Parallel()
 	runFile, dir, _ := watchdogCase{restart: `max_restarts = 0`, limits: `timeout = "5m"`, slow: "sleep 60"}.write(t)
@@ -275,7 +276,8 @@ func TestProcessLocked(t *testing.T) {
 	})
 	for _, args := range [][]string{{"run", "--run-id", "x", runFile}, {"resume", runDir}} {
 		r := obversa(t, dir, args...)
-		if r.code != exitFailed || !strings.Contains(r.stderr, "PROCESS_LOCKED") || !strings.Contains(r.stderr, "pid") {
+		if r.code != exitUsage || !strings.Contains(r.stderr, "PROCESS_LOCKED") || !strings.Contains(r.stderr, fmt.Sprintf("pid %d ", cmd.Process.Pid)) ||
+			!strings.Contains(r.stderr, "`obversa run`") {
 			t.Errorf("%v: exit %d: %s", args, r.code, r.stderr)
 		}
 	}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/store"
+)
+
+// holderWait bounds how long a refused command waits for the process
+// that holds the run to record who it is: the lock is taken before the
+// holder record is written, so a command that lost a race by a hair may
+// read no record, or the previous holder's.
+const holderWait = time.Second
+
+// lockedRefusal is the refusal of a command that found the run held by
+// another process (err matches store.ErrProcessLocked): exit 2, since
+// nothing was done (docs/decisions.md, "A held run is a refusal"), with
+// the holder named — pid, host, since when and, on this host, its
+// command line — and what to do: look at it with `obversa status`, and
+// hint.
+func lockedRefusal(ctx context.Context, ref runRef, err error, hint string) error {
+	if o, ok := liveHolder(ctx, ref); ok {
+		held := &store.LockedError{Dir: ref.String(), Holder: o.Holder, Known: true}
+		what := ""
+		if o.Here {
+			if c := commandOf(o.Holder.PID); c != "" {
+				what = fmt.Sprintf(" (`%s`)", c)
+			}
+		}
+		err = fmt.Errorf("%w%s", held, what)
+	}
+	return usageErr(fmt.Errorf("%w; nothing was done. Another process carries the run on: see what it is doing with `obversa status %s`%s", err, ref, hint))
+}
+
+// liveHolder returns the run's owner once a live one is recorded, waiting
+// up to holderWait; false when none is (the holder died meanwhile, or its
+// record cannot be read).
+func liveHolder(ctx context.Context, ref runRef) (watchdog.Owner, bool) {
+	run, err := ref.OpenReadOnly(ctx)
+	if err != nil {
+		return watchdog.Owner{}, false
+	}
+	defer run.Close()
+	deadline := time.Now().Add(holderWait)
+	for {
+		o, err := ref.Owner(ctx, run)
+		switch {
+		case err == nil && o.Found && o.Live:
+			return o, true
+		case err != nil || time.Now().After(deadline):
+			return watchdog.Owner{}, false
+		}
+		select {
+		case <-ctx.Done():
+			return watchdog.Owner{}, false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

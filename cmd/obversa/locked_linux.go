@@ -1,0 +1,27 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// commandOf is how a person would type the command process pid runs —
+// "obversa resume" for `obversa resume RUN` — from /proc/<pid>/cmdline;
+// "" when it cannot be read.
+func commandOf(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	if len(args) == 0 || args[0] == "" {
+		return ""
+	}
+	c := filepath.Base(args[0])
+	if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+		c += " " + args[1]
+	}
+	return c
+}

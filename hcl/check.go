@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
+
+	"github.com/obversa/obversa/internal/regfile"
 )
 
 // CheckPluginFiles diagnoses plugin paths that cannot be run, at the path
@@ -43,30 +45,12 @@ func CheckPluginFile(rf *RunFile, p *Plugin) *hclv2.Diagnostic {
 			fmt.Sprintf("The binary of plugin %q cannot be examined (%v): %s. Check the path and the permissions of its directories.", p.Name, unwrapPathError(err), shown))
 	case !fi.Mode().IsRegular():
 		return at("Plugin path is not a regular file",
-			fmt.Sprintf("The path of plugin %q is %s, not a file: %s. path must name the plugin's executable itself.", p.Name, fileKind(fi.Mode()), shown))
+			fmt.Sprintf("The path of plugin %q is %s, not a file: %s. path must name the plugin's executable itself.", p.Name, regfile.Kind(fi.Mode()), shown))
 	case fi.Mode().Perm()&0o111 == 0:
 		return at("Plugin binary is not executable",
 			fmt.Sprintf("The binary of plugin %q is not executable (mode %s): %s. Make it executable with `chmod +x %s`.", p.Name, fi.Mode().Perm(), shown, shown))
 	}
 	return nil
-}
-
-// fileKind names what a non-regular file is, for messages.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	default:
-		return "not a regular file"
-	}
 }
 
 // DisplayPath shows a path of the run file (absolute, as decoded)

@@ -2,13 +2,14 @@ package hcl
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/obversa/obversa/internal/regfile"
 )
 
 // Defaults applied when the run file leaves a value out (docs/run-file.md).
@@ -44,12 +45,12 @@ const GraphForm = "dag"
 // DecodeFile reads and decodes a run file; see Decode. A file that cannot
 // be read is reported as an error diagnostic without a source range.
 func DecodeFile(path string) (*RunFile, hclv2.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := regfile.Read(path, MaxRunFileBytes)
 	if err != nil {
 		return nil, hclv2.Diagnostics{{
 			Severity: hclv2.DiagError,
 			Summary:  "Cannot read run file",
-			Detail:   fmt.Sprintf("Reading %s failed: %v. Check the path and its permissions.", path, err),
+			Detail:   fmt.Sprintf("Reading %s failed: %v. Check the path and its permissions; a run file is a regular file of at most %d bytes.", path, unwrapPathError(err), MaxRunFileBytes),
 		}}
 	}
 	return Decode(src, path)
@@ -73,7 +74,7 @@ func Decode(src []byte, filename string) (*RunFile, hclv2.Diagnostics) {
 			Detail:   fmt.Sprintf("The directory of %s cannot be made absolute: %v.", filename, err),
 		}}
 	}
-	file, diags := hclsyntax.ParseConfig(src, filename, hclv2.InitialPos)
+	file, diags := parseConfig(src, filename)
 	if diags.HasErrors() {
 		return nil, diags
 	}

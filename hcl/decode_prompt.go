@@ -2,13 +2,14 @@ package hcl
 
 import (
 	"fmt"
-	"io"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"unicode/utf8"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/obversa/obversa/internal/regfile"
 )
 
 // prompt decodes a prompt attribute. set is false when the prompt is
@@ -38,7 +39,7 @@ func (d *decoder) promptFile(a *hclv2.Attribute) (path, src string, refs []resul
 	if !filepath.IsAbs(p) {
 		display = filepath.Join(filepath.Dir(d.filename), p)
 	}
-	b, err := readPromptFile(path)
+	b, err := regfile.Read(path, MaxPromptFileBytes)
 	if err != nil {
 		d.errorAt(a.Expr.Range(), "Cannot read prompt file",
 			fmt.Sprintf("Reading %s failed: %v. The path is relative to the run file's directory; check it exists and is readable.", display, unwrapPathError(err)))
@@ -49,7 +50,7 @@ func (d *decoder) promptFile(a *hclv2.Attribute) (path, src string, refs []resul
 			fmt.Sprintf("%s must be UTF-8 text; convert it or choose another file.", display))
 		return "", "", nil, false
 	}
-	expr, diags := hclsyntax.ParseTemplate(b, display, hclv2.InitialPos)
+	expr, diags := parseTemplate(b, display)
 	d.diags = append(d.diags, diags...)
 	if diags.HasErrors() {
 		return "", "", nil, false
@@ -66,47 +67,11 @@ func (d *decoder) promptFile(a *hclv2.Attribute) (path, src string, refs []resul
 // prompt is stored in the run's definition event, so it must stay small.
 const MaxPromptFileBytes = 1 << 20
 
-// readPromptFile reads a regular file of at most MaxPromptFileBytes. A
-// device or named pipe could block decoding forever, so the path is
-// examined before it is opened, opened without blocking, and the opened
-// file examined again (it may have been replaced in between).
-func readPromptFile(path string) ([]byte, error) {
-	if info, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("it is %s, not a file", fileKind(info.Mode()))
-	}
-	f, err := openNonblocking(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("it is %s, not a file", fileKind(info.Mode()))
-	}
-	if info.Size() > MaxPromptFileBytes {
-		return nil, fmt.Errorf("%d bytes is more than the limit of %d bytes", info.Size(), MaxPromptFileBytes)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxPromptFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxPromptFileBytes {
-		return nil, fmt.Errorf("more than the limit of %d bytes", MaxPromptFileBytes)
-	}
-	return b, nil
-}
-
 // unwrapPathError drops the path from an *fs.PathError, which the
 // diagnostic already names.
 func unwrapPathError(err error) error {
-	type unwrapper interface{ Unwrap() error }
-	if u, ok := err.(unwrapper); ok && u.Unwrap() != nil {
-		return u.Unwrap()
+	if pe, ok := err.(*fs.PathError); ok {
+		return pe.Err
 	}
 	return err
 }

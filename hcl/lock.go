@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -14,6 +13,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/obversa/obversa/internal/regfile"
 )
 
 // LockFileName is the name of the lock file kept beside a run file.
@@ -128,7 +129,7 @@ func EncodeLockFile(l *LockFile) []byte {
 // that does not exist is an empty LockFile without diagnostics; any other
 // read failure is an error diagnostic.
 func DecodeLockFile(path string) (*LockFile, hclv2.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := regfile.Read(path, MaxRunFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &LockFile{}, nil
 	}
@@ -136,7 +137,7 @@ func DecodeLockFile(path string) (*LockFile, hclv2.Diagnostics) {
 		return nil, hclv2.Diagnostics{{
 			Severity: hclv2.DiagError,
 			Summary:  "Cannot read lock file",
-			Detail:   fmt.Sprintf("Reading %s failed: %v. Check its permissions, or delete it and run `obversa plugin lock` again.", path, err),
+			Detail:   fmt.Sprintf("Reading %s failed: %v. Check its permissions, or delete it and run `obversa plugin lock` again.", path, unwrapPathError(err)),
 		}}
 	}
 	return DecodeLock(src, path)
@@ -153,7 +154,7 @@ var lockSchema = &hclv2.BodySchema{
 // but go together; names follow the id grammar and are unique. The result
 // is nil if and only if the diagnostics contain an error.
 func DecodeLock(src []byte, filename string) (*LockFile, hclv2.Diagnostics) {
-	file, diags := hclsyntax.ParseConfig(src, filename, hclv2.InitialPos)
+	file, diags := parseConfig(src, filename)
 	if diags.HasErrors() {
 		return nil, diags
 	}

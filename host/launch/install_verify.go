@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/obversa/obversa/internal/regfile"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -17,7 +18,7 @@ func checkStaged(bin, sigPath string, keys []plugin.PublicKey) (*plugin.Verified
 	untrusted := func(reason plugin.UntrustedReason, err error, detail string) error {
 		return &plugin.UntrustedError{Path: bin, SignaturePath: sigPath, Reason: reason, Detail: detail, Err: err}
 	}
-	text, err := os.ReadFile(sigPath)
+	text, err := regfile.Read(sigPath, maxKeyFileBytes)
 	if err != nil {
 		return nil, untrusted(plugin.ReasonUnsigned, err, "the source has no signature "+filepath.Base(sigPath))
 	}

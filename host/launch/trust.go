@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/obversa/obversa/hcl"
+	"github.com/obversa/obversa/internal/regfile"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -43,7 +43,7 @@ func LoadPublicKey(entry, dir string) (plugin.PublicKey, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
-	text, err := os.ReadFile(path)
+	text, err := regfile.Read(path, maxKeyFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return plugin.PublicKey{}, fmt.Errorf("%w: %q is neither a minisign public key (\"RW…\") nor an existing .pub file (%s)", ErrTrustedKey, entry, path)
 	}
@@ -56,6 +56,10 @@ func LoadPublicKey(entry, dir string) (plugin.PublicKey, error) {
 	}
 	return k, nil
 }
+
+// maxKeyFileBytes bounds what is read of a .pub file: a minisign public
+// key file is two lines, under 200 bytes.
+const maxKeyFileBytes = 64 << 10
 
 // TrustedKeys returns the keys whose signature a plugin needs (docs/plugins.md):
 // the plugin's own trusted_keys when it has any, else the run file's;

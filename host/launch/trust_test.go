@@ -79,7 +79,12 @@ func TestLoadPublicKey(t *testing.T) {
 			t.Errorf("LoadPublicKey(%q) = %s, %v; want key %s", entry, got.ID(), err, k.ID())
 		}
 	}
-	for _, entry := range []string{"keys/missing.pub", "keys/broken.pub", "RWQnot-a-key", "keys"} {
+	// /dev/zero would be read without end, a named pipe would block.
+	fifo := filepath.Join(dir, "keys", "pipe.pub")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, entry := range []string{"keys/missing.pub", "keys/broken.pub", "RWQnot-a-key", "keys", "/dev/zero", fifo} {
 		if _, err := launch.LoadPublicKey(entry, dir); !errors.Is(err, launch.ErrTrustedKey) || !strings.Contains(err.Error(), filepath.Base(entry)) {
 			t.Errorf("LoadPublicKey(%q) = %v, want ErrTrustedKey naming it", entry, err)
 		}

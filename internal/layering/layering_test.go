@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"store/simfs":          {"store"},
 	"store/storetest":      {"store"},
 	"plugin":               {"plugin/internal/", "internal/cgroup"},
-	"hcl":                  {},
+	"hcl":                  {"internal/regfile"},
 	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup"},
 	"internal/proc":        {},
 	"internal/cgroup":      {},
@@ -36,7 +36,8 @@ var allowed = map[string][]string{
 	"internal/testutil":    {},
 	"internal/exampletest": {"plugin", "internal/testutil", "internal/cgroup"},
 	"internal/failpoint":   {},
-	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv"},
+	"internal/regfile":     {},
+	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile"},
 	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc", "internal/cgroup"},
 }
 

@@ -1,6 +1,6 @@
 //go:build unix
 
-package hcl
+package regfile
 
 import (
 	"os"

@@ -1,0 +1,135 @@
+package hcl
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	hclv2 "github.com/hashicorp/hcl/v2"
+)
+
+// TestNestingBounded: nesting past MaxNesting, in any of its forms, is one
+// "Nesting too deep" diagnostic at the token where it passes the bound
+// (the parser would overflow its stack at 100 000 brackets); nesting at
+// the bound is left to the parser.
+func TestNestingBounded(t *testing.T) {
+	t.Parallel()
+	deep := 20_000
+	tests := []struct {
+		name, src string
+		tooDeep   bool
+	}{
+		{"brackets", "a = " + strings.Repeat("[", deep) + strings.Repeat("]", deep) + "\n", true},
+		{"braces", "a = " + strings.Repeat("{x=", deep) + "1" + strings.Repeat("}", deep) + "\n", true},
+		{"parentheses", "a = " + strings.Repeat("(", deep) + "1" + strings.Repeat(")", deep) + "\n", true},
+		{"blocks", strings.Repeat("b {\n", deep) + strings.Repeat("}\n", deep), true},
+		{"template sequences", `a = "` + strings.Repeat(`${"`, deep) + strings.Repeat(`"}`, deep) + "\"\n", true},
+		{"negations", "a = " + strings.Repeat("!", deep) + "true\n", true},
+		{"minus signs", "a = " + strings.Repeat("-", deep) + "1\n", true},
+		{"brackets at the bound", "a = " + strings.Repeat("[", MaxNesting) + strings.Repeat("]", MaxNesting) + "\n", false},
+		{"negations at the bound", "a = " + strings.Repeat("!", MaxNesting) + "true\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for _, decode := range []func([]byte, string) hclv2.Diagnostics{
+				func(b []byte, f string) hclv2.Diagnostics { _, d := Decode(b, f); return d },
+				func(b []byte, f string) hclv2.Diagnostics { _, d := DecodeLock(b, f); return d },
+			} {
+				diags := decode([]byte(tt.src), "run.hcl")
+				got := hasSummary(diags, "Nesting too deep")
+				if got != tt.tooDeep {
+					t.Fatalf("nesting diagnosed = %v, want %v: %v", got, tt.tooDeep, diags)
+				}
+				if got && (len(diags) != 1 || diags[0].Subject == nil || diags[0].Subject.Filename != "run.hcl") {
+					t.Fatalf("want one diagnostic with a subject in run.hcl, got %v", diags)
+				}
+			}
+		})
+	}
+}
+
+// TestRunFileRead: DecodeFile and DecodeLockFile read only a regular file
+// of at most MaxRunFileBytes, and say so at once for a named pipe, a
+// device, a directory or a file past the bound; a prompt_file's template
+// nesting is bounded too.
+func TestRunFileRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	big := filepath.Join(dir, "big.hcl")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, MaxRunFileBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	deepPrompt := filepath.Join(dir, "deep.md")
+	if err := os.WriteFile(deepPrompt, []byte(strings.Repeat("${(", 5000)+"1"+strings.Repeat(")}", 5000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	promptRun := filepath.Join(dir, "prompt.hcl")
+	if err := os.WriteFile(promptRun, []byte(`graph "dag" {
+  node "a" {
+    lane        = "writer"
+    prompt_file = "deep.md"
+  }
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path, summary, mentions string
+	}{
+		{fifo, "Cannot read run file", "a named pipe"},
+		{"/dev/zero", "Cannot read run file", "a character device"},
+		{dir, "Cannot read run file", "a directory"},
+		{big, "Cannot read run file", "more than the limit of 16777216 bytes"},
+		{promptRun, "Nesting too deep", "Flatten the expression"},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.path), func(t *testing.T) {
+			t.Parallel()
+			done := make(chan hclv2.Diagnostics, 2)
+			go func() {
+				_, diags := DecodeFile(tt.path)
+				done <- diags
+				if tt.summary == "Cannot read run file" {
+					_, diags = DecodeLockFile(tt.path)
+					done <- diags
+				} else {
+					done <- diags
+				}
+			}()
+			for i := 0; i < 2; i++ {
+				select {
+				case diags := <-done:
+					if !hasSummary(diags, tt.summary) && !hasSummary(diags, "Cannot read lock file") {
+						t.Fatalf("want %q, got %v", tt.summary, diags)
+					}
+					if !strings.Contains(diags.Error(), tt.mentions) {
+						t.Fatalf("want the message to mention %q, got %v", tt.mentions, diags)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("reading did not return: it blocked or read without end")
+				}
+			}
+		})
+	}
+}
+
+// hasSummary reports whether diags has an error with the summary.
+func hasSummary(diags hclv2.Diagnostics, summary string) bool {
+	for _, d := range diags {
+		if d.Severity == hclv2.DiagError && d.Summary == summary {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,74 @@
+package regfile
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// ErrTooLarge is returned (wrapped) by Read for a file past its bound.
+var ErrTooLarge = fmt.Errorf("file too large")
+
+// NotRegularError is returned by Read for anything but a regular file:
+// Kind names what it is ("a named pipe", "a directory", …).
+type NotRegularError struct{ Kind string }
+
+// Error says what the file is: "it is a named pipe, not a file".
+func (e *NotRegularError) Error() string { return fmt.Sprintf("it is %s, not a file", e.Kind) }
+
+// Read reads a regular file of at most max bytes. The path is examined
+// before it is opened, opened without blocking, and the opened file
+// examined again (it may have been replaced in between). Errors: the
+// os errors of stat, open and read (*fs.PathError); *NotRegularError;
+// ErrTooLarge (wrapped, with the size) past max.
+func Read(path string, max int64) ([]byte, error) {
+	if info, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !info.Mode().IsRegular() {
+		return nil, &NotRegularError{Kind: Kind(info.Mode())}
+	}
+	f, err := openNonblocking(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, &NotRegularError{Kind: Kind(info.Mode())}
+	}
+	if info.Size() > max {
+		return nil, fmt.Errorf("%w: %d bytes is more than the limit of %d bytes", ErrTooLarge, info.Size(), max)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%w: more than the limit of %d bytes", ErrTooLarge, max)
+	}
+	return b, nil
+}
+
+// Kind names what a file of mode m is, for messages: "a directory", "a
+// named pipe", "a socket", "a character device", "a block device", or
+// "not a regular file".
+func Kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	default:
+		return "not a regular file"
+	}
+}

@@ -153,18 +153,11 @@ func TestLaunchWrongType(t *testing.T) {
 
 func TestLaunchEnvironmentIsExactlyEnv(t *testing.T) {
 	t.Setenv("OBVERSA_TEST_SECRET", "leaked")
-	e, err := launch(t, "both", plugin.TypeEngine, func(cfg *plugin.LaunchConfig) {
+	got := finalText(t, launch(t, "both", plugin.TypeEngine, func(cfg *plugin.LaunchConfig) {
 		cfg.Env = append(cfg.Env, "OBVERSA_TEST_ALLOWED=allowed")
-	}).Engine()
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "env"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f, _ := res.Final(); f.Text != "|allowed" {
-		t.Errorf("plugin saw SECRET|ALLOWED = %q, want %q", f.Text, "|allowed")
+	}), "env")
+	if got != "|allowed" {
+		t.Errorf("plugin saw SECRET|ALLOWED = %q, want %q", got, "|allowed")
 	}
 }
 
@@ -173,17 +166,24 @@ func TestLaunchEnvironmentIsExactlyEnv(t *testing.T) {
 // sets up with it (a plugin serves nothing else once offered one).
 func TestLaunchMutualTLS(t *testing.T) {
 	t.Parallel()
-	e, err := launch(t, "both", plugin.TypeEngine).Engine()
+	if got := finalText(t, launch(t, "both", plugin.TypeEngine), "client-cert"); got != "ECDSA P-256" {
+		t.Errorf("the plugin was offered %q, want an ECDSA P-256 certificate", got)
+	}
+}
+
+// finalText runs prompt on c's engine and returns the final text.
+func finalText(t *testing.T, c *plugin.Client, prompt string) string {
+	t.Helper()
+	e, err := c.Engine()
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "client-cert"}, nil)
+	res, err := e.Run(context.Background(), plugin.RunRequest{Prompt: prompt}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, _ := res.Final(); f.Text != "ECDSA P-256" {
-		t.Errorf("the plugin was offered %q, want an ECDSA P-256 certificate", f.Text)
-	}
+	f, _ := res.Final()
+	return f.Text
 }
 
 func TestCloseStopsProcess(t *testing.T) {

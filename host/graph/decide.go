@@ -88,15 +88,7 @@ func (s *State) Decide() Decision {
 		case v.Loop != nil:
 			s.decideLoop(&d, v, ready, v.ix.active > 0)
 		case v.Def.ForEach != nil && ready:
-			if v.Def.ForEach.Source == "" {
-				keys := make([]string, len(v.Def.ForEach.Items))
-				for k, it := range v.Def.ForEach.Items {
-					keys[k] = it.Key
-				}
-				d.Transitions = append(d.Transitions, Transition{EventNodeExpanded, ExpandedData{Node: v.Def.ID, Keys: keys}})
-			} else {
-				d.Asks = append(d.Asks, Ask{Kind: AskExpand, Vertex: v})
-			}
+			expand(&d, v)
 		}
 	}
 	s.dispatches(&d, settled && !paused)
@@ -104,6 +96,20 @@ func (s *State) Decide() Decision {
 		d.Outcome = s.outcome(paused)
 	}
 	return d
+}
+
+// expand adds a ready for_each node's expansion to d: recorded from its
+// items, or asked of the executor when they come from a source.
+func expand(d *Decision, v *VertexState) {
+	if v.Def.ForEach.Source != "" {
+		d.Asks = append(d.Asks, Ask{Kind: AskExpand, Vertex: v})
+		return
+	}
+	keys := make([]string, len(v.Def.ForEach.Items))
+	for k, it := range v.Def.ForEach.Items {
+		keys[k] = it.Key
+	}
+	d.Transitions = append(d.Transitions, Transition{EventNodeExpanded, ExpandedData{Node: v.Def.ID, Keys: keys}})
 }
 
 // dispatches adds the dispatchable units to d in declaration order, within

@@ -38,15 +38,7 @@ func referenceDecide(s *State) Decision {
 		case v.Loop != nil:
 			s.decideLoop(&d, v, ready, active[v])
 		case v.Def.ForEach != nil && ready:
-			if v.Def.ForEach.Source == "" {
-				keys := make([]string, len(v.Def.ForEach.Items))
-				for k, it := range v.Def.ForEach.Items {
-					keys[k] = it.Key
-				}
-				d.Transitions = append(d.Transitions, Transition{EventNodeExpanded, ExpandedData{Node: v.Def.ID, Keys: keys}})
-			} else {
-				d.Asks = append(d.Asks, Ask{Kind: AskExpand, Vertex: v})
-			}
+			expand(&d, v)
 		}
 	}
 	referenceDispatches(s, &d, blocked, settled && !paused)

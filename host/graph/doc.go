@@ -9,7 +9,9 @@
 // graph:loop-finished and static graph:node-expanded and refuses one that
 // differs (ErrInvalidEvent), and accepts a graph:loop-condition,
 // graph:loop-reviewed or dynamic graph:node-expanded only where the graph
-// asked for it: the replay check.
+// asked for it: the replay check. Decide reads an index the State keeps
+// as events are applied (index.go), so a decision costs what can move at
+// that prefix, not the graph's size, and folding a record is linear in it.
 //
 // Vertices and units. A vertex is what depends_on names: a node, a
 // for_each node or a loop. A unit (NodeState) is what takes positions: a

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/obversa/obversa/host/watchdog"
 )
@@ -33,12 +32,7 @@ func TestWorkspaceLeaseEveryProvider(t *testing.T) {
 			}
 			first, _ := startRun(t, dir, runFile, "first")
 			firstDir := runDirOf(runFile, "first")
-			waitFor(t, 30*time.Second, "the first run's slow node to start", func() bool {
-				if _, err := os.Stat(filepath.Join(firstDir, "events.jsonl")); err != nil {
-					return false
-				}
-				return len(recorded(t, firstDir, "graph:node-attempt-started")) == 2
-			})
+			waitAttempts(t, firstDir, 2, "the first run's slow node to start")
 			r := obversa(t, dir, "run", "--run-id", "second", runFile)
 			if r.code != exitPaused {
 				t.Fatalf("second run: exit %d, want %d (paused):\n%s%s", r.code, exitPaused, r.stdout, r.stderr)
@@ -63,9 +57,7 @@ func TestWorkspaceLeaseEveryProvider(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = resume.Process.Kill(); _ = resume.Wait() })
-			waitFor(t, 30*time.Second, "the resumed second run's slow node to start", func() bool {
-				return len(recorded(t, secondDir, "graph:node-attempt-started")) == 2
-			})
+			waitAttempts(t, secondDir, 2, "the resumed second run's slow node to start")
 			if got := effects(t, fast); got != 2 {
 				t.Errorf("after resume the side effect happened %d times, want twice (once per run)", got)
 			}

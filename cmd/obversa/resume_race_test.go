@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -21,12 +20,7 @@ func TestResumeRace(t *testing.T) {
 	runFile, dir, _ := watchdogCase{restart: `max_restarts = 0`, limits: `timeout = "5m"`, slow: "sleep 60"}.write(t)
 	run, _ := startRun(t, dir, runFile, "x")
 	runDir := runDirOf(runFile, "x")
-	waitFor(t, 30*time.Second, "the slow node to start", func() bool {
-		if _, err := os.Stat(filepath.Join(runDir, "events.jsonl")); err != nil {
-			return false
-		}
-		return len(recorded(t, runDir, "graph:node-attempt-started")) == 2
-	})
+	waitAttempts(t, runDir, 2, "the slow node to start")
 	if r := obversa(t, dir, "stop", "--pause", runDir); r.code != 0 {
 		t.Fatalf("stop --pause: exit %d: %s", r.code, r.stderr)
 	}

@@ -149,6 +149,18 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
+// waitAttempts waits up to 30 s for the run at runDir to record n
+// attempt starts (what names what it waits for).
+func waitAttempts(t *testing.T, runDir string, n int, what string) {
+	t.Helper()
+	waitFor(t, 30*time.Second, what, func() bool {
+		if _, err := os.Stat(filepath.Join(runDir, "events.jsonl")); err != nil {
+			return false
+		}
+		return len(recorded(t, runDir, "graph:node-attempt-started")) == n
+	})
+}
+
 func exitCode(err error) int {
 	if ee, ok := err.(*exec.ExitError); ok {
 		return ee.ExitCode()
@@ -268,12 +280,7 @@ func TestProcessLocked(t *testing.T) {
 	runFile, dir, _ := watchdogCase{restart: `max_restarts = 0`, limits: `timeout = "5m"`, slow: "sleep 60"}.write(t)
 	cmd, _ := startRun(t, dir, runFile, "x")
 	runDir := runDirOf(runFile, "x")
-	waitFor(t, 30*time.Second, "the slow node to start", func() bool {
-		if _, err := os.Stat(filepath.Join(runDir, "events.jsonl")); err != nil {
-			return false
-		}
-		return len(recorded(t, runDir, "graph:node-attempt-started")) == 2
-	})
+	waitAttempts(t, runDir, 2, "the slow node to start")
 	for _, args := range [][]string{{"run", "--run-id", "x", runFile}, {"resume", runDir}} {
 		r := obversa(t, dir, args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, "PROCESS_LOCKED") || !strings.Contains(r.stderr, fmt.Sprintf("pid %d ", cmd.Process.Pid)) ||

@@ -181,6 +181,31 @@ func (e *CorruptError) Error() string {
 // Is reports whether target is ErrCorruptEventStream.
 func (e *CorruptError) Is(target error) bool { return target == ErrCorruptEventStream }
 
+// IndexError is returned when events.jsonl.idx, the validated-prefix
+// cache, exists but cannot be read as one (empty, another format or
+// version, a failed checksum, offsets out of order or past its end), or
+// disagrees with an events.jsonl every line of which validates. It matches
+// ErrCorruptEventStream. The cache records which bytes were committed, so
+// without a trustworthy one a torn write cannot be told from a committed
+// event that was cut short: the open is refused and nothing on disk is
+// cut, rewritten or removed (docs/decisions.md).
+type IndexError struct {
+	Path    string // the events.jsonl.idx path
+	Problem string // what is wrong with it
+}
+
+// Error names the file and the problem and says how to recover.
+func (e *IndexError) Error() string {
+	return fmt.Sprintf("CORRUPT_EVENT_STREAM: %s is damaged: %s. It records which events were committed, so the run cannot tell "+
+		"a torn write from a lost event without it; nothing was cut or changed. Check the run with `obversa verify` (and compare "+
+		"events.jsonl with a backup, if there is one); to carry on from events.jsonl as it stands, move the index aside "+
+		"(mv %s %s.bad): the next open rebuilds it and moves any torn tail to events.jsonl.torn-<time>",
+		e.Path, e.Problem, e.Path, e.Path)
+}
+
+// Is reports whether target is ErrCorruptEventStream.
+func (e *IndexError) Is(target error) bool { return target == ErrCorruptEventStream }
+
 // LimitError is the error of an operation that would exceed a Policy limit.
 // It matches ErrStorageLimitExceeded.
 type LimitError struct {

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -290,21 +291,51 @@ func TestCacheNeverHidesDamage(t *testing.T) {
 		t.Fatalf("appending an id from the cached prefix: %v, want INVALID_EVENT", err)
 	}
 	r2.Close()
+	// The same number of events with other data: a valid stream, but not
+	// the one the cache covers.
+	other := newTestRun(t, Policy{})
+	for i := 0; i < 600; i += 6 {
+		evs := make([]NewEvent, 6)
+		for j := range evs {
+			evs[j] = NewEvent{ID: fmt.Sprintf("e%d", i+j), Type: "t", Data: fmt.Sprintf("PAYLOAD %d", i+j)}
+		}
+		mustAppend(t, other.events, int64(i), evs...)
+	}
+	other.Close()
+	rewritten := readBytes(t, eventsPath(other))
 
 	tests := []struct {
 		name    string
 		events  func([]byte) []byte
 		cache   func([]byte) []byte
-		corrupt int64 // 0: the open must succeed with rev 600
+		corrupt int64  // 0: the open must succeed with rev 600
+		index   string // the open must fail with an *IndexError saying this
 	}{
-		{"flip in the cached prefix", func(b []byte) []byte { b = bytes.Clone(b); b[bytes.Index(b, []byte("payload 17"))] ^= 1; return b }, nil, 18},
-		{"cache damaged", nil, func(c []byte) []byte { c = bytes.Clone(c); c[20] ^= 1; return c }, 0},
-		{"cache truncated", nil, func(c []byte) []byte { return c[:len(c)/2] }, 0},
+		{"flip in the cached prefix", func(b []byte) []byte { b = bytes.Clone(b); b[bytes.Index(b, []byte("payload 17"))] ^= 1; return b }, nil, 18, ""},
+		// A cache that exists is evidence; one that is not a cache is
+		// damage, never taken for no cache.
+		{"cache damaged", nil, func(c []byte) []byte { c = bytes.Clone(c); c[20] ^= 1; return c }, 0, "checksum"},
+		{"cache truncated", nil, func(c []byte) []byte { return c[:len(c)/2] }, 0, "checksum"},
+		{"cache empty", nil, func([]byte) []byte { return nil }, 0, "empty"},
+		{"cache of another version", nil, func(c []byte) []byte { c = bytes.Clone(c); c[7] = '9'; return c }, 0, `version "09"`},
+		{"cache offsets out of order", nil, func(c []byte) []byte {
+			c = bytes.Clone(c)
+			binary.LittleEndian.PutUint64(c[cacheHead+8+8*2:], 1)
+			return resealCache(c)
+		}, 0, "offsets must increase"},
+		{"cache offset past its end", nil, func(c []byte) []byte {
+			c = bytes.Clone(c)
+			binary.LittleEndian.PutUint64(c[cacheHead+8+8*9:], 1<<40)
+			return resealCache(c)
+		}, 0, "past the last line"},
 		// The cache recorded the last line as committed: losing it is
 		// damage, not a torn write (the cache is written only after the
 		// bytes it covers were fdatasync'd).
-		{"cache claims more than the file", func(b []byte) []byte { return b[:bytes.LastIndex(b[:len(b)-1], []byte("\n"))+1] }, nil, 600},
-		{"cache is garbage", nil, func([]byte) []byte { return []byte("garbage") }, 0},
+		{"cache claims more than the file", func(b []byte) []byte { return b[:bytes.LastIndex(b[:len(b)-1], []byte("\n"))+1] }, nil, 600, ""},
+		{"cache is garbage", nil, func([]byte) []byte { return []byte("garbage") }, 0, "not an index"},
+		// A stream that validates but is not the one the cache covers
+		// was rewritten.
+		{"stream rewritten", func(b []byte) []byte { return rewritten }, nil, 0, "does not match events.jsonl"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -321,6 +352,17 @@ func TestCacheNeverHidesDamage(t *testing.T) {
 			writeFile(t, filepath.Join(dir, eventsFile), ev)
 			writeFile(t, filepath.Join(dir, eventsFile+cacheSuffix), c)
 			r, err := OpenRunDir(ctx, dir, Policy{})
+			if tt.index != "" {
+				var ie *IndexError
+				if !errors.As(err, &ie) || !errors.Is(err, ErrCorruptEventStream) || ie.Path != filepath.Join(dir, eventsFile+cacheSuffix) ||
+					!strings.Contains(ie.Problem, tt.index) || !strings.Contains(err.Error(), "obversa verify") {
+					t.Fatalf("open: %v, want an *IndexError naming the cache and saying %q", err, tt.index)
+				}
+				if !bytes.Equal(readBytes(t, filepath.Join(dir, eventsFile+cacheSuffix)), c) || !bytes.Equal(readBytes(t, filepath.Join(dir, eventsFile)), ev) {
+					t.Fatal("a refused open changed the stream or the cache")
+				}
+				return
+			}
 			if tt.corrupt != 0 {
 				var ce *CorruptError
 				if !errors.As(err, &ce) || ce.Rev != tt.corrupt {

@@ -157,10 +157,15 @@ func (s *stream) load(ctx context.Context) error {
 	if err != nil && !errors.As(err, &ce) {
 		return err
 	}
-	if err != nil || res.torn {
-		if _, err := s.lockedScan(ctx, !s.ro); err != nil {
+	if err != nil || res.torn || c.mismatch != "" {
+		// A cache that does not match is evidence against a torn tail
+		// too, so nothing is cut until the scan has cleared the stream.
+		if _, err := s.lockedScan(ctx, !s.ro && c.mismatch == ""); err != nil {
 			return err
 		}
+	}
+	if c.mismatch != "" {
+		return c.mismatchError(s.path)
 	}
 	s.publish()
 	if !s.ro && s.st.rev-s.cachedRev >= cacheTail {

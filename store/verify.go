@@ -22,6 +22,7 @@ const maxFaults = 1000
 // Fault is one problem Verify found.
 type Fault struct {
 	Code     string `json:"code"`               // CORRUPT_EVENT_STREAM, ARTIFACT_NOT_FOUND or ARTIFACT_INTEGRITY
+	File     string `json:"file,omitempty"`     // the damaged file when it is not events.jsonl ("events.jsonl.idx")
 	Rev      int64  `json:"rev,omitempty"`      // revision of the damaged event, or of the first event referencing Artifact
 	Line     int    `json:"line,omitempty"`     // 1-based line of events.jsonl (== Rev for stream faults)
 	Artifact string `json:"artifact,omitempty"` // the artifact digest, for artifact faults
@@ -32,7 +33,9 @@ type Fault struct {
 func (f Fault) String() string {
 	var b strings.Builder
 	b.WriteString(f.Code)
-	if f.Artifact != "" {
+	if f.File != "" {
+		fmt.Fprintf(&b, " %s", f.File)
+	} else if f.Artifact != "" {
 		fmt.Fprintf(&b, " artifact %s", f.Artifact)
 		if f.Rev > 0 {
 			fmt.Fprintf(&b, " (referenced at rev %d)", f.Rev)
@@ -62,7 +65,10 @@ type Report struct {
 
 // Verify re-checks a run without changing it: every line of events.jsonl
 // (strict envelope, canonical data, digest, hash chain, contiguous revs,
-// unique ids, batch structure — ignoring the validated-prefix cache), then
+// unique ids, batch structure), the validated-prefix cache
+// (events.jsonl.idx: a fault with File set when it exists but is not one,
+// or when a stream without other faults does not match it; what it records
+// as committed is never reported as a torn tail), then
 // every artifact referenced from event data (any JSON object with a
 // "digest": "sha256:…" member and a "size" member): present, of that size,
 // hashing to that digest. After a damaged line it carries on, checking the
@@ -97,15 +103,19 @@ func verifyDir(ctx context.Context, fsys FS, runDir string) (Report, error) {
 	defer f.Close()
 	// The cache's record of what was committed is evidence against the
 	// stream: a tail it covers is damage, not a torn write, and a stream
-	// shorter than it lost committed events.
+	// shorter than it lost committed events. A cache that is not one is a
+	// fault of its own, and the stream is checked without evidence.
+	cache, err := readCache(fsys, path)
+	var ie *IndexError
+	if err != nil && !errors.As(err, &ie) {
+		return Report{}, err
+	}
 	var evidence int64
-	if b, err := readFile(fsys, path+cacheSuffix); err == nil {
-		if st, ok := decodeCache(b); ok {
-			evidence = st.size
-		}
+	if cache != nil {
+		evidence = cache.size
 	}
 	rep, refs, err := verifyStream(ctx, f, path, evidence)
-	if err == nil && (len(rep.Faults) > 0 || rep.TornBytes > 0) {
+	if err == nil && (len(rep.Faults) > 0 || rep.TornBytes > 0 || ie != nil) {
 		// Confirm under a shared lock: without it a writer in another
 		// process may have been mid-append.
 		if err = f.Lock(false, true); err == nil {
@@ -115,6 +125,21 @@ func verifyDir(ctx context.Context, fsys FS, runDir string) (Report, error) {
 	}
 	if err != nil {
 		return Report{}, storageErr("read", path, err)
+	}
+	if ie == nil && cache != nil && len(rep.Faults) == 0 {
+		// A stream that passes every check but not the cache's was
+		// rewritten (the open refuses it the same way).
+		if mismatch, err := matchCache(f, cache); err != nil {
+			return Report{}, storageErr("read", path, err)
+		} else if mismatch != "" {
+			ie = cached{mismatch: mismatch}.mismatchError(path).(*IndexError)
+		}
+	}
+	if ie != nil {
+		rep.Faults = append([]Fault{{Code: "CORRUPT_EVENT_STREAM", File: filepath.Base(ie.Path), Problem: ie.Problem}}, rep.Faults...)
+		if len(rep.Faults) > maxFaults {
+			rep.Faults, rep.Truncated = rep.Faults[:maxFaults], true
+		}
 	}
 	if err := verifyArtifacts(ctx, dirBlobs(fsys, filepath.Join(runDir, artifactsDir, blobsDir)), refs, &rep); err != nil {
 		return Report{}, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -43,7 +44,14 @@ func newVerifyCmd(g *globals) *cobra.Command {
 				}
 				return nil
 			}
-			if rep.TornBytes > 0 {
+			indexFault := len(rep.Faults) > 0 && rep.Faults[0].File != ""
+			switch {
+			case rep.TornBytes > 0 && indexFault:
+				// Without a trustworthy index a torn write cannot be told
+				// from a committed event cut short.
+				fmt.Fprintf(w, "torn-looking tail: %d bytes after event %d (%s); the damaged index cannot tell whether they held a committed event\n",
+					rep.TornBytes, rep.Events, rep.TornReason)
+			case rep.TornBytes > 0:
 				// Not corruption: a write a crash cut short. The next open
 				// moves it aside; verify changes nothing.
 				fmt.Fprintf(w, "torn tail: %d bytes after event %d (%s); the next open moves them aside to events.jsonl.torn-<time>\n",
@@ -55,11 +63,19 @@ func newVerifyCmd(g *globals) *cobra.Command {
 			}
 			for _, f := range rep.Faults {
 				switch {
+				case f.File != "":
+					fmt.Fprintf(w, "fault: %s: %s\n", f.File, f.Problem)
 				case f.Artifact != "":
 					fmt.Fprintf(w, "fault: artifact %s: %s\n", f.Artifact, f.Problem)
 				default:
 					fmt.Fprintf(w, "fault: line %d (rev %d): %s\n", f.Line, f.Rev, f.Problem)
 				}
+			}
+			if indexFault {
+				idx := filepath.Join(ref.String(), rep.Faults[0].File)
+				return &exitError{code: exitFailed, err: fmt.Errorf("%d faults in %s; %s records which events were committed: if the other faults "+
+					"(or a backup) show events.jsonl is as it should be, move the index aside (mv %s %s.bad) and the next open rebuilds it",
+					len(rep.Faults), ref, rep.Faults[0].File, idx, idx)}
 			}
 			return &exitError{code: exitFailed, err: fmt.Errorf("%d faults in %s", len(rep.Faults), ref)}
 		},

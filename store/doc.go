@@ -125,11 +125,17 @@
 // binary layout). An open with a usable cache reads the prefix once to
 // compare the CRC (memory bandwidth, no JSON work), fully validates the
 // prefix's last line, and fully validates only the lines after it. A
-// missing or mismatching cache falls back to a full validation; the cache
-// can make an open faster, never make a damaged file pass. It is rewritten
-// (temporary file and rename, not fsynced) when an open validated 256 or
-// more new events, every 4096 events a writer appends, and when a handle
-// that appended closes.
+// missing cache falls back to a full validation; so does a mismatching
+// one, whose full validation then names the damaged line. The cache can
+// make an open faster, never make a damaged file pass. It is rewritten
+// whole (temporary file, fsync, rename; the directory is not fsynced) when
+// an open validated 256 or more new events, every 4096 events a writer
+// appends, and when a handle that appended closes, so no crash leaves a
+// damaged one. Because it is the evidence of what was committed, a cache
+// that exists but does not decode, or that a stream passing the full
+// validation does not match, fails every open (read-only ones too) with an
+// *IndexError (CORRUPT_EVENT_STREAM) naming the file and saying how to
+// recover; nothing is cut. Verify reports it as a Fault with File set.
 //
 // # Reading
 //
@@ -175,6 +181,10 @@
 // to the open file description, so a child handed the descriptor
 // (Ownership.Handoff, OBVERSA_LOCK_FD) and adopting it (Run.Adopt) owns
 // the run too; the kernel frees the lock when every descriptor is closed.
+// The flock decides ownership; the record only names the holder. A record
+// that cannot be parsed is a *HolderRecordError saying whether a process
+// holds the flock (a non-blocking shared probe): if none does, it is
+// stale, and the next Lock, holding the flock, rewrites it.
 // Recovery of a torn tail at open needs no ownership: it runs under the
 // exclusive flock on events.jsonl that every write holds.
 package store

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"syscall"
 )
 
@@ -206,6 +207,29 @@ func (e *IndexError) Error() string {
 // Is reports whether target is ErrCorruptEventStream.
 func (e *IndexError) Is(target error) bool { return target == ErrCorruptEventStream }
 
+// HolderRecordError is returned by Run.Holder when the run lock file
+// (<rundir>/lock) holds a holder record that cannot be parsed. Held says
+// whether a process holds the run lock (the flock, which is authoritative;
+// the record only names the holder). When none does, the record is stale:
+// the run has no owner, and the next process to take the lock rewrites it
+// (docs/decisions.md) — a caller may go on as for a run never locked.
+type HolderRecordError struct {
+	Path    string // the lock file
+	Problem string // why the record cannot be parsed
+	Held    bool   // a process holds the run lock now
+}
+
+// Error names the file and the problem and says what to do.
+func (e *HolderRecordError) Error() string {
+	if e.Held {
+		return fmt.Sprintf("store: the holder record in %s cannot be read (%s), and a process holds the run lock, so the run is owned "+
+			"by a process that cannot be named: find it with `fuser -v %s` (or `lsof %s`) and end it (SIGTERM lets a watchdog record "+
+			"STOPPED); once the lock is free, `obversa resume` rewrites the record", e.Path, e.Problem, e.Path, e.Path)
+	}
+	return fmt.Sprintf("store: the holder record in %s cannot be read (%s); no process holds the run lock, so the record is stale "+
+		"and the run has no owner: `obversa resume` rewrites it when it takes the lock", e.Path, e.Problem)
+}
+
 // LimitError is the error of an operation that would exceed a Policy limit.
 // It matches ErrStorageLimitExceeded.
 type LimitError struct {
@@ -229,10 +253,17 @@ type LockedError struct {
 	Dir    string // run directory
 	Holder Holder // the recorded holder; zero when Known is false
 	Known  bool   // whether a holder record could be read
+	// Unreadable says why a holder record that exists could not be
+	// parsed ("" when there is none, or it was read).
+	Unreadable string
 }
 
 // Error names the holder.
 func (e *LockedError) Error() string {
+	if !e.Known && e.Unreadable != "" {
+		return fmt.Sprintf("PROCESS_LOCKED: run %s is locked by another process, whose holder record in %s cannot be read (%s): "+
+			"find the process with `fuser -v %[2]s` and end it, or wait for it to finish", e.Dir, filepath.Join(e.Dir, lockFile), e.Unreadable)
+	}
 	if !e.Known {
 		return fmt.Sprintf("PROCESS_LOCKED: run %s is locked by another process, which has not yet recorded who it is", e.Dir)
 	}

@@ -90,8 +90,13 @@ func (r *Run) Lock(ctx context.Context) (Ownership, error) {
 	if err := f.Lock(true, false); err != nil {
 		f.Close()
 		if isWouldBlock(err) {
-			h, known, _ := readHolder(r.fsys, r.dir)
-			return nil, &LockedError{Dir: r.dir, Holder: h, Known: known}
+			h, known, herr := readHolder(r.fsys, r.dir)
+			le := &LockedError{Dir: r.dir, Holder: h, Known: known}
+			var hre *HolderRecordError
+			if errors.As(herr, &hre) {
+				le.Unreadable = hre.Problem
+			}
+			return nil, le
 		}
 		return nil, storageErr("lock", path, err)
 	}
@@ -228,20 +233,61 @@ func (l *runLock) Release() error {
 // there is no lock file or it is empty (never locked, or a holder is between
 // taking the lock and writing its record). The record describes the last
 // process that took the lock; whether it still holds it is what
-// Run.Lock (authoritative) or HolderAlive (a heuristic) tell.
+// Run.Lock (authoritative) or HolderAlive (a heuristic) tell. A record
+// that cannot be parsed is a *HolderRecordError saying whether a process
+// holds the lock now (probeLock).
 func readHolder(fsys FS, runDir string) (Holder, bool, error) {
-	b, err := readFile(fsys, filepath.Join(runDir, lockFile))
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(b) == 0) {
-		return Holder{}, false, nil
+	path := filepath.Join(runDir, lockFile)
+	var problem error
+	for try := 0; try < 2; try++ {
+		b, err := readFile(fsys, path)
+		if errors.Is(err, fs.ErrNotExist) || (err == nil && len(b) == 0) {
+			return Holder{}, false, nil
+		}
+		if err != nil {
+			return Holder{}, false, storageErr("read", path, err)
+		}
+		var h Holder
+		if problem = json.Unmarshal(b, &h); problem == nil {
+			return h, true, nil
+		}
+		held, err := probeLock(fsys, path)
+		if err != nil {
+			return Holder{}, false, err
+		}
+		if !held {
+			return Holder{}, false, &HolderRecordError{Path: path, Problem: problem.Error()}
+		}
+		// A holder may be writing its record this moment: look once more.
+		time.Sleep(20 * time.Millisecond)
+	}
+	return Holder{}, false, &HolderRecordError{Path: path, Problem: problem.Error(), Held: true}
+}
+
+// probeLock reports whether a process holds the run lock at path, by
+// asking for a shared flock without waiting and giving it back at once.
+// The lock file is opened read-only and nothing is written. Only a holder
+// record that cannot be read leads here: while the probe holds its shared
+// lock (microseconds), a process taking the run is refused as if the run
+// were held.
+func probeLock(fsys FS, path string) (bool, error) {
+	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
 	}
 	if err != nil {
-		return Holder{}, false, fmt.Errorf("store: read holder record: %w", err)
+		return false, storageErr("open", path, err)
 	}
-	var h Holder
-	if err := json.Unmarshal(b, &h); err != nil {
-		return Holder{}, false, fmt.Errorf("store: holder record of %s is not valid: %w", runDir, err)
+	defer f.Close()
+	switch err := f.Lock(false, false); {
+	case err == nil:
+		f.Unlock()
+		return false, nil
+	case isWouldBlock(err):
+		return true, nil
+	default:
+		return false, storageErr("lock", path, err)
 	}
-	return h, true, nil
 }
 
 // HolderAlive reports whether h's process is still running: same boot, a

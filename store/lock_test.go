@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -276,5 +277,66 @@ func TestAdopt(t *testing.T) {
 	h = startHelperFiles(t, "adopt", []*os.File{f}, "STORE_DIR="+r.Dir(), LockFDEnv+"=3")
 	if got := h.line(t); got != "err NOT_OWNER" {
 		t.Fatalf("child handed a descriptor without the lock: %q", got)
+	}
+}
+
+// TestUnreadableHolderRecord: a lock file whose holder record cannot be
+// parsed is an error naming the file, and the flock decides what it
+// means. While a process holds the lock the run is owned by someone who
+// cannot be named (Holder says so, Lock refuses naming the file); once the
+// lock is free the record is stale (Held false), and the next Lock, which
+// holds the flock, rewrites it.
+func TestUnreadableHolderRecord(t *testing.T) {
+	// Not parallel: a child forked by another test shares every
+	// descriptor until it execs, which can briefly keep a released lock.
+	ctx := context.Background()
+	r := newUnownedRun(t, Policy{})
+	path := filepath.Join(r.Dir(), lockFile)
+	garbage := []byte("not a holder record\n")
+
+	writeFile(t, path, garbage)
+	_, found, err := r.Holder(ctx)
+	var hre *HolderRecordError
+	if !errors.As(err, &hre) || found || hre.Held || hre.Path != path || !strings.Contains(err.Error(), "stale") {
+		t.Fatalf("Holder of an unheld garbage record: found %v, %v; want a stale *HolderRecordError naming %s", found, err, path)
+	}
+	if !bytes.Equal(readBytes(t, path), garbage) {
+		t.Fatal("reading the holder record changed the lock file")
+	}
+
+	l, err := r.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, garbage) // damaged while held
+	_, _, err = r.Holder(ctx)
+	if !errors.As(err, &hre) || !hre.Held || !strings.Contains(err.Error(), "fuser -v "+path) {
+		t.Fatalf("Holder of a held garbage record: %v; want a held *HolderRecordError saying how to find the holder", err)
+	}
+	other, err := OpenRunDir(ctx, r.Dir(), Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	_, err = other.Lock(ctx)
+	var le *LockedError
+	if !errors.As(err, &le) || le.Known || le.Unreadable == "" || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Lock of a run held under a garbage record: %v; want PROCESS_LOCKED naming the unreadable %s", err, path)
+	}
+	if !bytes.Equal(readBytes(t, path), garbage) {
+		t.Fatal("a refused Lock changed the lock file")
+	}
+
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := other.Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock of a free run with a stale garbage record: %v", err)
+	}
+	defer l2.Release()
+	h, found, err := r.Holder(ctx)
+	if err != nil || !found || h.PID != os.Getpid() {
+		t.Fatalf("after Lock: %+v %v %v; want the record rewritten for this process", h, found, err)
 	}
 }

@@ -58,7 +58,9 @@ func (r *Run) Follow(ctx context.Context, fromRev int64, fn func(Event) error) e
 
 // Holder returns the holder recorded in the run's lock file: the last
 // process that took the run's ownership. found is false when the run was
-// never locked.
+// never locked. A record that cannot be parsed returns found false and a
+// *HolderRecordError, whose Held says whether a process holds the lock
+// (when none does, the record is stale and the run has no owner).
 func (r *Run) Holder(ctx context.Context) (Holder, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return Holder{}, false, err

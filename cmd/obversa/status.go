@@ -83,6 +83,9 @@ func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 		}
 		fmt.Fprintf(w, "cleanup:  %s\n", verified)
 	}
+	if r.LockNote != "" {
+		fmt.Fprintf(w, "lock:     %s\n", r.LockNote)
+	}
 	if r.Phase == watchdog.PhaseInterrupted {
 		fmt.Fprintf(w, "next:     no watchdog holds this run; carry it on with obversa resume %s\n", dir)
 	}

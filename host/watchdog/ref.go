@@ -62,6 +62,10 @@ type Owner struct {
 	// Detail describes the ownership for messages (a lease's epoch and
 	// expiry); empty for the file backend.
 	Detail string
+	// Note says what was set aside to tell the owner: a holder record
+	// that cannot be parsed while nothing holds the lock (stale). Empty
+	// otherwise.
+	Note string
 }
 
 // DirRef is a run directory of the file backend, as `obversa run` prints
@@ -85,8 +89,15 @@ func (d DirRef) Marker(context.Context) (string, error) { return OwnerMarker(str
 
 // Owner reads the run lock's holder record; the holder is live while its
 // process runs (store.HolderAlive: this host's pid, start time and boot).
+// A record that cannot be parsed while no process holds the lock is stale:
+// no owner, with Note saying so (docs/decisions.md); while a process holds
+// the lock it is an error (*store.HolderRecordError).
 func (d DirRef) Owner(ctx context.Context, run store.Record) (Owner, error) {
 	h, found, err := run.Holder(ctx)
+	var hre *store.HolderRecordError
+	if errors.As(err, &hre) && !hre.Held {
+		return Owner{Note: hre.Error()}, nil
+	}
 	if err != nil || !found {
 		return Owner{}, err
 	}

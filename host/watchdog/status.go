@@ -77,6 +77,10 @@ type Report struct {
 	// Confinement is the confinement in force for the run's plugins on
 	// this machine.
 	Confinement *ConfinementReport `json:"confinement"`
+	// LockNote says why the run lock's holder record was set aside: it
+	// cannot be parsed and no process holds the lock, so it is stale and
+	// the run has no owner (Owner.Note). Empty otherwise.
+	LockNote string `json:"lock_note,omitempty"`
 }
 
 // BackoffReport is the wait before the next worker, in milliseconds.
@@ -196,7 +200,7 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 	rs := st.Start()
 	r := &Report{RunID: rs.RunID, Phase: runview.Phase(st, owner.Live), Events: st.Rev(), RestartCount: 0,
 		PauseReasons: []graph.PauseRequest{}, Active: []Active{}, Usage: []NodeUsage{},
-		CleanupVerified: st.CleanupVerified(), Result: st.Result()}
+		CleanupVerified: st.CleanupVerified(), Result: st.Result(), LockNote: owner.Note}
 	rep := st.Preflight().Report()
 	r.Preflight = &rep
 	r.Confinement = Confinement(rs.Plan, confine.Detect())

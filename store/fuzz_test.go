@@ -186,13 +186,7 @@ func FuzzParseLine(f *testing.F) {
 // CORRUPT_EVENT_STREAM changing nothing (stream, cache, no torn file), or
 // recovers without cutting a byte the cache recorded as committed.
 func FuzzOpenWithCache(f *testing.F) {
-	good := seedStream(f)
-	st := newChainState()
-	sc := newScanner(context.Background(), "", st, bytes.NewReader(good), newLineReader(bytes.NewReader(good), 0, 1<<16))
-	if _, err := sc.run(); err != nil {
-		f.Fatal(err)
-	}
-	cache := encodeCache(st)
+	good, cache := seedStreamCache(f)
 	f.Add(good, cache)
 	f.Add(good[:len(good)-7], cache)
 	f.Add(append(bytes.Clone(good), "{\"batch_end\":9"...), cache)
@@ -255,13 +249,7 @@ func FuzzOpenWithCache(f *testing.F) {
 // either names what is wrong or returns a state that encodes back to the
 // same bytes (every byte of a cache is checked, none ignored).
 func FuzzDecodeCache(f *testing.F) {
-	good := seedStream(f)
-	st := newChainState()
-	sc := newScanner(context.Background(), "", st, bytes.NewReader(good), newLineReader(bytes.NewReader(good), 0, 1<<16))
-	if _, err := sc.run(); err != nil {
-		f.Fatal(err)
-	}
-	cache := encodeCache(st)
+	_, cache := seedStreamCache(f)
 	f.Add(cache)
 	f.Add([]byte{})
 	f.Add([]byte("OBVIDX01garbage"))
@@ -302,4 +290,15 @@ func FuzzDecodeCache(f *testing.F) {
 // bytes, so that a fuzz seed reaches the field checks behind it.
 func resealCache(b []byte) []byte {
 	return binary.LittleEndian.AppendUint32(b[:len(b)-4:len(b)-4], crc32.Checksum(b[:len(b)-4], castagnoli))
+}
+
+// seedStreamCache returns seedStream and the validated-prefix cache of it.
+func seedStreamCache(f *testing.F) (stream, cache []byte) {
+	good := seedStream(f)
+	st := newChainState()
+	sc := newScanner(context.Background(), "", st, bytes.NewReader(good), newLineReader(bytes.NewReader(good), 0, 1<<16))
+	if _, err := sc.run(); err != nil {
+		f.Fatal(err)
+	}
+	return good, encodeCache(st)
 }

@@ -20,13 +20,7 @@ import (
 func TestDamagedCacheRefusesTornTail(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	r := newTestRun(t, Policy{})
-	for i := 0; i < 12; i += 3 {
-		mustAppend(t, r.events, int64(i), NewEvent{Type: "t", Data: i}, NewEvent{Type: "t", Data: i + 1}, NewEvent{Type: "t", Data: i + 2})
-	}
-	r.Close()
-	good := readBytes(t, eventsPath(r))
-	cache := readBytes(t, eventsPath(r)+cacheSuffix)
+	good, cache := twelveInThrees(t)
 
 	for name, idx := range map[string][]byte{
 		"garbage":           []byte("\x8b\x03\xfe garbage that is not an index at all, 50 bytes.."),

@@ -263,13 +263,7 @@ func TestCacheNeverHidesDamage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	r := newTestRun(t, Policy{})
-	for i := 0; i < 600; i += 6 {
-		evs := make([]NewEvent, 6)
-		for j := range evs {
-			evs[j] = NewEvent{ID: fmt.Sprintf("e%d", i+j), Type: "t", Data: fmt.Sprintf("payload %d", i+j)}
-		}
-		mustAppend(t, r.events, int64(i), evs...)
-	}
+	append600(t, r, "payload")
 	r.Close() // writes the cache
 	path := eventsPath(r)
 	if _, err := os.Stat(path + cacheSuffix); err != nil {
@@ -294,13 +288,7 @@ func TestCacheNeverHidesDamage(t *testing.T) {
 	// The same number of events with other data: a valid stream, but not
 	// the one the cache covers.
 	other := newTestRun(t, Policy{})
-	for i := 0; i < 600; i += 6 {
-		evs := make([]NewEvent, 6)
-		for j := range evs {
-			evs[j] = NewEvent{ID: fmt.Sprintf("e%d", i+j), Type: "t", Data: fmt.Sprintf("PAYLOAD %d", i+j)}
-		}
-		mustAppend(t, other.events, int64(i), evs...)
-	}
+	append600(t, other, "PAYLOAD")
 	other.Close()
 	rewritten := readBytes(t, eventsPath(other))
 
@@ -432,13 +420,7 @@ func TestOpenWithoutEventsFile(t *testing.T) {
 func TestCommittedEvidenceBeatsTornTail(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	r := newTestRun(t, Policy{})
-	for i := 0; i < 12; i += 3 {
-		mustAppend(t, r.events, int64(i), NewEvent{Type: "t", Data: i}, NewEvent{Type: "t", Data: i + 1}, NewEvent{Type: "t", Data: i + 2})
-	}
-	r.Close() // writes the cache: 12 events committed
-	good := readBytes(t, eventsPath(r))
-	cache := readBytes(t, eventsPath(r)+cacheSuffix)
+	good, cache := twelveInThrees(t)
 	lastLine := bytes.LastIndexByte(good[:len(good)-1], '\n') + 1
 	lastBatch := lineStart(good, 10) // the batch of revs 10..12
 
@@ -517,4 +499,29 @@ func flip(b []byte, off int, c byte) []byte {
 	b = bytes.Clone(b)
 	b[off] = c
 	return b
+}
+
+// append600 appends 600 events e0..e599 in batches of 6, with data
+// "<data> <n>".
+func append600(t *testing.T, r *Run, data string) {
+	t.Helper()
+	for i := 0; i < 600; i += 6 {
+		evs := make([]NewEvent, 6)
+		for j := range evs {
+			evs[j] = NewEvent{ID: fmt.Sprintf("e%d", i+j), Type: "t", Data: fmt.Sprintf("%s %d", data, i+j)}
+		}
+		mustAppend(t, r.events, int64(i), evs...)
+	}
+}
+
+// twelveInThrees returns the stream and the validated-prefix cache of a
+// run of 12 events appended in batches of 3.
+func twelveInThrees(t *testing.T) (stream, cache []byte) {
+	t.Helper()
+	r := newTestRun(t, Policy{})
+	for i := 0; i < 12; i += 3 {
+		mustAppend(t, r.events, int64(i), NewEvent{Type: "t", Data: i}, NewEvent{Type: "t", Data: i + 1}, NewEvent{Type: "t", Data: i + 2})
+	}
+	r.Close() // writes the cache: 12 events committed
+	return readBytes(t, eventsPath(r)), readBytes(t, eventsPath(r)+cacheSuffix)
 }

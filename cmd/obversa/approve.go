@@ -138,7 +138,7 @@ func followToResult(ctx context.Context, ref runRef, mode string, asJSON bool) e
 	if err != nil {
 		return failedErr(err)
 	}
-	return report(ctx, os.Stdout, res, ref, asJSON)
+	return report(ctx, terminalSafe(os.Stdout), res, ref, asJSON)
 }
 
 // errHaveResult stops a follow once the fold has a result.

@@ -136,7 +136,7 @@ func (v *liveView) notice(n runview.Notice) string {
 	if where == "" {
 		where = "run"
 	}
-	return fmt.Sprintf("%s %s  %s: %s", style.Render(label), where, n.Code, n.Message)
+	return fmt.Sprintf("%s %s  %s: %s", style.Render(label), where, termText(n.Code), termText(n.Message))
 }
 
 // size is the terminal's width and height (80×24 when unknown).
@@ -209,12 +209,12 @@ func (v *liveView) frame(now time.Time, last bool, height int) []string {
 	// Loops and for_each nodes under way: their round, their instances.
 	for _, l := range s.Loops {
 		if l.Status == "started" || l.Status == "paused" {
-			lines = append(lines, "  loop "+loopLine(l))
+			lines = append(lines, "  loop "+termText(loopLine(l)))
 		}
 	}
 	for _, f := range s.ForEach {
 		if f.Status == "started" || f.Status == "paused" {
-			lines = append(lines, "  for_each "+forEachLine(f))
+			lines = append(lines, "  for_each "+termText(forEachLine(f)))
 		}
 	}
 	room := min(len(p.InFlight), max(height-2-len(lines), 1))
@@ -223,7 +223,7 @@ func (v *liveView) frame(now time.Time, last bool, height int) []string {
 		posw = max(posw, len(a.Position))
 	}
 	for _, a := range p.InFlight[:room] {
-		lines = append(lines, fmt.Sprintf("  %-*s %7s  %s", posw, a.Position, duration(a.ElapsedMS), v.styles.dim.Render(a.Last)))
+		lines = append(lines, fmt.Sprintf("  %-*s %7s  %s", posw, a.Position, duration(a.ElapsedMS), v.styles.dim.Render(termText(a.Last))))
 	}
 	if more := len(p.InFlight) - room; more > 0 {
 		lines = append(lines, fmt.Sprintf("  … and %d more running", more))

@@ -138,7 +138,7 @@ func followRecord(run store.Record, from int64, fn func(store.Event)) func() {
 func startPlain(run store.Record, from int64, w io.Writer) func() {
 	return followRecord(run, from, func(e store.Event) {
 		if line := progressLine(e); line != "" {
-			fmt.Fprintln(w, line)
+			fmt.Fprintln(w, termText(line))
 		}
 	})
 }

@@ -49,9 +49,12 @@ func newRoot() *cobra.Command {
 func execute(args []string) int {
 	root := newRoot()
 	root.SetArgs(args)
+	stdout, stderr := terminalSafe(os.Stdout), terminalSafe(os.Stderr)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	cmd, err := root.ExecuteC()
 	if err == nil {
 		return exitComplete
 	}
-	return printFailure(os.Stdout, os.Stderr, err, wantsJSON(cmd, args))
+	return printFailure(stdout, stderr, err, wantsJSON(cmd, args))
 }

@@ -53,7 +53,7 @@ func newRunCmd(g *globals) *cobra.Command {
 			if url == "" && po.Storage == "" {
 				url = pr.RunFile.Storage.URL
 			}
-			printWarnings(os.Stderr, pr.Warnings)
+			printWarnings(terminalSafe(os.Stderr), pr.Warnings)
 			ref, run, owner, err := createRun(ctx, url, pr)
 			if err != nil {
 				return err

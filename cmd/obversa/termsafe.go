@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+)
+
+// What a terminal is shown of text the run produced (engine text, command
+// output, plugin messages, run-file source in diagnostics) is escaped:
+// an escape sequence in it could otherwise write the clipboard (OSC 52),
+// clear the screen or retitle the window (docs/decisions.md). Line feeds
+// and tabs pass; every other control character, and each byte that is not
+// UTF-8, is shown as an escape: \u001b, \x9b. The \u form is also a valid
+// JSON string escape, so JSON printed to a terminal stays JSON.
+
+// termText is s as a terminal may be shown it.
+func termText(s string) string {
+	if !needsEscape(s) {
+		return s
+	}
+	var b strings.Builder
+	escapeTo(&b, s)
+	return b.String()
+}
+
+// needsEscape reports whether s holds anything termText changes.
+func needsEscape(s string) bool {
+	return strings.ContainsFunc(s, escaped) || !utf8.ValidString(s)
+}
+
+// escaped reports whether the rune r is shown as an escape: the C0 and C1
+// control characters and DEL, but for line feed and tab.
+func escaped(r rune) bool {
+	return r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f
+}
+
+// escapeTo writes s to b with what escaped and invalid UTF-8 escaped.
+func escapeTo(b *strings.Builder, s string) {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(b, `\x%02x`, s[i])
+		case escaped(r):
+			fmt.Fprintf(b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+}
+
+// termWriter escapes what is written through it as termText does; a UTF-8
+// sequence split across writes is held until it is whole.
+type termWriter struct {
+	w       io.Writer
+	pending []byte
+}
+
+// Write writes p escaped; it reports len(p) once the escaped form is
+// written, or the underlying writer's error.
+func (t *termWriter) Write(p []byte) (int, error) {
+	buf := append(t.pending, p...)
+	t.pending = nil
+	// Hold back an incomplete UTF-8 sequence at the end.
+	cut := len(buf)
+	for k := 1; k <= utf8.UTFMax-1 && k <= len(buf); k++ {
+		c := buf[len(buf)-k]
+		if c < 0x80 {
+			break
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(buf[len(buf)-k:]) {
+				cut = len(buf) - k
+			}
+			break
+		}
+	}
+	t.pending = append([]byte(nil), buf[cut:]...)
+	if _, err := io.WriteString(t.w, termText(string(buf[:cut]))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// terminalSafe returns f behind a termWriter when f is a terminal, else f.
+func terminalSafe(f *os.File) io.Writer {
+	if isTerminal(f) {
+		return &termWriter{w: f}
+	}
+	return f
+}

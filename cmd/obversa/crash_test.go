@@ -78,6 +78,7 @@ type statusReport struct {
 		Kind      string `json:"kind"`
 		Position  string `json:"position"`
 		AttemptID string `json:"attempt_id"`
+		Reason    string `json:"reason"`
 	} `json:"pause_reasons"`
 	Active          []any `json:"active"`
 	CleanupVerified *bool `json:"cleanup_verified"`

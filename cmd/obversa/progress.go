@@ -177,6 +177,9 @@ func progressLine(e store.Event) string {
 	case graph.EventNodeFailed:
 		return fmt.Sprintf("  failed     %s: %s %s", d.Position, d.Code, d.Message)
 	case graph.EventNodePaused:
+		if d.Request.Kind == graph.PauseReconcile && d.Request.Reason != "" {
+			return fmt.Sprintf("  paused     %s: waits for %s (%s)", d.Position, d.Request.Kind, d.Request.Reason)
+		}
 		return fmt.Sprintf("  paused     %s: waits for %s", d.Position, d.Request.Kind)
 	case graph.EventNodeResumed:
 		return "  resumed    " + d.Position

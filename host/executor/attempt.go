@@ -122,8 +122,12 @@ func (x *Executor) invoke(ctx context.Context, s start) []event {
 		failpoint.Hit(ctx, failpoint.AfterPlugin, s.node.ID)
 	}
 	if err != nil {
-		if msg := x.outOfMemory(s.node.Binding, err); msg != "" {
-			return x.failed(s, CodeOutOfMemory, "", msg)
+		oom := x.outOfMemory(s.node.Binding, err)
+		if paused := x.uncertain(s, cutOff(ctx, s, err, oom)); paused != nil {
+			return paused
+		}
+		if oom != "" {
+			return x.failed(s, CodeOutOfMemory, "", oom)
 		}
 		if x.pluginDied(err) {
 			return nil
@@ -140,7 +144,7 @@ func (x *Executor) invoke(ctx context.Context, s start) []event {
 // classify turns a plugin error into a failure code and kind. A deadline
 // that passed is the node's timeout whatever the plugin said.
 func classify(ctx context.Context, err error) (code, kind string) {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if deadlinePassed(ctx) {
 		return CodeTimeout, string(plugin.FailureTimeout)
 	}
 	var f *plugin.Failure

@@ -156,21 +156,30 @@ func (x *Executor) engineCompleted(ctx context.Context, s start, rec graph.Engin
 	return append([]event{e}, done...)
 }
 
-// engineFailed records a call to target t that failed with err. When the
-// failure proves t dead, the retirement is made durable and fallback says
-// to try the next target; otherwise evs fail the node (nil: the executor
-// stopped, or the plugin died and the next worker carries the attempt on).
+// engineFailed records a call to target t that failed with err (rec is
+// its record so far) with the node's failure; with a pause instead when
+// the host cut the call off and the node is not retry_safe (uncertain.go).
+// When the failure proves t dead, the retirement is made durable and
+// fallback says to try the next target. nil evs without fallback: the
+// executor stopped, or the plugin died and the next worker carries the
+// attempt on by the crash table.
 func (x *Executor) engineFailed(ctx context.Context, s start, t plugin.Identity, rec graph.EngineAttemptData, err error) (evs []event, fallback bool) {
-	if msg := x.outOfMemory(t.Adapter, err); msg != "" {
-		rec.Outcome, rec.FailureKind, rec.Message = "failed", string(plugin.FailureUnknown), msg
-		return append([]event{newEvent(graph.EventEngineAttempt, rec)}, x.failed(s, CodeOutOfMemory, "", msg)...), false
-	}
-	if x.pluginDied(err) {
+	oom := x.outOfMemory(t.Adapter, err)
+	if oom == "" && x.pluginDied(err) {
 		return nil, false
 	}
 	code, kind := classify(ctx, err)
 	rec.Outcome, rec.FailureKind, rec.Message = "failed", kind, err.Error()
+	if oom != "" {
+		rec.FailureKind, rec.Message = string(plugin.FailureUnknown), oom
+	}
 	e := newEvent(graph.EventEngineAttempt, rec)
+	if paused := x.uncertain(s, cutOff(ctx, s, err, oom)); paused != nil {
+		return append([]event{e}, paused...), false
+	}
+	if oom != "" {
+		return append([]event{e}, x.failed(s, CodeOutOfMemory, "", oom)...), false
+	}
 	var f *plugin.Failure
 	var retire []graph.RetiredTarget
 	if errors.As(err, &f) && ctx.Err() == nil {

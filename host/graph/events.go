@@ -128,8 +128,10 @@ type FailedData struct {
 const (
 	// PauseApproval waits for `obversa approve` (allow or deny).
 	PauseApproval = "approval"
-	// PauseReconcile waits for a person to say whether an attempt a crash
-	// cut off took effect (`obversa resume --reconciled`).
+	// PauseReconcile waits for a person to say whether an attempt of a
+	// node that is not retry_safe took effect after a crash, or the host
+	// (a node timeout, a broken-off plugin call) cut it off
+	// (`obversa resume --reconciled`; docs/run-file.md, "retry_safe").
 	PauseReconcile = "reconcile-attempt"
 )
 
@@ -152,8 +154,9 @@ type PauseRequest struct {
 	Kind      string `json:"kind"`
 	Position  string `json:"position"`
 	AttemptID string `json:"attempt_id,omitempty"`
-	// Reason says why, for a person: a policy's reason to wait, or why
-	// a policy could not answer.
+	// Reason says why, for a person: a policy's reason to wait, why a
+	// policy could not answer, or what cut a reconciled attempt off
+	// (empty after a crash).
 	Reason string `json:"reason,omitempty"`
 	// Policy names the policy whose answer paused the position
 	// (PolicyApproval for the run file's approval list).

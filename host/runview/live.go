@@ -144,7 +144,13 @@ func pauseCause(p graph.PauseRequest) string {
 	case graph.PauseApproval:
 		return "waits for obversa approve"
 	case graph.PauseReconcile:
-		return fmt.Sprintf("attempt %s was cut off by a crash: say whether it took effect", p.AttemptID)
+		// A reason names what cut the attempt off (a timeout); a crash
+		// records none.
+		cause := "was cut off by a crash"
+		if p.Reason != "" {
+			cause = p.Reason
+		}
+		return fmt.Sprintf("attempt %s %s: say whether it took effect", p.AttemptID, cause)
 	}
 	return "waits for " + p.Kind
 }

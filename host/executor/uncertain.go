@@ -1,0 +1,63 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/plugin"
+)
+
+// cutOff says why the host cut attempt s off before its plugin answered
+// with an outcome, so that its effect may have happened: the node's
+// timeout passed (the host cancelled the call, whether the plugin was
+// still working or hung), the kernel's OOM killer ended the plugin
+// process itself (oom is the outOfMemory message), or the call broke off
+// without the plugin's answer (plugin.ErrPluginTransport). It returns ""
+// for an outcome the plugin reported and classified itself, which is
+// definite: an engine's own `timeout` failure before the node's deadline
+// is a failure like any other (docs/run-file.md, "retry_safe"). A plugin
+// process that died otherwise is left to pluginDied (the crash table
+// applies to it), and the run ending is not a cut-off: the attempt then
+// settles nothing (attempt).
+func cutOff(ctx context.Context, s start, err error, oom string) string {
+	var f *plugin.Failure
+	switch {
+	case deadlinePassed(ctx):
+		return fmt.Sprintf("timed out after %s; its effect may have happened", s.node.Timeout())
+	case oom != "" && errors.Is(err, plugin.ErrPluginExited):
+		return "its plugin was ended by the OOM killer (confine.memory) before it answered; its effect may have happened"
+	case errors.Is(err, plugin.ErrPluginTransport) && !errors.Is(err, plugin.ErrPluginExited) && !errors.As(err, &f):
+		return fmt.Sprintf("the call to its plugin broke off before it answered (%v); its effect may have happened", err)
+	}
+	return ""
+}
+
+// deadlinePassed reports whether ctx's deadline (the node's timeout) has
+// passed. The clock is read as well as ctx.Err(): on a loaded machine the
+// plugin's end of a call may break off at the deadline before ctx's own
+// timer has fired.
+func deadlinePassed(ctx context.Context) bool {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
+// uncertain builds the settle of an attempt the host cut off (cause, from
+// cutOff): a node that is not retry_safe pauses with a reconcile-attempt
+// request naming the cause, exactly as the crash table pauses an attempt
+// a crash cut off (recover; docs/architecture.md#the-executor), so the
+// effect is never repeated without a person's word. A retry-safe node, or
+// an attempt nothing cut off (cause ""), returns nil: the caller records
+// the failure, which is retried under retry_cap_per_node.
+func (x *Executor) uncertain(s start, cause string) []event {
+	if cause == "" || s.node.RetrySafe {
+		return nil
+	}
+	return []event{newEvent(graph.EventNodePaused, graph.PausedData{Node: s.node.ID, Position: s.position,
+		Request: graph.PauseRequest{Kind: graph.PauseReconcile, Position: s.position, AttemptID: s.attempt, Reason: cause}})}
+}

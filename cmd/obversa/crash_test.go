@@ -70,6 +70,25 @@ func effects(t *testing.T, path string) int {
 	return strings.Count(string(b), "\n")
 }
 
+// writeEffectsRun writes run file text in a new directory with EFFECTS
+// naming effects.log there, and locks its plugins; it returns the run
+// file, its directory and the effects file.
+func writeEffectsRun(t *testing.T, text string) (runFile, dir, eff string) {
+	t.Helper()
+	runFile = writeRunFile(t, text)
+	dir = filepath.Dir(runFile)
+	eff = filepath.Join(dir, "effects.log")
+	text = strings.ReplaceAll(text, "EFFECTS", eff)
+	text = strings.ReplaceAll(text, "BIN/", binDir+"/")
+	if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	return runFile, dir, eff
+}
+
 // statusReport is what the tests read of status --json.
 type statusReport struct {
 	Phase        string `json:"phase"`
@@ -133,18 +152,7 @@ func TestCrashMatrix(t *testing.T) {
 				if kind == "binding" {
 					work = bindingWork
 				}
-				text := strings.NewReplacer("WORK", work, "RETRYSAFE", fmt.Sprint(tt.retrySafe), "MAXRESTARTS", "2").Replace(crashRunFile)
-				runFile := writeRunFile(t, text)
-				dir := filepath.Dir(runFile)
-				eff := filepath.Join(dir, "effects.log")
-				text = strings.ReplaceAll(text, "EFFECTS", eff)
-				text = strings.ReplaceAll(text, "BIN/", binDir+"/")
-				if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
-					t.Fatal(r.stderr)
-				}
+				runFile, dir, eff := writeEffectsRun(t, strings.NewReplacer("WORK", work, "RETRYSAFE", fmt.Sprint(tt.retrySafe), "MAXRESTARTS", "2").Replace(crashRunFile))
 				var r result
 				if tt.point == "during" {
 					r = killDuring(t, dir, runFile, eff)

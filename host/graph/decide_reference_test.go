@@ -135,13 +135,22 @@ func referenceDepsGreen(s *State, d *NodeDef) bool {
 	return true
 }
 
-// checkDecide fails t unless Decide and Blocked agree with the full scan
+// checkDecide fails t unless Decide, Blocked and Paused agree with the full scan
 // at the state's current prefix, and returns the decision.
 func checkDecide(t testing.TB, s *State) Decision {
 	t.Helper()
 	got, want := s.Decide(), referenceDecide(s)
 	if diff := cmp.Diff(decisionView(want), decisionView(got)); diff != "" {
 		t.Fatalf("Decide differs from the full scan (-scan +index):\n%s", diff)
+	}
+	paused := 0
+	for _, n := range s.units {
+		if n.Status == StatusPaused {
+			paused++
+		}
+	}
+	if s.Paused() != paused {
+		t.Fatalf("Paused() = %d, %d units are paused", s.Paused(), paused)
 	}
 	for i, b := range referenceBlocked(s) {
 		if id := s.vertices[i].Def.ID; s.Blocked(id) != b {

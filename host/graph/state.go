@@ -348,6 +348,10 @@ func (s *State) Nodes() []*NodeState { return s.units }
 // every worker (what limits.max_dispatches counts).
 func (s *State) Dispatched() int { return s.dispatched }
 
+// Paused returns how many units are paused, waiting for a person (an
+// approval or a reconcile); kept by the fold, so reading it costs nothing.
+func (s *State) Paused() int { return s.idx.paused }
+
 // InFlight returns the units with a recorded position and no result:
 // dispatched or started.
 func (s *State) InFlight() []*NodeState {

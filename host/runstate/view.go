@@ -87,6 +87,9 @@ func (s *State) Position(position string) *Position { return s.pos[position] }
 // PausedPositions returns the paused positions: nodes in declaration
 // order, then for_each instances and loop members as they came to be.
 func (s *State) PausedPositions() []string {
+	if s.graph.Paused() == 0 {
+		return nil
+	}
 	var open []string
 	for _, n := range s.graph.Nodes() {
 		if n.Status == graph.StatusPaused {
@@ -99,6 +102,9 @@ func (s *State) PausedPositions() []string {
 // AwaitingApproval reports whether some position waits for an approval
 // decision not yet recorded.
 func (s *State) AwaitingApproval() bool {
+	if s.graph.Paused() == 0 {
+		return false // without a scan of every unit: the executor asks at every message
+	}
 	for _, n := range s.graph.Nodes() {
 		if n.Status == graph.StatusPaused && n.Pause != nil && n.Pause.Kind == graph.PauseApproval && n.Approved == "" {
 			return true

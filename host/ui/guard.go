@@ -95,25 +95,24 @@ func (p *pageTokens) valid(tok string) bool {
 }
 
 // sameOrigin reports whether a state-changing request comes from a page
-// of this server: its Origin (sent by every browser with a POST from
-// script) must name the request's own host; without an Origin, a
-// Sec-Fetch-Site other than same-origin is refused.
+// of this server (docs/ui.md): its Origin (sent by every browser with a
+// POST from script) must name the request's own host; without an Origin,
+// Sec-Fetch-Site must say same-origin. A request with neither is refused:
+// it did not come from a page of this server.
 func sameOrigin(r *http.Request) bool {
 	if o := r.Header.Get("Origin"); o != "" {
 		u, err := url.Parse(o)
 		return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host == r.Host
 	}
-	if s := r.Header.Get("Sec-Fetch-Site"); s != "" && s != "same-origin" && s != "none" {
-		return false
-	}
-	return true
+	return r.Header.Get("Sec-Fetch-Site") == "same-origin"
 }
 
 // accessToken reports whether r carries the access token: as a bearer
 // token, the access cookie, or a ?token= query parameter.
 func accessToken(r *http.Request, token string) (ok, fromQuery bool) {
 	eq := func(s string) bool { return s != "" && subtle.ConstantTimeCompare([]byte(s), []byte(token)) == 1 }
-	if b, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); found && eq(b) {
+	// The scheme's name is case-insensitive (RFC 9110, section 11.1).
+	if scheme, b, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "Bearer") && eq(b) {
 		return true, false
 	}
 	if c, err := r.Cookie(AccessCookie); err == nil && eq(c.Value) {

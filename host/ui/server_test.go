@@ -208,6 +208,8 @@ func TestSteeringGuards(t *testing.T) {
 		{"another server's page token", hs.URL + "/api/runs/r1/approve", map[string]string{PageTokenHeader: roTok}, 403},
 		{"cross-origin", hs.URL + "/api/runs/r1/approve", map[string]string{PageTokenHeader: tok, "Origin": "http://evil.example"}, 403},
 		{"cross-site fetch", hs.URL + "/api/runs/r1/resume", map[string]string{PageTokenHeader: tok, "Sec-Fetch-Site": "cross-site"}, 403},
+		{"no origin", hs.URL + "/api/runs/r1/approve", map[string]string{PageTokenHeader: tok}, 403},
+		{"user-typed request", hs.URL + "/api/runs/r1/approve", map[string]string{PageTokenHeader: tok, "Sec-Fetch-Site": "none"}, 403},
 		{"read-only", ro.URL + "/api/runs/r1/approve", map[string]string{PageTokenHeader: roTok, "Origin": ro.URL}, 403},
 		{"read-only resume", ro.URL + "/api/runs/r1/resume", map[string]string{PageTokenHeader: roTok, "Origin": ro.URL}, 403},
 		{"unknown run", hs.URL + "/api/runs/nope/approve", map[string]string{PageTokenHeader: tok, "Origin": hs.URL}, 404},
@@ -253,6 +255,10 @@ func TestAccessToken(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+token)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("bearer token: %v %v", resp, err)
+	}
+	req.Header.Set("Authorization", "bearer "+token)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("bearer token, scheme in lower case: %v %v", resp, err)
 	}
 	req.Header.Set("Authorization", "Bearer wrong"+token)
 	if resp, _ := http.DefaultClient.Do(req); resp.StatusCode != 401 {

@@ -23,9 +23,9 @@ type approvalObject struct {
 	Decision string `json:"decision"`
 	// RecordedBy is "worker" when the run's live worker recorded the
 	// decision (Request is the id of its request), "approve" when approve
-	// recorded it on a paused run.
+	// recorded it on a paused run (Request is "": no request was made).
 	RecordedBy string `json:"recorded_by"`
-	Request    string `json:"request,omitempty"`
+	Request    string `json:"request"`
 }
 
 func newApproveCmd(g *globals) *cobra.Command {
@@ -67,7 +67,8 @@ request}, then, when it carried the run on, the run's result object.`,
 			case errors.Is(err, runstate.ErrNotAwaitingApproval):
 				return usageErr(fmt.Errorf("%w%s", err, suggestPosition(cmd.Context(), ref, position)))
 			case errors.Is(err, watchdog.ErrAlreadyDecided):
-				return usageErr(err)
+				// A refusal, not a wrong command line: APPROVAL_DECIDED.
+				return &exitError{code: exitUsage, err: err, reason: CodeApprovalDecided}
 			case err != nil:
 				return failedErr(err)
 			}

@@ -35,6 +35,10 @@ const (
 	// CodeRunFileInvalid: the run file or its lock file has errors; the
 	// refusal carries them as diagnostics.
 	CodeRunFileInvalid = "RUN_FILE_INVALID"
+	// CodeApprovalDecided: approve named a position whose approval is
+	// already decided; the message names the decision and who made it.
+	// A refusal (exit 2): nothing was recorded.
+	CodeApprovalDecided = "APPROVAL_DECIDED"
 	// CodeError: anything without a more specific code.
 	CodeError = "ERROR"
 )
@@ -63,6 +67,8 @@ var refusalCodes = []struct {
 	{watchdog.ErrRunNotPaused, "RUN_NOT_PAUSED"},
 	{watchdog.ErrResumePosition, "RESUME_POSITION"},
 	{watchdog.ErrResumeEventMismatch, "RESUME_EVENT_MISMATCH"},
+	{watchdog.ErrAlreadyDecided, CodeApprovalDecided},
+	{watchdog.ErrNotAnswered, "APPROVAL_NOT_ANSWERED"},
 	{watchdog.ErrSurvivors, watchdog.CodeTeardownIncomplete},
 	{watchdog.ErrAnchorMissing, watchdog.CodeWorkspaceAnchorMissing},
 	{watchdog.ErrAnchorInvalid, watchdog.CodeWorkspaceAnchorInvalid},
@@ -200,16 +206,19 @@ func writeJSON(w io.Writer, v any) {
 }
 
 // wantsJSON reports whether the command that ran asked for --json. When
-// flag parsing failed before --json was read, the raw arguments decide.
+// flag parsing failed before --json was read, or the command line named
+// no command that takes --json (`obversa --bogus --json`), the raw
+// arguments before any "--" decide: whoever wrote --json reads JSON.
 func wantsJSON(cmd *cobra.Command, args []string) bool {
-	if cmd == nil {
-		return false
+	if cmd != nil {
+		if f := cmd.Flags().Lookup("json"); f != nil && f.Value.String() == "true" {
+			return true
+		}
 	}
-	f := cmd.Flags().Lookup("json")
-	if f == nil {
-		return false
+	if i := slices.Index(args, "--"); i >= 0 {
+		args = args[:i]
 	}
-	return f.Value.String() == "true" || slices.Contains(args, "--json") || slices.Contains(args, "--json=true")
+	return slices.Contains(args, "--json") || slices.Contains(args, "--json=true")
 }
 
 // printWarnings writes warning diagnostics to w for a person (errors are

@@ -184,7 +184,15 @@ func progressLine(e store.Event) string {
 	case graph.EventNodeResumed:
 		return "  resumed    " + d.Position
 	case runstate.EventWorkerExited:
-		return fmt.Sprintf("  worker crashed (exit %d %s); restart %d", d.ExitCode, d.Signal, d.Restart+1)
+		// Whether a restart follows is the watchdog's next event to say.
+		if d.Signal != "" {
+			return fmt.Sprintf("  worker crashed (signal %s)", d.Signal)
+		}
+		return fmt.Sprintf("  worker crashed (exit %d)", d.ExitCode)
+	case runstate.EventWorkerStarted:
+		if d.Restart > 0 {
+			return fmt.Sprintf("  worker restarted (restart %d)", d.Restart)
+		}
 	}
 	return ""
 }

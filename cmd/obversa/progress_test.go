@@ -1,0 +1,26 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/store"
+)
+
+// TestProgressLineWorkers: a crash line says how the worker ended, never
+// a restart the watchdog may not make; a restart has its own line, from
+// the restarted worker's start.
+func TestProgressLineWorkers(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ typ, data, want string }{
+		{runstate.EventWorkerExited, `{"pid":7,"exit_code":1,"restart":2,"reason":"crash"}`, "  worker crashed (exit 1)"},
+		{runstate.EventWorkerExited, `{"pid":7,"exit_code":-1,"signal":"killed","restart":0,"reason":"crash"}`, "  worker crashed (signal killed)"},
+		{runstate.EventWorkerStarted, `{"pid":8,"start_time":1,"restart":2}`, "  worker restarted (restart 2)"},
+		{runstate.EventWorkerStarted, `{"pid":8,"start_time":1,"restart":0}`, ""},
+	}
+	for _, tt := range tests {
+		if got := progressLine(store.Event{Type: tt.typ, Data: []byte(tt.data)}); got != tt.want {
+			t.Errorf("progressLine(%s %s) = %q, want %q", tt.typ, tt.data, got, tt.want)
+		}
+	}
+}

@@ -38,6 +38,15 @@
 // Request.MaxMemoryBytes is stopped with ErrMemoryLimit. Sampling can miss a
 // spike shorter than one interval; CleanupCapability says so.
 //
+// # Output
+//
+// Stdout and stderr are read to the end of their pipes, and that end is
+// awaited only after the command's tree is stopped: once every writer is
+// gone the end is certain, so a slow reader never loses output. A process
+// teardown could not stop may still hold a pipe; Run then keeps what the
+// pipe holds, stops reading and returns ErrOutputCut with the reason in
+// Result.OutputCut.
+//
 // On platforms other than Linux only the started process is tracked and
 // stopped; CleanupCapability reports what is not guaranteed.
 package command

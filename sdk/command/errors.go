@@ -13,6 +13,7 @@ const (
 	CodeMemoryLimit        = "MEMORY_LIMIT"
 	CodeSpawnFailed        = "SPAWN_FAILED"
 	CodeTeardownIncomplete = "TEARDOWN_INCOMPLETE"
+	CodeOutputCut          = "OUTPUT_CUT"
 )
 
 // codedError is a sentinel carrying a stable code.
@@ -44,6 +45,13 @@ var (
 	// period; the survivors are listed in Result.RemainingProcesses or the
 	// returned slice.
 	ErrTeardownIncomplete error = &codedError{CodeTeardownIncomplete, "owned processes survived teardown"}
+	// ErrOutputCut is returned by Run when, after the command and its
+	// process tree were stopped, a process Run could not stop (one that
+	// left the command's process group and cgroup, or survived SIGKILL)
+	// still held stdout or stderr open. Everything written before Run
+	// stopped reading is kept; Result.OutputCut says which stream was cut
+	// and names the holders it could see.
+	ErrOutputCut error = &codedError{CodeOutputCut, "command output cut: a process Run could not stop held it open"}
 	// ErrUnsupported is returned by InspectOwnerMarked and StopOwnedTree
 	// on platforms without /proc; it matches errors.ErrUnsupported.
 	ErrUnsupported = fmt.Errorf("owner-marked process scanning needs Linux /proc: %w", errors.ErrUnsupported)
@@ -51,9 +59,10 @@ var (
 
 // Code returns the stable code (CodeOutputLimit, ...) of the first runner
 // sentinel found in err's chain, or "" when there is none. When several are
-// joined, output and memory limits come before teardown, spawn last.
+// joined, output and memory limits come before teardown, then a cut
+// output, spawn last.
 func Code(err error) string {
-	for _, s := range []error{ErrOutputLimit, ErrMemoryLimit, ErrTeardownIncomplete, ErrSpawnFailed} {
+	for _, s := range []error{ErrOutputLimit, ErrMemoryLimit, ErrTeardownIncomplete, ErrOutputCut, ErrSpawnFailed} {
 		if errors.Is(err, s) {
 			return s.(*codedError).code
 		}

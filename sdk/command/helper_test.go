@@ -1,11 +1,13 @@
 package command
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -46,6 +48,10 @@ func helperArgv(mode string, args ...string) ([]string, []string) {
 //	orphan        start a setsid grandchild that ignores SIGTERM and holds
 //	              stdout, print its pid, exit 0
 //	orphan-wait   like orphan, but keep running
+//	bulk N        write N bytes to stdout, all into the pipe at once where
+//	              the pipe can be grown to N, then exit 0
+//	hold DIR      write its pid to DIR/pid, print "before", wait for
+//	              DIR/go to exist, exit 0
 func helper(mode string, args []string) int {
 	switch mode {
 	case "echo":
@@ -124,7 +130,35 @@ func helper(mode string, args []string) int {
 			time.Sleep(time.Hour)
 		}
 		return 0
+	case "bulk", "hold":
+		return outputHelper(mode, args)
 	}
 	fmt.Fprintf(os.Stderr, "unknown helper mode %q\n", mode)
+	return 99
+}
+
+// outputHelper is the body of the helper modes that test how output is
+// read: bulk and hold.
+func outputHelper(mode string, args []string) int {
+	switch mode {
+	case "bulk":
+		n, _ := strconv.Atoi(args[0])
+		growPipe(os.Stdout, n)
+		if _, err := os.Stdout.Write(bytes.Repeat([]byte{'x'}, n)); err != nil {
+			return 1
+		}
+		return 0
+	case "hold":
+		if err := os.WriteFile(filepath.Join(args[0], "pid"), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+			return 2
+		}
+		fmt.Println("before")
+		for {
+			if _, err := os.Stat(filepath.Join(args[0], "go")); err == nil {
+				return 0
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	return 99
 }

@@ -44,6 +44,9 @@ func (t *tracker) teardown(grace time.Duration, exited bool) []Process {
 	return nil
 }
 
+// pipeHolders cannot tell who holds a pipe without /proc.
+func pipeHolders(...*os.File) []Process { return nil }
+
 // exitDetails reports no signal and no memory figure off Linux.
 func exitDetails(*os.ProcessState) (string, int64) { return "", 0 }
 

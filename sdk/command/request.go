@@ -85,6 +85,12 @@ type Result struct {
 	// RemainingProcesses lists owned processes still alive after teardown;
 	// non-empty only together with ErrTeardownIncomplete.
 	RemainingProcesses []Process
+	// OutputCut is empty when Stdout and Stderr hold everything written to
+	// them up to the end of the pipes (or up to MaxOutputBytes). Otherwise
+	// it says, in words, which stream Run stopped reading before its end
+	// and why: a process outside the stopped tree still held it open (named
+	// by pid when /proc shows it). Set only together with ErrOutputCut.
+	OutputCut string
 }
 
 // Process identifies one operating-system process. PID with StartTime names

@@ -1,21 +1,14 @@
 package command
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"slices"
 	"time"
 )
-
-// drainTimeout bounds how long Run keeps reading output after the command
-// and its tree are gone; only a process that escaped tracking can still
-// hold the pipes then.
-const drainTimeout = 250 * time.Millisecond
 
 // killVerify is KillVerifyTimeout; tests shorten it.
 var killVerify = KillVerifyTimeout
@@ -72,6 +65,9 @@ type running struct {
 	readers chan struct{}
 	// waited receives the started process's exit.
 	waited chan error
+	// holders are the processes that still held an output pipe when
+	// finishOutput stopped waiting for its end.
+	holders []Process
 }
 
 // begin reads the command's output, feeds it req.Stdin and waits for its
@@ -132,7 +128,8 @@ func (r *running) wait(ctx context.Context, req Request, res *Result) (exited bo
 }
 
 // stop tears the command's tree down, waits for the started process once
-// it was killed and finishes reading its output. It returns the processes
+// it was killed and only then finishes reading its output (finishOutput):
+// with every writer gone the pipes end, so nothing written is dropped. It returns the processes
 // teardown could not stop and whether the started process has exited.
 func (r *running) stop(grace time.Duration, exited bool) (remaining []Process, _ bool) {
 	remaining = r.tr.teardown(grace, exited)
@@ -145,30 +142,16 @@ func (r *running) stop(grace time.Duration, exited bool) (remaining []Process, _
 		case <-time.After(killVerify):
 		}
 	}
-	p := r.p
-	if p.stdinW != nil {
-		_ = p.stdinW.Close()
+	if r.p.stdinW != nil {
+		_ = r.p.stdinW.Close()
 	}
-	drain := time.NewTimer(drainTimeout)
-	for n := 0; n < 2; {
-		select {
-		case <-r.readers:
-			n++
-		case <-drain.C:
-			// A process outside our view still holds a pipe: stop reading.
-			_ = p.stdoutR.Close()
-			_ = p.stderrR.Close()
-		}
-	}
-	drain.Stop()
-	_ = p.stdoutR.Close()
-	_ = p.stderrR.Close()
+	r.finishOutput()
 	return remaining, exited
 }
 
 // collect fills res with the output, memory and exit of the stopped
 // command and returns cause joined with what else went wrong: an output
-// overflow in the instant of exit, survivors of teardown.
+// overflow in the instant of exit, survivors of teardown, a cut output.
 func (r *running) collect(res *Result, exited bool, remaining []Process, cause error) error {
 	res.Stdout, res.Stderr = r.stdout.bytes(), r.stderr.bytes()
 	res.PeakMemoryBytes = r.tr.peakBytes()
@@ -190,6 +173,10 @@ func (r *running) collect(res *Result, exited bool, remaining []Process, cause e
 		res.RemainingProcesses = remaining
 		tdErr := fmt.Errorf("%w: %d process(es) still alive: %v", ErrTeardownIncomplete, len(remaining), pidsOf(remaining))
 		cause = errors.Join(cause, tdErr)
+	}
+	if cut := r.cutReason(); cut != "" {
+		res.OutputCut = cut
+		cause = errors.Join(cause, fmt.Errorf("%w: %s", ErrOutputCut, cut))
 	}
 	return cause
 }
@@ -282,55 +269,6 @@ func startOnce(req Request, commandID string, withCgroup bool) (*process, *track
 	}
 	tr.started(cmd.Process.Pid)
 	return p, tr, nil
-}
-
-// capture collects one output stream up to limit bytes.
-type capture struct {
-	name       string
-	limit      int64 // 0: unlimited
-	buf        bytes.Buffer
-	overflowed bool
-	tee        io.Writer // optional copy of what is kept
-}
-
-// read copies r into the buffer until EOF or a read error (the pipe closed
-// by Run), reports the first overflow on over, keeps draining so the
-// writer never blocks on a full pipe, and signals done.
-func (c *capture) read(r io.Reader, over chan<- *capture, done chan<- struct{}) {
-	defer func() { done <- struct{}{} }()
-	chunk := make([]byte, 32*1024)
-	for {
-		n, err := r.Read(chunk)
-		if n > 0 {
-			data := chunk[:n]
-			if c.limit > 0 {
-				room := c.limit - int64(c.buf.Len())
-				if int64(len(data)) > room {
-					data = data[:max(room, 0)]
-					if !c.overflowed {
-						c.overflowed = true
-						over <- c
-					}
-				}
-			}
-			c.buf.Write(data)
-			if c.tee != nil && len(data) > 0 {
-				_, _ = c.tee.Write(data)
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// bytes returns the captured output; nil when nothing was written. Only
-// valid after read returned.
-func (c *capture) bytes() []byte {
-	if c.buf.Len() == 0 {
-		return nil
-	}
-	return c.buf.Bytes()
 }
 
 // sortProcesses orders processes by pid.

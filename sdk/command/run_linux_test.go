@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,6 +54,11 @@ func TestRunStopsSetsidGrandchild(t *testing.T) {
 				}
 				if el := time.Since(begin); el > 5*time.Second {
 					t.Errorf("Run took %v", el)
+				}
+				// The grandchild's own output, written before teardown,
+				// is kept in full.
+				if !strings.HasPrefix(string(res.Stdout), "ready\n") || res.OutputCut != "" {
+					t.Errorf("stdout %q, cut %q: want the grandchild's \"ready\" first, nothing cut", res.Stdout, res.OutputCut)
 				}
 				pid, _ := strconv.Atoi(string(m[1]))
 				if s, err := readStat(pid); err == nil && s.alive() && environHas(pid, EnvRunOwner+"="+owner) {

@@ -161,32 +161,20 @@ func (r *procRunner) wait(pumped <-chan struct{}) {
 	close(r.exited)
 	now := time.Now()
 	soft, hard := now.Add(pipeDrain), now.Add(pipeDrainMax)
-	drain(r.outR, pumped, soft, hard)
-	drain(r.errR, r.stderr.eof, soft, hard)
-	r.outR.Close()
-	r.errR.Close()
-}
-
-// drain waits until done (the reader of pipe f reached its end), or,
-// from soft on, until f holds no unread bytes, and at the latest until
-// hard: a child of the plugin that holds the pipe open cannot keep a
-// close waiting, and bytes the plugin wrote are not dropped because their
-// reader was slow to run.
-func drain(f *os.File, done <-chan struct{}, soft, hard time.Time) {
-	t := time.NewTimer(time.Until(soft))
-	defer t.Stop()
-	select {
-	case <-done:
-		return
-	case <-t.C:
-	}
-	for unread(f) > 0 && time.Now().Before(hard) {
-		select {
-		case <-done:
-			return
-		case <-time.After(10 * time.Millisecond):
+	for _, p := range []struct {
+		name string
+		f    *os.File
+		done <-chan struct{}
+	}{{"stdout", r.outR, pumped}, {"stderr", r.errR, r.stderr.eof}} {
+		if left := drain(p.f, p.done, soft, hard); left > 0 {
+			// A process the plugin left behind keeps the pipe full: say
+			// what is dropped rather than drop it silently.
+			r.logger.Warn("plugin output cut: a process holding the pipe kept it full past the drain bound",
+				"stream", p.name, "unread_bytes", left, "bound", pipeDrainMax)
 		}
 	}
+	r.outR.Close()
+	r.errR.Close()
 }
 
 // stderrEnd waits up to d for the stderr reader to reach the end of the

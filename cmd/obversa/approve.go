@@ -88,9 +88,10 @@ request}, then, when it carried the run on, the run's result object.`,
 			if a.Request != "" {
 				return followToResult(cmd.Context(), ref, mode, asJSON)
 			}
-			ctx, stop := stopContext()
+			sigs, stop := watchSignals()
 			defer stop()
-			res, _, err := resumeRun(ctx, ref, watchdog.ResumeOptions{Position: position}, mode)
+			ctx := sigs.ctx
+			res, _, err := resumeRun(sigs, ref, watchdog.ResumeOptions{Position: position}, mode)
 			if err != nil {
 				return err
 			}

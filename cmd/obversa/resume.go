@@ -31,7 +31,10 @@ A run kept in a database can be taken over from any host once its owner's lease 
 expired. --force-takeover takes it at once, for a person who has confirmed that the
 owner's host is gone: it shows the lease and asks (--yes answers for you). The old
 owner is fenced — nothing it writes reaches the record — but its processes are its
-host's to stop (docs/storage-postgres.md, "What a takeover promises").`,
+host's to stop (docs/storage-postgres.md, "What a takeover promises").
+
+Ctrl-C (or SIGTERM) pauses the run again (OPERATOR_PAUSE), as on ` + "`obversa run`" + `; a
+second Ctrl-C exits at once and leaves it interrupted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch o.Reconciled {
@@ -57,8 +60,9 @@ host's to stop (docs/storage-postgres.md, "What a takeover promises").`,
 			if err != nil {
 				return err
 			}
-			ctx, stop := stopContext()
+			sigs, stop := watchSignals()
 			defer stop()
+			ctx := sigs.ctx
 			if yes && !force {
 				return usageErr(errors.New("--yes answers --force-takeover's question; add --force-takeover, or drop --yes"))
 			}
@@ -67,7 +71,7 @@ host's to stop (docs/storage-postgres.md, "What a takeover promises").`,
 					return err
 				}
 			}
-			res, done, err := resumeRun(ctx, ref, o, mode)
+			res, done, err := resumeRun(sigs, ref, o, mode)
 			if err != nil {
 				return err
 			}
@@ -93,11 +97,14 @@ host's to stop (docs/storage-postgres.md, "What a takeover promises").`,
 
 // resumeRun carries the run at dir on, showing its progress in mode once
 // it is supervised, and turns refusals into their exit statuses (a
-// mistyped position gets a suggestion).
-func resumeRun(ctx context.Context, ref runRef, o watchdog.ResumeOptions, mode string) (*runstate.Result, bool, error) {
+// mistyped position gets a suggestion). Ctrl-C and SIGTERM pause the run
+// it carries (sigs).
+func resumeRun(sigs *signals, ref runRef, o watchdog.ResumeOptions, mode string) (*runstate.Result, bool, error) {
+	ctx := sigs.ctx
 	var view *watch
 	o.Supervise.Started = func() { view = watchRun(ref, mode, os.Stderr) }
-	o.Supervise.Pause = pauseSignal()
+	sigs.setRun(ref.String())
+	o.Supervise.Pause = sigs.pause
 	res, done, err := watchdog.Resume(ctx, ref, o)
 	if view != nil {
 		view.Stop()

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -22,14 +20,23 @@ func newRunCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [--run-id ID] [--json] FILE",
 		Short: "Validate a run file, pin its plugins, and run its graph under a watchdog",
-		Args:  cobra.ExactArgs(1),
+		Long: `run validates FILE, pins its plugins, records a new run and runs its graph under a
+watchdog in the foreground, printing its result.
+
+Ctrl-C (or SIGTERM) pauses the run: the worker is stopped and the run records
+OPERATOR_PAUSE, as ` + "`obversa stop --pause`" + ` does; ` + "`obversa resume RUN`" + ` carries it on
+and ` + "`obversa stop RUN`" + ` ends it. A second Ctrl-C forces: the command exits at once
+(130) and leaves the run interrupted, which ` + "`obversa resume RUN`" + ` takes over. Before
+the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			mode, err := progressMode(progress, asJSON)
 			if err != nil {
 				return err
 			}
-			ctx, stop := stopContext()
+			sigs, stop := watchSignals()
 			defer stop()
+			ctx := sigs.ctx
 			po := watchdog.PrepareOptions{RunID: runID, TrustOnFirstUse: tofu}
 			// Flags given on the command line win over the run file.
 			setting, chosen, err := g.storage()
@@ -61,8 +68,9 @@ func newRunCmd(g *globals) *cobra.Command {
 			defer ref.Close()
 			defer run.Close()
 			fmt.Fprintf(os.Stderr, "run %s: record in %s\n", pr.Plan.RunID, recordPlace(ref, run))
+			sigs.setRun(ref.String())
 			view := watchRun(ref, mode, os.Stderr)
-			res, err := watchdog.Supervise(ctx, ref, run, watchdog.SuperviseOptions{Owner: owner, Pause: pauseSignal()})
+			res, err := watchdog.Supervise(ctx, ref, run, watchdog.SuperviseOptions{Owner: owner, Pause: sigs.pause})
 			view.Stop()
 			if err != nil {
 				return failedErr(err)
@@ -141,42 +149,6 @@ func existingRun(ctx context.Context, b store.Backend, url, id string, cause err
 			"; choose another --run-id")
 	}
 	return usageErr(fmt.Errorf("%w; choose another --run-id, or carry it on with `obversa resume %s`", cause, ref))
-}
-
-// stopContext is cancelled by the first SIGINT or SIGTERM (a clean stop);
-// a second one exits at once, and the worker follows through its
-// parent-death signal.
-func stopContext() (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		if <-sig == syscall.SIGINT {
-			fmt.Fprintln(os.Stderr, "stopping: the run is being stopped cleanly (press Ctrl-C again to force)")
-		} else {
-			// SIGTERM: obversa stop, or a service manager, asked for it.
-			fmt.Fprintln(os.Stderr, "stopping: a stop was requested (obversa stop or SIGTERM); the run is being stopped cleanly")
-		}
-		cancel()
-		<-sig
-		os.Exit(130)
-	}()
-	return ctx, func() { signal.Stop(sig); cancel() }
-}
-
-// pauseSignal returns a channel closed by the first SIGUSR1: what
-// `obversa stop --pause` sends a run's watchdog.
-func pauseSignal() <-chan struct{} {
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGUSR1)
-	pause := make(chan struct{})
-	go func() {
-		<-sig
-		signal.Stop(sig)
-		fmt.Fprintln(os.Stderr, "pausing: the worker is being stopped and the run paused (obversa resume carries it on)")
-		close(pause)
-	}()
-	return pause
 }
 
 // refusal turns a Prepare error into a usage error; run file diagnostics

@@ -86,7 +86,7 @@ the others ask whether they took effect. A run already paused needs nothing.`,
 				}
 			}
 			if live {
-				if err := syscall.Kill(h.PID, syscall.SIGTERM); err != nil {
+				if err := syscall.Kill(h.PID, stopSignal); err != nil {
 					return failedErr(fmt.Errorf("signalling watchdog pid %d: %w", h.PID, err))
 				}
 				obj.Action, obj.WatchdogPID = stopSignalled, h.PID
@@ -106,12 +106,12 @@ the others ask whether they took effect. A run already paused needs nothing.`,
 	return cmd
 }
 
-// pauseRun asks a live run's watchdog to pause it (SIGUSR1); a run no
+// pauseRun asks a live run's watchdog to pause it (pauseSignal); a run no
 // watchdog runs needs nothing.
 func pauseRun(cmd *cobra.Command, obj stopObject, h store.Holder, live bool, asJSON bool) error {
 	w := cmd.OutOrStdout()
 	if live {
-		if err := syscall.Kill(h.PID, syscall.SIGUSR1); err != nil {
+		if err := syscall.Kill(h.PID, pauseSignal); err != nil {
 			return failedErr(fmt.Errorf("signalling watchdog pid %d: %w", h.PID, err))
 		}
 		obj.Action, obj.WatchdogPID = stopSignalled, h.PID

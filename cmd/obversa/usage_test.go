@@ -6,9 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/obversa/obversa/internal/failpoint"
 )
@@ -127,24 +125,13 @@ func TestUnfinishedCallIsUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	runDir := runDirOf(runFile, "u")
-	deadline := time.Now().Add(30 * time.Second)
-	started := func() bool {
-		_, err := os.Stat(filepath.Join(runDir, "events.jsonl"))
-		return err == nil && len(recorded(t, runDir, "graph:node-attempt-started")) > 0
-	}
-	for !started() {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("a never started: %s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitAttemptStarted(t, cmd, runDir, &out)
 	st := status(t, runDir)
 	if len(st.Active) != 1 || len(st.Usage) != 1 || st.Usage[0].Node != "a" || st.Usage[0].Usage != "unknown" {
 		t.Errorf("in flight: active %v, usage %+v; want a unknown", st.Active, st.Usage)
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	if r := obversa(t, dir, "stop", "--yes", runDir); r.code != 0 {
+		t.Fatalf("stop: exit %d: %s", r.code, r.stderr)
 	}
 	_ = cmd.Wait()
 	st = status(t, runDir)

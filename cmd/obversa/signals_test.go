@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestInterruptPauses sends real signals to a real `obversa run` while
+// its node runs: one Ctrl-C or one SIGTERM pauses
+// the run (OPERATOR_PAUSE, exit 3, resumable) and says how to carry it on
+// or end it; a second Ctrl-C forces, leaving the run interrupted (exit
+// 130); `obversa stop` still ends a live run for good (STOPPED).
+func TestInterruptPauses(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		signals []syscall.Signal
+		stop    bool // obversa stop --yes instead of signals
+		exit    int
+		phase   string
+		say     string
+	}{
+		{"ctrl-c", []syscall.Signal{syscall.SIGINT}, false, exitPaused, "paused", "obversa stop "},
+		{"sigterm", []syscall.Signal{syscall.SIGTERM}, false, exitPaused, "paused", "obversa stop "},
+		{"ctrl-c twice", []syscall.Signal{syscall.SIGINT, syscall.SIGINT}, false, 130, "interrupted", "forced:"},
+		{"obversa stop", nil, true, exitFailed, "stopped", "stopping: obversa stop asked for it"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			// The node ignores SIGTERM, so each stop of the worker takes
+			// the run's teardown_grace (1s): a second signal 300 ms
+			// after the first comes while the pause is under way.
+			runFile, dir := rulesRun(t, "", "", "graph \"dag\" {\n  node \"a\" {\n    binding = \"shell\"\n    input = { command = [\"sh\", \"-c\", \"trap '' TERM; sleep 60\"] }\n  }\n}\n")
+			cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--run-id", "sig", runFile)
+			cmd.Dir = dir
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			runDir := runDirOf(runFile, "sig")
+			waitAttemptStarted(t, cmd, runDir, &out)
+			if tt.stop {
+				if r := obversa(t, dir, "stop", "--yes", runDir); r.code != 0 {
+					t.Fatalf("stop: exit %d: %s", r.code, r.stderr)
+				}
+			}
+			for _, sig := range tt.signals {
+				if err := cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(300 * time.Millisecond)
+			}
+			_ = cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != tt.exit {
+				t.Errorf("exit %d, want %d\n%s", code, tt.exit, out.String())
+			}
+			if st := status(t, runDir); st.Phase != tt.phase {
+				t.Errorf("phase %q, want %q\n%s", st.Phase, tt.phase, out.String())
+			}
+			if !strings.Contains(out.String(), tt.say) {
+				t.Errorf("the screen does not say %q:\n%s", tt.say, out.String())
+			}
+			if tt.exit == exitPaused {
+				if !strings.Contains(out.String(), "obversa resume "+runDir) || !strings.Contains(out.String(), "OPERATOR_PAUSE") {
+					t.Errorf("the screen does not name resume %s and OPERATOR_PAUSE:\n%s", runDir, out.String())
+				}
+				if n := len(recorded(t, runDir, "graph:node-failed")); n != 0 {
+					t.Errorf("a pause failed %d nodes", n)
+				}
+			}
+		})
+	}
+}
+
+// waitAttemptStarted waits until the run at runDir records its first
+// attempt, failing the test (and killing cmd) after 30 s.
+func waitAttemptStarted(t *testing.T, cmd *exec.Cmd, runDir string, out *bytes.Buffer) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(runDir, "events.jsonl")); err == nil && len(recorded(t, runDir, "graph:node-attempt-started")) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no attempt started: %s", out.String())
+		}
+	}
+}

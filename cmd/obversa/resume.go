@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -50,6 +51,9 @@ second Ctrl-C exits at once and leaves it interrupted.`,
 				return err
 			}
 			defer ref.Close()
+			if result != "" && o.Reconciled != "done" {
+				return usageErr(fmt.Errorf("--result is the node's result when its attempt took effect: it goes with --reconciled=done, not %q", o.Reconciled))
+			}
 			if result != "" {
 				if !json.Valid([]byte(result)) {
 					return usageErr(fmt.Errorf("--result %q is not JSON", result))
@@ -126,13 +130,20 @@ func resumeRun(sigs *signals, ref runRef, o watchdog.ResumeOptions, mode string)
 }
 
 // suggestPosition is " (did you mean …?)" for a position the run does not
-// have open, from its fold; "" when nothing is close.
+// have open, from its fold: the paused position of a node named by its
+// id, else the closest paused position; "" when no paused one is close.
 func suggestPosition(ctx context.Context, ref runRef, position string) string {
 	st, _, err := foldRun(ctx, ref)
 	if err != nil {
 		return ""
 	}
-	if s := runview.SuggestPosition(st, position); s != position {
+	// Only a paused position can be approved or resumed: suggest one.
+	paused := st.PausedPositions()
+	s := runview.SuggestPosition(st, position)
+	if !slices.Contains(paused, s) {
+		s = runview.Closest(position, paused)
+	}
+	if s != "" && s != position {
 		return runview.DidYouMean(s)
 	}
 	return ""

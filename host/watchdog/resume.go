@@ -157,7 +157,7 @@ func resumeEvents(ctx context.Context, run store.Record, st *runstate.State, ref
 	if open := st.PausedPositions(); o.Position == "" && o.Preflight == "" && len(ev) == 0 && len(open) > 0 {
 		// Paused positions wait for a person's word about each one; a bare
 		// resume would only pause again.
-		return nil, fmt.Errorf("%w: positions %v wait; decide an approval with `obversa approve %s POSITION` (which carries the run on), or name a position with --position", ErrResumePosition, open, ref)
+		return nil, fmt.Errorf("%w: positions %v wait for a person: %s", ErrResumePosition, open, answerHints(st, ref.String()))
 	}
 	// A run paused because the workspace was busy never ran a worker
 	// there: it has no anchor to check. A run paused because its record
@@ -315,6 +315,13 @@ func operatorEvents(rs *runstate.State, o ResumeOptions) ([]store.NewEvent, erro
 			}
 		}
 		return ev, nil
+	}
+	if len(open) == 0 && o.Reconciled != "" {
+		// After a pause (stop --pause, Ctrl-C) or a crash, an attempt cut off
+		// in flight is only asked about once a plain resume has taken the
+		// run over: that resume pauses it for reconciliation when it is not
+		// retry-safe (docs/cli.md, "Steering a run").
+		return nil, fmt.Errorf("%w: the run has no paused position; %s waits for no reconciliation yet: first carry the run on with a plain `obversa resume RUN` (an attempt cut off in flight that is not retry-safe then pauses for reconciliation), then answer it with --position and --reconciled", ErrRunNotPaused, o.Position)
 	}
 	if len(open) == 0 {
 		return nil, fmt.Errorf("%w: the run has no paused position; %s cannot be resumed", ErrRunNotPaused, o.Position)

@@ -35,6 +35,10 @@ type Client struct {
 	closeOnce sync.Once
 	// tmpDir is the private copy's directory to remove on Close, if any.
 	tmpDir string
+	// tree is what the launch may have started, stopped by Close.
+	tree tree
+	// closeErr is what the first Close found left running.
+	closeErr error
 }
 
 // Engine returns the plugin as an Engine. It returns an error wrapping
@@ -75,32 +79,50 @@ func (c *Client) Exited() bool { return c.gp.Exited() }
 // Shutdown, then up to 2 s for the process to exit), then by SIGKILL. Each
 // stage is bounded by 5 s so that a hung plugin cannot hang the host; if
 // cleanup is still blocked after the kill (a child of the plugin holding its
-// stderr open), Close logs it and returns. Close is idempotent.
-func (c *Client) Close() {
+// stderr open), Close logs it and goes on. Then it stops everything the
+// plugin started, wherever it moved (docs/plugins.md#stopping-a-plugin):
+// the processes carrying the launch's LaunchEnv marker and their
+// descendants (frozen, SIGTERM, 2 s, SIGKILL; skipped when
+// LaunchConfig.Supervised), the plugin's process group and, confined, its
+// cgroup. It returns nil when none is left, else a *LeftRunningError
+// (ErrLeftRunning) naming the survivors, also logged. Close is idempotent:
+// later calls return the first call's result.
+func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
-		defer c.stopProc()
-		if c.tmpDir != "" {
-			defer os.RemoveAll(c.tmpDir)
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			c.gp.Kill()
-		}()
-		t := time.NewTimer(closeGrace)
-		defer t.Stop()
-		select {
-		case <-done:
-			return
-		case <-t.C:
-		}
-		c.logger.Warn("plugin did not stop gracefully; killing it", "pid", c.Pid())
+		c.stopPlugin()
 		c.stopProc()
-		t.Reset(closeGrace)
-		select {
-		case <-done:
-		case <-t.C:
-			c.logger.Error("plugin cleanup still blocked after kill; abandoning it", "pid", c.Pid())
+		if c.tmpDir != "" {
+			_ = os.RemoveAll(c.tmpDir)
+		}
+		if err := c.tree.stop(); err != nil {
+			c.logger.Error("plugin processes left running", "error", err)
+			c.closeErr = err
 		}
 	})
+	return c.closeErr
+}
+
+// stopPlugin stops the plugin process itself: go-plugin's graceful stop,
+// then SIGKILL, each bounded by closeGrace.
+func (c *Client) stopPlugin() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.gp.Kill()
+	}()
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	c.logger.Warn("plugin did not stop gracefully; killing it", "pid", c.Pid())
+	c.stopProc()
+	t.Reset(closeGrace)
+	select {
+	case <-done:
+	case <-t.C:
+		c.logger.Error("plugin cleanup still blocked after kill; abandoning it", "pid", c.Pid())
+	}
 }

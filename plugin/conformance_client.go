@@ -257,9 +257,10 @@ func (c *Client) Shutdown(ctx context.Context) error {
 }
 
 // Kill ends the plugin process at once with SIGKILL, without the graceful
-// stop, and then releases the Client as Close does. The conformance kit
-// uses it to clean up after plugins it expects to misbehave.
-func (c *Client) Kill() {
+// stop, and then releases the Client as Close does, returning what Close
+// returns. The conformance kit uses it to clean up after plugins it
+// expects to misbehave.
+func (c *Client) Kill() error {
 	c.stopProc()
-	c.Close()
+	return c.Close()
 }

@@ -61,6 +61,9 @@ var (
 
 	// ErrServeConfig is returned by Serve when there is nothing to serve.
 	ErrServeConfig = errors.New("invalid plugin serve config")
+	// ErrLeftRunning is wrapped by the *LeftRunningError Client.Close
+	// returns when a process the plugin started survived the stop.
+	ErrLeftRunning = errors.New("plugin processes left running")
 )
 
 // DigestMismatchError reports a plugin binary whose SHA-256 differs from the

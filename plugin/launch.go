@@ -73,6 +73,13 @@ type LaunchConfig struct {
 	// directory writable) and executes exactly the verified binary. The
 	// caller releases it once the Client is closed. nil = unconfined.
 	Confine *confine.Prepared
+	// Supervised says that a supervisor outside this process stops
+	// whatever the plugin starts once it is done (a run's worker: the
+	// watchdog stops every process carrying the run's owner marker), so
+	// Close stops only the plugin's process group and cgroup and skips
+	// the scan of /proc for the launch's marker. false = Close finds and
+	// stops every descendant itself (docs/plugins.md#stopping-a-plugin).
+	Supervised bool
 }
 
 // Launch starts a plugin from a verified copy of its binary and completes
@@ -150,8 +157,11 @@ type launcher struct {
 	procCtx  context.Context
 	stopProc context.CancelFunc
 	env      []string
-	run      *procRunner
-	gp       *goplugin.Client
+	// marker is LaunchEnv=<value>, in env, that marks this launch's
+	// processes.
+	marker string
+	run    *procRunner
+	gp     *goplugin.Client
 }
 
 // launch executes the verified binary at path and completes the handshake.
@@ -194,6 +204,8 @@ func newLauncher(cfg LaunchConfig, path string) *launcher {
 		startTimeout = defaultStartTimeout
 	}
 	procCtx, stopProc := context.WithCancel(context.Background())
+	marker := newMarker()
+	env := append(make([]string, 0, len(cfg.Env)+9), cfg.Env...)
 	return &launcher{
 		cfg:          cfg,
 		path:         path,
@@ -201,7 +213,8 @@ func newLauncher(cfg LaunchConfig, path string) *launcher {
 		startTimeout: startTimeout,
 		procCtx:      procCtx,
 		stopProc:     stopProc,
-		env:          append(make([]string, 0, len(cfg.Env)+8), cfg.Env...),
+		marker:       marker,
+		env:          append(env, marker),
 	}
 }
 
@@ -315,6 +328,8 @@ func (l *launcher) connect() (*Client, error) {
 		proc:     l.run.cmd.Process,
 		logger:   l.logger,
 		stopProc: l.stopProc,
+		tree: tree{name: cfg.Name, marker: l.marker, pgid: l.run.cmd.Process.Pid,
+			confine: cfg.Confine, supervised: cfg.Supervised},
 	}
 	raw, err := rpc.Dispense(string(cfg.Type))
 	if err != nil {
@@ -344,11 +359,20 @@ func (l *launcher) kill() {
 }
 
 // fail ends a launch that went wrong: the exec context, the process group
-// and go-plugin's client, and returns err.
+// and go-plugin's client, then whatever the plugin started (tree.stop),
+// and returns err, joined with a *LeftRunningError if something survived.
 func (l *launcher) fail(err error) (*Client, error) {
 	l.stopProc()
 	l.kill()
 	l.gp.Kill()
+	t := tree{name: l.cfg.Name, marker: l.marker, confine: l.cfg.Confine, supervised: l.cfg.Supervised}
+	if l.run != nil && l.run.cmd.Process != nil {
+		t.pgid = l.run.cmd.Process.Pid
+	}
+	if left := t.stop(); left != nil {
+		l.logger.Error("plugin processes left running after a failed launch", "error", left)
+		err = errors.Join(err, left)
+	}
 	return nil, err
 }
 

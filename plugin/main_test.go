@@ -128,7 +128,7 @@ func launch(t *testing.T, mode string, typ plugin.Type, opts ...func(*plugin.Lau
 	if err != nil {
 		t.Fatalf("Launch(%s): %v", mode, err)
 	}
-	t.Cleanup(c.Close)
+	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 

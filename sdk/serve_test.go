@@ -147,7 +147,7 @@ func launch(t *testing.T, mode string, typ plugin.Type, logOut io.Writer) *plugi
 	if err != nil {
 		t.Fatalf("Launch(%s): %v", mode, err)
 	}
-	t.Cleanup(c.Close)
+	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 

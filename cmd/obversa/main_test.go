@@ -89,6 +89,8 @@ func helperPlugin(mode string) int {
 		return launchFaultHelper(mode)
 	case "stderr-flood":
 		return stderrFlood()
+	case "daemon-child", "daemon-fork", "daemon-sleep":
+		return daemonHelper(mode)
 	case "policy-panic", "policy-exit", "policy-hang", "policy-bad-verdict":
 		return policyHelper(mode)
 	case "stdout-noise":

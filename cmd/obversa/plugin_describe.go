@@ -104,8 +104,13 @@ func describeAs(ctx context.Context, path, sum string, typ plugin.Type, prep *co
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	return c.Describer().Describe(ctx)
+	d, err := c.Describer().Describe(ctx)
+	// A plugin that started processes it cannot be stopped from fails
+	// describe: the user asked to launch it only for its answer.
+	if cerr := c.Close(); cerr != nil {
+		return nil, errors.Join(err, cerr)
+	}
+	return d, err
 }
 
 func newPluginDescribeCmd() *cobra.Command {

@@ -32,6 +32,12 @@ type Options struct {
 	Logger hclog.Logger
 	// HealthTimeout bounds each health check; default 5 s.
 	HealthTimeout time.Duration
+	// Supervised says the plugins are a run worker's: the watchdog stops
+	// whatever they start (plugin.LaunchConfig.Supervised), so closing
+	// them skips the scan for each launch's marker. false = closing a
+	// plugin finds and stops its descendants itself (the checks made
+	// outside a run: validate, the pre-run check).
+	Supervised bool
 	// Run, when set, confines every plugin whose plan has a confine block
 	// (docs/confinement.md) in this run's directories; nil launches
 	// every plugin unconfined.
@@ -65,8 +71,8 @@ func Start(ctx context.Context, plugins []plan.PluginPlan, o Options) (*Set, err
 	s, errs := startAll(ctx, plugins, o)
 	for _, err := range errs {
 		if err != nil {
-			s.Close()
-			return nil, err
+			// What a failed plugin left running is part of its failure.
+			return nil, errors.Join(err, s.Close())
 		}
 	}
 	return s, nil
@@ -85,10 +91,10 @@ func StartEach(ctx context.Context, plugins []plan.PluginPlan, o Options) (*Set,
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
-			s.Close()
+			_ = s.Close()
 			return nil, nil, ctx.Err()
 		case errors.Is(err, ErrPluginChanged):
-			s.Close()
+			_ = s.Close()
 			return nil, nil, err
 		default:
 			s.drop(plugins[i].Name)
@@ -128,7 +134,8 @@ func startAll(ctx context.Context, plugins []plan.PluginPlan, o Options) (*Set, 
 // drop closes a plugin that did not start and forgets it.
 func (s *Set) drop(name string) {
 	if c := s.clients[name]; c != nil {
-		c.Close()
+		// Close logs what it could not stop.
+		_ = c.Close()
 	}
 	delete(s.clients, name)
 	delete(s.engines, name)
@@ -204,7 +211,7 @@ func startOne(ctx context.Context, p plan.PluginPlan, o Options) (*started, erro
 	}
 	c, err := plugin.Launch(ctx, plugin.LaunchConfig{
 		Name: p.Name, Type: plugin.Type(p.Type), Path: path, SHA256: p.SHA256, Verified: true,
-		Args: p.Args, Env: env, Logger: logger, Redact: o.Redact, Confine: r.prep,
+		Args: p.Args, Env: env, Logger: logger, Redact: o.Redact, Confine: r.prep, Supervised: o.Supervised,
 	})
 	if err != nil {
 		// The plugin's cgroup goes with the failed start (Start closes r).
@@ -277,12 +284,29 @@ func (s *Set) Descriptions() map[string]*plugin.Description { return s.descs }
 // Clients returns the launched clients by name.
 func (s *Set) Clients() map[string]*plugin.Client { return s.clients }
 
-// Close stops every plugin process and removes their cgroups.
-func (s *Set) Close() {
+// Close stops every plugin process and whatever each started (side by
+// side, so each one's stop grace runs at once; plugin.Client.Close) and
+// removes their cgroups. It returns the *plugin.LeftRunningError of each
+// plugin whose processes could not all be stopped, joined (errors.Join),
+// and any cgroup that could not be removed; nil when nothing is left.
+func (s *Set) Close() error {
+	errs := make([]error, 0, len(s.clients)+len(s.confined))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	for _, c := range s.clients {
-		c.Close()
+		wg.Go(func() {
+			if err := c.Close(); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
 	}
+	wg.Wait()
 	for _, prep := range s.confined {
-		_ = prep.Release()
+		if err := prep.Release(); err != nil {
+			errs = append(errs, err)
+		}
 	}
+	return errors.Join(errs...)
 }

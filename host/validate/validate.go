@@ -142,8 +142,35 @@ func configure(ctx context.Context, rf *hcl.RunFile, pl *hcl.Plugin, sha256, cac
 		return errorAt(pl.Ranges.Path, "Plugin failed to start",
 			fmt.Sprintf("%v. `obversa run` refuses this plugin the same way until it starts.", err))
 	}
-	defer set.Close()
-	return ConfigDiagnostics(pl, set.ConfigDiagnostics()[pl.Name])
+	diags := ConfigDiagnostics(pl, set.ConfigDiagnostics()[pl.Name])
+	return append(diags, LeftRunningDiagnostics(rf, set.Close())...)
+}
+
+// LeftRunningDiagnostics turns what closing a checked plugin left running
+// (the *plugin.LeftRunningError of each plugin in err, which may be
+// joined) into one warning at each plugin's path; any other error in err
+// becomes a warning without a place. nil err gives none.
+func LeftRunningDiagnostics(rf *hcl.RunFile, err error) hclv2.Diagnostics {
+	if err == nil {
+		return nil
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	var out hclv2.Diagnostics
+	for _, e := range errs {
+		d := &hclv2.Diagnostic{Severity: hclv2.DiagWarning, Summary: "Plugin left processes running",
+			Detail: fmt.Sprintf("%v. Stop them by hand (kill -9 PID); they may hold files or ports of the run.", e)}
+		var left *plugin.LeftRunningError
+		if errors.As(e, &left) {
+			if pl := rf.Plugin(left.Plugin); pl != nil {
+				d.Subject = pl.Ranges.Path.Ptr()
+			}
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // ConfigDiagnostics places the diagnostics a plugin's Configure answered

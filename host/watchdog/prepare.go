@@ -157,8 +157,9 @@ func checkPlugins(ctx context.Context, rf *hcl.RunFile, p *plan.Plan, o PrepareO
 	if err != nil {
 		return nil, err
 	}
-	set.Close()
-	var diags hclv2.Diagnostics
+	// What the check could not stop is a warning naming the processes,
+	// not a refusal.
+	diags := validate.LeftRunningDiagnostics(rf, set.Close())
 	for _, pl := range todo {
 		pd := set.ConfigDiagnostics()[pl.Name]
 		if len(pd) > 0 {

@@ -102,7 +102,7 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 	// A plugin that does not start is the run's to answer for, not a
 	// crash to restart (docs/decisions.md, "A plugin that does not start
 	// in the worker"): preflight or the executor records it.
-	set, unlaunched, err := launch.StartEach(ctx, rs.Plan.Plugins, launch.Options{StorageDir: rs.Plan.Storage.Directory, Logger: logger, Redact: redactor(pol), Run: RunOf(rs.Plan)})
+	set, unlaunched, err := launch.StartEach(ctx, rs.Plan.Plugins, launch.Options{StorageDir: rs.Plan.Storage.Directory, Logger: logger, Redact: redactor(pol), Run: RunOf(rs.Plan), Supervised: true})
 	if errors.Is(err, launch.ErrPluginChanged) {
 		// The pinned bytes are gone: no restart can bring them back.
 		return pluginChanged(ctx, run, state, err)
@@ -223,7 +223,7 @@ func probes(set *launch.Set, p *plan.Plan, unlaunched map[string]error) map[stri
 		if !ok || c == nil {
 			continue
 		}
-		probe := executor.PluginProbe{Binary: launch.CachePath(p.Storage.Directory, pp.SHA256), Health: c.Health, Stop: c.Close}
+		probe := executor.PluginProbe{Binary: launch.CachePath(p.Storage.Directory, pp.SHA256), Health: c.Health, Stop: func() { _ = c.Close() }}
 		if d := descs[name]; d != nil {
 			probe.NoAdmit = !d.Capabilities.Admit
 		}

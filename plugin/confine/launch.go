@@ -112,6 +112,23 @@ func (p *Prepared) OOMKills() uint64 {
 	return p.group.OOMKills()
 }
 
+// Kill SIGKILLs every process of the plugin's cgroup at once (cgroup.kill
+// of the v2 group), whatever session or process group it moved to; a
+// no-op without a group or a v2 directory.
+func (p *Prepared) Kill() {
+	if p != nil && p.group != nil {
+		p.group.Kill()
+	}
+}
+
+// Procs returns the pids still in the plugin's cgroup; nil without one.
+func (p *Prepared) Procs() []int {
+	if p == nil || p.group == nil {
+		return nil
+	}
+	return p.group.Procs()
+}
+
 // Release removes the plugin's cgroup, once its processes are gone.
 func (p *Prepared) Release() error {
 	if p == nil || p.group == nil {

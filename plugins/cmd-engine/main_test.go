@@ -56,7 +56,7 @@ func launch(t *testing.T, typ plugin.Type) *plugin.Client {
 	if err != nil {
 		t.Fatalf("Launch: %v", err)
 	}
-	t.Cleanup(c.Close)
+	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 

@@ -48,7 +48,7 @@ func launch(t *testing.T) plugin.Engine {
 	if err != nil {
 		t.Fatalf("Launch: %v", err)
 	}
-	t.Cleanup(c.Close)
+	t.Cleanup(func() { _ = c.Close() })
 	e, err := c.Engine()
 	if err != nil {
 		t.Fatal(err)

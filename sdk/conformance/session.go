@@ -44,7 +44,7 @@ func (k *kit) launchLogged(ctx context.Context, logger hclog.Logger) (*session, 
 		s.node, err = c.Node()
 	}
 	if err != nil {
-		c.Kill()
+		_ = c.Kill() // it logs what it could not stop
 		return nil, err
 	}
 	return s, nil
@@ -81,7 +81,7 @@ func (s *session) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 	defer cancel()
 	_ = s.c.Shutdown(ctx)
-	s.c.Kill()
+	_ = s.c.Kill() // it logs what it could not stop
 }
 
 func (s *session) describe(ctx context.Context) (*plugin.Description, error) {

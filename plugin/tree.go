@@ -1,0 +1,68 @@
+package plugin
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/obversa/obversa/plugin/confine"
+)
+
+// LaunchEnv is the variable Launch sets, to a value of its own for each
+// launch, in the plugin's environment. Whatever the plugin starts inherits
+// it, so Close finds a descendant that left the plugin's process group and
+// session (a daemon: setsid, double fork) and stops it too
+// (docs/plugins.md#stopping-a-plugin).
+const LaunchEnv = "OBVERSA_PLUGIN_LAUNCH"
+
+// treeGrace is how long a descendant of a closed plugin has between
+// SIGTERM and SIGKILL.
+const treeGrace = 2 * time.Second
+
+// LeftRunningError is what Client.Close returns when processes the plugin
+// started could not be stopped: still alive after SIGKILL, or still in
+// the plugin's cgroup. It wraps ErrLeftRunning.
+type LeftRunningError struct {
+	// Plugin is the plugin's name.
+	Plugin string
+	// PIDs are the process ids left alive, ascending.
+	PIDs []int
+}
+
+// Error names the plugin and the processes left.
+func (e *LeftRunningError) Error() string {
+	ids := make([]string, len(e.PIDs))
+	for i, p := range e.PIDs {
+		ids[i] = strconv.Itoa(p)
+	}
+	return fmt.Sprintf("plugin %q: %d process(es) it started could not be stopped (pids %s): %v",
+		e.Plugin, len(e.PIDs), strings.Join(ids, ", "), ErrLeftRunning)
+}
+
+// Unwrap returns ErrLeftRunning.
+func (e *LeftRunningError) Unwrap() error { return ErrLeftRunning }
+
+// tree is everything one launch may have started: the plugin's process
+// group, the processes carrying its launch marker and, confined, its
+// cgroup.
+type tree struct {
+	name string
+	// marker is LaunchEnv=<value of this launch>.
+	marker string
+	// pgid is the plugin's process group (the plugin leads it).
+	pgid    int
+	confine *confine.Prepared
+	// supervised: something outside this process stops the plugin's
+	// descendants (LaunchConfig.Supervised), so stop skips the /proc scan.
+	supervised bool
+}
+
+// newMarker returns LaunchEnv=<32 random hex digits>.
+func newMarker() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return LaunchEnv + "=" + hex.EncodeToString(b[:])
+}

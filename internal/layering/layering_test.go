@@ -12,8 +12,8 @@ const module = "github.com/obversa/obversa"
 // of ours it may import, directly or not (docs/architecture.md#packages-and-imports); store/pgstore, the
 // record in PostgreSQL, imports only store. internal/proc is a
 // leaf (standard library and x/sys only) shared by the host and the SDK's
-// command runner; so is internal/cgroup, shared by plugin confinement and
-// the command runner; internal/testutil is a leaf too, imported by tests only;
+// command runner, and used by plugin to stop what a plugin started; so is
+// internal/cgroup, shared by plugin confinement and the command runner; internal/testutil is a leaf too, imported by tests only;
 // internal/failpoint is a leaf the host marks its crash points with.
 // The longest matching
 // prefix decides; "" means nothing of ours. A package, or a prefix it may
@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"store/pgstore":        {"store"},
 	"store/simfs":          {"store"},
 	"store/storetest":      {"store"},
-	"plugin":               {"plugin/internal/", "internal/cgroup"},
+	"plugin":               {"plugin/internal/", "internal/cgroup", "internal/proc"},
 	"hcl":                  {"internal/regfile"},
 	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup"},
 	"internal/proc":        {},
@@ -34,7 +34,7 @@ var allowed = map[string][]string{
 	"internal/logfile":     {"store"},
 	"internal/hostenv":     {},
 	"internal/testutil":    {},
-	"internal/exampletest": {"plugin", "internal/testutil", "internal/cgroup"},
+	"internal/exampletest": {"plugin", "internal/testutil", "internal/cgroup", "internal/proc"},
 	"internal/failpoint":   {},
 	"internal/regfile":     {},
 	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile"},

@@ -69,3 +69,17 @@ func decodeRefusal(t *testing.T, r result) refusalObject {
 	}
 	return ref
 }
+
+// TestStorageNotFoundIsNotPluginMissing: when what cannot be found is on
+// the way to the plugin cache under the storage directory (/proc/self
+// takes no new directories), the refusal says so instead of calling an
+// existing plugin binary missing.
+func TestStorageNotFoundIsNotPluginMissing(t *testing.T) {
+	t.Parallel()
+	runFile, dir := rulesRun(t, "", "", "graph \"dag\" {\n  node \"a\" {\n    binding = \"shell\"\n    input = { command = [\"true\"] }\n  }\n}\n")
+	r := obversa(t, dir, "run", "--json", "--storage", "/proc/self", runFile)
+	ref := decodeRefusal(t, r)
+	if r.code != exitUsage || ref.Code == "PLUGIN_MISSING" || !strings.Contains(ref.Message, "plugin cache") {
+		t.Errorf("exit %d, %+v; want a refusal naming the plugin cache, not PLUGIN_MISSING", r.code, ref)
+	}
+}

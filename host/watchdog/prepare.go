@@ -258,8 +258,12 @@ func pinError(err error, rf *hcl.RunFile, pl *hcl.Plugin, runFile string) error 
 	case errors.As(err, &notRegular):
 		return fmt.Errorf("%w: plugin %q: path %s is %s; `path` in %s must name the plugin binary, a regular file",
 			ErrNotRegular, pl.Name, pl.Path, notRegular.Kind, rf.Filename)
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist) && missing(pl.Path):
 		return fmt.Errorf("%w: plugin %q: %s does not exist; build it (make build) or fix `path` in %s", ErrPluginMissing, pl.Name, pl.Path, rf.Filename)
+	case errors.Is(err, fs.ErrNotExist):
+		// The binary is there; what was not found is on the way to the
+		// plugin cache under the storage directory.
+		return fmt.Errorf("plugin %q: its binary %s could not be copied into the plugin cache: %w; check `storage.directory` in %s", pl.Name, pl.Path, err, rf.Filename)
 	case errors.As(err, &mismatch) && pl.SHA256 != "":
 		return fmt.Errorf("%w; if the new binary is trusted, set sha256 = %q in %s, or remove sha256 there and re-pin with `obversa plugin lock --upgrade %s`",
 			err, mismatch.Actual, rf.Filename, runFile)
@@ -267,6 +271,13 @@ func pinError(err error, rf *hcl.RunFile, pl *hcl.Plugin, runFile string) error 
 		return fmt.Errorf("%w; if the new binary is trusted, re-pin it with `obversa plugin lock --upgrade %s`", err, runFile)
 	}
 	return err
+}
+
+// missing reports whether path itself does not exist (not some other
+// file an operation on it needed).
+func missing(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // NewRunID returns a sortable run id: "<UTC yyyymmddThhmmss>-<6 hex>".

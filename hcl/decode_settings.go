@@ -1,7 +1,12 @@
 package hcl
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -14,6 +19,7 @@ func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 	if a := attrs["directory"]; a != nil {
 		if s, ok := d.nonEmptyStr(a, `a directory, for example directory = ".obversa"`); ok {
 			st.Directory = d.resolvePath(s)
+			d.checkStorageDir(s, st.Directory, a.Expr.Range())
 		}
 	}
 	if a := attrs["url"]; a != nil {
@@ -158,4 +164,31 @@ func (d *decoder) trustedKeys(a *hclv2.Attribute) []string {
 		}
 	}
 	return keys
+}
+
+// checkStorageDir diagnoses a storage directory that can never be created
+// or used: it, or the nearest of its parents that exists, is not a
+// directory (a regular file, a device). A directory that does not exist
+// yet is fine: the first run creates it.
+func (d *decoder) checkStorageDir(written, dir string, rng hclv2.Range) {
+	for p := dir; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && fi.IsDir():
+			return
+		case err == nil:
+			what := fmt.Sprintf("%q is a file, not a directory", written)
+			if p != dir {
+				what = fmt.Sprintf("%q lies under %q, which is a file, not a directory", written, p)
+			}
+			d.errorAt(rng, "Storage directory is not a directory",
+				fmt.Sprintf("storage.directory %s, so no run can be recorded there. Point directory at a directory (it is created when missing), or move the file.", what))
+			return
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return
+		}
+		if filepath.Dir(p) == p {
+			return
+		}
+	}
 }

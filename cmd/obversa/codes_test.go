@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -81,5 +83,40 @@ func TestStorageNotFoundIsNotPluginMissing(t *testing.T) {
 	ref := decodeRefusal(t, r)
 	if r.code != exitUsage || ref.Code == "PLUGIN_MISSING" || !strings.Contains(ref.Message, "plugin cache") {
 		t.Errorf("exit %d, %+v; want a refusal naming the plugin cache, not PLUGIN_MISSING", r.code, ref)
+	}
+}
+
+// TestStorageDirectoryIsAFile: a storage.directory that is a regular file,
+// or lies under one, is a run-file error at that attribute, from validate
+// and run alike, not a bare mkdir failure.
+func TestStorageDirectoryIsAFile(t *testing.T) {
+	t.Parallel()
+	for _, written := range []string{"afile", "afile/runs"} {
+		runFile, dir := rulesRun(t, "", "", "graph \"dag\" {\n  node \"a\" {\n    binding = \"shell\"\n    input = { command = [\"true\"] }\n  }\n}\n")
+		if err := os.WriteFile(filepath.Join(dir, "afile"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		appendFile(t, runFile, fmt.Sprintf("storage {\n  directory = %q\n}\n", written))
+		for _, args := range [][]string{{"validate", "--json", runFile}, {"run", "--json", runFile}} {
+			r := obversa(t, dir, args...)
+			ref := decodeRefusal(t, r)
+			if r.code != exitUsage || ref.Code != CodeRunFileInvalid || len(ref.Diagnostics) == 0 ||
+				ref.Diagnostics[0].Summary != "Storage directory is not a directory" || ref.Diagnostics[0].Range == nil {
+				t.Errorf("%s with directory %q: exit %d, %+v; want RUN_FILE_INVALID at storage.directory", args[0], written, r.code, ref)
+			}
+		}
+	}
+}
+
+// appendFile appends text to the file at path.
+func appendFile(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
 	}
 }

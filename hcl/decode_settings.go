@@ -12,6 +12,12 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
+// MinKnownSecretBytes is the shortest value, in bytes, a variable named
+// in known_secrets_from_env may hold: a shorter one ("e", "local") matches
+// ordinary text in plans and events, so every run would be refused
+// KNOWN_SECRET (docs/decisions.md, "Known secrets have a minimum length").
+const MinKnownSecretBytes = 8
+
 // storage decodes the storage block into st, over its defaults.
 func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 	attrs := d.attrs(body, "directory", "url", "namespace", "max_event_payload_bytes", "max_batch_bytes",
@@ -73,6 +79,11 @@ func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 					d.errorAt(ranges[i], fmt.Sprintf("Invalid environment variable name %q", n),
 						"Names in known_secrets_from_env are environment variable names: letters, digits and '_', not starting with a digit, for example \"ANTHROPIC_API_KEY\".")
 					ok = false
+					continue
+				}
+				if v := os.Getenv(n); v != "" && len(v) < MinKnownSecretBytes {
+					d.errorAt(ranges[i], fmt.Sprintf("Known secret %s is too short", n),
+						fmt.Sprintf("known_secrets_from_env names %s, whose value is %d bytes; a known secret must be at least %d bytes, because a shorter value matches ordinary text and every run would be refused for containing it. Set %s to the real secret, or remove it from the list.", n, len(v), MinKnownSecretBytes, n))
 				}
 			}
 			if ok {

@@ -120,3 +120,25 @@ func appendFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestKnownSecretTooShort: a variable named in known_secrets_from_env
+// whose value is shorter than MinKnownSecretBytes is a run-file error
+// naming the variable, from validate and run alike, instead of every run
+// being refused for an event that "contains a known secret"; a long
+// enough value is accepted.
+func TestKnownSecretTooShort(t *testing.T) {
+	t.Parallel()
+	runFile, dir := rulesRun(t, "", "", "graph \"dag\" {\n  node \"a\" {\n    binding = \"shell\"\n    input = { command = [\"true\"] }\n  }\n}\n")
+	appendFile(t, runFile, "storage {\n  known_secrets_from_env = [\"OBVERSA_SHORT_TOKEN\"]\n}\n")
+	for _, args := range [][]string{{"validate", "--json", runFile}, {"run", "--json", runFile}} {
+		r := obversaEnv(t, dir, []string{"OBVERSA_SHORT_TOKEN=e"}, args...)
+		ref := decodeRefusal(t, r)
+		if r.code != exitUsage || ref.Code != CodeRunFileInvalid || len(ref.Diagnostics) == 0 ||
+			ref.Diagnostics[0].Summary != "Known secret OBVERSA_SHORT_TOKEN is too short" || !strings.Contains(ref.Diagnostics[0].Detail, "at least 8 bytes") {
+			t.Errorf("%s with a 1-byte secret: exit %d, %+v; want RUN_FILE_INVALID naming the variable", args[0], r.code, ref)
+		}
+	}
+	if r := obversaEnv(t, dir, []string{"OBVERSA_SHORT_TOKEN=12345678"}, "validate", runFile); r.code != 0 {
+		t.Errorf("validate with an 8-byte secret: exit %d: %s", r.code, r.stderr)
+	}
+}

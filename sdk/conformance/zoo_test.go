@@ -19,6 +19,7 @@ import (
 const (
 	exitComplete = 0
 	exitFailed   = 1
+	exitPaused   = 3
 	exitUsage    = 2
 )
 
@@ -67,7 +68,9 @@ func TestZoo(t *testing.T) {
 		{mode: "grandchild", kase: "handshake.line", cause: grandchildMessage,
 			run: &zooRun{exit: exitUsage, cause: grandchildMessage}},
 		{mode: "ignores-cancel", kase: "run.cancel", cause: "the plugin's Run handler had not returned 3",
-			run: &zooRun{exit: exitFailed, cause: `a: TIMEOUT plugin "mock": Run: context deadline exceeded`, node: `timeout = "1s"`}},
+			// The node is not retry_safe, so the attempt the host cut off
+			// at its timeout waits for the operator to reconcile it.
+			run: &zooRun{exit: exitPaused, cause: "paused at dag/a/1 (reconcile-attempt): timed out after 1s; its effect may have happened", node: `timeout = "1s"`}},
 		{mode: "result-first", kase: "run.parts", cause: "after the terminal one",
 			run: &zooRun{exit: exitComplete, cause: resultFirstText}},
 		{mode: "zero-usage", kase: "run.usage", cause: "unknown-usage scenario reported {input 0 output 0 cache_read 0 cache_creation 0} instead of unknown"},

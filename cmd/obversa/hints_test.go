@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,15 +16,9 @@ import (
 func TestResumeHints(t *testing.T) {
 	t.Parallel()
 	runFile, dir := rulesRun(t, "", "", "graph \"dag\" {\n  node \"a\" {\n    binding = \"shell\"\n    input = { command = [\"sleep\", \"60\"] }\n  }\n}\n")
-	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--run-id", "h", runFile)
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startRun(t, dir, runFile, "h")
 	runDir := runDirOf(runFile, "h")
-	waitAttemptStarted(t, cmd, runDir, &out)
+	waitAttempts(t, runDir, 1, "the first attempt")
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,15 +115,9 @@ func TestUnfinishedCallIsUnknown(t *testing.T) {
 	t.Parallel()
 	runFile := usageRun(t, `timeout = "5m"`, `{ node = "a", text = "slow", delay = "30s" }`, "")
 	dir := filepath.Dir(runFile)
-	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--run-id", "u", runFile)
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startRun(t, dir, runFile, "u")
 	runDir := runDirOf(runFile, "u")
-	waitAttemptStarted(t, cmd, runDir, &out)
+	waitAttempts(t, runDir, 1, "the first attempt")
 	st := status(t, runDir)
 	if len(st.Active) != 1 || len(st.Usage) != 1 || st.Usage[0].Node != "a" || st.Usage[0].Usage != "unknown" {
 		t.Errorf("in flight: active %v, usage %+v; want a unknown", st.Active, st.Usage)

@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
+
+	"github.com/obversa/obversa/internal/regfile"
 )
 
 // ErrNotRegular is matched by *NotRegularError.
@@ -32,26 +33,6 @@ func (e *NotRegularError) Error() string {
 // Is reports whether target is ErrNotRegular.
 func (e *NotRegularError) Is(target error) bool { return target == ErrNotRegular }
 
-// fileKind names the kind of a non-regular file mode in words.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	default:
-		return "an irregular file"
-	}
-}
-
 // CheckBinaryFile reports whether path (symbolic links followed) names a
 // regular file, without opening it: nil if it does, a *NotRegularError
 // (ErrNotRegular) naming what it is otherwise, or the *fs.PathError of
@@ -64,7 +45,7 @@ func CheckBinaryFile(path string) error {
 		return err
 	}
 	if !st.Mode().IsRegular() {
-		return &NotRegularError{Path: path, Kind: fileKind(st.Mode())}
+		return &NotRegularError{Path: path, Kind: regfile.Kind(st.Mode())}
 	}
 	return nil
 }
@@ -77,7 +58,7 @@ func openRegular(path string) (*os.File, error) {
 	if err := CheckBinaryFile(path); err != nil {
 		return nil, err
 	}
-	f, err := openNonblocking(path)
+	f, err := regfile.OpenNonblocking(path)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +69,7 @@ func openRegular(path string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, &NotRegularError{Path: path, Kind: fileKind(st.Mode())}
+		return nil, &NotRegularError{Path: path, Kind: regfile.Kind(st.Mode())}
 	}
 	return f, nil
 }

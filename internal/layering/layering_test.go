@@ -26,19 +26,19 @@ var allowed = map[string][]string{
 	"store/pgstore":        {"store"},
 	"store/simfs":          {"store"},
 	"store/storetest":      {"store"},
-	"plugin":               {"plugin/internal/", "internal/cgroup", "internal/proc"},
+	"plugin":               {"plugin/internal/", "internal/cgroup", "internal/proc", "internal/regfile"},
 	"hcl":                  {"internal/regfile"},
-	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup"},
+	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile"},
 	"internal/proc":        {},
 	"internal/cgroup":      {},
 	"internal/logfile":     {"store"},
 	"internal/hostenv":     {},
 	"internal/testutil":    {},
-	"internal/exampletest": {"plugin", "internal/testutil", "internal/cgroup", "internal/proc"},
+	"internal/exampletest": {"plugin", "internal/testutil", "internal/cgroup", "internal/proc", "internal/regfile"},
 	"internal/failpoint":   {},
 	"internal/regfile":     {},
 	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile"},
-	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc", "internal/cgroup"},
+	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc", "internal/cgroup", "internal/regfile"},
 }
 
 func rule(pkg string) (string, []string, bool) {

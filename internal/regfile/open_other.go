@@ -4,6 +4,6 @@ package regfile
 
 import "os"
 
-// openNonblocking opens path for reading; the callers examine the path
+// OpenNonblocking opens path for reading; the callers examine the path
 // first, and these systems have no named pipes in the file system.
-func openNonblocking(path string) (*os.File, error) { return os.Open(path) }
+func OpenNonblocking(path string) (*os.File, error) { return os.Open(path) }

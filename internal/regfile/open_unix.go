@@ -7,8 +7,8 @@ import (
 	"syscall"
 )
 
-// openNonblocking opens path for reading without blocking: opening a
+// OpenNonblocking opens path for reading without blocking: opening a
 // named pipe with no writer returns at once instead of waiting for one.
-func openNonblocking(path string) (*os.File, error) {
+func OpenNonblocking(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }

@@ -28,7 +28,7 @@ func Read(path string, max int64) ([]byte, error) {
 	} else if !info.Mode().IsRegular() {
 		return nil, &NotRegularError{Kind: Kind(info.Mode())}
 	}
-	f, err := openNonblocking(path)
+	f, err := OpenNonblocking(path)
 	if err != nil {
 		return nil, err
 	}
@@ -54,8 +54,8 @@ func Read(path string, max int64) ([]byte, error) {
 }
 
 // Kind names what a file of mode m is, for messages: "a directory", "a
-// named pipe", "a socket", "a character device", "a block device", or
-// "not a regular file".
+// named pipe", "a socket", "a character device", "a block device", "a
+// symbolic link" (for a mode read with Lstat), or "an irregular file".
 func Kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
@@ -68,7 +68,9 @@ func Kind(m fs.FileMode) string {
 		return "a character device"
 	case m&fs.ModeDevice != 0:
 		return "a block device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	default:
-		return "not a regular file"
+		return "an irregular file"
 	}
 }

@@ -52,9 +52,13 @@ graph "dag" {
     binding = "net"
     input   = { command = ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/PORT"] }
   }
+  # The OOM killer may pick the plugin rather than its command, which
+  # leaves a node that is not retry_safe paused for reconciliation; this
+  # one has no effect to repeat, so either way it fails OUT_OF_MEMORY.
   node "oom" {
-    binding = "small"
-    input   = { command = ["sh", "-c", "head -c 300000000 /dev/zero | tail -n 1 > /dev/null"] }
+    binding    = "small"
+    retry_safe = true
+    input      = { command = ["sh", "-c", "head -c 300000000 /dev/zero | tail -n 1 > /dev/null"] }
   }
 }
 plugin "shell" {

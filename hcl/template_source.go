@@ -125,6 +125,7 @@ func (w *templateWriter) sequence(sigil byte, inner string) {
 	}
 }
 
+// String returns the template source written so far.
 func (w *templateWriter) String() string {
 	w.flush(0)
 	return w.b.String()

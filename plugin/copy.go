@@ -201,6 +201,7 @@ type sameWriter struct {
 	diff bool
 }
 
+// Write implements io.Writer.
 func (w *sameWriter) Write(p []byte) (int, error) {
 	if !w.diff {
 		if cap(w.buf) < len(p) {

@@ -312,6 +312,7 @@ func (r *procRunner) exitWithin(d time.Duration) string {
 // close reads as the end of the stream.
 type closedAsEOF struct{ f *os.File }
 
+// Read implements io.Reader.
 func (c *closedAsEOF) Read(p []byte) (int, error) {
 	n, err := c.f.Read(p)
 	if errors.Is(err, os.ErrClosed) {
@@ -329,6 +330,7 @@ type tailReader struct {
 	eofOnce sync.Once
 }
 
+// Read implements io.Reader.
 func (t *tailReader) Read(p []byte) (int, error) {
 	n, err := (&closedAsEOF{t.f}).Read(p)
 	t.tail.Write(p[:n])
@@ -359,6 +361,7 @@ type tail struct {
 
 func newTail(n int) *tail { return &tail{n: n} }
 
+// Write keeps the last bytes of p.
 func (t *tail) Write(p []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -372,6 +375,7 @@ func (t *tail) Write(p []byte) {
 	t.buf = append(t.buf, p...)
 }
 
+// Bytes returns the kept bytes.
 func (t *tail) Bytes() []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -224,6 +224,7 @@ type countingReader struct {
 	n int64
 }
 
+// Read implements io.Reader, counting the bytes read.
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)

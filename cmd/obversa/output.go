@@ -97,6 +97,7 @@ type exitError struct {
 	reason string
 }
 
+// Error is the wrapped error's message.
 func (e *exitError) Error() string {
 	if e.err == nil {
 		if m := diagnosticsMessage(e.diags); m != "" {
@@ -107,6 +108,7 @@ func (e *exitError) Error() string {
 	return e.err.Error()
 }
 
+// Unwrap returns the wrapped error, for errors.Is and errors.As.
 func (e *exitError) Unwrap() error { return e.err }
 
 // silent reports whether there is nothing to print: the command already

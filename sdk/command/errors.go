@@ -22,6 +22,7 @@ type codedError struct {
 	msg  string
 }
 
+// Error is "CODE: message".
 func (e *codedError) Error() string { return e.code + ": " + e.msg }
 
 // Sentinel errors of Run, StopOwnedTree and InspectOwnerMarked. Each is

@@ -177,6 +177,7 @@ type tailBuffer struct {
 	buf []byte
 }
 
+// Write implements io.Writer, keeping the last bytes written.
 func (b *tailBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -191,6 +192,7 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// String returns the kept bytes.
 func (b *tailBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -296,23 +296,11 @@ func sameBytes(f *os.File, path string) (bool, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return false, err
 	}
-	a, b := make([]byte, 64<<10), make([]byte, 64<<10)
-	for {
-		n, errA := io.ReadFull(f, a)
-		m, errB := io.ReadFull(g, b)
-		if n != m || !bytes.Equal(a[:n], b[:m]) {
-			return false, nil
-		}
-		if errA == io.EOF || errA == io.ErrUnexpectedEOF {
-			return errB == io.EOF || errB == io.ErrUnexpectedEOF, nil
-		}
-		if errA != nil {
-			return false, errA
-		}
-		if errB != nil {
-			return false, nil
-		}
+	w := &sameWriter{r: g}
+	if _, err := io.Copy(w, f); err != nil {
+		return false, err
 	}
+	return w.equal(), nil
 }
 
 func syncDir(dir string) error {

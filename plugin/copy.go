@@ -160,8 +160,7 @@ func (t *copyTarget) keep(dir string, c *Copied) error {
 	case t.same != nil:
 		c.Path, c.Reused = filepath.Join(dir, c.SHA256), true
 		if !t.same.equal() {
-			got, _ := FileSHA256(c.Path)
-			return fmt.Errorf("%w: cached binary %s has sha256 %s, not the %s its name pins", ErrCacheChanged, c.Path, or(got, "unreadable"), c.SHA256)
+			return cacheChanged(c)
 		}
 	case t.tmp != nil:
 		c.Path = filepath.Join(dir, c.SHA256)
@@ -256,8 +255,7 @@ func place(tmp *os.File, c *Copied) error {
 			return err
 		}
 		if !same {
-			got, _ := FileSHA256(c.Path)
-			return fmt.Errorf("%w: cached binary %s has sha256 %s, not the %s its name pins", ErrCacheChanged, c.Path, or(got, "unreadable"), c.SHA256)
+			return cacheChanged(c)
 		}
 		c.Reused = true
 		return nil
@@ -278,11 +276,14 @@ func place(tmp *os.File, c *Copied) error {
 	return syncDir(filepath.Dir(c.Path))
 }
 
-func or(s, alt string) string {
-	if s == "" {
-		return alt
+// cacheChanged is the ErrCacheChanged refusal of c.Path, an entry whose
+// bytes are not the c.SHA256 its name pins; it names the digest they have.
+func cacheChanged(c *Copied) error {
+	got, err := FileSHA256(c.Path)
+	if err != nil {
+		got = "unreadable"
 	}
-	return s
+	return fmt.Errorf("%w: cached binary %s has sha256 %s, not the %s its name pins", ErrCacheChanged, c.Path, got, c.SHA256)
 }
 
 // sameBytes compares the whole of f (from its start) with the file at

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -86,7 +87,7 @@ request}, then, when it carried the run on, the run's result object.`,
 				return nil
 			}
 			if a.Request != "" {
-				return followToResult(cmd.Context(), ref, mode, asJSON)
+				return followToResult(cmd.Context(), cmd.OutOrStdout(), ref, mode, asJSON)
 			}
 			sigs, stop := watchSignals()
 			defer stop()
@@ -124,9 +125,9 @@ func printApproval(cmd *cobra.Command, a approvalObject, dir string, noResume bo
 }
 
 // followToResult follows a run another watchdog carries until it records
-// a result, showing its progress, then reports the result. Interrupting
-// only stops following.
-func followToResult(ctx context.Context, ref runRef, mode string, asJSON bool) error {
+// a result, showing its progress, then reports the result to out.
+// Interrupting only stops following.
+func followToResult(ctx context.Context, out io.Writer, ref runRef, mode string, asJSON bool) error {
 	dir := ref.String()
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -140,7 +141,7 @@ func followToResult(ctx context.Context, ref runRef, mode string, asJSON bool) e
 	if err != nil {
 		return failedErr(err)
 	}
-	return report(ctx, terminalSafe(os.Stdout), res, ref, asJSON)
+	return report(ctx, out, res, ref, asJSON)
 }
 
 // errHaveResult stops a follow once the fold has a result.

@@ -60,7 +60,7 @@ the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
 			if url == "" && po.Storage == "" {
 				url = pr.RunFile.Storage.URL
 			}
-			printWarnings(terminalSafe(os.Stderr), pr.Warnings)
+			printWarnings(cmd.ErrOrStderr(), pr.Warnings)
 			ref, run, owner, err := createRun(ctx, url, pr)
 			if err != nil {
 				return err

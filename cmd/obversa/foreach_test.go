@@ -55,8 +55,7 @@ graph "dag" {
 // instance completed exactly once, and that join saw all 500 results.
 func TestForEach500CrashResume(t *testing.T) {
 	t.Parallel()
-	runFile, eff := effectsRunFile(t, forEachRunFile)
-	dir := filepath.Dir(runFile)
+	runFile, dir, eff := writeEffectsRun(t, forEachRunFile)
 	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--json", "--run-id", "c", runFile)
 	cmd.Dir = dir
 	var out strings.Builder

@@ -81,8 +81,7 @@ func TestLoopCrashMatrix(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s:%s/retry_safe=%v", tt.point, tt.key, tt.retrySafe), func(t *testing.T) {
 			t.Parallel()
-			runFile, eff := effectsRunFile(t, strings.ReplaceAll(loopCrashRunFile, "RETRYSAFE", fmt.Sprint(tt.retrySafe)))
-			dir := filepath.Dir(runFile)
+			runFile, dir, eff := writeEffectsRun(t, strings.ReplaceAll(loopCrashRunFile, "RETRYSAFE", fmt.Sprint(tt.retrySafe)))
 			r := obversaEnv(t, dir, []string{failpoint.Env + "=" + tt.point + ":" + tt.key + ":" + filepath.Join(dir, "fault.flag")}, "run", "--run-id", "c", runFile)
 			runDir := runDirOf(runFile, "c")
 			st := status(t, runDir)
@@ -127,24 +126,6 @@ lane "w" {
 }
 `
 )
-
-// effectsRunFile writes text as a run file with BIN/ pointing at the
-// test's binaries and EFFECTS at effects.log beside it, pins its plugins,
-// and returns the run file and the effects file.
-func effectsRunFile(t *testing.T, text string) (runFile, eff string) {
-	t.Helper()
-	runFile = writeRunFile(t, text)
-	dir := filepath.Dir(runFile)
-	eff = filepath.Join(dir, "effects.log")
-	text = strings.ReplaceAll(strings.ReplaceAll(text, "EFFECTS", eff), "BIN/", binDir+"/")
-	if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
-		t.Fatal(r.stderr)
-	}
-	return runFile, eff
-}
 
 // checkLoopRecord checks a review loop that passed in round 2: each
 // member ran once per round, each round and each review is recorded once,

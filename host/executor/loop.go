@@ -220,8 +220,7 @@ func (x *Executor) recover(b *batch) ([]start, error) {
 				}
 			}
 			if !n.RetrySafe {
-				if err := x.add(b, graph.EventNodePaused, graph.PausedData{Node: n.Def.ID, Position: n.Position,
-					Request: graph.PauseRequest{Kind: graph.PauseReconcile, Position: n.Position, AttemptID: x.attemptID(n)}}); err != nil {
+				if err := x.add(b, graph.EventNodePaused, reconcilePause(n.Def.ID, n.Position, x.attemptID(n), "")); err != nil {
 					return nil, err
 				}
 				continue

@@ -58,6 +58,14 @@ func (x *Executor) uncertain(s start, cause string) []event {
 	if cause == "" || s.node.RetrySafe {
 		return nil
 	}
-	return []event{newEvent(graph.EventNodePaused, graph.PausedData{Node: s.node.ID, Position: s.position,
-		Request: graph.PauseRequest{Kind: graph.PauseReconcile, Position: s.position, AttemptID: s.attempt, Reason: cause}})}
+	return []event{newEvent(graph.EventNodePaused, reconcilePause(s.node.ID, s.position, s.attempt, cause))}
+}
+
+// reconcilePause is the graph:node-paused data asking a person whether
+// attempt (at position, of node) took effect: for an attempt a crash cut
+// off (recover; reason "") or the host cut off (uncertain; reason names
+// the cause).
+func reconcilePause(node, position, attempt, reason string) graph.PausedData {
+	return graph.PausedData{Node: node, Position: position,
+		Request: graph.PauseRequest{Kind: graph.PauseReconcile, Position: position, AttemptID: attempt, Reason: reason}}
 }

@@ -11,7 +11,6 @@ import "math/bits"
 type bitSet struct {
 	words   []uint64
 	summary []uint64
-	n       int // members
 }
 
 func newBitSet(n int) bitSet {
@@ -22,16 +21,11 @@ func newBitSet(n int) bitSet {
 // set adds i to the set when on, removes it otherwise.
 func (b *bitSet) set(i int, on bool) {
 	w, bit := i/64, uint64(1)<<(i%64)
-	if (b.words[w]&bit != 0) == on {
-		return
-	}
 	if on {
-		b.n++
 		b.words[w] |= bit
 		b.summary[w/64] |= 1 << (w % 64)
 		return
 	}
-	b.n--
 	b.words[w] &^= bit
 	if b.words[w] == 0 {
 		b.summary[w/64] &^= 1 << (w % 64)
@@ -65,5 +59,13 @@ func (b *bitSet) next(i int) int {
 	return -1
 }
 
-// empty reports whether the set has no member.
-func (b *bitSet) empty() bool { return b.n == 0 }
+// empty reports whether the set has no member: no summary bit is set
+// (one word per 4 096 indexes).
+func (b *bitSet) empty() bool {
+	for _, m := range b.summary {
+		if m != 0 {
+			return false
+		}
+	}
+	return true
+}

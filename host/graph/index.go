@@ -91,7 +91,8 @@ func holdsPosition(st Status) bool {
 }
 
 // finalStatus returns whether v has passed or failed: the cases of
-// VertexState.Status that do not look at the units.
+// VertexState.Status that do not look at the units, so the index reads
+// them at every move without a scan.
 func finalStatus(v *VertexState) (passed, failed bool) {
 	switch {
 	case v.Unit != nil:

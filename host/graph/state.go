@@ -189,19 +189,16 @@ func (l *LoopState) Member(r int, id string) *NodeState {
 // holds it); for a loop idle until started, passed or failed once
 // finished, else started (or paused).
 func (v *VertexState) Status() Status {
+	passed, failed := finalStatus(v)
 	switch {
 	case v.Unit != nil:
 		return v.Unit.Status
-	case v.failure != nil:
-		return StatusFailed
-	case v.Loop != nil && v.Loop.Finished != nil:
+	case passed:
 		return StatusPassed
+	case failed:
+		return StatusFailed
 	case v.Loop != nil && !v.Loop.Started, v.Def.ForEach != nil && v.Expansion == nil:
 		return StatusIdle
-	case v.Loop == nil && v.passed == len(v.Instances):
-		return StatusPassed
-	case v.Loop == nil && v.passed+v.failed == len(v.Instances):
-		return StatusFailed
 	}
 	paused := false
 	for _, u := range v.units() {

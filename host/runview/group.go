@@ -44,38 +44,48 @@ func Groups(st *runstate.State) ([]Loop, []ForEach) {
 	for _, v := range st.Graph().Vertices() {
 		switch {
 		case v.Loop != nil:
-			r := Loop{Loop: v.Def.ID, MaxRounds: v.Def.Loop.MaxRounds, Status: VertexStatus(st, v)}
-			if cur := v.Loop.Current(); cur != nil {
-				r.Round = cur.Round
-			}
-			for _, rd := range v.Loop.Rounds {
-				if rd.Review != nil {
-					r.LastReview = rd.Review.Outcome.Status
-				}
-			}
-			if f := v.Failure(); f != nil && r.Status == StatusFailed {
-				r.Code = f.Code
-			}
-			loops = append(loops, r)
+			loops = append(loops, loopView(st, v))
 		case v.Def.ForEach != nil:
-			r := ForEach{Node: v.Def.ID, Status: VertexStatus(st, v), Expanded: v.Expansion != nil, Instances: len(v.Instances)}
-			if v.Expansion != nil {
-				r.Code = v.Expansion.Code
-			}
-			for _, n := range v.Instances {
-				switch st.UnitStatus(n) {
-				case graph.StatusPassed:
-					r.Passed++
-				case graph.StatusFailed:
-					r.Failed++
-				case graph.StatusDispatched, graph.StatusStarted:
-					r.Running++
-				}
-			}
-			each = append(each, r)
+			each = append(each, forEachView(st, v))
 		}
 	}
 	return loops, each
+}
+
+// loopView is where loop v stands (Groups).
+func loopView(st *runstate.State, v *graph.VertexState) Loop {
+	r := Loop{Loop: v.Def.ID, MaxRounds: v.Def.Loop.MaxRounds, Status: VertexStatus(st, v)}
+	if cur := v.Loop.Current(); cur != nil {
+		r.Round = cur.Round
+	}
+	for _, rd := range v.Loop.Rounds {
+		if rd.Review != nil {
+			r.LastReview = rd.Review.Outcome.Status
+		}
+	}
+	if f := v.Failure(); f != nil && r.Status == StatusFailed {
+		r.Code = f.Code
+	}
+	return r
+}
+
+// forEachView is where for_each node v stands (Groups).
+func forEachView(st *runstate.State, v *graph.VertexState) ForEach {
+	r := ForEach{Node: v.Def.ID, Status: VertexStatus(st, v), Expanded: v.Expansion != nil, Instances: len(v.Instances)}
+	if v.Expansion != nil {
+		r.Code = v.Expansion.Code
+	}
+	for _, n := range v.Instances {
+		switch st.UnitStatus(n) {
+		case graph.StatusPassed:
+			r.Passed++
+		case graph.StatusFailed:
+			r.Failed++
+		case graph.StatusDispatched, graph.StatusStarted:
+			r.Running++
+		}
+	}
+	return r
 }
 
 // VertexStatus is a vertex's status as views show it: the fold's (a

@@ -223,18 +223,15 @@ func NodeOf(st *runstate.State, name string, now time.Time) (Node, bool) {
 // groupView is a for_each node or a loop as a whole.
 func groupView(st *runstate.State, v *graph.VertexState) Node {
 	out := Node{ID: v.Def.ID, Kind: v.Def.Kind, Lane: v.Def.Lane, Binding: v.Def.Binding, Status: VertexStatus(st, v)}
-	loops, each := Groups(st)
-	for i := range loops {
-		if loops[i].Loop == v.Def.ID {
-			out.Loop = &loops[i]
-		}
-	}
-	for i := range each {
-		if each[i].Node == v.Def.ID {
-			out.ForEach = &each[i]
-			if u, ok := st.NodeUsageOf(v.Def.ID); ok {
-				out.Usage = &Usage{u}
-			}
+	switch {
+	case v.Loop != nil:
+		l := loopView(st, v)
+		out.Loop = &l
+	case v.Def.ForEach != nil:
+		e := forEachView(st, v)
+		out.ForEach = &e
+		if u, ok := st.NodeUsageOf(v.Def.ID); ok {
+			out.Usage = &Usage{u}
 		}
 	}
 	if f := v.Failure(); f != nil && out.Status == StatusFailed {

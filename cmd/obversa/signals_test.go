@@ -31,14 +31,9 @@ func TestInterruptPauses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			// The node ignores SIGTERM, so each stop of the worker takes
-			// the run's teardown_grace: a second signal 300 ms after the
-			// first comes while the pause is under way.
+			// the run's teardown_grace: a second signal sent once the
+			// first is taken comes while the pause is under way.
 			runFile, dir := rulesRun(t, "", "", "graph \"dag\" {\n  node \"a\" {\n    binding = \"shell\"\n    input = { command = [\"sh\", \"-c\", \"trap '' TERM; sleep 60\"] }\n  }\n}\n")
-			if len(tt.signals) > 1 {
-				// A longer grace keeps the second signal inside the pause
-				// however slowly a busy machine runs the test.
-				rewrite(t, runFile, `teardown_grace = "1s"`, `teardown_grace = "10s"`)
-			}
 			cmd, out := startRun(t, dir, runFile, "sig")
 			runDir := runDirOf(runFile, "sig")
 			waitAttempts(t, runDir, 1, "the first attempt")
@@ -47,11 +42,15 @@ func TestInterruptPauses(t *testing.T) {
 					t.Fatalf("stop: exit %d: %s", r.code, r.stderr)
 				}
 			}
-			for _, sig := range tt.signals {
+			for i, sig := range tt.signals {
 				if err := cmd.Process.Signal(sig); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(300 * time.Millisecond)
+				if i+1 < len(tt.signals) {
+					// The next signal only once this one is taken: two
+					// pending ones would count as one.
+					waitFor(t, 10*time.Second, "the pause to begin", func() bool { return strings.Contains(out.String(), "pausing:") })
+				}
 			}
 			_ = cmd.Wait()
 			if code := cmd.ProcessState.ExitCode(); code != tt.exit {

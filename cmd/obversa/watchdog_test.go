@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/internal/proc"
+	"github.com/obversa/obversa/internal/testutil"
 )
 
 // watchdogRunFile is a two-node graph: "fast" appends to FAST, then
@@ -123,12 +123,12 @@ next:
 }
 
 // startRun starts `obversa run` in the background.
-func startRun(t *testing.T, dir, runFile, id string, env ...string) (*exec.Cmd, *bytes.Buffer) {
+func startRun(t *testing.T, dir, runFile, id string, env ...string) (*exec.Cmd, *testutil.SyncBuffer) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--run-id", id, runFile)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	var errb bytes.Buffer
+	var errb testutil.SyncBuffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

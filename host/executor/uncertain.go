@@ -13,9 +13,12 @@ import (
 // cutOff says why the host cut attempt s off before its plugin answered
 // with an outcome, so that its effect may have happened: the node's
 // timeout passed (the host cancelled the call, whether the plugin was
-// still working or hung), the kernel's OOM killer ended the plugin
-// process itself (oom is the outOfMemory message), or the call broke off
-// without the plugin's answer (plugin.ErrPluginTransport). It returns ""
+// still working or hung), the kernel's OOM killer ended a process in the
+// plugin's memory group while the call ran (oom is the outOfMemory
+// message) — the plugin itself, or a process it started (a command the
+// engine runs) while the plugin lived on to report the failure: either way
+// the work was killed mid-way, not finished and judged — or the call broke
+// off without the plugin's answer (plugin.ErrPluginTransport). It returns ""
 // for an outcome the plugin reported and classified itself, which is
 // definite: an engine's own `timeout` failure before the node's deadline
 // is a failure like any other (docs/run-file.md, "retry_safe"). A plugin
@@ -29,6 +32,8 @@ func cutOff(ctx context.Context, s start, err error, oom string) string {
 		return fmt.Sprintf("timed out after %s; its effect may have happened", s.node.Timeout())
 	case oom != "" && errors.Is(err, plugin.ErrPluginExited):
 		return "its plugin was ended by the OOM killer (confine.memory) before it answered; its effect may have happened"
+	case oom != "":
+		return "the OOM killer (confine.memory) ended a process its plugin started, which the plugin reported as a failure; its effect may have happened"
 	case errors.Is(err, plugin.ErrPluginTransport) && !errors.Is(err, plugin.ErrPluginExited) && !errors.As(err, &f):
 		return fmt.Sprintf("the call to its plugin broke off before it answered (%v); its effect may have happened", err)
 	}

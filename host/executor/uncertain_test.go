@@ -13,7 +13,8 @@ import (
 
 // TestCutOff: what the host cut off is uncertain — a passed node
 // deadline (even before ctx's timer fired), a plugin the OOM killer
-// ended, a call that broke off — and pauses a node that is not
+// ended or a process of it the OOM killer ended while the plugin lived on
+// to report it, a call that broke off — and pauses a node that is not
 // retry_safe with reconcile-attempt; an outcome the plugin reported
 // (its own timeout included), a plugin that died otherwise (the crash
 // table's) and a retry-safe node are left to the failure path.
@@ -43,7 +44,9 @@ func TestCutOff(t *testing.T) {
 		{"call broke off", live, broken, "", false, "the call to its plugin broke off"},
 		{"plugin died", live, exited, "", false, ""},
 		{"plugin OOM-killed", live, exited, "exceeded its memory limit", false, "OOM killer"},
-		{"command OOM-killed, plugin reported", live, &plugin.Failure{Kind: plugin.FailureUnknown}, "exceeded its memory limit", false, ""},
+		{"command OOM-killed, plugin reported", live, &plugin.Failure{Kind: plugin.FailureUnknown}, "exceeded its memory limit", false, "ended a process its plugin started"},
+		{"command OOM-killed, plugin reported, retry-safe", live, &plugin.Failure{Kind: plugin.FailureUnknown}, "exceeded its memory limit", true, ""},
+		{"plugin OOM-killed, retry-safe", live, exited, "exceeded its memory limit", true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,7 +25,8 @@ double border, a loop as a frame around its members, a for_each node with how
 its instances are decided. Nothing is run and no plugin is launched. Given a
 RUN (a run directory or id) instead of a file, it draws the graph the run
 recorded, each node coloured and labelled by its state in the run (idle,
-started, paused, passed, failed, blocked).
+started, paused, passed, failed, blocked, or skipped: never dispatched
+before the run ended).
 
   obversa graph run.hcl > graph.mmd            # Mermaid: paste into Markdown or mermaid.live
   obversa graph --format dot run.hcl | dot -Tsvg > graph.svg

@@ -198,6 +198,9 @@ func (v *liveView) frame(now time.Time, last bool, height int) []string {
 	if c.Blocked > 0 {
 		parts = append(parts, fmt.Sprintf("%d blocked", c.Blocked))
 	}
+	if c.Skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d skipped", c.Skipped))
+	}
 	if c.Paused > 0 {
 		parts = append(parts, v.styles.warn.Render(fmt.Sprintf("%d paused", c.Paused)))
 	}

@@ -58,8 +58,9 @@ type Node struct {
 	// "for_each dynamic, max 1000"); "" for other nodes.
 	ForEach string
 	// Status, when not "", colours the node: a graph.Status name ("idle",
-	// "dispatched", "started", "paused", "passed", "failed") or
-	// StatusBlocked. Other values are shown in the label, uncoloured.
+	// "dispatched", "started", "paused", "passed", "failed"),
+	// StatusBlocked or StatusSkipped. Other values are shown in the label,
+	// uncoloured.
 	Status string
 	// Group is the ID of the group the node is drawn in, "" for none.
 	Group string
@@ -68,6 +69,10 @@ type Node struct {
 // StatusBlocked is the status of a node that can no longer run because a
 // dependency failed: derived by a reader of the fold, never recorded.
 const StatusBlocked = "blocked"
+
+// StatusSkipped is the status of a node never dispatched in a run that has
+// ended: derived by a reader of the fold, never recorded.
+const StatusSkipped = "skipped"
 
 // Edge is one depends_on entry.
 type Edge struct {
@@ -197,10 +202,11 @@ var styles = map[string]style{
 	"passed":      {"#d3f9d8", "#2b8a3e"},
 	"failed":      {"#ffe3e3", "#c92a2a"},
 	StatusBlocked: {"#e9ecef", "#495057"},
+	StatusSkipped: {"#f8f9fa", "#adb5bd"},
 }
 
 // statusOrder is the order class definitions are written in.
-var statusOrder = []string{"idle", "dispatched", "started", "paused", "passed", "failed", StatusBlocked}
+var statusOrder = []string{"idle", "dispatched", "started", "paused", "passed", "failed", StatusBlocked, StatusSkipped}
 
 // walk visits the nodes and groups inside group parent ("" for the top
 // level) in diagram order, depth first: node for each node, open and shut

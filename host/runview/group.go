@@ -90,11 +90,7 @@ func forEachView(st *runstate.State, v *graph.VertexState) ForEach {
 
 // VertexStatus is a vertex's status as views show it: the fold's (a
 // for_each node's or a loop's over its units) with the run's end applied
-// (runstate.State.VertexStatus), or blocked.
+// (runstate.State.VertexStatus), or blocked, or skipped (idleStatus).
 func VertexStatus(st *runstate.State, v *graph.VertexState) string {
-	s := st.VertexStatus(v)
-	if s == graph.StatusIdle && st.Graph().Blocked(v.Def.ID) {
-		return StatusBlocked
-	}
-	return s.String()
+	return idleStatus(st, st.VertexStatus(v), v.Def.ID)
 }

@@ -9,10 +9,11 @@ import (
 	"github.com/obversa/obversa/host/runstate"
 )
 
-// Node statuses as views show them: the fold's (graph.Status names) and
-// StatusBlocked, which the fold derives and never records.
+// Node statuses as views show them: the fold's (graph.Status names), and
+// StatusBlocked and StatusSkipped, which views derive and the record never
+// holds.
 const (
-	StatusIdle       = "idle"       // waits for its dependencies or capacity
+	StatusIdle       = "idle"       // waits for its dependencies or capacity, while the run can go on
 	StatusDispatched = "dispatched" // position recorded, attempt not started
 	StatusStarted    = "started"    // running
 	StatusPaused     = "paused"     // waits for a person
@@ -20,18 +21,34 @@ const (
 	StatusFailed     = "failed"
 	// StatusBlocked: a dependency failed for good, so the node never runs.
 	StatusBlocked = "blocked"
+	// StatusSkipped: the run ended (completed, failed or stopped) before
+	// the node was dispatched, so it never runs; the run's result says
+	// why (docs/decisions.md, "Status after the end").
+	StatusSkipped = "skipped"
 )
 
 // NodeStatus is a unit's status in a fold (a node, a for_each instance, a
 // loop member in a round): the fold's with the run's end applied
 // (runstate.State.UnitStatus: a unit whose attempt failed waits for its
-// retry while the run goes on, and failed once it ended), or blocked.
+// retry while the run goes on, and failed once it ended), or blocked, or
+// skipped (idleStatus).
 func NodeStatus(st *runstate.State, n *graph.NodeState) string {
-	s := st.UnitStatus(n)
-	if s == graph.StatusIdle && st.Graph().Blocked(n.Vertex) {
+	return idleStatus(st, st.UnitStatus(n), n.Vertex)
+}
+
+// idleStatus names status s of vertex as views show it: an idle one is
+// blocked when a dependency failed for good, else skipped once the run
+// has ended (no dispatch comes), else idle; any other is the fold's.
+func idleStatus(st *runstate.State, s graph.Status, vertex string) string {
+	switch {
+	case s != graph.StatusIdle:
+		return s.String()
+	case st.Graph().Blocked(vertex):
 		return StatusBlocked
+	case st.Ending() != runstate.NotEnded:
+		return StatusSkipped
 	}
-	return s.String()
+	return StatusIdle
 }
 
 // Statuses returns every node's status by id, as `obversa graph RUN`

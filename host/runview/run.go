@@ -38,11 +38,12 @@ type Counts struct {
 	// Total is the number of nodes in the graph.
 	Total int `json:"total"`
 	// Done counts the nodes that will not run again: passed, failed for
-	// good, or blocked by a failed dependency.
+	// good, blocked by a failed dependency, or skipped by the run's end.
 	Done    int `json:"done"`
 	Passed  int `json:"passed"`
 	Failed  int `json:"failed"`
 	Blocked int `json:"blocked"`
+	Skipped int `json:"skipped"`
 	// Running counts nodes with a recorded position and no result.
 	Running int `json:"running"`
 	Paused  int `json:"paused"`
@@ -61,13 +62,15 @@ func CountNodes(st *runstate.State) Counts {
 			c.Failed++
 		case StatusBlocked:
 			c.Blocked++
+		case StatusSkipped:
+			c.Skipped++
 		case StatusPaused:
 			c.Paused++
 		case StatusDispatched, StatusStarted:
 			c.Running++
 		}
 	}
-	c.Done = c.Passed + c.Failed + c.Blocked
+	c.Done = c.Passed + c.Failed + c.Blocked + c.Skipped
 	return c
 }
 

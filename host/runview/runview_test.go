@@ -205,3 +205,70 @@ func TestAbortedOnlyOnceEnded(t *testing.T) {
 		})
 	}
 }
+
+// TestSkippedOnceEnded: a node never dispatched waits (idle) while the run
+// can go on — running or paused — and once the run has ended it is
+// skipped, counted done, unless a failed dependency blocked it; every view
+// (show's nodes, the counts of runs and the live view, graph RUN's
+// colours, status's for_each lines) says the same.
+func TestSkippedOnceEnded(t *testing.T) {
+	t.Parallel()
+	lint := graph.NodeDef{ID: "lint", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{"c"},
+		ForEach: &graph.ForEachDef{MaxItems: 10, Items: []graph.ForEachItem{{Key: "x", Value: json.RawMessage(`"x"`)}}}}
+	def := &graph.Definition{Name: "dag", GlobalConcurrency: 1, RetryCapPerNode: 0, KeyedConcurrency: []graph.KeyLimit{}, Nodes: []graph.NodeDef{
+		{ID: "a", Kind: graph.KindRequired, Lane: "w", Prompt: "p", DependsOn: []string{}},
+		{ID: "b", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{"a"}},
+		{ID: "c", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{}},
+		lint}}
+	failed := []any{
+		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}}},
+		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a/1", AttemptID: "x"},
+		graph.EventNodeFailed, graph.FailedData{Node: "a", Position: "dag/a/1", Code: "NODE_FAILED", Message: "no"},
+	}
+	tests := []struct {
+		name string
+		end  []any
+		want string // c's status, and lint's
+		done int
+	}{
+		{"running", nil, StatusIdle, 2},
+		{"paused", []any{graph.EventRunWaiting, runstate.Message("r", runstate.KindPaused, "OPERATOR_PAUSE", "paused")}, StatusIdle, 2},
+		{"failed", []any{graph.EventRunFinished, runstate.Message("r", runstate.KindFail, "DAG_NODE_FAILED", "a failed")}, StatusSkipped, 4},
+		{"stopped", []any{graph.EventRunFinished, runstate.Message("r", runstate.KindFail, runstate.CodeStopped, "stopped")}, StatusSkipped, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			st := foldDef(t, def, append(append([]any{}, failed...), tt.end...)...)
+			now := t0.Add(time.Minute)
+			got := map[string]string{}
+			for _, n := range Nodes(st, now) {
+				got[n.ID] = n.Status
+			}
+			want := map[string]string{"a": StatusFailed, "b": StatusBlocked, "c": tt.want, "lint": tt.want}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("show's nodes (-want +got):\n%s", diff)
+			}
+			if c, _ := NodeOf(st, "c", now); c.Status != tt.want {
+				t.Errorf("show c: %s, want %s", c.Status, tt.want)
+			}
+			if diff := cmp.Diff(want, Statuses(st)); diff != "" {
+				t.Errorf("graph RUN colours (-want +got):\n%s", diff)
+			}
+			skipped := 0
+			if tt.want == StatusSkipped {
+				skipped = 2
+			}
+			wantCounts := Counts{Total: 4, Done: tt.done, Failed: 1, Blocked: 1, Skipped: skipped}
+			if diff := cmp.Diff(wantCounts, Summarize(st, "/runs/r", now, false).Nodes); diff != "" {
+				t.Errorf("runs counts (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantCounts, NewLive(st, "/runs/r").Snapshot(now, false).Summary.Nodes); diff != "" {
+				t.Errorf("live view counts (-want +got):\n%s", diff)
+			}
+			if _, each := Groups(st); len(each) != 1 || each[0].Status != tt.want {
+				t.Errorf("status for_each %+v; want %s", each, tt.want)
+			}
+		})
+	}
+}

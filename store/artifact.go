@@ -109,26 +109,28 @@ func (p *policy) prepareArtifact(data []byte, mediaType, purpose string) (Artifa
 	if len(purpose) > maxPurposeLen || strings.ContainsFunc(purpose, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return ArtifactRef{}, nil, fmt.Errorf("%w: purpose must be at most %d bytes without control characters", ErrInvalidArtifact, maxPurposeLen)
 	}
-	if p.containsSecret([]byte(mediaType)) || p.containsSecret([]byte(purpose)) {
-		return ArtifactRef{}, nil, fmt.Errorf("%w: the artifact's media type or purpose contains a known secret (value withheld)", ErrKnownSecret)
+	for _, field := range []string{mediaType, purpose} {
+		if name, ok := p.secretIn([]byte(field)); ok {
+			return ArtifactRef{}, nil, fmt.Errorf("%w: the artifact's media type or purpose contains %s (value withheld)", ErrKnownSecret, name)
+		}
 	}
 	switch kind {
 	case mediaText:
 		data, _ = p.redact(data)
-		if p.containsSecret(data) { // only if a secret contains the marker
-			return ArtifactRef{}, nil, fmt.Errorf("%w: a %s artifact (purpose %q) still contains a known secret after redaction", ErrKnownSecret, mediaType, purpose)
+		if name, ok := p.secretIn(data); ok { // only if a secret contains the marker
+			return ArtifactRef{}, nil, fmt.Errorf("%w: a %s artifact (purpose %q) still contains %s after redaction", ErrKnownSecret, mediaType, purpose, name)
 		}
 	case mediaJSON:
-		if found, path := p.secretInJSON(data, "$"); found {
+		if found, path, name := p.secretInJSON(data, "$"); found {
 			where := "its content"
 			if path != "" {
 				where = "field " + path
 			}
-			return ArtifactRef{}, nil, fmt.Errorf("%w: %s artifact (purpose %q): %s contains a known secret (value withheld)", ErrKnownSecret, mediaType, purpose, where)
+			return ArtifactRef{}, nil, fmt.Errorf("%w: %s artifact (purpose %q): %s contains %s (value withheld)", ErrKnownSecret, mediaType, purpose, where, name)
 		}
 	default:
-		if p.containsSecret(data) {
-			return ArtifactRef{}, nil, fmt.Errorf("%w: %s artifact (purpose %q) contains a known secret (value withheld)", ErrKnownSecret, mediaType, purpose)
+		if name, ok := p.secretIn(data); ok {
+			return ArtifactRef{}, nil, fmt.Errorf("%w: %s artifact (purpose %q) contains %s (value withheld)", ErrKnownSecret, mediaType, purpose, name)
 		}
 	}
 	size := int64(len(data))

@@ -28,6 +28,12 @@ type Policy struct {
 	// free-text artifact has it replaced by "[REDACTED]". Empty strings are
 	// ignored. The values are never written anywhere, errors included.
 	KnownSecrets []string
+	// KnownSecretSources names where each of KnownSecrets came from, by
+	// index: the host puts the environment variable known_secrets_from_env
+	// read it from. A refusal names the source of the secret it found
+	// ("the known secret OPENAI_API_KEY"), never its value; a secret with
+	// no source ("" or past the end) is "a known secret".
+	KnownSecretSources []string
 }
 
 // redactionMarker replaces a known secret in free-text artifacts.
@@ -39,9 +45,16 @@ type policy struct {
 	// forms holds every byte form in which a secret may appear: the raw
 	// value, its RFC 8785 string escaping and encoding/json's (HTML-safe)
 	// escaping — longest first, so redaction prefers the longest match.
-	forms [][]byte
+	forms []secretForm
 	// raws holds the raw secret values.
-	raws []string
+	raws []secretForm
+}
+
+// secretForm is one form of a known secret (b) and the name of its source
+// (Policy.KnownSecretSources; "" for none).
+type secretForm struct {
+	b   []byte
+	src string
 }
 
 // compilePolicy validates p and prepares its secrets.
@@ -61,25 +74,30 @@ func compilePolicy(p Policy) (*policy, error) {
 	}
 	cp := &policy{Policy: p}
 	cp.KnownSecrets = append([]string(nil), p.KnownSecrets...)
+	cp.KnownSecretSources = append([]string(nil), p.KnownSecretSources...)
 	seen := map[string]bool{}
-	add := func(b []byte) {
-		if len(b) > 0 && !seen[string(b)] {
-			seen[string(b)] = true
-			cp.forms = append(cp.forms, b)
-		}
-	}
-	for _, s := range p.KnownSecrets {
+	for i, s := range p.KnownSecrets {
 		if s == "" {
 			continue
 		}
-		cp.raws = append(cp.raws, s)
+		src := ""
+		if i < len(p.KnownSecretSources) {
+			src = p.KnownSecretSources[i]
+		}
+		add := func(b []byte) {
+			if len(b) > 0 && !seen[string(b)] {
+				seen[string(b)] = true
+				cp.forms = append(cp.forms, secretForm{b, src})
+			}
+		}
+		cp.raws = append(cp.raws, secretForm{[]byte(s), src})
 		add([]byte(s))
 		add(appendJCSString(nil, s))
 		if m, err := json.Marshal(s); err == nil {
 			add(m[1 : len(m)-1])
 		}
 	}
-	sort.SliceStable(cp.forms, func(i, j int) bool { return len(cp.forms[i]) > len(cp.forms[j]) })
+	sort.SliceStable(cp.forms, func(i, j int) bool { return len(cp.forms[i].b) > len(cp.forms[j].b) })
 	return cp, nil
 }
 
@@ -88,20 +106,44 @@ func (p *policy) hasSecrets() bool { return len(p.forms) > 0 }
 
 // containsSecret reports whether b contains any form of any secret.
 func (p *policy) containsSecret(b []byte) bool {
+	_, found := p.secretIn(b)
+	return found
+}
+
+// secretIn reports whether b contains any form of any secret, and names
+// the first found for a refusal (secretName).
+func (p *policy) secretIn(b []byte) (name string, found bool) {
 	for _, f := range p.forms {
-		if bytes.Contains(b, f) {
-			return true
+		if bytes.Contains(b, f.b) {
+			return secretName(f.src), true
 		}
 	}
-	return false
+	return "", false
 }
 
 // containsRawSecret reports whether the decoded text s contains a secret.
 func (p *policy) containsRawSecret(s string) bool {
+	_, found := p.rawSecretIn(s)
+	return found
+}
+
+// rawSecretIn reports whether the decoded text s contains a secret, and
+// names it for a refusal (secretName).
+func (p *policy) rawSecretIn(s string) (name string, found bool) {
 	for _, r := range p.raws {
-		if len(r) <= len(s) && bytes.Contains([]byte(s), []byte(r)) {
-			return true
+		if len(r.b) <= len(s) && bytes.Contains([]byte(s), r.b) {
+			return secretName(r.src), true
 		}
 	}
-	return false
+	return "", false
+}
+
+// secretName is how a refusal names a secret with source src: "the known
+// secret OPENAI_API_KEY", or "a known secret" when it has none. It never
+// holds the value.
+func secretName(src string) string {
+	if src == "" {
+		return "a known secret"
+	}
+	return "the known secret " + src
 }

@@ -102,8 +102,15 @@ func TestArtifactLimits(t *testing.T) {
 const secret = "sk-test-4f7b\"c9\n2a<d>"
 
 // secretPolicy has a secret with a quote, a line feed and characters
-// encoding/json escapes, plus a plain one.
-var secretPolicy = Policy{KnownSecrets: []string{"", secret, "plain-secret-value"}}
+// encoding/json escapes, plus a plain one, each named by its source.
+var secretPolicy = Policy{KnownSecrets: []string{"", secret, "plain-secret-value"},
+	KnownSecretSources: []string{"EMPTY", "TEST_TOKEN", "PLAIN_SECRET"}}
+
+// Names of secretPolicy's secrets, as refusals give them.
+const (
+	tokenName = "the known secret TEST_TOKEN"
+	plainName = "the known secret PLAIN_SECRET"
+)
 
 func noSecretIn(t *testing.T, what string, b []byte) {
 	t.Helper()
@@ -123,20 +130,21 @@ func TestKnownSecretsInEvents(t *testing.T) {
 	t.Parallel()
 	escaped, _ := json.Marshal(secret)
 	tests := []struct {
-		name  string
-		event NewEvent
-		where string // expected in the error
+		name   string
+		event  NewEvent
+		where  string // expected in the error
+		secret string // the secret's name, expected in the error
 	}{
-		{"string value", NewEvent{Type: "t", Data: map[string]any{"env": map[string]string{"KEY": secret}}}, "data.env.KEY"},
-		{"plain secret in a longer string", NewEvent{Type: "t", Data: map[string]any{"log": "token=plain-secret-value;"}}, "data.log"},
-		{"member name", NewEvent{Type: "t", Data: map[string]any{"plain-secret-value": 1}}, "data (a member name)"},
-		{"array element", NewEvent{Type: "t", Data: map[string]any{"args": []string{"--x", secret}}}, "data.args[1]"},
-		{"raw JSON-escaped", NewEvent{Type: "t", Data: json.RawMessage(`{"k":` + string(escaped) + `}`)}, "data.k"},
-		{"split across an escape", NewEvent{Type: "t", Data: json.RawMessage(`{"k":"pl\u0061in-secret-v\u0061lue"}`)}, "data.k"},
-		{"secret's own escapes spelled out", NewEvent{Type: "t", Data: json.RawMessage(`{"k":"sk-test-4f7b\u0022c9\u000a2a\u003cd\u003e"}`)}, "data.k"},
-		{"whole data", NewEvent{Type: "t", Data: "plain-secret-value"}, "data"},
-		{"id", NewEvent{ID: "x-plain-secret-value", Type: "t"}, "id"},
-		{"type", NewEvent{Type: "plain-secret-value"}, "type"},
+		{"string value", NewEvent{Type: "t", Data: map[string]any{"env": map[string]string{"KEY": secret}}}, "data.env.KEY", tokenName},
+		{"plain secret in a longer string", NewEvent{Type: "t", Data: map[string]any{"log": "token=plain-secret-value;"}}, "data.log", plainName},
+		{"member name", NewEvent{Type: "t", Data: map[string]any{"plain-secret-value": 1}}, "data (a member name)", plainName},
+		{"array element", NewEvent{Type: "t", Data: map[string]any{"args": []string{"--x", secret}}}, "data.args[1]", tokenName},
+		{"raw JSON-escaped", NewEvent{Type: "t", Data: json.RawMessage(`{"k":` + string(escaped) + `}`)}, "data.k", tokenName},
+		{"split across an escape", NewEvent{Type: "t", Data: json.RawMessage(`{"k":"pl\u0061in-secret-v\u0061lue"}`)}, "data.k", plainName},
+		{"secret's own escapes spelled out", NewEvent{Type: "t", Data: json.RawMessage(`{"k":"sk-test-4f7b\u0022c9\u000a2a\u003cd\u003e"}`)}, "data.k", tokenName},
+		{"whole data", NewEvent{Type: "t", Data: "plain-secret-value"}, "data", plainName},
+		{"id", NewEvent{ID: "x-plain-secret-value", Type: "t"}, "id", plainName},
+		{"type", NewEvent{Type: "plain-secret-value"}, "type", plainName},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,8 +155,8 @@ func TestKnownSecretsInEvents(t *testing.T) {
 			if !errors.Is(err, ErrKnownSecret) || Code(err) != "KNOWN_SECRET" {
 				t.Fatalf("Append: %v, want KNOWN_SECRET", err)
 			}
-			if !strings.Contains(err.Error(), tt.where) || !strings.Contains(err.Error(), "event 2 of 2") {
-				t.Errorf("error %q should name event 2 of 2 and %q", err, tt.where)
+			if !strings.Contains(err.Error(), tt.where) || !strings.Contains(err.Error(), "event 2 of 2") || !strings.Contains(err.Error(), tt.secret) {
+				t.Errorf("error %q should name event 2 of 2, %q and %q", err, tt.where, tt.secret)
 			}
 			noSecretIn(t, "the error", []byte(err.Error()))
 			if r.events.Rev() != 1 {
@@ -164,15 +172,15 @@ func TestKnownSecretsInArtifacts(t *testing.T) {
 	ctx := context.Background()
 	escaped, _ := json.Marshal(secret)
 	refused := []struct {
-		name, media, content string
+		name, media, content, secret string
 	}{
-		{"JSON raw", "application/json", `{"a":"plain-secret-value"}`},
-		{"JSON escaped", "application/json", `{"a":` + string(escaped) + `}`},
-		{"JSON split across an escape", "application/vnd.x+json", `{"a":"plain-secr\u0065t-value"}`},
-		{"JSON Lines split across an escape", "application/x-ndjson", "{\"a\":1}\n{\"b\":\"pl\\u0061in-secret-value\"}\n"},
-		{"invalid JSON with the secret", "application/json", `{"a":"plain-secret-value`},
-		{"binary", "application/octet-stream", "\x00\x01plain-secret-value\x02"},
-		{"purpose", "text/plain", "fine"},
+		{"JSON raw", "application/json", `{"a":"plain-secret-value"}`, plainName},
+		{"JSON escaped", "application/json", `{"a":` + string(escaped) + `}`, tokenName},
+		{"JSON split across an escape", "application/vnd.x+json", `{"a":"plain-secr\u0065t-value"}`, plainName},
+		{"JSON Lines split across an escape", "application/x-ndjson", "{\"a\":1}\n{\"b\":\"pl\\u0061in-secret-value\"}\n", plainName},
+		{"invalid JSON with the secret", "application/json", `{"a":"plain-secret-value`, plainName},
+		{"binary", "application/octet-stream", "\x00\x01" + secret + "\x02", tokenName},
+		{"purpose", "text/plain", "fine", plainName},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,6 +193,9 @@ func TestKnownSecretsInArtifacts(t *testing.T) {
 			_, err := r.PutArtifact(ctx, []byte(tt.content), tt.media, purpose)
 			if !errors.Is(err, ErrKnownSecret) {
 				t.Fatalf("PutArtifact: %v, want KNOWN_SECRET", err)
+			}
+			if !strings.Contains(err.Error(), tt.secret) {
+				t.Errorf("error %q should name %q", err, tt.secret)
 			}
 			noSecretIn(t, "the error", []byte(err.Error()))
 			blobs, _ := filepath.Glob(filepath.Join(r.Dir(), artifactsDir, blobsDir, "*"))
@@ -241,4 +252,17 @@ func TestSecretsNeverWritten(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestKnownSecretWithoutSource: a secret the policy names no source for
+// (KnownSecretSources shorter than KnownSecrets) is refused as "a known
+// secret".
+func TestKnownSecretWithoutSource(t *testing.T) {
+	t.Parallel()
+	r := newTestRun(t, Policy{KnownSecrets: []string{"plain-secret-value"}})
+	_, err := r.events.Append(context.Background(), 0, NewEvent{Type: "t", Data: map[string]any{"k": "plain-secret-value"}})
+	if !errors.Is(err, ErrKnownSecret) || !strings.Contains(err.Error(), "data.k contains a known secret (value withheld)") {
+		t.Fatalf("Append: %v, want KNOWN_SECRET naming data.k and a known secret", err)
+	}
+	noSecretIn(t, "the error", []byte(err.Error()))
 }

@@ -13,8 +13,24 @@ type Redactor struct{ p *policy }
 // NewRedactor returns a Redactor for the given secret values; empty values
 // are ignored.
 func NewRedactor(secrets []string) *Redactor {
-	p, _ := compilePolicy(Policy{KnownSecrets: secrets}) // no limits: cannot fail
-	return &Redactor{p: p}
+	return NewPolicyRedactor(Policy{KnownSecrets: secrets})
+}
+
+// NewPolicyRedactor returns a Redactor for p's known secrets, which Find
+// names by p.KnownSecretSources; p's limits play no part.
+func NewPolicyRedactor(p Policy) *Redactor {
+	cp, _ := compilePolicy(Policy{KnownSecrets: p.KnownSecrets, KnownSecretSources: p.KnownSecretSources}) // no limits: cannot fail
+	return &Redactor{p: cp}
+}
+
+// Find reports whether b holds a known secret in any form Redact replaces,
+// and names it for a message ("the known secret OPENAI_API_KEY", or "a
+// known secret" when its source is unknown), never by its value.
+func (r *Redactor) Find(b []byte) (name string, found bool) {
+	if r == nil || r.p == nil {
+		return "", false
+	}
+	return r.p.secretIn(b)
 }
 
 // Redact returns b with every occurrence of a secret replaced by the
@@ -42,7 +58,7 @@ func (r *Redactor) Longest() int {
 	if r == nil || r.p == nil || len(r.p.forms) == 0 {
 		return 0
 	}
-	return len(r.p.forms[0]) // sorted longest first
+	return len(r.p.forms[0].b) // sorted longest first
 }
 
 // RedactStream redacts the longest prefix of b that no secret can reach
@@ -60,7 +76,8 @@ func (r *Redactor) RedactStream(b []byte) (out []byte, n int) {
 	// its start, so that it is redacted whole next time.
 	for moved := true; moved; {
 		moved = false
-		for _, f := range r.p.forms {
+		for _, sf := range r.p.forms {
+			f := sf.b
 			from := max(cut-len(f)+1, 0)
 			if k := bytes.Index(b[from:], f); k >= 0 && from+k < cut && from+k+len(f) > cut {
 				cut, moved = from+k, true

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,34 +12,32 @@ import (
 // secretInJSON looks for a known secret inside the JSON text b: in its bytes
 // (raw or escaped forms) and, because an escape can split a value in the
 // bytes ("sk-ab\u0063d"), in every decoded key, string and number. found
-// reports a hit; path names where (e.g. `data.result.env[2]`), or is ""
-// when the hit is only visible in the bytes. The path never contains a
-// secret: a key holding one is shown as [<redacted>].
-func (p *policy) secretInJSON(b []byte, root string) (found bool, path string) {
-	inBytes := p.containsSecret(b)
+// reports a hit and name names the secret (secretName); path names where
+// (e.g. `data.result.env[2]`), or is "" when the hit is only visible in
+// the bytes. The path never contains a secret: a key holding one is shown
+// as [<redacted>].
+func (p *policy) secretInJSON(b []byte, root string) (found bool, path, name string) {
+	name, inBytes := p.secretIn(b)
 	if !inBytes && bytes.IndexByte(b, '\\') < 0 {
-		return false, "" // no escapes: decoded text equals the bytes
+		return false, "", "" // no escapes: decoded text equals the bytes
 	}
-	if path, ok := p.walkForSecret(b, root); ok {
-		return true, path
+	if path, walked, ok := p.walkForSecret(b, root); ok {
+		return true, path, walked
 	}
-	return inBytes, ""
+	return inBytes, "", name
 }
 
 // walkForSecret decodes b token by token (a stream of values is allowed, for
 // JSON Lines) and returns the path of the first key or scalar whose decoded
-// text holds a secret.
-func (p *policy) walkForSecret(b []byte, root string) (string, bool) {
+// text holds a secret, and the secret's name (secretName).
+func (p *policy) walkForSecret(b []byte, root string) (path, name string, found bool) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	w := jsonWalk{root: root}
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
-			return "", false
-		}
-		if err != nil {
-			return "", false
+		if err != nil { // io.EOF included: nothing found
+			return "", "", false
 		}
 		switch t := tok.(type) {
 		case json.Delim:
@@ -48,18 +45,18 @@ func (p *policy) walkForSecret(b []byte, root string) (string, bool) {
 			continue
 		case string:
 			if w.expectKey() {
-				if p.containsRawSecret(t) {
-					return w.path("") + " (a member name)", true
+				if name, ok := p.rawSecretIn(t); ok {
+					return w.path("") + " (a member name)", name, true
 				}
 				w.stack[len(w.stack)-1].key = p.keySegment(t)
 				continue
 			}
-			if p.containsRawSecret(t) {
-				return w.path(""), true
+			if name, ok := p.rawSecretIn(t); ok {
+				return w.path(""), name, true
 			}
 		case json.Number:
-			if p.containsRawSecret(string(t)) {
-				return w.path(""), true
+			if name, ok := p.rawSecretIn(string(t)); ok {
+				return w.path(""), name, true
 			}
 		}
 		w.afterValue()
@@ -160,19 +157,19 @@ func (p *policy) checkEventSecrets(what, typ, id string, raw, canon []byte) erro
 	if !p.hasSecrets() {
 		return nil
 	}
-	if p.containsSecret([]byte(typ)) {
-		return fmt.Errorf("%w: event %s: its type contains a known secret (value withheld)", ErrKnownSecret, what)
+	if name, ok := p.secretIn([]byte(typ)); ok {
+		return fmt.Errorf("%w: event %s: its type contains %s (value withheld)", ErrKnownSecret, what, name)
 	}
-	if p.containsSecret([]byte(id)) {
-		return fmt.Errorf("%w: event %s (type %q): its id contains a known secret (value withheld)", ErrKnownSecret, what, typ)
+	if name, ok := p.secretIn([]byte(id)); ok {
+		return fmt.Errorf("%w: event %s (type %q): its id contains %s (value withheld)", ErrKnownSecret, what, typ, name)
 	}
 	for _, b := range [][]byte{canon, raw} {
-		if found, path := p.secretInJSON(b, "data"); found {
+		if found, path, name := p.secretInJSON(b, "data"); found {
 			where := "its data"
 			if path != "" {
 				where = "field " + path
 			}
-			return fmt.Errorf("%w: event %s (type %q): %s contains a known secret (value withheld)", ErrKnownSecret, what, typ, where)
+			return fmt.Errorf("%w: event %s (type %q): %s contains %s (value withheld)", ErrKnownSecret, what, typ, where, name)
 		}
 	}
 	return nil
@@ -187,7 +184,8 @@ func (p *policy) redact(text []byte) (out []byte, changed bool) {
 	}
 	type span struct{ from, to int }
 	var spans []span
-	for _, f := range p.forms {
+	for _, sf := range p.forms {
+		f := sf.b
 		for off := 0; ; {
 			k := bytes.Index(text[off:], f)
 			if k < 0 {

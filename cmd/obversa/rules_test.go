@@ -420,7 +420,8 @@ graph "dag" {
 }
 
 // TestRefusedResult: a result holding a known secret is refused by the
-// record; the node fails KNOWN_SECRET, the other node's result (possibly
+// record; the node fails KNOWN_SECRET naming the variable the secret came
+// from (not its value), the other node's result (possibly
 // settled in the same append) is kept, and the secret is never written.
 func TestRefusedResult(t *testing.T) {
 	const secret = "hunter2hunter2"
@@ -460,6 +461,10 @@ graph "dag" {
 	codes := map[string]any{}
 	for _, f := range recorded(t, runDir, "graph:node-failed") {
 		codes[f["node"].(string)] = f["code"]
+		// The refusal names the variable the secret came from.
+		if msg, _ := f["message"].(string); !strings.Contains(msg, "the known secret OBVERSA_TEST_SECRET (value withheld)") {
+			t.Errorf("node %s failed %q, want it to name the known secret OBVERSA_TEST_SECRET", f["node"], msg)
+		}
 	}
 	if r.code != exitFailed || len(codes) != 2 || codes["leak"] != "KNOWN_SECRET" || codes["chatty"] != "KNOWN_SECRET" {
 		t.Fatalf("exit %d, node-failed %v: %s", r.code, codes, r.stderr)

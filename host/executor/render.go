@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -46,12 +45,12 @@ func (x *Executor) render(ctx context.Context, s *start) (code, msg string) {
 		}
 		text = []byte(s.prompt)
 	}
-	if r := x.o.Redactor; r != nil && !bytes.Equal(r.Redact(text), text) {
+	if name, found := x.o.Redactor.Find(text); found {
 		what := "prompt"
 		if s.node.Binding != "" {
 			what = "input"
 		}
-		return CodeKnownSecret, fmt.Sprintf("the rendered %s holds a known secret (storage.known_secrets_from_env); it was sent to no policy and no plugin", what)
+		return CodeKnownSecret, fmt.Sprintf("the rendered %s holds %s (storage.known_secrets_from_env; value withheld); it was sent to no policy and no plugin", what, name)
 	}
 	s.rendered = true
 	return "", ""

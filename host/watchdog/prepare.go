@@ -288,7 +288,8 @@ func NewRunID(now time.Time) string {
 }
 
 // Policy returns the record policy of a plan, with the known secrets read
-// from the environment variables the plan names (values are never stored).
+// from the environment variables the plan names (values are never stored),
+// each with its variable's name for refusals to name.
 func Policy(p *plan.Plan) store.Policy {
 	pol := store.Policy{
 		MaxEventPayloadBytes:        p.Storage.MaxEventPayloadBytes,
@@ -299,6 +300,7 @@ func Policy(p *plan.Plan) store.Policy {
 	for _, name := range p.Storage.KnownSecretsFromEnv {
 		if v := os.Getenv(name); v != "" {
 			pol.KnownSecrets = append(pol.KnownSecrets, v)
+			pol.KnownSecretSources = append(pol.KnownSecretSources, name)
 		}
 	}
 	return pol

@@ -95,7 +95,7 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 	}
 	defer live.Close()
 	x, err := executor.New(executor.Options{Run: run, State: state, Logger: logger, Requests: newRequestQueue(run.Dir()), Stream: live,
-		Redactor: store.NewRedactor(pol.KnownSecrets)})
+		Redactor: store.NewPolicyRedactor(pol)})
 	if err != nil {
 		return nil, err
 	}

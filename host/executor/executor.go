@@ -90,6 +90,9 @@ type Executor struct {
 	wg      sync.WaitGroup
 	active  int
 	loopEnd chan struct{}
+	// idle hands an attempt to an attempt goroutine waiting for one
+	// (launch).
+	idle chan launched
 }
 
 // message is what an attempt goroutine hands to the loop: events to append
@@ -122,6 +125,7 @@ func New(o Options) (*Executor, error) {
 		o: o, rs: rs, def: rs.Start().Definition, plan: rs.Plan(), rev: rs.Rev(),
 		log: o.Logger, items: map[string]map[string]json.RawMessage{},
 		msgs: make(chan message), loopEnd: make(chan struct{}), fatal: make(chan error, 1),
+		idle: make(chan launched),
 	}
 	if x.log == nil {
 		x.log = hclog.NewNullLogger()

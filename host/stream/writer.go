@@ -158,15 +158,20 @@ func (w *Writer) Close() error {
 	return w.err
 }
 
-// write encodes, redacts and buffers one line.
-func (w *Writer) write(l Line) {
+// write encodes, redacts and buffers one line; buf is scratch space for
+// the encoding, returned for the caller's next line.
+func (w *Writer) write(l Line, buf []byte) []byte {
 	l.TS = time.Now().UTC().Truncate(time.Millisecond)
-	b, err := json.Marshal(l)
-	if err != nil {
-		// A tool event's JSON that is not JSON: keep the rest.
-		l.JSON = nil
-		b, _ = json.Marshal(l)
+	b, ok := appendLine(buf[:0], l)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(l); err != nil {
+			// A tool event's JSON that is not JSON: keep the rest.
+			l.JSON = nil
+			b, _ = json.Marshal(l)
+		}
 	}
+	buf = b[:0]
 	if w.hold {
 		b = w.red.Redact(b)
 	}
@@ -178,6 +183,7 @@ func (w *Writer) write(l Line) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.put(b, l.Position)
+	return buf
 }
 
 // put buffers a line, rotating first when it would take the segment past
@@ -247,6 +253,8 @@ type Call struct {
 	// End), since a secret may continue there; pendKind is its kind.
 	pend     []byte
 	pendKind string
+	// buf is the scratch space lines are encoded in.
+	buf []byte
 }
 
 // Call starts the stream of engine call number call (1-based) of a
@@ -311,5 +319,5 @@ func (c *Call) flush() {
 
 func (c *Call) line(l Line) {
 	l.Node, l.Position, l.Call = c.node, c.position, c.call
-	c.w.write(l)
+	c.buf = c.w.write(l, c.buf)
 }

@@ -109,6 +109,11 @@ func (x *Executor) stop(err error) {
 // nodes INPUT_RENDER.
 func (x *Executor) checkInputs(ctx context.Context) error {
 	g := x.rs.Graph()
+	if !x.resultArtifacts() {
+		// Nothing to read back: listing every node's upstream would cost
+		// the square of a chain's length before the first dispatch.
+		return nil
+	}
 	need := map[string]string{} // digest → node
 	refs := map[string]graph.ArtifactRef{}
 	for _, n := range g.Nodes() {
@@ -141,6 +146,18 @@ func (x *Executor) checkInputs(ctx context.Context) error {
 		return nil
 	}
 	return artifactFault(problems, cause)
+}
+
+// resultArtifacts reports whether a vertex passed with its result kept
+// as an artifact: only such a result is read back by checkInputs.
+func (x *Executor) resultArtifacts() bool {
+	g := x.rs.Graph()
+	for _, v := range x.def.Nodes {
+		if d := g.Node(v.ID); d != nil && d.Status == graph.StatusPassed && d.ResultArtifact != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // artifactFault is the fault of artifacts the run needs and cannot read.

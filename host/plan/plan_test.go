@@ -32,6 +32,40 @@ func TestAttemptID(t *testing.T) {
 	}
 }
 
+// TestAttemptIDCanonical holds AttemptID to the digest of the canonical
+// JSON of its four strings, the id every record already holds: plain
+// strings take the direct path, the others Digest's.
+func TestAttemptIDCanonical(t *testing.T) {
+	const want = "sha256:81f5a2b55519cd4ebde75ba0d2ec8c682d80998992f98bbae87c5e50f18a9ba0"
+	if got := AttemptID("default", "r1", "draft", "dag/draft/1"); got != want {
+		t.Fatalf("AttemptID = %s, want %s (ids in existing records would change)", got, want)
+	}
+	for _, s := range []string{"", "plain", `q"uote`, `back\slash`, "<&>", "tab\t", "\x7f", "é", "\u2028", "\xff", "loop/l/2/each/k/1"} {
+		checkAttemptID(t, "default", s, "n", "dag/n/1")
+		checkAttemptID(t, s, "r", s, s)
+	}
+}
+
+// FuzzAttemptID compares AttemptID with the digest of the map it names.
+func FuzzAttemptID(f *testing.F) {
+	f.Add("default", "r1", "draft", "dag/draft/1")
+	f.Add("ns", `"`, "\\", "\u2028")
+	f.Fuzz(func(t *testing.T, ns, run, node, position string) {
+		checkAttemptID(t, ns, run, node, position)
+	})
+}
+
+func checkAttemptID(t *testing.T, ns, run, node, position string) {
+	t.Helper()
+	want, err := Digest(map[string]string{"namespace": ns, "run": run, "node": node, "position": position})
+	if err != nil {
+		t.Skip(err) // not JSON-encodable text: Digest's own error
+	}
+	if got := AttemptID(ns, run, node, position); got != want {
+		t.Fatalf("AttemptID(%q, %q, %q, %q) = %s, want %s", ns, run, node, position, got, want)
+	}
+}
+
 func TestRunStartedCheck(t *testing.T) {
 	def := &graph.Definition{GlobalConcurrency: 1, Nodes: []graph.NodeDef{{ID: "a", Kind: graph.KindRequired, Binding: "b", DependsOn: []string{}}}}
 	p := &Plan{RunID: "r", Namespace: "default", Plugins: []PluginPlan{}, Lanes: []LanePlan{}}

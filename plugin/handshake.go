@@ -14,6 +14,14 @@ const ProtocolVersion = 1
 // 64 MiB (docs/writing-plugins.md). Larger messages fail with ErrMessageTooLarge.
 const MaxMessageBytes = 64 << 20
 
+// WindowBytes is the fixed HTTP/2 flow-control window, per stream and per
+// connection, both sides give a plugin connection: 16 MiB, the most
+// gRPC's dynamic window would grow to. A fixed window turns off gRPC's
+// bandwidth estimation, whose PING and its acknowledgement cross the
+// socket on every call — two more wake-ups on each side of a call that
+// moves a few hundred bytes (docs/decisions.md, "Plugin transport").
+const WindowBytes = 16 << 20
+
 // Handshake is the go-plugin handshake shared by the host and every plugin.
 // The magic cookie only tells a binary that it was started as an Obversa
 // plugin (so that running it by hand prints a friendly message); it is not a

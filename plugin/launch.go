@@ -269,7 +269,7 @@ func (l *launcher) clientConfig(sockets string, tlsConfig *tls.Config) *goplugin
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(MaxMessageBytes),
 			grpc.MaxCallSendMsgSize(MaxMessageBytes),
-		)},
+		), grpc.WithInitialWindowSize(WindowBytes), grpc.WithInitialConnWindowSize(WindowBytes)},
 	}
 }
 

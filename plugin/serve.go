@@ -78,6 +78,8 @@ func Serve(cfg ServeConfig) error {
 				grpc.MaxSendMsgSize(MaxMessageBytes),
 				grpc.ChainUnaryInterceptor(recoverUnary(logger), healthUnary(cfg.Health)),
 				grpc.ChainStreamInterceptor(recoverStream(logger)),
+				grpc.InitialWindowSize(WindowBytes),
+				grpc.InitialConnWindowSize(WindowBytes),
 			)
 			return grpc.NewServer(opts...)
 		},

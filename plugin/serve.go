@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/hashicorp/go-hclog"
@@ -80,6 +81,10 @@ func Serve(cfg ServeConfig) error {
 				grpc.ChainStreamInterceptor(recoverStream(logger)),
 				grpc.InitialWindowSize(WindowBytes),
 				grpc.InitialConnWindowSize(WindowBytes),
+				// A pool of goroutines whose stacks have grown serves the
+				// calls: a fresh goroutine per call grows its stack through
+				// protobuf's encoder on every call.
+				grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 			)
 			return grpc.NewServer(opts...)
 		},

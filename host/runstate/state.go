@@ -246,7 +246,7 @@ func (s *State) applyRunLevel(typ string, data json.RawMessage, v any, ts time.T
 		if e, ok := v.(graph.EngineAttemptData); ok {
 			d = engineCallData{Node: e.Node, Position: e.Position, Sequence: e.Sequence, Outcome: e.Outcome,
 				FailureKind: e.FailureKind, Requested: e.Requested, Effective: e.Effective, PartsArtifact: e.PartsArtifact}
-			if err := decode(e.Usage, &d.Usage); err != nil {
+			if err := decodeUsage(e.Usage, &d.Usage); err != nil {
 				return err
 			}
 		} else if err := decode(data, &d); err != nil {

@@ -221,7 +221,7 @@ func (x *Executor) keepParts(ctx context.Context, rec *graph.EngineAttemptData, 
 }
 
 func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		panic(err)
 	}

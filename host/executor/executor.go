@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -163,13 +164,40 @@ func (x *Executor) outOfMemory(name string, err error) string {
 
 // newEvent marshals data once, for both the record and the fold.
 func newEvent(typ string, data any) event {
-	b, err := json.Marshal(data)
+	b, err := marshal(data)
 	if err != nil {
 		// Every event payload is a plain struct of ours.
 		panic(fmt.Sprintf("marshal %s: %v", typ, err))
 	}
 	return event{NewEvent: store.NewEvent{Type: typ, Data: json.RawMessage(b)}, v: data}
 }
+
+// marshal is json.Marshal without escaping '<', '>' and '&' for HTML:
+// the record keeps RFC 8785 canonical JSON, which does not escape them,
+// and text already in that form needs no canonicalising pass of the
+// store (an escaped character sends the whole event through it).
+func marshal(v any) ([]byte, error) {
+	e := encoders.Get().(*encoder)
+	defer encoders.Put(e)
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.Clone(bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))), nil
+}
+
+// encoder marshals into a reused buffer.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
 
 // batch collects events folded into the state and waiting to be appended.
 type batch []store.NewEvent

@@ -61,6 +61,10 @@ func appendCount(dst []byte, name string, n int64) []byte {
 	return strconv.AppendInt(append(dst, name...), n, 10)
 }
 
+// shortEscapes are the two-character escapes encoding/json writes for
+// control characters, by character; 0 for \u00xx.
+var shortEscapes = [0x20]byte{'\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
+
 // appendString appends s as a JSON string the way encoding/json does by
 // default: '<', '>' and '&' escaped for HTML, U+2028 and U+2029 escaped,
 // invalid UTF-8 replaced by U+FFFD.
@@ -75,19 +79,11 @@ func appendString(dst []byte, s string) []byte {
 				continue
 			}
 			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
+			switch e := shortEscapes[c&0x1f]; {
+			case c == '"' || c == '\\':
 				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
+			case c < 0x20 && e != 0:
+				dst = append(dst, '\\', e)
 			default:
 				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}

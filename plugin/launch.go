@@ -160,8 +160,10 @@ type launcher struct {
 	// marker is LaunchEnv=<value>, in env, that marks this launch's
 	// processes.
 	marker string
-	run    *procRunner
-	gp     *goplugin.Client
+	// bare is the launch's cgroup when its confinement makes no v2 group.
+	bare *bareGroup
+	run  *procRunner
+	gp   *goplugin.Client
 }
 
 // launch executes the verified binary at path and completes the handshake.
@@ -206,7 +208,12 @@ func newLauncher(cfg LaunchConfig, path string) *launcher {
 	procCtx, stopProc := context.WithCancel(context.Background())
 	marker := newMarker()
 	env := append(make([]string, 0, len(cfg.Env)+9), cfg.Env...)
+	var bare *bareGroup
+	if !cfg.Confine.HasV2Group() {
+		bare = newBareGroup()
+	}
 	return &launcher{
+		bare:         bare,
 		cfg:          cfg,
 		path:         path,
 		logger:       logger.Named(cfg.Name),
@@ -233,6 +240,7 @@ func (l *launcher) command() (*exec.Cmd, error) {
 	}
 	cmd.Env = l.env
 	setProcAttr(cmd)
+	l.bare.apply(cmd)
 	if cfg.Confine != nil {
 		setUnshare(cmd, cfg.Confine.Unshareflags())
 	}
@@ -329,7 +337,7 @@ func (l *launcher) connect() (*Client, error) {
 		logger:   l.logger,
 		stopProc: l.stopProc,
 		tree: tree{name: cfg.Name, marker: l.marker, pgid: l.run.cmd.Process.Pid,
-			confine: cfg.Confine, supervised: cfg.Supervised},
+			confine: cfg.Confine, bare: l.bare, supervised: cfg.Supervised},
 	}
 	raw, err := rpc.Dispense(string(cfg.Type))
 	if err != nil {
@@ -365,7 +373,7 @@ func (l *launcher) fail(err error) (*Client, error) {
 	l.stopProc()
 	l.kill()
 	l.gp.Kill()
-	t := tree{name: l.cfg.Name, marker: l.marker, confine: l.cfg.Confine, supervised: l.cfg.Supervised}
+	t := tree{name: l.cfg.Name, marker: l.marker, confine: l.cfg.Confine, bare: l.bare, supervised: l.cfg.Supervised}
 	if l.run != nil && l.run.cmd.Process != nil {
 		t.pgid = l.run.cmd.Process.Pid
 	}

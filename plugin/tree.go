@@ -55,6 +55,9 @@ type tree struct {
 	// pgid is the plugin's process group (the plugin leads it).
 	pgid    int
 	confine *confine.Prepared
+	// bare is the launch's cgroup when its confinement makes no v2 group
+	// (bareGroup); nil when none.
+	bare *bareGroup
 	// supervised: something outside this process stops the plugin's
 	// descendants (LaunchConfig.Supervised), so stop skips the /proc scan.
 	supervised bool

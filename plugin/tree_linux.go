@@ -9,14 +9,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/obversa/obversa/internal/proc"
-	"github.com/obversa/obversa/plugin/confine"
 )
 
 // stop ends what the launch left after the plugin itself was stopped:
 // the processes carrying its marker and their descendants, frozen, then
 // SIGTERM, treeGrace, SIGKILL (proc.StopTree); then, for any that dropped
-// the marker, SIGKILL to the plugin's process group and its cgroup. It
-// returns a *LeftRunningError naming what survived, or nil.
+// the marker, SIGKILL to the plugin's process group and its cgroup (the
+// confinement's, or the bare group of a launch without one). It returns a
+// *LeftRunningError naming what survived, or nil.
 func (t *tree) stop() error {
 	var left []int
 	if !t.supervised {
@@ -32,6 +32,7 @@ func (t *tree) stop() error {
 		t.confine.Kill()
 		left = append(left, waitCgroupEmpty(t.confine, 2*time.Second)...)
 	}
+	left = append(left, t.bare.stop()...)
 	if len(left) == 0 {
 		return nil
 	}
@@ -39,9 +40,9 @@ func (t *tree) stop() error {
 	return &LeftRunningError{Plugin: t.name, PIDs: slices.Compact(left)}
 }
 
-// waitCgroupEmpty waits up to d for the killed cgroup to empty and returns
-// the pids still in it.
-func waitCgroupEmpty(c *confine.Prepared, d time.Duration) []int {
+// waitCgroupEmpty waits up to d for the killed cgroup c to empty and
+// returns the pids still in it.
+func waitCgroupEmpty(c interface{ Procs() []int }, d time.Duration) []int {
 	deadline := time.Now().Add(d)
 	for {
 		pids := c.Procs()

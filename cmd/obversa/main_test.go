@@ -89,7 +89,7 @@ func helperPlugin(mode string) int {
 		return launchFaultHelper(mode)
 	case "stderr-flood":
 		return stderrFlood()
-	case "daemon-child", "daemon-fork", "daemon-sleep":
+	case "daemon-child", "daemon-fork", "daemon-sleep", "daemon-child-bare", "daemon-fork-bare":
 		return daemonHelper(mode)
 	case "policy-panic", "policy-exit", "policy-hang", "policy-bad-verdict":
 		return policyHelper(mode)

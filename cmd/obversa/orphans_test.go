@@ -26,18 +26,29 @@ const childMarkEnv = "HELPER_CHILD_MARK"
 // fork), so the sleeper's parent is gone, it is in neither the plugin's
 // process group nor its session, and it holds nothing of the plugin's
 // open. The sleeper carries $HELPER_CHILD_MARK and sleeps 5 minutes.
+// "daemon-child-bare" does the same, but the sleeper's environment is
+// emptied of everything else, the host's launch marker included.
 func daemonHelper(mode string) int {
 	switch mode {
 	case "daemon-sleep":
 		time.Sleep(5 * time.Minute)
 		return 0
-	case "daemon-fork":
-		if err := startDetached("daemon-sleep"); err != nil {
+	case "daemon-fork", "daemon-fork-bare":
+		cmd := detached("daemon-sleep")
+		if mode == "daemon-fork-bare" {
+			cmd.Env = []string{"OBVERSA_TEST_HELPER=daemon-sleep", childMarkEnv + "=" + os.Getenv(childMarkEnv)}
+		}
+		if err := cmd.Start(); err != nil {
 			return 1
 		}
+		_ = cmd.Process.Release()
 		return 0
 	}
-	cmd := detached("daemon-fork")
+	fork := "daemon-fork"
+	if mode == "daemon-child-bare" {
+		fork = "daemon-fork-bare"
+	}
+	cmd := detached(fork)
 	if err := cmd.Run(); err != nil {
 		return 1
 	}
@@ -55,16 +66,6 @@ func detached(mode string) *exec.Cmd {
 	cmd.Env = append(os.Environ(), "OBVERSA_TEST_HELPER="+mode)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	return cmd
-}
-
-// startDetached starts detached(mode) and returns once it has executed
-// (exec.Cmd.Start waits for the exec), without waiting for it.
-func startDetached(mode string) error {
-	cmd := detached(mode)
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	return cmd.Process.Release()
 }
 
 // markedAlive lists the live (not zombie) processes whose environment
@@ -98,12 +99,23 @@ func markedAlive(t *testing.T, kv string) []int {
 // (setsid, double fork) leaves nothing running after the launches that
 // only check it — validate --plugins, the pre-run check of a run (and the
 // run's own worker), plugin describe — though the child left the
-// plugin's process group and session. A direct start of the same plugin
-// first shows the child does outlive its plugin when no one stops it.
+// plugin's process group and session, and even when it also emptied its
+// environment of the launch's marker (the launch's cgroup holds it). A
+// direct start of the same plugin first shows the child does outlive its
+// plugin when no one stops it.
 func TestCheckLaunchesLeaveNoOrphans(t *testing.T) {
 	t.Parallel()
+	for _, mode := range []string{"daemon-child", "daemon-child-bare"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			checkLaunchesLeaveNoOrphans(t, mode)
+		})
+	}
+}
+
+func checkLaunchesLeaveNoOrphans(t *testing.T, mode string) {
 	dir := t.TempDir()
-	mark := childMarkEnv + "=" + filepath.Base(dir)
+	mark := childMarkEnv + "=" + filepath.Base(filepath.Dir(dir))
 	t.Cleanup(func() {
 		for _, pid := range markedAlive(t, mark) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -112,7 +124,7 @@ func TestCheckLaunchesLeaveNoOrphans(t *testing.T) {
 	// A script, so that describe (which passes only the allow-listed
 	// environment) launches the helper too.
 	script := filepath.Join(dir, "plugin.sh")
-	text := "#!/bin/sh\nexport OBVERSA_TEST_HELPER=daemon-child " + mark + "\nexec " + testBinary(t) + " \"$@\"\n"
+	text := "#!/bin/sh\nexport OBVERSA_TEST_HELPER=" + mode + " " + mark + "\nexec " + testBinary(t) + " \"$@\"\n"
 	if err := os.WriteFile(script, []byte(text), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -121,6 +121,10 @@ func (p *Prepared) Kill() {
 	}
 }
 
+// HasV2Group reports whether the plugin's cgroup has a v2 directory, which
+// Kill stops whole; false for nil.
+func (p *Prepared) HasV2Group() bool { return p != nil && p.group != nil && p.group.V2 != "" }
+
 // Procs returns the pids still in the plugin's cgroup; nil without one.
 func (p *Prepared) Procs() []int {
 	if p == nil || p.group == nil {

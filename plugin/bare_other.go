@@ -1,0 +1,17 @@
+//go:build !linux
+
+package plugin
+
+import "os/exec"
+
+// bareGroup is empty here: control groups are Linux's.
+type bareGroup struct{}
+
+// newBareGroup returns nil: control groups are Linux's.
+func newBareGroup() *bareGroup { return nil }
+
+// apply does nothing.
+func (b *bareGroup) apply(*exec.Cmd) {}
+
+// stop does nothing.
+func (b *bareGroup) stop() []int { return nil }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -69,3 +70,46 @@ func newMarker() string {
 	_, _ = rand.Read(b[:])
 	return LaunchEnv + "=" + hex.EncodeToString(b[:])
 }
+
+// ProcessTree contains a process started outside Launch — the conformance
+// kit's raw launches — as Launch contains a plugin, so that Stop ends
+// everything it started the way Client.Close does: its process group,
+// the processes carrying its LaunchEnv marker and their descendants, and
+// its cgroup (a bare cgroup v2 group the process starts in, where this
+// process can make one), which holds even a descendant that left the
+// group and session and emptied its environment
+// (docs/plugins.md#stopping-a-plugin).
+type ProcessTree struct{ t tree }
+
+// NewProcessTree returns the tree of one process; name names it in
+// Stop's error. With group false no cgroup is made (a process started
+// inside another tree, whose cgroup already holds it).
+func NewProcessTree(name string, group bool) *ProcessTree {
+	p := &ProcessTree{t: tree{name: name, marker: newMarker()}}
+	if group {
+		p.t.bare = newBareGroup()
+	}
+	return p
+}
+
+// Marker returns the tree's LaunchEnv=<value> entry; Prepare adds it to
+// the process's environment, and a process started elsewhere that should
+// count as the tree's (a stand-in host's plugin) carries it too.
+func (p *ProcessTree) Marker() string { return p.t.marker }
+
+// Prepare sets cmd up to start in the tree, before cmd.Start: a process
+// group of its own, SIGKILL when the starting thread dies (Linux), the
+// marker added to cmd.Env and the tree's cgroup.
+func (p *ProcessTree) Prepare(cmd *exec.Cmd) {
+	cmd.Env = append(cmd.Env, p.t.marker)
+	setProcAttr(cmd)
+	p.t.bare.apply(cmd)
+}
+
+// Started records the started process, whose process group Stop kills.
+func (p *ProcessTree) Started(pid int) { p.t.pgid = pid }
+
+// Stop kills the tree: the marker's processes (SIGTERM, then SIGKILL
+// after 2 s), the process group and the cgroup. It returns a
+// *LeftRunningError naming what survived, or nil.
+func (p *ProcessTree) Stop() error { return p.t.stop() }

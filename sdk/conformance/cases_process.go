@@ -56,7 +56,7 @@ func (k *kit) readHandshake(versions []int) (*rawProcess, plugin.HandshakeLine, 
 	if err != nil {
 		return nil, plugin.HandshakeLine{}, err
 	}
-	p, err := rawStart(k.bin, k.opts.Args, k.env, hs)
+	p, err := rawStart(k.bin, k.opts.Args, k.env, hs, true)
 	if err != nil {
 		return nil, plugin.HandshakeLine{}, err
 	}
@@ -89,11 +89,11 @@ func caseHandshakeLine(ctx context.Context, k *kit) verdict {
 	p, h, err := k.readHandshake([]int{plugin.ProtocolVersion})
 	if err != nil {
 		if p != nil {
-			p.stop()
+			_ = p.stop()
 		}
 		return fail("%v", err)
 	}
-	p.stop()
+	_ = p.stop()
 	if h.AppVersion != plugin.ProtocolVersion {
 		return fail("handshake names protocol version %d, the only one offered was %d", h.AppVersion, plugin.ProtocolVersion)
 	}
@@ -131,15 +131,16 @@ func caseHandshakeCookie(_ context.Context, k *kit) verdict {
 			hs[i] = plugin.Handshake.MagicCookieKey + "=not-the-obversa-cookie"
 		}
 	}
-	p, err := rawStart(k.bin, k.opts.Args, k.env, hs)
+	p, err := rawStart(k.bin, k.opts.Args, k.env, hs, true)
 	if err != nil {
 		return fail("%v", err)
 	}
+	// Whatever it started before exiting is stopped with it.
+	defer func() { _ = p.stop() }()
 	start := time.Now()
 	exited := p.wait(5 * time.Second)
 	if !exited {
 		line, _ := p.firstLine(time.Millisecond)
-		p.stop()
 		if _, err := plugin.ParseHandshakeLine(line); err == nil {
 			return fail("started anyway and printed a handshake line: %q", line)
 		}
@@ -170,7 +171,7 @@ func caseHandshakeVersion(_ context.Context, k *kit) verdict {
 		wg.Go(func() {
 			p, h, err := k.readHandshake(offer)
 			if p != nil {
-				p.stop()
+				_ = p.stop()
 			}
 			name := joinInts(offer)
 			switch {
@@ -229,7 +230,7 @@ func caseHostDeath(_ context.Context, k *kit) verdict {
 		return fail("%v", err)
 	}
 	pid := host.report.Pid
-	defer killProcess(pid)
+	defer host.stop()
 	h, err := plugin.ParseHandshakeLine(host.report.Line)
 	if err != nil {
 		host.die()

@@ -28,7 +28,9 @@ const maxCapture = 16 << 10
 
 // rawProcess is a plugin started by rawStart.
 type rawProcess struct {
-	cmd    *exec.Cmd
+	cmd *exec.Cmd
+	// tree holds what the process starts; stop ends it.
+	tree   *plugin.ProcessTree
 	stdout *bufio.Reader
 	stderr *tailBuffer
 	// gotLine is closed once the first stdout line (or the end of stdout)
@@ -42,11 +44,13 @@ type rawProcess struct {
 
 // rawStart starts bin with env plus the handshake variables from
 // plugin.HandshakeEnv (replaced by handshake when not nil), on the calling
-// thread, with the host's parent-death signal (rawProcAttr). The caller
-// must call stop.
-func rawStart(bin string, args, env, handshake []string) (*rawProcess, error) {
+// thread, contained as plugin.Launch contains a plugin
+// (plugin.ProcessTree: the host's parent-death signal, a process group, a
+// launch marker and, with group, a cgroup of its own). The caller must
+// call stop.
+func rawStart(bin string, args, env, handshake []string, group bool) (*rawProcess, error) {
 	for i := 0; ; i++ {
-		p, err := rawStartOnce(bin, args, env, handshake)
+		p, err := rawStartOnce(bin, args, env, handshake, group)
 		// The kit's private copy of the binary was written moments ago: a
 		// child another goroutine forked meanwhile may still hold it open
 		// for writing until it execs (golang.org/issue/22315).
@@ -57,22 +61,26 @@ func rawStart(bin string, args, env, handshake []string) (*rawProcess, error) {
 	}
 }
 
-func rawStartOnce(bin string, args, env, handshake []string) (*rawProcess, error) {
+func rawStartOnce(bin string, args, env, handshake []string, group bool) (*rawProcess, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(append([]string{}, env...), handshake...)
-	rawProcAttr(cmd)
+	tree := plugin.NewProcessTree(bin, group)
+	tree.Prepare(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
+		_ = tree.Stop()
 		return nil, err
 	}
-	p := &rawProcess{cmd: cmd, stderr: &tailBuffer{max: maxCapture}, gotLine: make(chan struct{}), exited: make(chan struct{})}
+	p := &rawProcess{cmd: cmd, tree: tree, stderr: &tailBuffer{max: maxCapture}, gotLine: make(chan struct{}), exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	// A child of the plugin may hold its output pipes open after the
 	// plugin itself is gone: do not wait on them past a moment.
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
+		_ = tree.Stop()
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
+	tree.Started(cmd.Process.Pid)
 	p.stdout = bufio.NewReaderSize(out, maxHandshakeLine)
 	go func() {
 		line, err := p.stdout.ReadSlice('\n')
@@ -163,10 +171,18 @@ func (p *rawProcess) exitDescription() string {
 	}
 }
 
-// stop kills the process and waits for it.
-func (p *rawProcess) stop() {
-	killProcess(p.cmd.Process.Pid)
+// stop kills the process and everything it started (its process tree)
+// and waits for it. What could not be stopped is returned as a
+// *plugin.LeftRunningError.
+func (p *rawProcess) stop() error {
+	select {
+	case <-p.exited: // reaped: its pid may be another process's now
+	default:
+		killProcess(p.cmd.Process.Pid)
+	}
+	err := p.tree.Stop()
 	<-p.exited
+	return err
 }
 
 // tailBuffer is an io.Writer keeping the last max bytes written (at most

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"os/exec"
 	"strconv"
 	"syscall"
 )
@@ -12,13 +11,6 @@ import (
 // hostDeathSupported reports whether the kit can make a host die under a
 // plugin (robust.host_death): the host's parent-death signal is Linux's.
 const hostDeathSupported = true
-
-// rawProcAttr gives a raw launch what plugin.Launch gives every plugin on
-// Linux: SIGKILL when the thread that started it dies, and a process group
-// of its own so killProcess reaches what it started.
-func rawProcAttr(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-}
 
 // processGone reports whether pid no longer runs: it does not exist, or it
 // is a zombie waiting for a parent that may never reap it.

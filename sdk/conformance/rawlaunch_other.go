@@ -4,14 +4,10 @@ package conformance
 
 import (
 	"os"
-	"os/exec"
 )
 
 // hostDeathSupported is false: the host's parent-death signal is Linux's.
 const hostDeathSupported = false
-
-// rawProcAttr does nothing: only Linux has a parent-death signal.
-func rawProcAttr(*exec.Cmd) {}
 
 func processGone(int) bool { return true }
 

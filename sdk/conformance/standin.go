@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"time"
+
+	"github.com/obversa/obversa/plugin"
 )
 
 // robust.host_death needs a host that can die. The kit re-executes the
@@ -49,7 +51,9 @@ func standInHost(raw string) int {
 		_ = out.Encode(standInReport{Error: "stand-in host: " + err.Error()})
 		return 1
 	}
-	p, err := rawStart(job.Bin, job.Args, job.Env, nil)
+	// The stand-in is in the kit's tree for it (startStandIn), cgroup
+	// included: the plugin needs no group of its own.
+	p, err := rawStart(job.Bin, job.Args, job.Env, nil, false)
 	if err != nil {
 		_ = out.Encode(standInReport{Error: err.Error()})
 		return 1
@@ -66,6 +70,7 @@ func standInHost(raw string) int {
 // standIn is a running stand-in host and the plugin it started.
 type standIn struct {
 	cmd    *exec.Cmd
+	tree   *plugin.ProcessTree
 	report standInReport
 }
 
@@ -75,21 +80,27 @@ func startStandIn(bin string, args, env []string) (*standIn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locating this program to re-execute it as a stand-in host: %w", err)
 	}
-	job, err := json.Marshal(standInJob{Bin: bin, Args: args, Env: env})
+	// The stand-in and the plugin it starts are one tree (the plugin
+	// carries its marker, and is in its cgroup), which stop ends.
+	tree := plugin.NewProcessTree("stand-in host", true)
+	job, err := json.Marshal(standInJob{Bin: bin, Args: args, Env: append(append([]string{}, env...), tree.Marker())})
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(self)
 	cmd.Env = []string{standInEnv + "=" + string(job)}
-	rawProcAttr(cmd)
+	tree.Prepare(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		_ = tree.Stop()
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		_ = tree.Stop()
 		return nil, fmt.Errorf("starting the stand-in host: %w", err)
 	}
-	s := &standIn{cmd: cmd}
+	tree.Started(cmd.Process.Pid)
+	s := &standIn{cmd: cmd, tree: tree}
 	lines := make(chan error, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -109,10 +120,7 @@ func startStandIn(bin string, args, env []string) (*standIn, error) {
 		err = errors.New(s.report.Error)
 	}
 	if err != nil {
-		s.die()
-		if s.report.Pid > 0 {
-			killProcess(s.report.Pid)
-		}
+		s.stop()
 		return nil, err
 	}
 	return s, nil
@@ -121,5 +129,16 @@ func startStandIn(bin string, args, env []string) (*standIn, error) {
 // die kills the stand-in host at once and reaps it.
 func (s *standIn) die() {
 	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+}
+
+// stop kills the stand-in host, the plugin it started and whatever that
+// started (the tree), and reaps the host.
+func (s *standIn) stop() {
+	if s.report.Pid > 0 {
+		killProcess(s.report.Pid)
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.tree.Stop()
 	_ = s.cmd.Wait()
 }

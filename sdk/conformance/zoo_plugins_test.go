@@ -102,9 +102,14 @@ func stderrFlood() int {
 	return 1
 }
 
+// zooMarkEnv marks the processes of one zoo test, so that the test can
+// find what its plugins left running.
+const zooMarkEnv = "OBVERSA_ZOO_MARK"
+
 // startGrandchild starts a child in a session of its own that holds this
 // process's stdout and stderr, then exits 1 with a message, as a plugin
-// whose helper daemon outlives it.
+// whose helper daemon outlives it. The child's environment holds its mode
+// and the zoo's mark only: none of the host's launch marker.
 func startGrandchild() int {
 	requireCookie()
 	self, err := os.Executable()
@@ -112,7 +117,7 @@ func startGrandchild() int {
 		return 1
 	}
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), modeEnv+"=grandchild-sleeper")
+	cmd.Env = []string{modeEnv + "=grandchild-sleeper", zooMarkEnv + "=" + os.Getenv(zooMarkEnv)}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

@@ -85,9 +85,18 @@ func TestZoo(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
-			rep, err := conformance.Check(ctx, bin, conformance.Options{Env: helperEnv(tt.mode), HandshakeTimeout: tt.handshake})
+			env := helperEnv(tt.mode)
+			mark := zooMarkEnv + "=" + filepath.Base(filepath.Dir(t.TempDir()))
+			env[zooMarkEnv] = strings.TrimPrefix(mark, zooMarkEnv+"=")
+			rep, err := conformance.Check(ctx, bin, conformance.Options{Env: env, HandshakeTimeout: tt.handshake})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The kit stops what each of its launches started, even a
+			// daemon that left the plugin's process group and session and
+			// emptied its environment (the grandchild).
+			if left := leftRunning(mark, 3*time.Second); len(left) > 0 {
+				t.Errorf("processes the plugin started outlive the kit: pids %v", left)
 			}
 			if diff := cmp.Diff([]string{tt.kase}, statuses(rep, conformance.Fail)); diff != "" {
 				for _, r := range rep.Results {

@@ -6,7 +6,9 @@
 #   scripts/bench-peers.sh            # ROUNDS=3 rounds, 3 runs of each workload a round
 #   ROUNDS=1 scripts/bench-peers.sh   # one round
 #
-# Each round runs, one after another: BenchmarkChain200 and
+# Each round runs, one after another: BenchmarkFloor/fdatasync (the
+# round's write+fdatasync floor, the table's fdatasync column),
+# BenchmarkChain200 and
 # BenchmarkDAG1000FanOut32 (the record in a storage directory),
 # BenchmarkPGChain200Run and BenchmarkPGDAG1000FanOut32 (the record in
 # PostgreSQL, store/pgstore) and the same two workloads as DBOS workflows
@@ -48,7 +50,7 @@ for r in $(seq 1 "$ROUNDS"); do
   echo "== round $r" | tee -a "$OUT/rounds.txt"
   echo "# load average before the round: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/rounds.txt"
   (cd cmd/obversa && OBVERSA_TEST_POSTGRES=$URL "$OUT/obversa.test" -test.run '^$' \
-    -test.bench '^Benchmark(Chain200|DAG1000FanOut32|PGChain200Run|PGDAG1000FanOut32)$' -test.benchtime 3x) 2>&1 |
+    -test.bench '^Benchmark(Floor|Chain200|DAG1000FanOut32|PGChain200Run|PGDAG1000FanOut32)$/^fdatasync$' -test.benchtime 3x) 2>&1 |
     grep -E '^(Benchmark|--- FAIL|FAIL|panic)' | tee -a "$OUT/rounds.txt"
   "$OUT/peers" dbos -db "$URL" -reps 3 | tee -a "$OUT/rounds.txt"
 done

@@ -74,9 +74,9 @@ func parseBenchLine(line string) (string, map[string]float64, bool) {
 // slash) and of DBOS (workflow start to result), and the ratios DBOS ÷
 // Obversa of the spans measured in that round; then the median of each
 // ratio over the rounds. Beside them, the floors measured in the same
-// round: write+fdatasync of a line (fdatasync ms) and a one-row INSERT
-// committed on its own (pg commit ms). A missing measurement prints as
-// "-".
+// round: write+fdatasync of a line (fdatasync ms, BenchmarkFloor/fdatasync)
+// and a one-row INSERT committed on its own (pg commit ms). A missing
+// measurement prints as "-".
 func writeTable(w io.Writer, rounds []round) {
 	fmt.Fprintln(w, "| round | workload | obversa file ms/node (span / wall) | obversa pg ms/node (span / wall) | DBOS ms/node | DBOS ÷ obversa file | DBOS ÷ obversa pg | fdatasync ms | pg commit ms |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
@@ -93,7 +93,7 @@ func writeTable(w io.Writer, rounds []round) {
 			}
 			fmt.Fprintf(w, "| %d | %s | %s / %s | %s / %s | %s | %s | %s | %s | %s |\n", i+1, wl.label,
 				num(o["ms/node"]), num(o["wall-ms/node"]), num(p["ms/node"]), num(p["wall-ms/node"]), num(d["ms/node"]),
-				num(rf), num(rp), num(o["fdatasync-ms"]), num(p["commit-ms"]))
+				num(rf), num(rp), num(r["Floor/fdatasync"]["ms"]), num(p["commit-ms"]))
 		}
 	}
 	for _, wl := range workloads {

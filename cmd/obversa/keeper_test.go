@@ -16,8 +16,10 @@ import (
 )
 
 // sideEffectRunFile runs one node whose command, started by cmd-engine
-// through sdk/command, marks STARTED, sleeps and then leaves its side
-// effect in SIDE.
+// through sdk/command, marks STARTED, waits for RELEASE and then leaves
+// its side effect in SIDE. The test holds the effect back until it has
+// killed both supervisors and the keeper has answered, so how late a
+// loaded machine lets the test act decides nothing.
 const sideEffectRunFile = `
 teardown_grace = "500ms"
 plugin "shell" {
@@ -27,15 +29,17 @@ plugin "shell" {
 graph "dag" {
   node "effect" {
     binding = "shell"
-    input   = { command = ["sh", "-c", "echo started >> STARTED; sleep 3; echo done >> SIDE"] }
+    input   = { command = ["sh", "-c", "echo started >> STARTED; while [ ! -e RELEASE ]; do sleep 0.05; done; echo done >> SIDE"] }
   }
 }
 `
 
 // TestNothingOutlivesBothSupervisors SIGKILLs the watchdog and the worker
-// together while a node's command is in flight: the command never does
-// its side effect, and `status` says the run was interrupted and its
-// cleanup verified. make test tries 50 times, 10 at once.
+// together while a node's command is in flight: once the keeper has
+// recorded its cleanup, `status` says the run was interrupted, its
+// cleanup verified and none of its processes alive, and the command,
+// released then, never does its side effect. make test tries 50 times,
+// 10 at once.
 func TestNothingOutlivesBothSupervisors(t *testing.T) {
 	t.Parallel()
 	tries := 50
@@ -71,9 +75,10 @@ func TestNothingOutlivesBothSupervisors(t *testing.T) {
 func killBothSupervisors(t *testing.T, i int) error {
 	runFile := writeRunFile(t, sideEffectRunFile)
 	dir := filepath.Dir(runFile)
-	started, side := filepath.Join(dir, "STARTED"), filepath.Join(dir, "SIDE")
+	started, side, release := filepath.Join(dir, "STARTED"), filepath.Join(dir, "SIDE"), filepath.Join(dir, "RELEASE")
 	text, _ := os.ReadFile(runFile)
 	text = bytes.ReplaceAll(bytes.ReplaceAll(text, []byte("STARTED"), []byte(started)), []byte("SIDE"), []byte(side))
+	text = bytes.ReplaceAll(text, []byte("RELEASE"), []byte(release))
 	if err := os.WriteFile(runFile, text, 0o644); err != nil {
 		return err
 	}
@@ -86,6 +91,8 @@ func killBothSupervisors(t *testing.T, i int) error {
 		return err
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	// Whatever happens, a command left waiting ends with the test.
+	defer func() { _ = os.WriteFile(release, nil, 0o644) }()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if _, err := os.Stat(started); err == nil {
@@ -96,7 +103,6 @@ func killBothSupervisors(t *testing.T, i int) error {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	startedAt := time.Now()
 	runDir := runDirOf(runFile, id)
 	worker, err := readWorkerPID(runDir)
 	if err != nil {
@@ -109,24 +115,55 @@ func killBothSupervisors(t *testing.T, i int) error {
 	_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
 	_ = syscall.Kill(worker, syscall.SIGKILL)
 	_ = cmd.Wait()
-	// Past the command's sleep, with a margin: its effect would be there.
-	time.Sleep(time.Until(startedAt.Add(4500 * time.Millisecond)))
-	if _, err := os.Stat(side); !errors.Is(err, os.ErrNotExist) {
-		kl, _ := os.ReadFile(filepath.Join(runDir, "keeper.log"))
-		return fmt.Errorf("the command did its side effect after both supervisors died (stat: %v); keeper.log: %s", err, kl)
-	}
-	r := obversa(t, dir, "status", "--json", runDir)
-	var st struct {
-		Phase           string `json:"phase"`
-		CleanupVerified *bool  `json:"cleanup_verified"`
-		Processes       []any  `json:"processes"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
-		return fmt.Errorf("status --json: %v: %s %s", err, r.stdout, r.stderr)
+	// The keeper answers by recording run:cleanup: status is read once it
+	// has, not at a fixed moment the keeper may not have reached.
+	st, err := keeperAnswered(t, dir, runDir, 60*time.Second)
+	if err != nil {
+		return err
 	}
 	if st.Phase != "interrupted" || st.CleanupVerified == nil || !*st.CleanupVerified || len(st.Processes) != 0 {
 		kl, _ := os.ReadFile(filepath.Join(runDir, "keeper.log"))
 		return fmt.Errorf("status says phase %q, cleanup_verified %v, processes %v; want interrupted, verified, none; keeper.log: %s", st.Phase, st.CleanupVerified, st.Processes, kl)
 	}
+	// A command that survived would now do its effect within its 50 ms
+	// poll; a second gives it ample room.
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		return err
+	}
+	time.Sleep(time.Second)
+	if _, err := os.Stat(side); !errors.Is(err, os.ErrNotExist) {
+		kl, _ := os.ReadFile(filepath.Join(runDir, "keeper.log"))
+		return fmt.Errorf("the command did its side effect after both supervisors died (stat: %v); keeper.log: %s", err, kl)
+	}
 	return nil
+}
+
+// keeperStatus is what TestNothingOutlivesBothSupervisors reads of status
+// --json.
+type keeperStatus struct {
+	Phase           string `json:"phase"`
+	CleanupVerified *bool  `json:"cleanup_verified"`
+	Processes       []any  `json:"processes"`
+}
+
+// keeperAnswered polls status --json until the run's cleanup is recorded
+// (the keeper's answer) and the keeper has let go of the run (while it
+// holds the run's lock, status sees a live owner between workers:
+// recovering), or d passes, and returns the last status.
+func keeperAnswered(t *testing.T, dir, runDir string, d time.Duration) (keeperStatus, error) {
+	var st keeperStatus
+	for deadline := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
+		r := obversa(t, dir, "status", "--json", runDir)
+		st = keeperStatus{}
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+			return st, fmt.Errorf("status --json: %v: %s %s", err, r.stdout, r.stderr)
+		}
+		if st.CleanupVerified != nil && st.Phase != "recovering" {
+			return st, nil
+		}
+		if time.Now().After(deadline) {
+			kl, _ := os.ReadFile(filepath.Join(runDir, "keeper.log"))
+			return st, fmt.Errorf("no cleanup recorded %s after both supervisors died: status says phase %q, processes %v; keeper.log: %s", d, st.Phase, st.Processes, kl)
+		}
+	}
 }

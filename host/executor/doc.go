@@ -12,6 +12,7 @@
 // result is used.
 //
 // Concurrency: one goroutine (the loop) owns the state and the record's
-// revision; each attempt runs in its own goroutine and hands events to the
-// loop, waiting for them to be durable when they gate an effect.
+// revision; each attempt runs on an attempt goroutine (one per attempt in
+// flight, reused by later attempts until the loop ends) and hands events
+// to the loop, waiting for them to be durable when they gate an effect.
 package executor

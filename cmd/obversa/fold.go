@@ -25,7 +25,7 @@ func foldOwner(ctx context.Context, ref runRef) (st *runstate.State, o watchdog.
 		return nil, o, nil, failedErr(err)
 	}
 	defer run.Close()
-	st, err = runstate.Load(ctx, run)
+	st, err = runstate.LoadWithSnapshot(ctx, run, run.Dir())
 	if err != nil {
 		return nil, o, nil, failedErr(fmt.Errorf("%s: %w", ref, err))
 	}

@@ -86,7 +86,7 @@ func watchRun(ref runRef, mode string, w *os.File) *watch {
 	if err != nil {
 		return &watch{stop: func() {}}
 	}
-	st, err := runstate.Load(context.Background(), run)
+	st, err := runstate.LoadWithSnapshot(context.Background(), run, run.Dir())
 	if err != nil {
 		run.Close()
 		return &watch{stop: func() {}}

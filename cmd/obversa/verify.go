@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/store"
 )
 
@@ -34,6 +37,10 @@ func newVerifyCmd(g *globals) *cobra.Command {
 				return failedErr(err)
 			}
 			w := cmd.OutOrStdout()
+			note := checkSnapshot(cmd.Context(), ref, &rep)
+			if note != "" && !asJSON {
+				fmt.Fprintln(w, note)
+			}
 			if asJSON {
 				if rep.Faults == nil {
 					rep.Faults = []store.Fault{}
@@ -44,7 +51,7 @@ func newVerifyCmd(g *globals) *cobra.Command {
 				}
 				return nil
 			}
-			indexFault := len(rep.Faults) > 0 && rep.Faults[0].File != ""
+			indexFault := len(rep.Faults) > 0 && rep.Faults[0].File == "events.jsonl.idx"
 			switch {
 			case rep.TornBytes > 0 && indexFault:
 				// Without a trustworthy index a torn write cannot be told
@@ -82,4 +89,39 @@ func newVerifyCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")
 	return cmd
+}
+
+// faultSnapshot is the verify fault code of a fold snapshot that is
+// damaged, of another record, or different from a full fold.
+const faultSnapshot = "CORRUPT_FOLD_SNAPSHOT"
+
+// checkSnapshot checks the run's fold snapshot against a full fold of the
+// record (runstate.CheckSnapshot) when the record itself passed: an
+// invalid one is added to rep as a fault naming the file and how to
+// recover; one written by another version is no fault (readers ignore it)
+// and comes back as a note to print.
+func checkSnapshot(ctx context.Context, ref runRef, rep *store.Report) (note string) {
+	if len(rep.Faults) > 0 {
+		return ""
+	}
+	run, err := ref.OpenReadOnly(ctx)
+	if err != nil {
+		return ""
+	}
+	defer run.Close()
+	err = runstate.CheckSnapshot(ctx, run, run.Dir())
+	path := filepath.Join(run.Dir(), runstate.SnapshotFile)
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, runstate.ErrSnapshotStale):
+		return fmt.Sprintf("note: %s: %v; readers ignore it and fold the whole record until the next worker writes a new one", path, err)
+	case errors.Is(err, runstate.ErrSnapshotInvalid):
+		rep.Faults = append(rep.Faults, store.Fault{Code: faultSnapshot, File: runstate.SnapshotFile,
+			Problem: fmt.Sprintf("%v; it is a cache of the fold, not the record: delete it (rm %s) and readers fold the whole record", err, path)})
+		return ""
+	}
+	rep.Faults = append(rep.Faults, store.Fault{Code: faultSnapshot, File: runstate.SnapshotFile,
+		Problem: fmt.Sprintf("the record does not fold to check the snapshot against: %v", err)})
+	return ""
 }

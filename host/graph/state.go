@@ -285,6 +285,11 @@ func New(def *Definition) (*State, error) {
 	if err := def.Validate(); err != nil {
 		return nil, err
 	}
+	return build(def), nil
+}
+
+// build returns the initial state of a definition that passed Validate.
+func build(def *Definition) *State {
 	s := &State{def: def, vindex: map[string]int{}, byPos: map[string]*NodeState{},
 		keyed: map[string]int{}, keyLimit: map[string]int{}}
 	for i := range def.Nodes {
@@ -303,7 +308,7 @@ func New(def *Definition) (*State, error) {
 		s.keyLimit[k.Key] = k.Limit
 	}
 	s.buildIndex()
-	return s, nil
+	return s
 }
 
 func (s *State) newUnit(u *NodeState) *NodeState {

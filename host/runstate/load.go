@@ -37,6 +37,15 @@ func (s *State) CatchUp(ctx context.Context, r Reader) error {
 // ReadStart reads and checks only the record's first event, for a process
 // that needs the plan before it opens the record for good (its policy).
 func ReadStart(ctx context.Context, r Reader) (*plan.RunStarted, error) {
+	s, err := startOnly(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return s.start, nil
+}
+
+// startOnly folds the record's first event alone.
+func startOnly(ctx context.Context, r Reader) (*State, error) {
 	s := New()
 	err := r.Read(ctx, 1, func(e store.Event) error {
 		if err := s.Apply(e); err != nil {
@@ -50,7 +59,7 @@ func ReadStart(ctx context.Context, r Reader) (*plan.RunStarted, error) {
 	if s.start == nil {
 		return nil, fmt.Errorf("%w (the record is empty)", ErrNotStarted)
 	}
-	return s.start, nil
+	return s, nil
 }
 
 var errStop = errors.New("stop")

@@ -86,14 +86,16 @@ type Exit struct {
 // themselves, so folding a long record streams. It is not safe for
 // concurrent use; Retired may be called from any goroutine.
 type State struct {
-	start *plan.RunStarted
-	rev   int64
-	graph *graph.State
-	pf    *PreflightFold
-	seq   map[string]int // last engine-call sequence per position
-	pos   map[string]*Position
-	usage map[string]*plugin.Usage
-	order []string // nodes in the order their first engine call was recorded
+	start  *plan.RunStarted
+	rev    int64
+	digest string // the record's digest of the event at rev
+	folded bool   // Fold was called: the state holds unrecorded events
+	graph  *graph.State
+	pf     *PreflightFold
+	seq    map[string]int // last engine-call sequence per position
+	pos    map[string]*Position
+	usage  map[string]*plugin.Usage
+	order  []string // nodes in the order their first engine call was recorded
 
 	retired retiredList
 
@@ -128,7 +130,7 @@ func (s *State) Apply(e store.Event) error {
 		return fmt.Errorf("rev %d (%s): %w", e.Rev, e.Type, err)
 	}
 	if e.Rev > 0 {
-		s.rev = e.Rev
+		s.rev, s.digest = e.Rev, e.Digest
 	}
 	return nil
 }
@@ -139,6 +141,7 @@ func (s *State) Apply(e store.Event) error {
 // fold can read directly). Its time is unknown until it is recorded.
 // Errors as Apply.
 func (s *State) Fold(typ string, v any, raw json.RawMessage) error {
+	s.folded = true
 	return s.apply(typ, raw, v, time.Time{})
 }
 

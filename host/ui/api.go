@@ -28,7 +28,7 @@ func (s *Server) foldRun(ctx context.Context, id string) (string, *runstate.Stat
 		return "", nil, false, err
 	}
 	defer rec.Close()
-	st, err := runstate.Load(ctx, rec)
+	st, err := runstate.LoadWithSnapshot(ctx, rec, dir)
 	if err != nil {
 		return "", nil, false, fmt.Errorf("%s: %w", dir, err)
 	}

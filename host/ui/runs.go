@@ -112,9 +112,12 @@ func (w *runsWatcher) fold(ctx context.Context, id, dir string) (*listed, error)
 	}
 	defer rec.Close()
 	if l == nil || fi.Size() < l.size {
-		l = &listed{st: runstate.New()}
+		l = &listed{}
+		l.st, err = runstate.LoadWithSnapshot(ctx, rec, dir)
+	} else {
+		err = l.st.CatchUp(ctx, rec)
 	}
-	if err := l.st.CatchUp(ctx, rec); err != nil {
+	if err != nil {
 		delete(w.cache, id)
 		return nil, err
 	}

@@ -192,7 +192,7 @@ func (s *Server) ended(dir string) bool {
 		return false
 	}
 	defer rec.Close()
-	st, err := runstate.Load(ctx, rec)
+	st, err := runstate.LoadWithSnapshot(ctx, rec, dir)
 	return err == nil && st.Finished() != nil
 }
 

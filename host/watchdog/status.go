@@ -165,7 +165,7 @@ func WatchStatus(ctx context.Context, ref Ref) (*StatusWatch, error) {
 func (w *StatusWatch) Report(ctx context.Context) (*Report, error) {
 	var err error
 	if w.st == nil {
-		w.st, err = runstate.Load(ctx, w.run)
+		w.st, err = runstate.LoadWithSnapshot(ctx, w.run, w.run.Dir())
 	} else {
 		err = w.st.CatchUp(ctx, w.run)
 	}

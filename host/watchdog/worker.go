@@ -112,6 +112,8 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 	}
 	defer set.Close()
 	usePlugins(x, set, rs.Plan, unlaunched)
+	snap := startSnapshots(run, logger)
+	defer snap.stop()
 	return execute(ctx, x, rs.Plan)
 }
 

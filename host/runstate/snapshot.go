@@ -1,0 +1,304 @@
+package runstate
+
+import (
+	"bytes"
+	"encoding/gob"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"maps"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/plugin"
+)
+
+// The fold snapshot (docs/record.md, "The fold snapshot"): the State
+// folded up to a revision, saved so that a reader restores it and folds
+// only the events after it. It is a cache derived from the record, never
+// part of it. The file is a header line (JSON) and a payload (gob):
+//
+//	{"format":1,"fold":"…","rev":N,"digest":"sha256:…","bytes":N,"crc32c":N}\n
+//	<payload>
+//
+// rev and digest name the record prefix the payload folds: the digest of
+// the event at rev, which the record's hash chain ties to every event
+// before it. fold names the code that folded it (FoldVersion and the
+// binary's version-control revision). The payload holds the State but for
+// its start, which the reader takes from the record's own first event.
+
+// SnapshotFormat is the layout version of the fold snapshot file.
+const SnapshotFormat = 1
+
+// FoldVersion names the fold's semantics: it changes whenever a change to
+// the fold (this package or host/graph) changes what a State holds after
+// an event, so that a snapshot another fold wrote is ignored.
+const FoldVersion = "1"
+
+// SnapshotFile is the fold snapshot's file name in a run directory.
+const SnapshotFile = "fold.snapshot"
+
+var (
+	// ErrSnapshotStale is returned (wrapped) for a snapshot written by
+	// another fold or in another format: it is ignored, not damage.
+	ErrSnapshotStale = errors.New("fold snapshot was written by another version of obversa")
+	// ErrSnapshotInvalid is returned (wrapped) for a snapshot that is
+	// damaged, does not belong to the record beside it, or does not match
+	// a full fold of the record.
+	ErrSnapshotInvalid = errors.New("fold snapshot is invalid")
+	// ErrFolded is returned by EncodeSnapshot for a State that folded
+	// events before they were recorded (State.Fold): only a fold of the
+	// record itself may be saved.
+	ErrFolded = errors.New("state folded unrecorded events")
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// foldID is the fold field of a snapshot header written by this binary.
+var foldID = func() string {
+	id := FoldVersion
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" || s.Key == "vcs.modified" && s.Value == "true" {
+				id += "+" + s.Value
+			}
+		}
+	}
+	return id
+}()
+
+// snapshotHeader is the first line of a fold snapshot.
+type snapshotHeader struct {
+	Format int    `json:"format"`
+	Fold   string `json:"fold"`
+	Rev    int64  `json:"rev"`
+	Digest string `json:"digest"` // the record's digest of the event at Rev
+	Bytes  int    `json:"bytes"`  // payload length
+	CRC    uint32 `json:"crc32c"` // of the payload
+}
+
+// foldSnap is the State's own part of the payload; the graph's follows
+// it (graph.State.EncodeSnapshot). Maps are sorted slices, so a State
+// always encodes to the same bytes (verify compares them).
+type foldSnap struct {
+	Seq   []seqEntry
+	Pos   []posEntry
+	Usage []usageEntry
+	Order []string
+	// Rest is what is small and rare, as JSON (which keeps a pointer to
+	// a zero value and an empty list as they were; gob does not).
+	Rest []byte
+}
+
+type seqEntry struct {
+	Position string
+	Seq      int
+}
+
+type posEntry struct {
+	Position string
+	P        Position
+}
+
+type usageEntry struct {
+	Node string
+	U    plugin.Usage
+}
+
+type restSnap struct {
+	Retired    []graph.RetiredTarget         `json:"retired"`
+	Finished   *Result                       `json:"finished"`
+	FinishedAt time.Time                     `json:"finished_at"`
+	Paused     *Result                       `json:"paused"`
+	Worker     *Worker                       `json:"worker"`
+	Exit       *Exit                         `json:"exit"`
+	Phase      Phase                         `json:"phase"`
+	Cleanup    *bool                         `json:"cleanup"`
+	Anchor     *SnapshotData                 `json:"anchor"`
+	Requests   map[string]graph.ApprovalData `json:"requests"`
+	Takeovers  int                           `json:"takeovers"`
+	Crashes    int                           `json:"crashes"`
+	Totals     RunUsage                      `json:"totals"`
+	Preflight  preflightSnap                 `json:"preflight"`
+}
+
+type preflightSnap struct {
+	Enabled   bool                        `json:"enabled"`
+	Probes    map[string]ProbeStartedData `json:"probes"`
+	Open      []string                    `json:"open"`
+	Finished  int                         `json:"finished"`
+	Pauses    int                         `json:"pauses"`
+	Pause     string                      `json:"pause"`
+	Reason    string                      `json:"reason"`
+	LastPause string                      `json:"last_pause"`
+	Admitted  *PreflightAdmittedData      `json:"admitted"`
+	Failed    *PreflightFailedData        `json:"failed"`
+	Selection map[string]*plugin.Identity `json:"selection"`
+	Receipts  map[string]receiptSnap      `json:"receipts"`
+	LiveSeen  bool                        `json:"live_seen"`
+	Usage     plugin.Usage                `json:"usage"`
+}
+
+type receiptSnap struct {
+	Probe     string           `json:"probe"`
+	Selection *plugin.Identity `json:"selection"`
+}
+
+// EncodeSnapshot returns the fold snapshot of s: the header line and the
+// payload. Errors: ErrNotStarted before the first event, ErrFolded for a
+// State that folded unrecorded events, and encoding errors.
+func (s *State) EncodeSnapshot() ([]byte, error) {
+	if s.start == nil || s.rev == 0 {
+		return nil, ErrNotStarted
+	}
+	if s.folded {
+		return nil, ErrFolded
+	}
+	payload, err := s.encodePayload()
+	if err != nil {
+		return nil, err
+	}
+	h, err := json.Marshal(snapshotHeader{Format: SnapshotFormat, Fold: foldID, Rev: s.rev, Digest: s.digest,
+		Bytes: len(payload), CRC: crc32.Checksum(payload, castagnoli)})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat(h, []byte("\n"), payload), nil
+}
+
+func (s *State) encodePayload() ([]byte, error) {
+	rest, err := json.Marshal(s.rest())
+	if err != nil {
+		return nil, err
+	}
+	fs := foldSnap{Order: s.order, Rest: rest}
+	for _, k := range slices.Sorted(maps.Keys(s.seq)) {
+		fs.Seq = append(fs.Seq, seqEntry{k, s.seq[k]})
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.pos)) {
+		fs.Pos = append(fs.Pos, posEntry{k, *s.pos[k]})
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.usage)) {
+		fs.Usage = append(fs.Usage, usageEntry{k, *s.usage[k]})
+	}
+	var buf bytes.Buffer
+	enc := gob.NewEncoder(&buf)
+	if err := enc.Encode(&fs); err != nil {
+		return nil, err
+	}
+	if err := s.graph.EncodeSnapshot(enc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (s *State) rest() restSnap {
+	p := s.pf
+	ps := preflightSnap{Enabled: p.enabled, Probes: p.probes, Open: p.open, Finished: p.finished, Pauses: p.pauses,
+		Pause: p.pause, Reason: p.reason, LastPause: p.lastPause, Admitted: p.admitted, Failed: p.failed,
+		Selection: p.selection, Receipts: map[string]receiptSnap{}, LiveSeen: p.liveSeen, Usage: p.usage}
+	for k, r := range p.receipts {
+		ps.Receipts[k] = receiptSnap{Probe: r.probe, Selection: r.selection}
+	}
+	return restSnap{Retired: s.retired.snapshot(), Finished: s.finished, FinishedAt: s.finishedAt, Paused: s.paused,
+		Worker: s.worker, Exit: s.exit, Phase: s.phase, Cleanup: s.cleanup, Anchor: s.anchor, Requests: s.requests,
+		Takeovers: s.takeovers, Crashes: s.crashes, Totals: s.totals, Preflight: ps}
+}
+
+// parseSnapshot splits a snapshot file into its header and payload and
+// checks the format, the fold and the checksum. Errors wrap
+// ErrSnapshotStale or ErrSnapshotInvalid.
+func parseSnapshot(b []byte) (snapshotHeader, []byte, error) {
+	var h snapshotHeader
+	line, payload, ok := bytes.Cut(b, []byte("\n"))
+	if !ok {
+		return h, nil, fmt.Errorf("%w: no header line", ErrSnapshotInvalid)
+	}
+	if err := json.Unmarshal(line, &h); err != nil {
+		return h, nil, fmt.Errorf("%w: header: %v", ErrSnapshotInvalid, err)
+	}
+	switch {
+	case h.Format != SnapshotFormat:
+		return h, nil, fmt.Errorf("%w (format %d, this one reads %d)", ErrSnapshotStale, h.Format, SnapshotFormat)
+	case h.Fold != foldID:
+		return h, nil, fmt.Errorf("%w (fold %q, this one is %q)", ErrSnapshotStale, h.Fold, foldID)
+	case h.Rev < 1:
+		return h, nil, fmt.Errorf("%w: rev %d", ErrSnapshotInvalid, h.Rev)
+	case h.Bytes != len(payload):
+		return h, nil, fmt.Errorf("%w: %d payload bytes, the header says %d", ErrSnapshotInvalid, len(payload), h.Bytes)
+	case crc32.Checksum(payload, castagnoli) != h.CRC:
+		return h, nil, fmt.Errorf("%w: the payload's checksum does not match", ErrSnapshotInvalid)
+	}
+	return h, payload, nil
+}
+
+// restorePayload fills s, which holds only its start (the record's first
+// event, not checked again: see startUnchecked), from a snapshot payload. Errors wrap ErrSnapshotInvalid.
+func (s *State) restorePayload(payload []byte) error {
+	dec := gob.NewDecoder(bytes.NewReader(payload))
+	var fs foldSnap
+	if err := dec.Decode(&fs); err != nil {
+		return fmt.Errorf("%w: %v", ErrSnapshotInvalid, err)
+	}
+	g, err := graph.Restore(s.start.Definition, dec)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)
+	}
+	s.graph = g
+	if err := dec.Decode(new(struct{})); err != io.EOF {
+		return fmt.Errorf("%w: bytes after the payload", ErrSnapshotInvalid)
+	}
+	var r restSnap
+	if err := json.Unmarshal(fs.Rest, &r); err != nil {
+		return fmt.Errorf("%w: %v", ErrSnapshotInvalid, err)
+	}
+	s.seq = make(map[string]int, len(fs.Seq))
+	s.pos = make(map[string]*Position, len(fs.Pos))
+	s.usage = make(map[string]*plugin.Usage, len(fs.Usage))
+	for _, e := range fs.Seq {
+		s.seq[e.Position] = e.Seq
+	}
+	ps := make([]Position, len(fs.Pos))
+	for i, e := range fs.Pos {
+		ps[i] = e.P
+		s.pos[e.Position] = &ps[i]
+	}
+	for _, e := range fs.Usage {
+		u := e.U
+		s.usage[e.Node] = &u
+	}
+	s.order = fs.Order
+	s.retired.list = r.Retired
+	s.finished, s.finishedAt, s.paused, s.worker, s.exit = r.Finished, r.FinishedAt, r.Paused, r.Worker, r.Exit
+	s.phase, s.cleanup, s.anchor, s.takeovers, s.crashes = r.Phase, r.Cleanup, r.Anchor, r.Takeovers, r.Crashes
+	if r.Requests != nil {
+		s.requests = r.Requests
+	}
+	if r.Totals.Lanes != nil {
+		s.totals = r.Totals
+	}
+	return s.restorePreflight(r.Preflight)
+}
+
+func (s *State) restorePreflight(ps preflightSnap) error {
+	p := s.pf
+	if ps.Enabled != p.enabled {
+		return fmt.Errorf("%w: preflight enabled %v, the plan says %v", ErrSnapshotInvalid, ps.Enabled, p.enabled)
+	}
+	p.open, p.finished, p.pauses, p.pause, p.reason = ps.Open, ps.Finished, ps.Pauses, ps.Pause, ps.Reason
+	p.lastPause, p.admitted, p.failed, p.liveSeen, p.usage = ps.LastPause, ps.Admitted, ps.Failed, ps.LiveSeen, ps.Usage
+	if ps.Probes != nil {
+		p.probes = ps.Probes
+	}
+	if ps.Selection != nil {
+		p.selection = ps.Selection
+	}
+	for k, r := range ps.Receipts {
+		p.receipts[k] = receipt{probe: r.Probe, selection: r.Selection}
+	}
+	return nil
+}

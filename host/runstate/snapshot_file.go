@@ -1,0 +1,192 @@
+package runstate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/plan"
+
+	"github.com/obversa/obversa/store"
+)
+
+// SaveSnapshot writes s's fold snapshot to <dir>/fold.snapshot, replacing
+// the one there: a temporary file in dir, written, fsynced and renamed
+// over it, so a crash leaves the old snapshot or the new one, never part
+// of one (and a left temporary file is never read). s must be a fold of
+// the record in dir (Load, LoadWithSnapshot, CatchUp; ErrFolded
+// otherwise). Errors: EncodeSnapshot's and the file system's, naming the
+// path.
+func SaveSnapshot(dir string, s *State) error {
+	b, err := s.EncodeSnapshot()
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, SnapshotFile+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("fold snapshot: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, SnapshotFile))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("fold snapshot %s: %w", filepath.Join(dir, SnapshotFile), err)
+	}
+	return nil
+}
+
+// LoadWithSnapshot folds the record r, the run in directory dir, like
+// Load, starting from the fold snapshot in dir when it is usable: written
+// by this fold, undamaged, and of a prefix of this record (the record's
+// digest at the snapshot's revision matches). Only the events after the
+// snapshot are folded. A snapshot that is missing or unusable for any
+// reason is ignored and the whole record folded: the snapshot is a cache,
+// it never changes what a reader sees. Errors: Load's.
+func LoadWithSnapshot(ctx context.Context, r Reader, dir string) (*State, error) {
+	if dir != "" {
+		if s, err := fromSnapshot(ctx, r, dir); err == nil {
+			return s, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return Load(ctx, r)
+}
+
+// errNoSnapshot is returned by fromSnapshot and CheckSnapshot when dir
+// holds no fold snapshot.
+var errNoSnapshot = errors.New("no fold snapshot")
+
+func readSnapshot(dir string) (snapshotHeader, []byte, error) {
+	b, err := os.ReadFile(filepath.Join(dir, SnapshotFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return snapshotHeader{}, nil, errNoSnapshot
+	}
+	if err != nil {
+		return snapshotHeader{}, nil, fmt.Errorf("%w: %v", ErrSnapshotInvalid, err)
+	}
+	return parseSnapshot(b)
+}
+
+// fromSnapshot restores dir's snapshot and folds r's events after it.
+func fromSnapshot(ctx context.Context, r Reader, dir string) (*State, error) {
+	h, payload, err := readSnapshot(dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := startUnchecked(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.restorePayload(payload); err != nil {
+		return nil, err
+	}
+	first := true
+	err = r.Read(ctx, h.Rev, func(e store.Event) error {
+		if first {
+			first = false
+			if e.Rev != h.Rev || e.Digest != h.Digest {
+				return fmt.Errorf("%w: the record's event %d is not the one it folded", ErrSnapshotInvalid, h.Rev)
+			}
+			s.rev, s.digest = e.Rev, e.Digest
+			return nil
+		}
+		return s.Apply(e)
+	})
+	if err == nil && first {
+		err = fmt.Errorf("%w: the record ends before event %d", ErrSnapshotInvalid, h.Rev)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// CheckSnapshot checks the fold snapshot in dir, the directory of record
+// r, against a full fold of r up to the snapshot's revision, as `obversa
+// verify` does. It returns nil when dir holds none or it is exactly what
+// the fold encodes; an error wrapping ErrSnapshotStale for one written by
+// another version (ignored by readers); an error wrapping
+// ErrSnapshotInvalid for one that is damaged, belongs to another record
+// (or to events no longer in it) or differs from the fold; or the
+// record's read and fold errors.
+func CheckSnapshot(ctx context.Context, r Reader, dir string) error {
+	h, payload, err := readSnapshot(dir)
+	if errors.Is(err, errNoSnapshot) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s := New()
+	err = r.Read(ctx, 1, func(e store.Event) error {
+		if err := s.Apply(e); err != nil {
+			return err
+		}
+		if e.Rev == h.Rev {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return err
+	}
+	if s.rev != h.Rev || s.digest != h.Digest {
+		return fmt.Errorf("%w: it folds event %d with digest %s, which this record does not hold (it belongs to another record)",
+			ErrSnapshotInvalid, h.Rev, h.Digest)
+	}
+	want, err := s.encodePayload()
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(want, payload) {
+		return fmt.Errorf("%w: it differs from a full fold of events 1..%d", ErrSnapshotInvalid, h.Rev)
+	}
+	return nil
+}
+
+// startUnchecked returns a State holding the record's first event,
+// decoded but not checked (RunStarted.Check, graph.New): the snapshot
+// restored onto it was written by a fold that checked this very event
+// (the record's hash chain ties it to the snapshot's digest), and
+// checking a large definition costs more than the rest of a restore.
+func startUnchecked(ctx context.Context, r Reader) (*State, error) {
+	s := New()
+	err := r.Read(ctx, 1, func(e store.Event) error {
+		var rs plan.RunStarted
+		if e.Type != graph.EventRunStarted {
+			return fmt.Errorf("%w: first event is %s", ErrNotStarted, e.Type)
+		}
+		if err := json.Unmarshal(e.Data, &rs); err != nil {
+			return fmt.Errorf("%w: %v", graph.ErrInvalidEvent, err)
+		}
+		if rs.Definition == nil || rs.Plan == nil {
+			return fmt.Errorf("%w: no definition or plan", graph.ErrInvalidEvent)
+		}
+		s.start, s.pf, s.phase = &rs, NewPreflightFold(rs.Plan.Preflight), PhaseStarting
+		return errStop
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return nil, err
+	}
+	if s.start == nil {
+		return nil, fmt.Errorf("%w (the record is empty)", ErrNotStarted)
+	}
+	return s, nil
+}

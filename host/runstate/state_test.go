@@ -36,7 +36,7 @@ func started(t testing.TB) json.RawMessage {
 
 // record folds events (type, data) as revisions 1.. with times one second
 // apart.
-func record(t *testing.T, events ...any) (*State, error) {
+func record(t testing.TB, events ...any) (*State, error) {
 	t.Helper()
 	s := New()
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

@@ -23,6 +23,7 @@ import (
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/runstate/snapshottest"
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
@@ -338,6 +339,17 @@ func (s *simRun) check(ctx context.Context, st *store.Store, res *runstate.Resul
 		return err
 	}
 	problems = append(problems, steps.problems...)
+	// The fold snapshot's property on a record real workers wrote, kills
+	// and resumes included: restored at any revision, the fold is the
+	// full fold (cut at every revision of the runs without kills, at every
+	// fifth of the others, to keep the simulation's pace).
+	stride := 5
+	if s.stats == nil {
+		stride = 1
+	}
+	if err := snapshottest.Check(ctx, run, filepath.Dir(s.runDir), stride, 0); err != nil {
+		problems = append(problems, "fold snapshot: "+err.Error())
+	}
 	if s.stats != nil {
 		s.stats.rounds.Add(int64(steps.rounds))
 		s.stats.reviews.Add(int64(steps.reviews))

@@ -23,7 +23,7 @@ import (
 // node i's dependency (-1 for none). guarded asks the guard policy
 // (examples/plugins/guard, with its default patterns) before every
 // attempt.
-func graphRunFile(b *testing.B, n, concurrency int, parent func(i int) int, guarded bool) string {
+func graphRunFile(b testing.TB, n, concurrency int, parent func(i int) int, guarded bool) string {
 	b.Helper()
 	var s strings.Builder
 	fmt.Fprintf(&s, `

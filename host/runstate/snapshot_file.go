@@ -19,7 +19,8 @@ import (
 // SaveSnapshot writes s's fold snapshot to <dir>/fold.snapshot, replacing
 // the one there: a temporary file in dir, written, fsynced and renamed
 // over it, so a crash leaves the old snapshot or the new one, never part
-// of one (and a left temporary file is never read). s must be a fold of
+// of one (a temporary file left by a crash is never read, and the next
+// save removes it). s must be a fold of
 // the record in dir (Load, LoadWithSnapshot, CatchUp; ErrFolded
 // otherwise). Errors: EncodeSnapshot's and the file system's, naming the
 // path.
@@ -27,6 +28,13 @@ func SaveSnapshot(dir string, s *State) error {
 	b, err := s.EncodeSnapshot()
 	if err != nil {
 		return err
+	}
+	// A temporary file left by a writer that died is never read; the
+	// run has one writer, so any there now is such a one.
+	if old, _ := filepath.Glob(filepath.Join(dir, SnapshotFile+".tmp-*")); len(old) > 0 {
+		for _, p := range old {
+			os.Remove(p)
+		}
 	}
 	f, err := os.CreateTemp(dir, SnapshotFile+".tmp-*")
 	if err != nil {

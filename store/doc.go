@@ -16,6 +16,7 @@
 //	<root>/<namespace>/runs/<run-id>/
 //	    events.jsonl                 the event stream
 //	    events.jsonl.idx             validated-prefix cache (optional, rebuildable)
+//	    fold.snapshot                the fold saved at a revision (host/runstate; optional, a cache)
 //	    events.jsonl.torn-<ts>       torn tails cut off by recovery, kept for inspection
 //	    artifacts/sha256/<hex>       artifact blobs, named by the SHA-256 of their bytes
 //	    artifacts/tmp/               temporary files of artifact writers

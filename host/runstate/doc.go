@@ -13,6 +13,13 @@
 // record, so there is one reading of every event. A long record folds in
 // one streaming pass: State keeps summaries, never events.
 //
+// A fold can be saved as a fold snapshot beside the record
+// (SaveSnapshot, docs/architecture.md "Fold snapshot"): readers that only
+// show the run (`status`, `runs`, the run browser) restore it and fold
+// only the events after it (LoadWithSnapshot), with the same State as a
+// fold of the whole record; `verify` checks it (CheckSnapshot). It is a
+// cache: one that does not fit is ignored. Writers fold the whole record.
+//
 // The package also holds the shapes of what it folds that are not the
 // graph's own: the result (Kind, Result, Output), the run: events of the
 // watchdog and worker, and the preflight events.

@@ -92,6 +92,50 @@ type foldSnap struct {
 	// Rest is what is small and rare, as JSON (which keeps a pointer to
 	// a zero value and an empty list as they were; gob does not).
 	Rest []byte
+	// Finished and Paused are the results' node results, which are not
+	// small (one per node), taken out of Rest.
+	Finished, Paused resultNodes
+}
+
+// resultNodes is a result's Output.Nodes, sorted by node.
+type resultNodes struct {
+	Set   bool // Output.Nodes was not nil
+	Nodes []nodeResult
+}
+
+type nodeResult struct {
+	Node   string
+	Result []byte
+}
+
+// splitNodes returns r without its output's node results, and those.
+func splitNodes(r *Result) (*Result, resultNodes) {
+	if r == nil || r.Output == nil || r.Output.Nodes == nil {
+		return r, resultNodes{}
+	}
+	rn := resultNodes{Set: true, Nodes: make([]nodeResult, 0, len(r.Output.Nodes))}
+	for _, k := range slices.Sorted(maps.Keys(r.Output.Nodes)) {
+		rn.Nodes = append(rn.Nodes, nodeResult{k, r.Output.Nodes[k]})
+	}
+	c, o := *r, *r.Output
+	o.Nodes = nil
+	c.Output = &o
+	return &c, rn
+}
+
+// joinNodes puts node results taken out by splitNodes back into r.
+func joinNodes(r *Result, rn resultNodes) error {
+	if !rn.Set {
+		return nil
+	}
+	if r == nil || r.Output == nil {
+		return fmt.Errorf("%w: node results without a result", ErrSnapshotInvalid)
+	}
+	r.Output.Nodes = make(map[string]json.RawMessage, len(rn.Nodes))
+	for _, n := range rn.Nodes {
+		r.Output.Nodes[n.Node] = n.Result
+	}
+	return nil
 }
 
 type seqEntry struct {
@@ -171,11 +215,15 @@ func (s *State) EncodeSnapshot() ([]byte, error) {
 }
 
 func (s *State) encodePayload() ([]byte, error) {
-	rest, err := json.Marshal(s.rest())
+	r := s.rest()
+	var fs foldSnap
+	r.Finished, fs.Finished = splitNodes(r.Finished)
+	r.Paused, fs.Paused = splitNodes(r.Paused)
+	rest, err := json.Marshal(r)
 	if err != nil {
 		return nil, err
 	}
-	fs := foldSnap{Order: s.order, Rest: rest}
+	fs.Order, fs.Rest = s.order, rest
 	for _, k := range slices.Sorted(maps.Keys(s.seq)) {
 		fs.Seq = append(fs.Seq, seqEntry{k, s.seq[k]})
 	}
@@ -255,6 +303,12 @@ func (s *State) restorePayload(payload []byte) error {
 	var r restSnap
 	if err := json.Unmarshal(fs.Rest, &r); err != nil {
 		return fmt.Errorf("%w: %v", ErrSnapshotInvalid, err)
+	}
+	if err := joinNodes(r.Finished, fs.Finished); err != nil {
+		return err
+	}
+	if err := joinNodes(r.Paused, fs.Paused); err != nil {
+		return err
 	}
 	s.seq = make(map[string]int, len(fs.Seq))
 	s.pos = make(map[string]*Position, len(fs.Pos))

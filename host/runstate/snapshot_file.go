@@ -41,7 +41,10 @@ func SaveSnapshot(dir string, s *State) error {
 		return fmt.Errorf("fold snapshot: %w", err)
 	}
 	tmp := f.Name()
-	_, err = f.Write(b)
+	err = f.Chmod(0o644) // as readable as the record it folds
+	if err == nil {
+		_, err = f.Write(b)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

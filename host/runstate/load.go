@@ -46,20 +46,32 @@ func ReadStart(ctx context.Context, r Reader) (*plan.RunStarted, error) {
 
 // startOnly folds the record's first event alone.
 func startOnly(ctx context.Context, r Reader) (*State, error) {
+	e, err := firstEvent(ctx, r)
+	if err != nil {
+		return nil, err
+	}
 	s := New()
+	if err := s.Apply(e); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// firstEvent reads the record's first event. ErrNotStarted for an empty
+// record.
+func firstEvent(ctx context.Context, r Reader) (store.Event, error) {
+	var first store.Event
 	err := r.Read(ctx, 1, func(e store.Event) error {
-		if err := s.Apply(e); err != nil {
-			return err
-		}
+		first = e
 		return errStop
 	})
 	if err != nil && !errors.Is(err, errStop) {
-		return nil, err
+		return first, err
 	}
-	if s.start == nil {
-		return nil, fmt.Errorf("%w (the record is empty)", ErrNotStarted)
+	if first.Rev == 0 {
+		return first, fmt.Errorf("%w (the record is empty)", ErrNotStarted)
 	}
-	return s, nil
+	return first, nil
 }
 
 var errStop = errors.New("stop")

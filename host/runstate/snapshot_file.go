@@ -178,26 +178,21 @@ func CheckSnapshot(ctx context.Context, r Reader, dir string) error {
 // (the record's hash chain ties it to the snapshot's digest), and
 // checking a large definition costs more than the rest of a restore.
 func startUnchecked(ctx context.Context, r Reader) (*State, error) {
-	s := New()
-	err := r.Read(ctx, 1, func(e store.Event) error {
-		var rs plan.RunStarted
-		if e.Type != graph.EventRunStarted {
-			return fmt.Errorf("%w: first event is %s", ErrNotStarted, e.Type)
-		}
-		if err := json.Unmarshal(e.Data, &rs); err != nil {
-			return fmt.Errorf("%w: %v", graph.ErrInvalidEvent, err)
-		}
-		if rs.Definition == nil || rs.Plan == nil {
-			return fmt.Errorf("%w: no definition or plan", graph.ErrInvalidEvent)
-		}
-		s.start, s.pf, s.phase = &rs, NewPreflightFold(rs.Plan.Preflight), PhaseStarting
-		return errStop
-	})
-	if err != nil && !errors.Is(err, errStop) {
+	e, err := firstEvent(ctx, r)
+	if err != nil {
 		return nil, err
 	}
-	if s.start == nil {
-		return nil, fmt.Errorf("%w (the record is empty)", ErrNotStarted)
+	if e.Type != graph.EventRunStarted {
+		return nil, fmt.Errorf("%w: first event is %s", ErrNotStarted, e.Type)
 	}
+	var rs plan.RunStarted
+	if err := json.Unmarshal(e.Data, &rs); err != nil {
+		return nil, fmt.Errorf("%w: %v", graph.ErrInvalidEvent, err)
+	}
+	if rs.Definition == nil || rs.Plan == nil {
+		return nil, fmt.Errorf("%w: no definition or plan", graph.ErrInvalidEvent)
+	}
+	s := New()
+	s.start, s.pf, s.phase = &rs, NewPreflightFold(rs.Plan.Preflight), PhaseStarting
 	return s, nil
 }

@@ -24,7 +24,10 @@ const (
 	// pass before it folds them: large batches keep its cost apart from
 	// each append's.
 	snapshotCatchUp = 4096
-	// snapshotEvery is how many events pass between two saves.
+	// snapshotEvery is how many events pass between two saves, at the
+	// least: a save encodes the whole fold, so they come at least a
+	// quarter of the record apart (at 16 384, 32 768, 53 248 … events),
+	// and the saves of a run cost a few times one save of its end.
 	snapshotEvery = 16384
 	// snapshotMin is the shortest record kept a snapshot of: a reader
 	// folds a shorter one in a few milliseconds.
@@ -82,7 +85,7 @@ func (s *snapshotter) step(ctx context.Context, every int64) {
 	} else {
 		err = s.st.CatchUp(ctx, s.run)
 	}
-	if err == nil && s.st.Rev() >= snapshotMin && s.st.Rev()-s.saved >= every {
+	if err == nil && s.st.Rev() >= snapshotMin && s.st.Rev()-s.saved >= max(every, s.saved/4) {
 		if err = runstate.SaveSnapshot(s.run.Dir(), s.st); err == nil {
 			s.saved = s.st.Rev()
 		}

@@ -25,16 +25,17 @@ import (
 // (the locks guarding them aside).
 var Options = []cmp.Option{cmp.Exporter(func(reflect.Type) bool { return true }), cmpopts.IgnoreTypes(sync.Mutex{})}
 
-// Check cuts the record r at every stride-th revision k (and the last),
-// saves a snapshot of the
+// Check cuts the record r at cuts revisions k spread evenly over it (at
+// every revision when it is shorter, and always at the last), saves a snapshot of the
 // fold at k into a temporary directory under scratch ("" for the
 // system's), restores it with runstate.LoadWithSnapshot and compares the
 // result with the fold of the whole record: their snapshots byte for byte
 // at every k, and field by field with go-cmp at every deepEvery-th k and
-// the last (a field the snapshot leaves out is compared there). It
+// the last (a field the snapshot leaves out is compared there; a negative
+// deepEvery compares field by field only where the bytes differ). It
 // returns the first difference, or an error when a restore did not use
 // its snapshot.
-func Check(ctx context.Context, r runstate.Reader, scratch string, stride, deepEvery int) error {
+func Check(ctx context.Context, r runstate.Reader, scratch string, cuts, deepEvery int) error {
 	full, err := runstate.Load(ctx, r)
 	if err != nil {
 		return err
@@ -49,9 +50,10 @@ func Check(ctx context.Context, r runstate.Reader, scratch string, stride, deepE
 	}
 	defer os.RemoveAll(dir)
 	last := full.Rev()
+	stride := max(last/int64(max(cuts, 1)), 1)
 	prefix := runstate.New()
 	for k := int64(1); k <= last; k++ {
-		if k%int64(max(stride, 1)) != 0 && k != last {
+		if k%stride != 0 && k != last {
 			continue
 		}
 		if err := prefix.CatchUp(ctx, upTo{r, k}); err != nil {
@@ -72,7 +74,7 @@ func Check(ctx context.Context, r runstate.Reader, scratch string, stride, deepE
 		if err != nil {
 			return err
 		}
-		deep := k == last || deepEvery > 0 && k%int64(deepEvery) == 0
+		deep := deepEvery >= 0 && (k == last || deepEvery > 0 && k%int64(deepEvery) == 0)
 		if !bytes.Equal(b, want) {
 			deep = true
 		}

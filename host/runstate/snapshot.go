@@ -58,10 +58,14 @@ var (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// foldID is the fold field of a snapshot header written by this binary.
+// foldID is the fold field of a snapshot header written by this binary:
+// FoldVersion, the main module's version, and the VCS revision the binary
+// was built from (with "+true" when the work tree was modified), as far
+// as the build recorded them.
 var foldID = func() string {
 	id := FoldVersion
 	if bi, ok := debug.ReadBuildInfo(); ok {
+		id += "+" + bi.Main.Version
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" || s.Key == "vcs.modified" && s.Value == "true" {
 				id += "+" + s.Value

@@ -72,20 +72,24 @@ func (s *snapshotter) loop() {
 		if s.failed || s.st != nil && s.run.Rev()-s.st.Rev() < snapshotCatchUp {
 			continue
 		}
-		s.step(context.Background(), snapshotEvery)
+		s.step(context.Background(), false)
 	}
 }
 
-// step catches the fold up and saves it when at least every events were
-// folded since the last save.
-func (s *snapshotter) step(ctx context.Context, every int64) {
+// step catches the fold up and saves it: at the end (final) when it
+// moved since the last save, before that when it moved far enough.
+func (s *snapshotter) step(ctx context.Context, final bool) {
 	var err error
 	if s.st == nil {
 		s.st, err = runstate.LoadWithSnapshot(ctx, s.run, s.run.Dir())
 	} else {
 		err = s.st.CatchUp(ctx, s.run)
 	}
-	if err == nil && s.st.Rev() >= snapshotMin && s.st.Rev()-s.saved >= max(every, s.saved/4) {
+	gap := max(snapshotEvery, s.saved/4)
+	if final {
+		gap = 1
+	}
+	if err == nil && s.st.Rev() >= snapshotMin && s.st.Rev()-s.saved >= gap {
 		if err = runstate.SaveSnapshot(s.run.Dir(), s.st); err == nil {
 			s.saved = s.st.Rev()
 		}
@@ -106,5 +110,5 @@ func (s *snapshotter) stop() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), snapshotFinal)
 	defer cancel()
-	s.step(ctx, 1)
+	s.step(ctx, true)
 }

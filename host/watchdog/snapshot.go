@@ -25,9 +25,10 @@ const (
 	// each append's.
 	snapshotCatchUp = 4096
 	// snapshotEvery is how many events pass between two saves, at the
-	// least: a save encodes the whole fold, so they come at least a
-	// quarter of the record apart (at 16 384, 32 768, 53 248 … events),
-	// and the saves of a run cost a few times one save of its end.
+	// least: a save encodes the whole fold, so they also come at least a
+	// quarter of the record apart (at 16 384, 32 768 … 65 536, 81 920,
+	// 102 400, 128 000 … events), and the saves of a run cost a few
+	// times one save of its end.
 	snapshotEvery = 16384
 	// snapshotMin is the shortest record kept a snapshot of: a reader
 	// folds a shorter one in a few milliseconds.

@@ -47,6 +47,7 @@ func BenchmarkFloor(b *testing.B) {
 		}
 		const ops = 500
 		var total time.Duration
+		self0, plugin0 := cpuUsed(b, c.Pid())
 		for b.Loop() {
 			start := time.Now()
 			for range ops {
@@ -57,6 +58,7 @@ func BenchmarkFloor(b *testing.B) {
 			total += time.Since(start)
 		}
 		b.ReportMetric(ms(total)/float64(b.N*ops), "ms")
+		reportCPU(b, c.Pid(), self0, plugin0, b.N*ops)
 	})
 	b.Run("plugin-launch", func(b *testing.B) {
 		const ops = 5
@@ -137,7 +139,8 @@ func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 // BenchmarkEngineRun measures one Run call of the mock engine through the
 // plugin client, as a chain node makes it (three streamed text deltas, a
 // usage event, the result): the plugin's share of a node, beside
-// Floor/grpc-round-trip.
+// Floor/grpc-round-trip. Both also report the CPU time per call on each
+// side (host-cpu-us, plugin-cpu-us).
 func BenchmarkEngineRun(b *testing.B) {
 	c := launchMock(b)
 	defer c.Close()
@@ -153,6 +156,7 @@ func BenchmarkEngineRun(b *testing.B) {
 	emit := func(plugin.RunEvent) error { emitted++; return nil }
 	const ops = 200
 	var total time.Duration
+	self0, plugin0 := cpuUsed(b, c.Pid())
 	for b.Loop() {
 		start := time.Now()
 		for range ops {
@@ -164,4 +168,18 @@ func BenchmarkEngineRun(b *testing.B) {
 	}
 	b.ReportMetric(ms(total)/float64(b.N*ops), "ms")
 	b.ReportMetric(float64(emitted)/float64(b.N*ops), "events/call")
+	reportCPU(b, c.Pid(), self0, plugin0, b.N*ops)
+}
+
+// reportCPU reports the CPU time per call of this process (the host's
+// side, "host-cpu-us") and of the plugin process pid ("plugin-cpu-us")
+// since self0 and plugin0 (cpuUsed), over calls calls.
+func reportCPU(b *testing.B, pid int, self0, plugin0 time.Duration, calls int) {
+	b.Helper()
+	self, plugin := cpuUsed(b, pid)
+	if self == 0 && plugin == 0 {
+		return // not measured on this platform
+	}
+	b.ReportMetric(float64((self-self0).Microseconds())/float64(calls), "host-cpu-us")
+	b.ReportMetric(float64((plugin-plugin0).Microseconds())/float64(calls), "plugin-cpu-us")
 }

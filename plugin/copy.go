@@ -40,6 +40,11 @@ type Copied struct {
 	Verified *Verified
 	// Reused is true when dir already held these bytes under that name.
 	Reused bool
+	// Stamp is the stamp the reused entry showed while all its bytes were
+	// compared with the source's (OpenCached takes it instead of hashing
+	// the entry again); nil for a new copy and when the entry was too young
+	// or changed while it was read (StampSettle).
+	Stamp *FileStamp
 }
 
 // CopyBinary reads the plugin binary at src exactly once and, while
@@ -79,7 +84,17 @@ func CopyBinary(name, src, dir string, o CopyOptions) (*Copied, error) {
 	defer target.close()
 	c := &Copied{}
 	var verified bool
-	if c.SHA256, verified, err = hashVerify(io.TeeReader(in, target.out), ts); err != nil {
+	read := func() (err error) {
+		c.SHA256, verified, err = hashVerify(io.TeeReader(in, target.out), ts)
+		return err
+	}
+	if target.entry != nil {
+		// The entry is read in full: its stamp, if settled, vouches for it.
+		target.stamp, err = stampedRead(target.entry, read)
+	} else {
+		err = read()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("plugin %q: reading %s: %w", name, src, err)
 	}
 	if o.Expected != "" && c.SHA256 != o.Expected {
@@ -123,6 +138,8 @@ type copyTarget struct {
 	tmp   *os.File
 	same  *sameWriter
 	entry *os.File
+	// stamp is the entry's stamp while it was read, when settled.
+	stamp *FileStamp
 }
 
 // openCopyTarget opens the target of a copy into dir of bytes pinned to
@@ -162,6 +179,7 @@ func (t *copyTarget) keep(dir string, c *Copied) error {
 		if !t.same.equal() {
 			return cacheChanged(c)
 		}
+		c.Stamp = t.stamp
 	case t.tmp != nil:
 		c.Path = filepath.Join(dir, c.SHA256)
 		return place(t.tmp, c)

@@ -44,6 +44,13 @@ type LaunchConfig struct {
 	// false = Launch copies Path into CacheDir with CopyBinary first and
 	// executes the copy, never Path itself.
 	Verified bool
+	// File, when set, is Path opened, with its bytes verified
+	// (OpenCached). A confined launch executes this open file rather than
+	// the path (the shim executes /proc/self/fd/N), so a file renamed over
+	// Path after the check is not what runs. A script ("#!" first) and an
+	// unconfined launch execute Path. The caller closes it once Launch has
+	// returned.
+	File *os.File
 	// CacheDir is where Launch places the verified copy when Verified is
 	// false; empty = a new private temporary directory, removed when the
 	// Client closes.
@@ -231,7 +238,7 @@ func (l *launcher) command() (*exec.Cmd, error) {
 	cfg := l.cfg
 	cmd := exec.CommandContext(l.procCtx, l.path, cfg.Args...)
 	if cfg.Confine != nil {
-		shim, err := cfg.Confine.Command(l.path, cfg.Args, envValue(l.env, envUnixSocketDir))
+		shim, err := cfg.Confine.CommandFile(execFile(cfg.File), l.path, cfg.Args, envValue(l.env, envUnixSocketDir))
 		if err != nil {
 			return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
 		}
@@ -245,6 +252,20 @@ func (l *launcher) command() (*exec.Cmd, error) {
 		setUnshare(cmd, cfg.Confine.Unshareflags())
 	}
 	return cmd, nil
+}
+
+// execFile returns f when the kernel can execute it from its descriptor
+// alone: a binary, not a "#!" script, whose interpreter would have to open
+// the script by a name that is gone once the descriptor is closed on exec.
+func execFile(f *os.File) *os.File {
+	if f == nil {
+		return nil
+	}
+	var magic [2]byte
+	if n, _ := f.ReadAt(magic[:], 0); n == 2 && string(magic[:]) == "#!" {
+		return nil
+	}
+	return f
 }
 
 // clientConfig is go-plugin's configuration for this launch, with the

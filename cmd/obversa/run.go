@@ -70,7 +70,7 @@ the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
 			fmt.Fprintf(os.Stderr, "run %s: record in %s\n", pr.Plan.RunID, recordPlace(ref, run))
 			sigs.setRun(ref.String())
 			view := watchRun(ref, mode, os.Stderr)
-			res, err := watchdog.Supervise(ctx, ref, run, watchdog.SuperviseOptions{Owner: owner, Pause: sigs.pause})
+			res, err := watchdog.Supervise(ctx, ref, run, watchdog.SuperviseOptions{Owner: owner, Pause: sigs.pause, Verified: pr.Verified})
 			view.Stop()
 			if err != nil {
 				return failedErr(err)

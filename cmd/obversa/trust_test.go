@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -216,25 +217,48 @@ func TestTrustTamperedCache(t *testing.T) {
 }
 
 // TestTrustTamperedCacheMidRun tampers with the cache while a worker
-// crashes: the restarted worker refuses the entry, the run ends
-// PLUGIN_CHANGED without another restart, and the tampered bytes never run.
+// crashes — replacing the entry by rename or rewriting it in place: the
+// restarted worker refuses the entry, the run ends PLUGIN_CHANGED without
+// another restart, and the tampered bytes never run. The cache entry is
+// older than plugin.StampSettle, so the host's check vouches for it with
+// its stamp and the first worker launches it without hashing it again
+// (docs/decisions.md, "A verified cache entry is not hashed twice"); the
+// restarted worker sees that the stamp no longer holds.
 func TestTrustTamperedCacheMidRun(t *testing.T) {
 	t.Parallel()
-	s := newTrustSetup(t, map[string]string{"COMMAND": "echo x >> EFFECTS; sleep 3; echo done"})
-	effectsFile := filepath.Join(s.dir, "effects.log")
-	rewrite(t, s.runFile, "EFFECTS", effectsFile)
-	if r := obversa(t, s.dir, "plugin", "lock", s.runFile); r.code != 0 {
-		t.Fatal(r.stderr)
-	}
-	cached := filepath.Join(s.dir, ".obversa", "plugins", "sha256", fileDigest(t, s.bin))
-	marker := filepath.Join(s.dir, "tampered-ran")
-	r := crashOnce(t, s, "mid", effectsFile, func() { tamperWith(t, cached, "#!/bin/sh\ntouch "+marker+"\n") })
-	res := recorded(t, runDirOf(s.runFile, "mid"), "graph:run-finished")
-	if r.code != exitFailed || len(res) != 1 || res[0]["code"] != "PLUGIN_CHANGED" {
-		t.Fatalf("exit %d, result %v, want PLUGIN_CHANGED: %s", r.code, res, r.stderr)
-	}
-	if _, err := os.Stat(marker); !os.IsNotExist(err) {
-		t.Errorf("the tampered cache entry was executed (stat: %v)", err)
+	for name, tamper := range map[string]func(t *testing.T, path, content string){
+		"renamed over": tamperWith,
+		"in place":     tamperInPlace,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := newTrustSetup(t, map[string]string{"COMMAND": "echo x >> EFFECTS; sleep 3; echo done"})
+			effectsFile := filepath.Join(s.dir, "effects.log")
+			rewrite(t, s.runFile, "EFFECTS", effectsFile)
+			if r := obversa(t, s.dir, "plugin", "lock", s.runFile); r.code != 0 {
+				t.Fatal(r.stderr)
+			}
+			cached := filepath.Join(s.dir, ".obversa", "plugins", "sha256", fileDigest(t, s.bin))
+			// The cache as an earlier run left it, settled.
+			copyBinary(t, s.bin, cached)
+			if err := os.Chmod(cached, 0o555); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(plugin.StampSettle + 100*time.Millisecond)
+			marker := filepath.Join(s.dir, "tampered-ran")
+			r := crashOnce(t, s, "mid", effectsFile, func() { tamper(t, cached, "#!/bin/sh\ntouch "+marker+"\n") })
+			runDir := runDirOf(s.runFile, "mid")
+			res := recorded(t, runDir, "graph:run-finished")
+			if r.code != exitFailed || len(res) != 1 || res[0]["code"] != "PLUGIN_CHANGED" {
+				t.Fatalf("exit %d, result %v, want PLUGIN_CHANGED: %s", r.code, res, r.stderr)
+			}
+			if _, err := os.Stat(marker); !os.IsNotExist(err) {
+				t.Errorf("the tampered cache entry was executed (stat: %v)", err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(runDir, "plugins.log")); strings.Count(string(b), "not hashed again") != 1 {
+				t.Errorf("plugins.log shows %d launches on the host's stamp, want 1 (the first worker's)", strings.Count(string(b), "not hashed again"))
+			}
+		})
 	}
 }
 
@@ -416,6 +440,32 @@ func tamperWith(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tamperInPlace overwrites the start of a read-only file with content,
+// keeping its inode, as an attacker with the same user id could.
+func tamperInPlace(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.Chmod(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The killed worker's plugin may still be executing it for a moment
+	// (ETXTBSY).
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	for deadline := time.Now().Add(10 * time.Second); errors.Is(err, syscall.ETXTBSY) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		f, err = os.OpenFile(path, os.O_WRONLY, 0)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteAt([]byte(content), 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }

@@ -34,17 +34,30 @@ func cacheError(err error) error {
 // path and both digests; a missing entry wraps ErrPluginChanged too. Other
 // read errors are returned as they are.
 func VerifyCached(name, path, sum string) error {
-	got, err := plugin.FileSHA256(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%w: plugin %q: cached binary %s is missing", ErrPluginChanged, name, path)
-	}
+	f, _, err := OpenCached(name, path, sum, nil)
 	if err != nil {
 		return err
 	}
-	if got != sum {
-		return fmt.Errorf("%w: plugin %q: cached binary %s has sha256 %s, pinned %s", ErrPluginChanged, name, path, got, sum)
+	return f.Close()
+}
+
+// OpenCached opens a cache entry to execute it and makes sure it holds
+// sum's bytes (plugin.OpenCached): an entry that still shows stamp is not
+// read again, any other is hashed. Errors as VerifyCached's. The caller
+// closes the file. The stamp returned vouches for the entry's bytes from
+// now on; nil when none can (plugin.StampSettle).
+func OpenCached(name, path, sum string, stamp *plugin.FileStamp) (*os.File, *plugin.FileStamp, error) {
+	f, vouch, err := plugin.OpenCached(path, sum, stamp)
+	var mismatch *plugin.DigestMismatchError
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil, fmt.Errorf("%w: plugin %q: cached binary %s is missing", ErrPluginChanged, name, path)
+	case errors.As(err, &mismatch):
+		return nil, nil, fmt.Errorf("%w: plugin %q: cached binary %s has sha256 %s, pinned %s", ErrPluginChanged, name, path, mismatch.Actual, sum)
+	case err != nil:
+		return nil, nil, err
 	}
-	return nil
+	return f, vouch, nil
 }
 
 func syncDir(dir string) error {

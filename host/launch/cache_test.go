@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
@@ -144,5 +145,50 @@ func TestStartLaunchesFromCache(t *testing.T) {
 	}
 	if _, err := os.Stat(src + ".ran"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the source ran (stat: %v)", err)
+	}
+}
+
+// TestStartHashesAChangedStampedEntry: an entry changed after the host
+// took its stamp — rewritten in place or replaced by rename — is hashed
+// again by Start and refused with PLUGIN_CHANGED before anything runs.
+func TestStartHashesAChangedStampedEntry(t *testing.T) {
+	t.Parallel()
+	for name, change := range map[string]func(t *testing.T, cached string){
+		"in place": tamper,
+		"renamed over": func(t *testing.T, cached string) {
+			evil := writeFile(t, t.TempDir(), "evil", "#!/bin/sh\necho tampered > \"$0.ran\"\n", 0o755)
+			if err := os.Rename(evil, cached); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			storage := t.TempDir()
+			src, digest := markerPlugin(t, t.TempDir())
+			cached, err := cache(t, storage, src, digest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(cached)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stamp, err := plugin.StampOf(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond) // past the clock's tick
+			change(t, cached)
+			_, err = launch.Start(context.Background(), []plan.PluginPlan{{Name: "p", Type: "engine", SHA256: digest, Source: src}},
+				launch.Options{StorageDir: storage, Stamps: map[string]plugin.FileStamp{digest: stamp}})
+			if !errors.Is(err, launch.ErrPluginChanged) || !strings.Contains(err.Error(), digest) {
+				t.Fatalf("Start = %v, want PLUGIN_CHANGED naming %s", err, digest)
+			}
+			if _, err := os.Stat(cached + ".ran"); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the changed entry was executed (stat: %v)", err)
+			}
+		})
 	}
 }

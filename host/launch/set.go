@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -23,8 +24,15 @@ type Options struct {
 	// Fresh says that this process has just written and verified the
 	// cache entries (the pre-run check, through CheckSource), so they are
 	// not hashed again: a binary is hashed once per run start (docs/architecture.md#performance-budget).
-	// false = each entry is re-verified before it is executed (a worker).
+	// false = each entry is re-verified before it is executed (a worker):
+	// hashed, unless it shows the stamp in Stamps.
 	Fresh bool
+	// Stamps are, by digest, the stamps cache entries showed while the
+	// host read all their bytes and found them pinned (Source.Stamp,
+	// OpenCached): an entry that still shows its stamp is executed without
+	// being hashed again (docs/decisions.md, "A verified cache entry is not
+	// hashed twice"). nil hashes every entry.
+	Stamps map[string]plugin.FileStamp
 	// Redact, when set, redacts known secrets from plugin stderr quoted
 	// in start errors.
 	Redact func(string) string
@@ -184,15 +192,27 @@ func (s *Set) add(p plan.PluginPlan, r *started) {
 // startOne launches one plugin. When the client started but a later step
 // failed, it returns both the client (for Start to close) and the error.
 func startOne(ctx context.Context, p plan.PluginPlan, o Options) (*started, error) {
-	path := CachePath(o.StorageDir, p.SHA256)
-	if !o.Fresh {
-		if err := VerifyCached(p.Name, path, p.SHA256); err != nil {
-			return nil, err
-		}
-	}
 	logger := o.Logger
 	if logger == nil {
 		logger = hclog.NewNullLogger()
+	}
+	path := CachePath(o.StorageDir, p.SHA256)
+	var exe *os.File
+	if !o.Fresh {
+		var stamp *plugin.FileStamp
+		if s, ok := o.Stamps[p.SHA256]; ok {
+			stamp = &s
+		}
+		f, vouch, err := OpenCached(p.Name, path, p.SHA256, stamp)
+		if err != nil {
+			return nil, err
+		}
+		// The child holds its own copy once started.
+		defer f.Close()
+		exe = f
+		if stamp != nil && vouch == stamp {
+			logger.Named(p.Name).Debug("cached binary unchanged since the host read it; not hashed again", "path", path)
+		}
 	}
 	env := Env(p.Env, p.PassEnv...)
 	r := &started{}
@@ -210,7 +230,7 @@ func startOne(ctx context.Context, p plan.PluginPlan, o Options) (*started, erro
 		}
 	}
 	c, err := plugin.Launch(ctx, plugin.LaunchConfig{
-		Name: p.Name, Type: plugin.Type(p.Type), Path: path, SHA256: p.SHA256, Verified: true,
+		Name: p.Name, Type: plugin.Type(p.Type), Path: path, SHA256: p.SHA256, Verified: true, File: exe,
 		Args: p.Args, Env: env, Logger: logger, Redact: o.Redact, Confine: r.prep, Supervised: o.Supervised,
 	})
 	if err != nil {

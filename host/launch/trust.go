@@ -92,6 +92,9 @@ type Source struct {
 	// Cached is the verified copy in the plugin cache, the file to execute;
 	// empty when CheckSource was given no storage directory.
 	Cached string
+	// Stamp vouches for Cached's bytes (plugin.Copied.Stamp): set when an
+	// existing entry was compared in full with the source; nil otherwise.
+	Stamp *plugin.FileStamp
 }
 
 // CheckSource reads a plugin's source binary once (plugin.CopyBinary):
@@ -118,5 +121,5 @@ func CheckSource(name, path, expected string, keys []plugin.PublicKey, storageDi
 	if err != nil {
 		return Source{}, cacheError(err)
 	}
-	return Source{SHA256: c.SHA256, Verified: c.Verified, Cached: c.Path}, nil
+	return Source{SHA256: c.SHA256, Verified: c.Verified, Cached: c.Path, Stamp: c.Stamp}, nil
 }

@@ -2,6 +2,7 @@ package watchdog
 
 import (
 	"bufio"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/internal/hostenv"
+	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
 )
 
@@ -81,6 +83,37 @@ func receiveEnv(r io.Reader) (io.Reader, error) {
 		}
 	}
 	return br, nil
+}
+
+// VerifiedEnv names the worker's variable that carries the stamps of the
+// plugin cache entries its watchdog verified (SuperviseOptions.Verified),
+// as a JSON object from digest to plugin.FileStamp. Stamps are no secret:
+// they say which file held which bytes, not what the bytes are.
+const VerifiedEnv = "OBVERSA_VERIFIED_CACHE"
+
+// encodeStamps is the value of VerifiedEnv for stamps.
+func encodeStamps(stamps map[string]plugin.FileStamp) string {
+	b, _ := json.Marshal(stamps)
+	return string(b)
+}
+
+// decodeStamps reads a value of VerifiedEnv: empty gives nil; anything
+// but a JSON object from 64-hex-digit digests to stamps is an error
+// naming the variable.
+func decodeStamps(v string) (map[string]plugin.FileStamp, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var stamps map[string]plugin.FileStamp
+	if err := json.Unmarshal([]byte(v), &stamps); err != nil {
+		return nil, fmt.Errorf("%s: %w", VerifiedEnv, err)
+	}
+	for digest := range stamps {
+		if _, err := hex.DecodeString(digest); err != nil || len(digest) != 64 || strings.ToLower(digest) != digest {
+			return nil, fmt.Errorf("%s: %q is not a sha256 digest (64 lower-case hex digits)", VerifiedEnv, digest)
+		}
+	}
+	return stamps, nil
 }
 
 func withoutOwner(env []string) []string {

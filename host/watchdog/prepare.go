@@ -48,6 +48,10 @@ type Prepared struct {
 	// plugins' Configure answered, for the CLI to print before the run
 	// starts.
 	Warnings hclv2.Diagnostics
+	// Verified are, by digest, the stamps of the plugin cache entries
+	// Prepare read in full and found to hold their pinned bytes (Pin.Stamp);
+	// Supervise hands them to the run's workers (SuperviseOptions.Verified).
+	Verified map[string]plugin.FileStamp
 }
 
 // Prepare decodes and validates the run file, resolves every plugin's pin
@@ -101,8 +105,12 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 		return nil, err
 	}
 	digests := make(map[string]string, len(pins))
+	verified := map[string]plugin.FileStamp{}
 	for name, pin := range pins {
 		digests[name] = pin.SHA256
+		if pin.Stamp != nil {
+			verified[pin.SHA256] = *pin.Stamp
+		}
 	}
 	def, p, err := plan.Compile(rf, id, digests)
 	if err != nil {
@@ -120,7 +128,7 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 		}
 		diags = append(diags, warnings...)
 	}
-	return &Prepared{RunFile: rf, Definition: def, Plan: p, Warnings: diags}, nil
+	return &Prepared{RunFile: rf, Definition: def, Plan: p, Warnings: diags, Verified: verified}, nil
 }
 
 // checkPlugins launches, side by side, each plugin of p that has no check
@@ -181,6 +189,10 @@ type Pin struct {
 	// of the .minisig file); empty when no trusted key applies.
 	KeyID     string
 	Signature string
+	// Stamp is the stamp the plugin's cache entry showed while it was
+	// compared in full with the source (launch.Source.Stamp); nil when
+	// the entry was written now, or was too young to vouch for.
+	Stamp *plugin.FileStamp
 }
 
 // Pins resolves each plugin's expected digest — the run file's `sha256`,
@@ -231,7 +243,7 @@ func Pins(rf *hcl.RunFile, runFile string, tofu bool, storageDir string) (map[st
 		if err != nil {
 			return nil, pinError(err, rf, pl, runFile)
 		}
-		pin := Pin{SHA256: src.SHA256}
+		pin := Pin{SHA256: src.SHA256, Stamp: src.Stamp}
 		if v := src.Verified; v != nil {
 			pin.KeyID, pin.Signature = v.KeyID, v.Signature
 		}

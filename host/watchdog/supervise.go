@@ -14,6 +14,7 @@ import (
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/workspace"
 	"github.com/obversa/obversa/internal/proc"
+	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
 )
 
@@ -41,6 +42,12 @@ type SuperviseOptions struct {
 	// State is the run's record folded by the caller (which holds Owner);
 	// nil folds it afresh.
 	State *runstate.State
+	// Verified are, by digest, the stamps of plugin cache entries this
+	// process has just read in full and found pinned (Prepared.Verified):
+	// each worker gets them (VerifiedEnv) and executes an entry that still
+	// shows its stamp without hashing it again. nil: workers hash each
+	// entry.
+	Verified map[string]plugin.FileStamp
 
 	// inProcess, when set, runs each worker in this process instead of as
 	// `obversa worker` (the crash simulation, sim_test.go): it is given

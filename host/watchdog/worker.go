@@ -102,7 +102,13 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 	// A plugin that does not start is the run's to answer for, not a
 	// crash to restart (docs/decisions.md, "A plugin that does not start
 	// in the worker"): preflight or the executor records it.
-	set, unlaunched, err := launch.StartEach(ctx, rs.Plan.Plugins, launch.Options{StorageDir: rs.Plan.Storage.Directory, Logger: logger, Redact: redactor(pol), Run: RunOf(rs.Plan), Supervised: true})
+	stamps, err := decodeStamps(os.Getenv(VerifiedEnv))
+	if err != nil {
+		// Without stamps every cache entry is hashed: slower, as safe.
+		logger.Warn("the watchdog's stamps of the plugin cache are unreadable; hashing every entry", "error", err)
+	}
+	set, unlaunched, err := launch.StartEach(ctx, rs.Plan.Plugins, launch.Options{StorageDir: rs.Plan.Storage.Directory, Logger: logger, Redact: redactor(pol),
+		Run: RunOf(rs.Plan), Supervised: true, Stamps: stamps})
 	if errors.Is(err, launch.ErrPluginChanged) {
 		// The pinned bytes are gone: no restart can bring them back.
 		return pluginChanged(ctx, run, state, err)

@@ -46,6 +46,9 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (ex *exit, err 
 	}
 	files, env = report.handOn(files, env)
 	cmd.Env = workerEnv(s.marker, env)
+	if len(s.o.Verified) > 0 {
+		cmd.Env = append(cmd.Env, VerifiedEnv+"="+encodeStamps(s.o.Verified))
+	}
 	cmd.ExtraFiles = files
 	cmd.Stdout, cmd.Stderr = out, out
 	// The worker watches its stdin: EOF means the watchdog is gone.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -76,6 +77,14 @@ func (p *Prepared) Rules() *Rules { return p.rules }
 // directory) and executes path. The caller sets Env and the process
 // attributes and closes cmd.ExtraFiles once it started.
 func (p *Prepared) Command(path string, args []string, extraWrite ...string) (*exec.Cmd, error) {
+	return p.CommandFile(nil, path, args, extraWrite...)
+}
+
+// CommandFile is Command for a binary the caller has open and verified:
+// the shim executes exe (through /proc/self/fd, closed on exec) rather
+// than looking path up again, so a file renamed over path in between is
+// not what runs; path stays the plugin's argv[0]. A nil exe executes path.
+func (p *Prepared) CommandFile(exe *os.File, path string, args []string, extraWrite ...string) (*exec.Cmd, error) {
 	r := *p.rules
 	r.Paths = slices.Clone(r.Paths)
 	for _, d := range extraWrite {
@@ -83,7 +92,7 @@ func (p *Prepared) Command(path string, args []string, extraWrite ...string) (*e
 			r.Paths = append(r.Paths, Rule{Path: rd, Write: true})
 		}
 	}
-	return shimCommand(payload{Exec: path, Rules: &r, ABI: p.support.LandlockABI, Cgroup: p.group}, args)
+	return shimCommand(payload{Exec: path, Rules: &r, ABI: p.support.LandlockABI, Cgroup: p.group}, exe, args)
 }
 
 // Unshareflags returns the namespaces the shim must start in: a mount

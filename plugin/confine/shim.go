@@ -9,9 +9,12 @@ import (
 const ShimArg = "__obversa-confine-shim"
 
 // payload is what the host hands the shim on file descriptor 3: the rules,
-// the group to join and the verified binary to execute.
+// the group to join and the verified binary to execute: the path Exec or,
+// when ExecFD is set, the open file on that descriptor (named Exec in the
+// plugin's argv).
 type payload struct {
 	Exec   string        `json:"exec"`
+	ExecFD int           `json:"exec_fd,omitempty"`
 	Rules  *Rules        `json:"rules"`
 	ABI    int           `json:"abi"`
 	Cgroup *cgroup.Group `json:"cgroup,omitempty"`

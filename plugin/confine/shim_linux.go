@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -62,9 +63,13 @@ func shim() error {
 			return err
 		}
 	}
+	target, err := execTarget(p)
+	if err != nil {
+		return err
+	}
 	argv := append([]string{p.Exec}, os.Args[2:]...)
 	for i := 0; ; i++ {
-		err := syscall.Exec(p.Exec, argv, os.Environ())
+		err := syscall.Exec(target, argv, os.Environ())
 		// A copy written moments ago may still be open for writing in a
 		// child the host forked meanwhile (golang.org/issue/22315).
 		if !errors.Is(err, syscall.ETXTBSY) || i == 20 {
@@ -72,6 +77,20 @@ func shim() error {
 		}
 		time.Sleep(time.Duration(i+1) * time.Millisecond)
 	}
+}
+
+// execTarget returns what the shim executes: the verified file the host
+// handed on p.ExecFD, through its /proc/self/fd link (the kernel opens the
+// very file, whatever is renamed over p.Exec; the descriptor is closed on
+// exec, so the plugin does not inherit it), or else the path p.Exec.
+func execTarget(p payload) (string, error) {
+	if p.ExecFD <= 0 {
+		return p.Exec, nil
+	}
+	if _, err := unix.FcntlInt(uintptr(p.ExecFD), unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+		return "", fmt.Errorf("the binary's descriptor %d: %w", p.ExecFD, err)
+	}
+	return "/proc/self/fd/" + strconv.Itoa(p.ExecFD), nil
 }
 
 // Access rights of the rules; the handled set is fixed at ABI 7, so that
@@ -146,8 +165,12 @@ func restrict(r *Rules, abi int) error {
 
 // shimCommand returns the command that starts the shim for p: the running
 // binary itself (/proc/self/exe), with the payload in a sealed memory
-// file as descriptor 3. args follow the plugin's name.
-func shimCommand(p payload, args []string) (*exec.Cmd, error) {
+// file as descriptor 3 and exe, when given, as descriptor 4 (the binary to
+// execute). args follow the plugin's name.
+func shimCommand(p payload, exe *os.File, args []string) (*exec.Cmd, error) {
+	if exe != nil {
+		p.ExecFD = payloadFD + 1
+	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		return nil, err
@@ -171,5 +194,32 @@ func shimCommand(p payload, args []string) (*exec.Cmd, error) {
 		Args:       append([]string{p.Exec, ShimArg}, args...),
 		ExtraFiles: []*os.File{f},
 	}
+	if exe != nil {
+		// A copy of its own, since the command's files are closed once it
+		// started and exe stays the caller's.
+		dup, err := dupFile(exe)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, dup)
+	}
 	return cmd, nil
+}
+
+// dupFile returns a new descriptor of f's open file, closed on exec.
+func dupFile(f *os.File) (*os.File, error) {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	nfd := -1
+	cerr := sc.Control(func(fd uintptr) { nfd, err = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) })
+	if cerr != nil {
+		return nil, cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("duplicating %s: %w", f.Name(), err)
+	}
+	return os.NewFile(uintptr(nfd), f.Name()), nil
 }

@@ -4,11 +4,12 @@ package confine
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 )
 
 // shimCommand fails: confinement needs Linux.
-func shimCommand(payload, []string) (*exec.Cmd, error) {
+func shimCommand(payload, *os.File, []string) (*exec.Cmd, error) {
 	return nil, errors.New("confinement needs Linux")
 }
 

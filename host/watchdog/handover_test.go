@@ -1,0 +1,56 @@
+package watchdog
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/obversa/obversa/plugin"
+)
+
+func TestStampsRoundTrip(t *testing.T) {
+	digest := strings.Repeat("ab", 32)
+	in := map[string]plugin.FileStamp{digest: {Dev: 1, Ino: 2, Size: 3, Mode: 0o100555, UID: 4, MtimeNS: 5, CtimeNS: 6}}
+	out, err := decodeStamps(encodeStamps(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(in, out); d != "" {
+		t.Errorf("decodeStamps(encodeStamps(x)) differs (-in +out):\n%s", d)
+	}
+	if out, err := decodeStamps(""); out != nil || err != nil {
+		t.Errorf("decodeStamps(\"\") = %v, %v; want nothing", out, err)
+	}
+	for _, bad := range []string{"[]", "{", `{"ABAB":{}}`, `{"` + strings.Repeat("AB", 32) + `":{}}`, `{"` + digest + `":1}`} {
+		if _, err := decodeStamps(bad); err == nil || !strings.Contains(err.Error(), VerifiedEnv) {
+			t.Errorf("decodeStamps(%q) = %v, want an error naming %s", bad, err, VerifiedEnv)
+		}
+	}
+}
+
+// FuzzDecodeStamps: any value decodes to stamps keyed by digests, or an
+// error naming the variable; what decodes survives a round trip.
+func FuzzDecodeStamps(f *testing.F) {
+	f.Add(encodeStamps(map[string]plugin.FileStamp{strings.Repeat("0", 64): {Ino: 1}}))
+	f.Add(`{"x":{}}`)
+	f.Add("null")
+	f.Fuzz(func(t *testing.T, v string) {
+		stamps, err := decodeStamps(v)
+		if err != nil {
+			if !strings.Contains(err.Error(), VerifiedEnv) {
+				t.Fatalf("error %v does not name %s", err, VerifiedEnv)
+			}
+			return
+		}
+		for d := range stamps {
+			if len(d) != 64 {
+				t.Fatalf("accepted digest %q", d)
+			}
+		}
+		again, err := decodeStamps(encodeStamps(stamps))
+		if err != nil || len(again) != len(stamps) {
+			t.Fatalf("round trip of %v: %v, %v", stamps, again, err)
+		}
+	})
+}

@@ -22,6 +22,12 @@ import (
 // as long as one plugin process (docs/decisions.md, "Plugin transport").
 // Errors are those of the key generation or the signature.
 func ClientCertificate() (tls.Certificate, []byte, error) {
+	return newCertificate()
+}
+
+// newCertificate makes a fresh self-signed P-256 certificate for
+// "localhost" on go-plugin's automatic-mTLS template, and its PEM.
+func newCertificate() (tls.Certificate, []byte, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, nil, err
@@ -45,7 +51,7 @@ func ClientCertificate() (tls.Certificate, []byte, error) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("client certificate: %w", err)
+		return tls.Certificate{}, nil, fmt.Errorf("mTLS certificate: %w", err)
 	}
 	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 	return cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil

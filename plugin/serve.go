@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os"
 	"runtime"
@@ -41,8 +42,9 @@ type ServeConfig struct {
 }
 
 // Serve runs the plugin server: it performs the go-plugin handshake on
-// stdout (which must carry nothing else before it), serves gRPC with
-// MaxMessageBytes limits, recovers handler panics as unknown failures,
+// stdout (which must carry nothing else before it), answers the host's
+// mutual TLS with a fresh P-256 certificate (docs/decisions.md, "Plugin
+// transport"), serves gRPC with MaxMessageBytes limits, recovers handler panics as unknown failures,
 // answers a WorkspaceModeRead request without tools with an invalid_config
 // failure, serves the Conformance service when there is one, and returns
 // when the host closes the plugin. It returns ErrServeConfig at once when
@@ -70,7 +72,7 @@ func Serve(cfg ServeConfig) error {
 	if cfg.Policy != nil {
 		set[string(TypePolicy)] = &policyPlugin{impl: cfg.Policy}
 	}
-	goplugin.Serve(&goplugin.ServeConfig{
+	sc := &goplugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: map[int]goplugin.PluginSet{ProtocolVersion: set},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
@@ -89,7 +91,15 @@ func Serve(cfg ServeConfig) error {
 			return grpc.NewServer(opts...)
 		},
 		Logger: logger,
-	})
+	}
+	// The host asks for mutual TLS: answer it on P-256 rather than on
+	// go-plugin's P-521 key (docs/decisions.md, "Plugin transport").
+	if clientPEM := os.Getenv(EnvClientCert); clientPEM != "" {
+		if tlsCfg, certDER, ok := serverTLS(clientPEM); ok && certInHandshake(certDER) {
+			sc.TLSProvider = func() (*tls.Config, error) { return tlsCfg, nil }
+		}
+	}
+	goplugin.Serve(sc)
 	return nil
 }
 

@@ -3,8 +3,11 @@ package plugin
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -28,15 +31,16 @@ type bareGroup struct {
 var sweepOnce sync.Once
 
 // newBareGroup makes a launch's bare group under this process's cgroup v2
-// group; nil when there is none or it cannot be written (not delegated to
-// this user): the launch then relies on its process group and marker.
-func newBareGroup() *bareGroup {
+// group, named with tag when not "" (StopTaggedGroups); nil when there is
+// none or it cannot be written (not delegated to this user): the launch
+// then relies on its process group and marker.
+func newBareGroup(tag string) *bareGroup {
 	parent, err := cgroup.SelfV2()
 	if err != nil {
 		return nil
 	}
 	sweepOnce.Do(func() { cgroup.Sweep(parent, confine.GroupPrefix, 10*time.Minute) })
-	g, err := cgroup.Create(cgroup.Info{V2: parent}, confine.GroupPrefix+randomHex(), cgroup.Options{V2: true})
+	g, err := cgroup.Create(cgroup.Info{V2: parent}, taggedPrefix(tag)+randomHex(), cgroup.Options{V2: true})
 	if err != nil {
 		return nil
 	}
@@ -66,10 +70,13 @@ func (b *bareGroup) stop() []int {
 		return nil
 	}
 	b.g.Kill()
-	left := waitCgroupEmpty(b.g, 2*time.Second)
+	t := treeOf(b.g.V2)
+	left := waitCgroupEmpty(t, 2*time.Second)
 	_ = b.dir.Close()
 	if len(left) == 0 {
-		_ = b.g.Remove()
+		for _, g := range t {
+			_ = cgroup.Remove(g)
+		}
 	}
 	return left
 }
@@ -79,4 +86,93 @@ func randomHex() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// taggedPrefix starts the name of a bare group launched with tag.
+func taggedPrefix(tag string) string {
+	if tag == "" {
+		return confine.GroupPrefix
+	}
+	return confine.GroupPrefix + tag + "-"
+}
+
+// taggedGroups returns the directories of the bare groups launches with
+// LaunchConfig.GroupTag tag made under this process's cgroup v2 group.
+func taggedGroups(tag string) []string {
+	if tag == "" {
+		return nil
+	}
+	parent, err := cgroup.SelfV2()
+	if err != nil {
+		return nil
+	}
+	dirs, _ := filepath.Glob(filepath.Join(parent, taggedPrefix(tag)+"*"))
+	return dirs
+}
+
+// TaggedGroupPIDs returns the pids in the bare groups that launches with
+// LaunchConfig.GroupTag tag made under this process's cgroup v2 group;
+// nil without a v2 group.
+func TaggedGroupPIDs(tag string) []int {
+	var pids []int
+	for _, d := range taggedGroups(tag) {
+		pids = append(pids, treeProcs(d)...)
+	}
+	return pids
+}
+
+// groupTree is a cgroup directory and its child groups (those a plugin's
+// commands were put in, sdk/command), deepest first.
+type groupTree []string
+
+// treeOf lists dir's groups, deepest first.
+func treeOf(dir string) groupTree {
+	var dirs groupTree
+	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	slices.Reverse(dirs)
+	return dirs
+}
+
+// Procs returns the pids in every group of the tree.
+func (t groupTree) Procs() []int {
+	var pids []int
+	for _, d := range t {
+		pids = append(pids, cgroup.Procs(d)...)
+	}
+	return pids
+}
+
+// treeProcs returns the pids in dir's group and every group under it.
+func treeProcs(dir string) []int { return treeOf(dir).Procs() }
+
+// StopTaggedGroups SIGKILLs every process in the bare groups that
+// launches with LaunchConfig.GroupTag tag made under this process's cgroup
+// v2 group (cgroup.kill, whatever session or environment a process
+// has), waits up to 2 s for them to empty and removes the empty ones. It
+// returns the pids that were in them and those still there. A supervisor
+// that outlives the launching process and shares its cgroup (a run's
+// keeper) stops through it what no marker finds. Nothing happens without
+// a v2 group.
+func StopTaggedGroups(tag string) (stopped, left []int) {
+	dirs := taggedGroups(tag)
+	for _, d := range dirs {
+		stopped = append(stopped, treeProcs(d)...)
+		cgroup.Kill(d) // the whole subtree
+	}
+	for _, d := range dirs {
+		t := treeOf(d)
+		if l := waitCgroupEmpty(t, 2*time.Second); len(l) > 0 {
+			left = append(left, l...)
+			continue
+		}
+		for _, g := range t {
+			_ = cgroup.Remove(g)
+		}
+	}
+	return stopped, left
 }

@@ -8,7 +8,13 @@ import "os/exec"
 type bareGroup struct{}
 
 // newBareGroup returns nil: control groups are Linux's.
-func newBareGroup() *bareGroup { return nil }
+func newBareGroup(string) *bareGroup { return nil }
+
+// TaggedGroupPIDs returns nil: control groups are Linux's.
+func TaggedGroupPIDs(string) []int { return nil }
+
+// StopTaggedGroups does nothing: control groups are Linux's.
+func StopTaggedGroups(string) (stopped, left []int) { return nil, nil }
 
 // apply does nothing.
 func (b *bareGroup) apply(*exec.Cmd) {}

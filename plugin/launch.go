@@ -87,6 +87,11 @@ type LaunchConfig struct {
 	// the scan of /proc for the launch's marker. false = Close finds and
 	// stops every descendant itself (docs/plugins.md#stopping-a-plugin).
 	Supervised bool
+	// GroupTag, when not "", is put in the name of the launch's bare
+	// cgroup (made when Confine makes no v2 group), so that
+	// StopTaggedGroups(GroupTag) finds it: a run's launches carry a tag
+	// from the run's owner marker, which its keeper knows.
+	GroupTag string
 }
 
 // Launch starts a plugin from a verified copy of its binary and completes
@@ -217,7 +222,7 @@ func newLauncher(cfg LaunchConfig, path string) *launcher {
 	env := append(make([]string, 0, len(cfg.Env)+9), cfg.Env...)
 	var bare *bareGroup
 	if !cfg.Confine.HasV2Group() {
-		bare = newBareGroup()
+		bare = newBareGroup(cfg.GroupTag)
 	}
 	return &launcher{
 		bare:         bare,

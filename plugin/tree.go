@@ -87,7 +87,7 @@ type ProcessTree struct{ t tree }
 func NewProcessTree(name string, group bool) *ProcessTree {
 	p := &ProcessTree{t: tree{name: name, marker: newMarker()}}
 	if group {
-		p.t.bare = newBareGroup()
+		p.t.bare = newBareGroup("")
 	}
 	return p
 }

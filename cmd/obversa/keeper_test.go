@@ -17,7 +17,9 @@ import (
 
 // sideEffectRunFile runs one node whose command, started by cmd-engine
 // through sdk/command, marks STARTED, waits for RELEASE and then leaves
-// its side effect in SIDE. The test holds the effect back until it has
+// its side effect in SIDE; before that it starts a daemon (double fork,
+// setsid, environment emptied: no marker, no parent of the run) that
+// waits for RELEASE too and leaves its effect in SIDE. The test holds the effect back until it has
 // killed both supervisors and the keeper has answered, so how late a
 // loaded machine lets the test act decides nothing.
 const sideEffectRunFile = `
@@ -29,7 +31,7 @@ plugin "shell" {
 graph "dag" {
   node "effect" {
     binding = "shell"
-    input   = { command = ["sh", "-c", "echo started >> STARTED; while [ ! -e RELEASE ]; do sleep 0.05; done; echo done >> SIDE"] }
+    input   = { command = ["sh", "-c", "(setsid env -i /bin/sh -c 'while [ ! -e RELEASE ]; do sleep 0.05; done; echo daemon >> SIDE' &); echo started >> STARTED; while [ ! -e RELEASE ]; do sleep 0.05; done; echo done >> SIDE"] }
   }
 }
 `

@@ -1,6 +1,8 @@
 package launch
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"slices"
 	"sort"
@@ -47,4 +49,16 @@ func isAllowed(k string) bool {
 		}
 	}
 	return false
+}
+
+// GroupTag is the cgroup tag (plugin.LaunchConfig.GroupTag) of the
+// plugins of the run whose owner marker is marker: 16 hex digits of its
+// SHA-256, so that the run's keeper can stop their groups
+// (plugin.StopTaggedGroups); "" for no marker (a launch outside a run).
+func GroupTag(marker string) string {
+	if marker == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(marker))
+	return hex.EncodeToString(sum[:8])
 }

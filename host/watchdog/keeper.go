@@ -17,6 +17,7 @@ import (
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/internal/hostenv"
 	"github.com/obversa/obversa/internal/proc"
+	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
 )
 
@@ -113,7 +114,10 @@ func Keep(ctx context.Context, ref Ref, done io.Reader) (*runstate.CleanupData, 
 	// Freeze first, so that nothing of the run acts while the keeper
 	// takes the run's lock.
 	frozen := proc.FreezeTree(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true})
-	if len(frozen) == 0 {
+	// A process that left its plugin's session and emptied its
+	// environment carries no marker: its plugin's cgroup holds it.
+	tag := launch.GroupTag(marker)
+	if len(frozen) == 0 && len(plugin.TaggedGroupPIDs(tag)) == 0 {
 		return nil, nil
 	}
 	run, st, err := openRun(ctx, ref)
@@ -143,6 +147,8 @@ func Keep(ctx context.Context, ref Ref, done io.Reader) (*runstate.CleanupData, 
 	// What was frozen and has ended meanwhile was stopped too (a frozen
 	// process group that lost its parent gets SIGHUP from the kernel).
 	found = union(frozen, found)
+	grouped, groupLeft := plugin.StopTaggedGroups(tag)
+	found, left = union(found, procsOf(grouped)), union(left, procsOf(groupLeft))
 	fmt.Fprintf(log, "%s both supervisors are gone; stopped %d processes of the run, %d survived: %v\n", stamp(), len(found), len(left), found)
 	data := runstate.NewCleanup(found, left)
 	if err := appendFolded(ctx, run, st, store.NewEvent{Type: runstate.EventCleanup, Data: data}); err != nil {
@@ -151,11 +157,20 @@ func Keep(ctx context.Context, ref Ref, done io.Reader) (*runstate.CleanupData, 
 	return &data, nil
 }
 
-// union returns a followed by the processes of b not in a.
+// procsOf names pids as processes, with what is known of them.
+func procsOf(pids []int) []proc.Proc {
+	var out []proc.Proc
+	for _, pid := range pids {
+		out = append(out, proc.Proc{PID: pid})
+	}
+	return out
+}
+
+// union returns a followed by the processes of b not in a (by pid).
 func union(a, b []proc.Proc) []proc.Proc {
 	out := append([]proc.Proc(nil), a...)
 	for _, p := range b {
-		if !slices.Contains(a, p) {
+		if !slices.ContainsFunc(out, func(q proc.Proc) bool { return q.PID == p.PID }) {
 			out = append(out, p)
 		}
 	}

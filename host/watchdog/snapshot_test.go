@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -15,9 +14,9 @@ import (
 	"github.com/obversa/obversa/store"
 )
 
-// TestSnapshotter: the worker's snapshot goroutine saves once the record
-// passed snapshotEvery events, not again for fewer than the gap after
-// it, and once more at the end with every recorded event.
+// TestSnapshotter: the worker's last act saves the fold of the whole
+// record, starting from the snapshot a worker before it left; a short
+// record gets none.
 func TestSnapshotter(t *testing.T) {
 	ctx := context.Background()
 	run, err := store.OpenRunDir(ctx, newRun(t), store.Policy{})
@@ -32,15 +31,12 @@ func TestSnapshotter(t *testing.T) {
 	defer owner.Release()
 	appendWorkers := func(n int) {
 		t.Helper()
-		for n > 0 {
-			b := make([]store.NewEvent, min(n, 2000))
-			for i := range b {
-				b[i] = store.NewEvent{Type: runstate.EventWorkerStarted, Data: runstate.WorkerStartedData{PID: 100 + i, StartTime: 1}}
-			}
-			if _, err := run.Append(ctx, run.Rev(), b...); err != nil {
-				t.Fatal(err)
-			}
-			n -= len(b)
+		b := make([]store.NewEvent, n)
+		for i := range b {
+			b[i] = store.NewEvent{Type: runstate.EventWorkerStarted, Data: runstate.WorkerStartedData{PID: 100 + i, StartTime: 1}}
+		}
+		if _, err := run.Append(ctx, run.Rev(), b...); err != nil {
+			t.Fatal(err)
 		}
 	}
 	snapRev := func() int64 {
@@ -57,28 +53,20 @@ func TestSnapshotter(t *testing.T) {
 		}
 		return h.Rev
 	}
-
-	s := startSnapshots(run, hclog.NewNullLogger())
-	appendWorkers(snapshotEvery + 100)
-	deadline := time.Now().Add(30 * time.Second)
-	for snapRev() == 0 {
-		if time.Now().After(deadline) {
-			s.stop()
-			t.Fatalf("no snapshot %s after the record passed %d events", 30*time.Second, snapshotEvery)
+	log := hclog.NewNullLogger()
+	appendWorkers(snapshotMin - 10)
+	saveSnapshot(run, log)
+	if got := snapRev(); got != 0 {
+		t.Errorf("a snapshot of a %d-event record", run.Rev())
+	}
+	for _, n := range []int{300, 50} {
+		appendWorkers(n)
+		saveSnapshot(run, log)
+		if got := snapRev(); got != run.Rev() {
+			t.Errorf("the snapshot folds rev %d, the record ends at %d", got, run.Rev())
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	first := snapRev()
-	appendWorkers(2000) // fewer than a catch-up, a save's gap and a quarter of the record
-	time.Sleep(3 * snapshotPoll)
-	if got := snapRev(); got != first {
-		t.Errorf("saved again at rev %d, %d events after rev %d", got, got-first, first)
-	}
-	s.stop()
-	if got := snapRev(); got != run.Rev() {
-		t.Errorf("the last snapshot folds rev %d, the record ends at %d", got, run.Rev())
-	}
-	if err := runstate.CheckSnapshot(ctx, run, run.Dir()); err != nil {
-		t.Error(err)
+		if err := runstate.CheckSnapshot(ctx, run, run.Dir()); err != nil {
+			t.Error(err)
+		}
 	}
 }

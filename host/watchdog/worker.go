@@ -118,8 +118,7 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 	}
 	defer set.Close()
 	usePlugins(x, set, rs.Plan, unlaunched)
-	snap := startSnapshots(run, logger)
-	defer snap.stop()
+	defer saveSnapshot(run, logger)
 	return execute(ctx, x, rs.Plan)
 }
 

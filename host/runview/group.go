@@ -90,7 +90,35 @@ func forEachView(st *runstate.State, v *graph.VertexState) ForEach {
 
 // VertexStatus is a vertex's status as views show it: the fold's (a
 // for_each node's or a loop's over its units) with the run's end applied
-// (runstate.State.VertexStatus), or blocked, or skipped (idleStatus).
+// (runstate.State.VertexStatus), or blocked, or skipped (idleStatus). A
+// for_each node or loop that began but is left, once the run has ended,
+// with no unit in flight or paused — its other units never dispatched —
+// is skipped as they are, not started (docs/decisions.md, "Status after
+// the end").
 func VertexStatus(st *runstate.State, v *graph.VertexState) string {
-	return idleStatus(st, st.VertexStatus(v), v.Def.ID)
+	s := st.VertexStatus(v)
+	if s == graph.StatusStarted && v.Unit == nil && st.Ending() != runstate.NotEnded && !moving(st, v) {
+		s = graph.StatusIdle
+	}
+	return idleStatus(st, s, v.Def.ID)
+}
+
+// moving reports whether group v (a for_each node or a loop) holds a unit
+// that is dispatched, started or paused: its instances, or the members of
+// the loop's current round.
+func moving(st *runstate.State, v *graph.VertexState) bool {
+	units := v.Instances
+	if v.Loop != nil {
+		units = nil
+		if r := v.Loop.Current(); r != nil {
+			units = r.Members
+		}
+	}
+	for _, u := range units {
+		switch st.UnitStatus(u) {
+		case graph.StatusDispatched, graph.StatusStarted, graph.StatusPaused:
+			return true
+		}
+	}
+	return false
 }

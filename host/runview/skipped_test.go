@@ -1,0 +1,101 @@
+package runview
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/store"
+)
+
+// TestGroupSkippedOnceEnded: a for_each node and a loop that began (their
+// instances decided, a round started) but whose remaining units were never
+// dispatched are skipped once the run has ended, as those units are, and
+// counted done — not started, which would read as if they still ran —
+// while the run can go on they are started; every view says the same.
+func TestGroupSkippedOnceEnded(t *testing.T) {
+	t.Parallel()
+	lint := graph.NodeDef{ID: "lint", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{},
+		ForEach: &graph.ForEachDef{MaxItems: 10, Items: []graph.ForEachItem{{Key: "a", Value: json.RawMessage(`"a"`)}, {Key: "b", Value: json.RawMessage(`"b"`)}}}}
+	config := graph.NodeDef{ID: "config", Kind: graph.KindRequired, DependsOn: []string{}, Loop: &graph.LoopDef{MaxRounds: 2, Review: "check", Members: []graph.NodeDef{
+		{ID: "author", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{}},
+		{ID: "check", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{"author"}},
+	}}}
+	def := &graph.Definition{Name: "dag", GlobalConcurrency: 1, RetryCapPerNode: 0, KeyedConcurrency: []graph.KeyLimit{}, Nodes: []graph.NodeDef{lint, config}}
+	for _, tc := range []struct {
+		name  string
+		end   []any
+		group string // lint's and config's status
+		unit  string // lint[b]'s, author's and check's
+		done  int
+	}{
+		{"running", nil, StatusStarted, StatusIdle, 0},
+		{"paused", []any{graph.EventRunWaiting, runstate.Message("r", runstate.KindPaused, "OPERATOR_PAUSE", "paused")}, StatusStarted, StatusIdle, 0},
+		{"stopped", []any{graph.EventRunFinished, runstate.Message("r", runstate.KindFail, runstate.CodeStopped, "stopped")}, StatusSkipped, StatusSkipped, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			l := NewLive(foldDef(t, def), "/runs/r")
+			rev := l.State().Rev()
+			record := func(typ string, v any) {
+				t.Helper()
+				b, err := json.Marshal(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rev++
+				if _, err := l.Apply(store.Event{Rev: rev, Type: typ, Data: b, TS: t0.Add(time.Duration(rev) * time.Second)}); err != nil {
+					t.Fatalf("%s %s: %v", typ, b, err)
+				}
+			}
+			var first []graph.Dispatch
+			for first == nil {
+				d := l.State().Graph().Decide()
+				for _, tr := range d.Transitions {
+					record(tr.Type, tr.Data)
+				}
+				if len(d.Transitions) == 0 {
+					if len(d.Dispatches) != 1 || d.Dispatches[0].Position != "dag/lint[a]/1" {
+						t.Fatalf("first dispatch %+v", d.Dispatches)
+					}
+					first = d.Dispatches
+					record(graph.EventNodeDispatched, graph.DispatchedData{Dispatches: first})
+				}
+			}
+			record(graph.EventAttemptStarted, graph.AttemptStartedData{Node: "lint", Position: first[0].Position, AttemptID: "x"})
+			record(graph.EventNodeCompleted, graph.CompletedData{Node: "lint", Position: first[0].Position, Result: json.RawMessage(`"ok"`)})
+			for i := 0; i < len(tc.end); i += 2 {
+				record(tc.end[i].(string), tc.end[i+1])
+			}
+			st := l.State()
+			now := t0.Add(time.Hour)
+			want := map[string]string{"lint": tc.group, "lint[a]": StatusPassed, "lint[b]": tc.unit,
+				"config": tc.group, "config/1/author": tc.unit, "config/1/check": tc.unit}
+			got := map[string]string{}
+			for _, n := range Nodes(st, now) {
+				got[n.ID] = n.Status
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("show's nodes (-want +got):\n%s", diff)
+			}
+			wantColours := map[string]string{"lint": tc.group, "config": tc.group, "author": tc.unit, "check": tc.unit}
+			if diff := cmp.Diff(wantColours, Statuses(st)); diff != "" {
+				t.Errorf("graph RUN colours (-want +got):\n%s", diff)
+			}
+			loops, each := Groups(st)
+			if len(loops) != 1 || loops[0].Status != tc.group || len(each) != 1 || each[0].Status != tc.group {
+				t.Errorf("status's loop and for_each lines %+v %+v; want %s", loops, each, tc.group)
+			}
+			if c := CountNodes(st); c.Done != tc.done || c.Skipped != tc.done || c.Total != 2 {
+				t.Errorf("counts %+v; want %d of 2 done, skipped", c, tc.done)
+			}
+			if c := Summarize(st, "/runs/r", now, false).Nodes; c.Done != tc.done {
+				t.Errorf("runs counts %+v; want %d done", c, tc.done)
+			}
+		})
+	}
+}

@@ -317,3 +317,62 @@ func TestConfinementOOMUncertain(t *testing.T) {
 		t.Errorf("the command ran %d times, want once (never retried silently)", n)
 	}
 }
+
+// oomOverlapRun has two nodes on one memory-limited plugin, neither
+// retry_safe: x's command has a child the OOM killer ends, and its shell
+// lives on and fails later; y fails by itself while x's shell still runs.
+const oomOverlapRun = `
+workspace {
+  root     = "."
+  provider = "none"
+}
+graph "dag" {
+  global_concurrency = 2
+  retry_cap_per_node = 1
+  node "x" {
+    binding = "small"
+    input   = { command = ["sh", "-c", "echo x >> effects.txt; head -c 300000000 /dev/zero | tail -n 1 > /dev/null; sleep 3; exit 1"] }
+  }
+  node "y" {
+    binding = "small"
+    input   = { command = ["sh", "-c", "sleep 1.5; exit 1"] }
+  }
+}
+plugin "small" {
+  type = "node"
+  path = "BIN/cmd-engine"
+  confine {
+    memory = "48MiB"
+  }
+}
+`
+
+// TestConfinementOOMOverlapping: an OOM kill in a plugin's memory group is
+// told to every call in flight when it happened, not only to the first
+// call that fails afterwards: here y fails first, and x — whose command
+// the kernel cut off — must still be paused for reconciliation at its
+// first position, never retried (its effect ran once).
+func TestConfinementOOMOverlapping(t *testing.T) {
+	if sup := confine.Detect(); sup.Cgroup.Memory == cgroup.MemoryNone {
+		t.Skipf("no memory controller: %s", sup.Cgroup.Reason)
+	}
+	runFile := writeRunFile(t, oomOverlapRun)
+	dir := filepath.Dir(runFile)
+	r, _ := runJSON(t, runFile, "--run-id", "m")
+	runDir := runDirOf(runFile, "m")
+	st := status(t, runDir)
+	eff, _ := os.ReadFile(filepath.Join(dir, "effects.txt"))
+	paused := false
+	for _, p := range st.PauseReasons {
+		if p.Position == "dag/x/1" && p.Kind == "reconcile-attempt" && strings.Contains(p.Reason, "OOM killer") {
+			paused = true
+		}
+	}
+	if r.code != exitPaused || !paused {
+		t.Fatalf("exit %d, pause reasons %+v; want dag/x/1 paused for reconciliation naming the OOM killer\nstderr:\n%s\nevents:\n%s",
+			r.code, st.PauseReasons, r.stderr, strings.Join(eventLines(t, runDir), "\n"))
+	}
+	if n := strings.Count(string(eff), "x"); n != 1 {
+		t.Errorf("x's command ran %d times, want once (never retried silently)", n)
+	}
+}

@@ -114,6 +114,7 @@ func (x *Executor) invoke(ctx context.Context, s start) []event {
 	if failpoint.Enabled {
 		failpoint.Hit(ctx, failpoint.BeforePlugin, s.node.ID)
 	}
+	mark := x.oomMark(s.node.Binding)
 	out, err := b.Invoke(ctx, plugin.InvokeRequest{
 		RunID: x.plan.RunID, NodeID: s.node.ID, Position: s.position, AttemptID: s.attempt,
 		Input: input, WorkspaceDir: x.plan.Workspace.Root, Timeout: remaining(ctx),
@@ -122,7 +123,7 @@ func (x *Executor) invoke(ctx context.Context, s start) []event {
 		failpoint.Hit(ctx, failpoint.AfterPlugin, s.node.ID)
 	}
 	if err != nil {
-		oom := x.outOfMemory(s.node.Binding, err)
+		oom := x.outOfMemory(s.node.Binding, mark, err)
 		if paused := x.uncertain(s, cutOff(ctx, s, err, oom)); paused != nil {
 			return paused
 		}

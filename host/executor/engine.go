@@ -89,13 +89,14 @@ func (x *Executor) engine(ctx context.Context, s start) []event {
 			return x.failed(s, CodeNodeFailed, "", fmt.Sprintf("%v: engine %q", ErrPluginMissing, t.Adapter))
 		}
 		seq++
+		mark := x.oomMark(t.Adapter)
 		res, err := x.callEngine(ctx, s, eng, t, seq, schema)
 		rec := graph.EngineAttemptData{Node: s.node.ID, Position: s.position, Sequence: seq,
 			Requested: mustJSON(t), Effective: json.RawMessage("null"), Usage: mustJSON(plugin.Usage{})}
 		if err == nil {
 			return x.engineCompleted(ctx, s, rec, res)
 		}
-		if evs, fallback := x.engineFailed(ctx, s, t, rec, err); !fallback {
+		if evs, fallback := x.engineFailed(ctx, s, t, mark, rec, err); !fallback {
 			return evs
 		}
 	}
@@ -157,14 +158,15 @@ func (x *Executor) engineCompleted(ctx context.Context, s start, rec graph.Engin
 }
 
 // engineFailed records a call to target t that failed with err (rec is
-// its record so far) with the node's failure; with a pause instead when
+// its record so far; mark the oomMark taken before it) with the node's
+// failure; with a pause instead when
 // the host cut the call off and the node is not retry_safe (uncertain.go).
 // When the failure proves t dead, the retirement is made durable and
 // fallback says to try the next target. nil evs without fallback: the
 // executor stopped, or the plugin died and the next worker carries the
 // attempt on by the crash table.
-func (x *Executor) engineFailed(ctx context.Context, s start, t plugin.Identity, rec graph.EngineAttemptData, err error) (evs []event, fallback bool) {
-	oom := x.outOfMemory(t.Adapter, err)
+func (x *Executor) engineFailed(ctx context.Context, s start, t plugin.Identity, mark uint64, rec graph.EngineAttemptData, err error) (evs []event, fallback bool) {
+	oom := x.outOfMemory(t.Adapter, mark, err)
 	if oom == "" && x.pluginDied(err) {
 		return nil, false
 	}

@@ -60,10 +60,15 @@ type Options struct {
 }
 
 // MemoryWatch tells, after a plugin call failed, whether the kernel's OOM
-// killer ended a process of the plugin since it last said so, and the
-// plugin's memory limit in bytes (launch.Set.OOMKilled).
+// killer ended a process of the plugin while the call ran, and the
+// plugin's memory limit in bytes (launch.Set): OOMMark is taken before
+// the call, OOMKilledSince asked only after it failed. A kill is told to
+// every call in flight when it happened, not only the first to ask: the
+// plugin's processes share one memory group, so any of them may have been
+// the one killed.
 type MemoryWatch interface {
-	OOMKilled(plugin string) (limitBytes int64, killed bool)
+	OOMMark(plugin string) uint64
+	OOMKilledSince(plugin string, mark uint64) (limitBytes int64, killed bool)
 }
 
 // Executor runs one stored run. Create it with New; call Execute once.
@@ -147,15 +152,23 @@ func (x *Executor) SetPolicies(policies map[string]plugin.Policy) { x.o.Policies
 // a plugin's process (Options.Memory).
 func (x *Executor) SetMemoryWatch(m MemoryWatch) { x.o.Memory = m }
 
+// oomMark is the MemoryWatch mark to take before a call to plugin name.
+func (x *Executor) oomMark(name string) uint64 {
+	if x.o.Memory == nil {
+		return 0
+	}
+	return x.o.Memory.OOMMark(name)
+}
+
 // outOfMemory returns the message of an OUT_OF_MEMORY failure when the
 // kernel's OOM killer ended a process of plugin name under its memory
-// limit since the last such report; "" otherwise. It is asked only after
-// a call failed.
-func (x *Executor) outOfMemory(name string, err error) string {
+// limit since mark (oomMark, taken before the call); "" otherwise. It is
+// asked only after a call failed.
+func (x *Executor) outOfMemory(name string, mark uint64, err error) string {
 	if x.o.Memory == nil {
 		return ""
 	}
-	limit, killed := x.o.Memory.OOMKilled(name)
+	limit, killed := x.o.Memory.OOMKilledSince(name, mark)
 	if !killed {
 		return ""
 	}

@@ -91,19 +91,31 @@ func prepareConfinement(p plan.PluginPlan, o Options) (*confine.Prepared, string
 	return prep, tmp, nil
 }
 
-// memoryWatch remembers, per plugin, how many OOM kills were already
-// reported.
+// memoryWatch remembers, per plugin, the highest count of OOM kills read
+// from its memory group.
 type memoryWatch struct {
 	mu   sync.Mutex
 	seen map[string]uint64
 }
 
-// OOMKilled reports whether the kernel's OOM killer ended a process of
-// plugin name since the last call that said so, and the plugin's memory
-// limit in bytes. Each kill is reported once; a plugin without a memory
-// limit never reports one. The executor asks only after a call failed, so
-// a successful attempt costs nothing.
-func (s *Set) OOMKilled(name string) (limitBytes int64, killed bool) {
+// OOMMark returns a mark to take before a call to plugin name, for
+// OOMKilledSince after it failed: the count of the plugin's OOM kills the
+// host has read so far. It makes no system call, so a call that succeeds
+// costs nothing more.
+func (s *Set) OOMMark(name string) uint64 {
+	s.watch.mu.Lock()
+	defer s.watch.mu.Unlock()
+	return s.watch.seen[name]
+}
+
+// OOMKilledSince reports whether the kernel's OOM killer ended a process
+// of plugin name after mark (OOMMark) was taken, and the plugin's memory
+// limit in bytes; a plugin without a memory limit never reports one. Every
+// call that was in flight when a process of the plugin's group was killed
+// says so — the host cannot tell whose command the kernel picked, so each
+// of them was possibly cut off mid-way — as may a call that started after
+// a kill the host had not yet read (docs/confinement.md, "Memory").
+func (s *Set) OOMKilledSince(name string, mark uint64) (limitBytes int64, killed bool) {
 	prep := s.confined[name]
 	if prep == nil || prep.LimitBytes() == 0 {
 		return 0, false
@@ -111,11 +123,8 @@ func (s *Set) OOMKilled(name string) (limitBytes int64, killed bool) {
 	n := prep.OOMKills()
 	s.watch.mu.Lock()
 	defer s.watch.mu.Unlock()
-	if n > s.watch.seen[name] {
-		s.watch.seen[name]++
-		return prep.LimitBytes(), true
-	}
-	return prep.LimitBytes(), false
+	s.watch.seen[name] = max(s.watch.seen[name], n)
+	return prep.LimitBytes(), n > mark
 }
 
 // Confinement returns the confinement each plugin was launched with, by

@@ -48,12 +48,14 @@ func (osFS) SyncDir(name string) error {
 // *os.File itself to a child process.
 type osFile struct{ *os.File }
 
+// Datasync flushes the file's data to stable storage; see datasync for
+// the call each platform makes.
 func (f osFile) Datasync() error {
 	for {
-		err := unix.Fdatasync(int(f.Fd()))
+		err := datasync(int(f.Fd()))
 		if err != unix.EINTR {
 			if err != nil {
-				return &fs.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
+				return &fs.PathError{Op: datasyncOp, Path: f.Name(), Err: err}
 			}
 			return nil
 		}

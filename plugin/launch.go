@@ -186,12 +186,12 @@ func launch(ctx context.Context, cfg LaunchConfig, path string) (*Client, error)
 	l := newLauncher(cfg, path)
 	sockets, err := socketDir()
 	if err != nil {
-		l.stopProc()
+		l.abandon()
 		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
 	}
 	tlsConfig, certEnv, err := clientTLS()
 	if err != nil {
-		l.stopProc()
+		l.abandon()
 		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
 	}
 	l.env = append(l.env, certEnv)
@@ -204,6 +204,13 @@ func launch(ctx context.Context, cfg LaunchConfig, path string) (*Client, error)
 		return l.fail(err)
 	}
 	return c, nil
+}
+
+// abandon releases what newLauncher made for a launch that fails before
+// its process is started: the exec context and the bare cgroup.
+func (l *launcher) abandon() {
+	l.stopProc()
+	l.bare.stop()
 }
 
 // newLauncher fills in cfg's defaults (a discarding logger, the default

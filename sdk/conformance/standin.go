@@ -85,6 +85,7 @@ func startStandIn(bin string, args, env []string) (*standIn, error) {
 	tree := plugin.NewProcessTree("stand-in host", true)
 	job, err := json.Marshal(standInJob{Bin: bin, Args: args, Env: append(append([]string{}, env...), tree.Marker())})
 	if err != nil {
+		_ = tree.Stop()
 		return nil, err
 	}
 	cmd := exec.Command(self)

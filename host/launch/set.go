@@ -197,22 +197,13 @@ func startOne(ctx context.Context, p plan.PluginPlan, o Options) (*started, erro
 		logger = hclog.NewNullLogger()
 	}
 	path := CachePath(o.StorageDir, p.SHA256)
-	var exe *os.File
-	if !o.Fresh {
-		var stamp *plugin.FileStamp
-		if s, ok := o.Stamps[p.SHA256]; ok {
-			stamp = &s
-		}
-		f, vouch, err := OpenCached(p.Name, path, p.SHA256, stamp)
-		if err != nil {
-			return nil, err
-		}
+	exe, err := openEntry(p, o, path, logger)
+	if err != nil {
+		return nil, err
+	}
+	if exe != nil {
 		// The child holds its own copy once started.
-		defer f.Close()
-		exe = f
-		if stamp != nil && vouch == stamp {
-			logger.Named(p.Name).Debug("cached binary unchanged since the host read it; not hashed again", "path", path)
-		}
+		defer exe.Close()
 	}
 	env := Env(p.Env, p.PassEnv...)
 	r := &started{}
@@ -239,51 +230,84 @@ func startOne(ctx context.Context, p plan.PluginPlan, o Options) (*started, erro
 		return r, err
 	}
 	r.client = c
+	return r, r.greet(ctx, p, o)
+}
+
+// openEntry opens p's cache entry at path to execute it, verified
+// (OpenCached) unless o.Fresh: an entry still showing the stamp o.Stamps
+// holds for its digest is not hashed again. It returns nil for o.Fresh,
+// where the entry is executed by its path; the caller closes the file.
+// Errors are OpenCached's.
+func openEntry(p plan.PluginPlan, o Options, path string, logger hclog.Logger) (*os.File, error) {
+	if o.Fresh {
+		return nil, nil
+	}
+	var stamp *plugin.FileStamp
+	if s, ok := o.Stamps[p.SHA256]; ok {
+		stamp = &s
+	}
+	f, vouch, err := OpenCached(p.Name, path, p.SHA256, stamp)
+	if err != nil {
+		return nil, err
+	}
+	if stamp != nil && vouch == stamp {
+		logger.Named(p.Name).Debug("cached binary unchanged since the host read it; not hashed again", "path", path)
+	}
+	return f, nil
+}
+
+// greet checks the health of r's launched plugin (o.HealthTimeout, 5 s
+// when 0), dispenses its type, and asks it to describe itself and to take
+// p's configuration, keeping the answers in r. Errors name the plugin: a
+// failed call's, ErrType for a type the plugin does not serve, a
+// *ConfigError for error diagnostics.
+func (r *started) greet(ctx context.Context, p plan.PluginPlan, o Options) error {
+	c := r.client
 	ht := o.HealthTimeout
 	if ht == 0 {
 		ht = 5 * time.Second
 	}
 	hctx, cancel := context.WithTimeout(ctx, ht)
-	err = c.Health(hctx)
+	err := c.Health(hctx)
 	cancel()
 	if err != nil {
-		return r, fmt.Errorf("plugin %q health check: %w", p.Name, err)
+		return fmt.Errorf("plugin %q health check: %w", p.Name, err)
 	}
 	// Every plugin type answers Describe and Configure the same way.
 	d := c.Describer()
 	switch plugin.Type(p.Type) {
 	case plugin.TypeEngine:
 		if r.engine, err = c.Engine(); err != nil {
-			return r, fmt.Errorf("plugin %q: %w", p.Name, err)
+			return fmt.Errorf("plugin %q: %w", p.Name, err)
 		}
 	case plugin.TypePolicy:
 		if r.policy, err = c.Policy(); err != nil {
-			return r, fmt.Errorf("plugin %q: %w", p.Name, err)
+			return fmt.Errorf("plugin %q: %w", p.Name, err)
 		}
 	default:
 		if r.binding, err = c.Node(); err != nil {
-			return r, fmt.Errorf("plugin %q: %w", p.Name, err)
+			return fmt.Errorf("plugin %q: %w", p.Name, err)
 		}
 	}
 	desc, err := d.Describe(ctx)
 	if err != nil {
-		return r, fmt.Errorf("plugin %q describe: %w", p.Name, err)
+		return fmt.Errorf("plugin %q describe: %w", p.Name, err)
 	}
 	diags, err := d.Configure(ctx, p.Config)
 	if err != nil {
-		return r, fmt.Errorf("plugin %q configure: %w", p.Name, err)
+		return fmt.Errorf("plugin %q configure: %w", p.Name, err)
 	}
 	if len(desc.Types) > 0 && !slices.Contains(desc.Types, plugin.Type(p.Type)) {
-		return r, fmt.Errorf("%w: plugin %q (%s) serves %v, the run file declares type %q", ErrType, p.Name, p.Source, desc.Types, p.Type)
+		return fmt.Errorf("%w: plugin %q (%s) serves %v, the run file declares type %q", ErrType, p.Name, p.Source, desc.Types, p.Type)
 	}
 	r.desc = desc
 	for _, d := range diags {
 		if d.Severity == plugin.SeverityError {
-			return r, &ConfigError{Plugin: p.Name, Diagnostics: diags}
+			return &ConfigError{Plugin: p.Name, Diagnostics: diags}
 		}
 	}
 	r.diags = diags
-	return r, nil
+	return nil
 }
 
 // Engines returns the engine plugins by name.

@@ -343,48 +343,6 @@ func (x *Executor) decide(b *batch) ([]start, error) {
 	}
 }
 
-// launch runs each start's attempt on an idle attempt goroutine, or on a
-// new one when none is idle. An attempt goroutine waits for the next
-// attempt until the loop ends, so its stack grows to what a plugin call
-// needs once, not once per attempt (runtime.morestack took about a tenth
-// of the worker's CPU in a fan-out DAG when each attempt had a goroutine
-// of its own).
-func (x *Executor) launch(ctx context.Context, starts []start) {
-	for _, s := range starts {
-		if failpoint.Enabled {
-			failpoint.Hit(ctx, failpoint.AfterStart, s.node.ID)
-		}
-		x.active++
-		l := launched{ctx: ctx, s: s}
-		select {
-		case x.idle <- l:
-		default:
-			x.wg.Add(1)
-			go x.attempter(l)
-		}
-	}
-}
-
-// launched is an attempt handed to an attempt goroutine.
-type launched struct {
-	ctx context.Context
-	s   start
-}
-
-// attempter runs l's attempt, then each attempt launch hands it, until
-// the loop ends.
-func (x *Executor) attempter(l launched) {
-	defer x.wg.Done()
-	for {
-		x.attempt(l.ctx, l.s)
-		select {
-		case l = <-x.idle:
-		case <-x.loopEnd:
-			return
-		}
-	}
-}
-
 // finish records the graph's outcome.
 func (x *Executor) finish(ctx context.Context) (*runstate.Result, error) {
 	g := x.rs.Graph()

@@ -1,6 +1,6 @@
 // Command peers compares Obversa's graph benchmarks with DBOS Transact
 // for Go on the same workloads and the same PostgreSQL (`make
-// bench-peers`, scripts/bench-peers.sh; docs/benchmarks.md). It is a
+// bench-peers`, scripts/bench-peers.sh; docs/architecture.md#performance-budget). It is a
 // module of its own so that DBOS stays out of Obversa's go.mod.
 //
 //	peers dbos -db postgres://… [-reps 3]   run the DBOS workloads, print `go test -bench` lines

@@ -11,7 +11,7 @@ import (
 )
 
 // The worker, the run's one writer, keeps the fold snapshot
-// (docs/record.md, "The fold snapshot") beside the record. The
+// (docs/architecture.md, "Fold snapshot") beside the record. The
 // executor's own State cannot be saved: it folds events before they are
 // recorded, without their commit times. So when the worker ends (the run
 // finished, paused or stopped) it folds the record itself — from the

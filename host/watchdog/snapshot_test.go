@@ -14,10 +14,10 @@ import (
 	"github.com/obversa/obversa/store"
 )
 
-// TestSnapshotter: the worker's last act saves the fold of the whole
+// TestSaveSnapshot: the worker's last act saves the fold of the whole
 // record, starting from the snapshot a worker before it left; a short
 // record gets none.
-func TestSnapshotter(t *testing.T) {
+func TestSaveSnapshot(t *testing.T) {
 	ctx := context.Background()
 	run, err := store.OpenRunDir(ctx, newRun(t), store.Policy{})
 	if err != nil {

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"
@@ -84,13 +86,32 @@ func LoadWithSnapshot(ctx context.Context, r Reader, dir string) (*State, error)
 // holds no fold snapshot.
 var errNoSnapshot = errors.New("no fold snapshot")
 
+// readSnapshot reads and parses dir's fold snapshot. Only a regular file
+// is read, opened without blocking and read up to the size it had when
+// opened: a FIFO in its place would hold every reader (and the worker as
+// it ends) in open for good, and a device behind a symlink (/dev/zero)
+// would never end. Anything else is ErrSnapshotInvalid, which readers
+// ignore and verify reports.
 func readSnapshot(dir string) (snapshotHeader, []byte, error) {
-	b, err := os.ReadFile(filepath.Join(dir, SnapshotFile))
+	path := filepath.Join(dir, SnapshotFile)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return snapshotHeader{}, nil, errNoSnapshot
 	}
 	if err != nil {
 		return snapshotHeader{}, nil, fmt.Errorf("%w: %v", ErrSnapshotInvalid, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return snapshotHeader{}, nil, fmt.Errorf("%w: %v", ErrSnapshotInvalid, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return snapshotHeader{}, nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrSnapshotInvalid, path, fi.Mode().Type())
+	}
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return snapshotHeader{}, nil, fmt.Errorf("%w: read %s: %v", ErrSnapshotInvalid, path, err)
 	}
 	return parseSnapshot(b)
 }

@@ -157,6 +157,11 @@ func TestOpenCachedSeesChanges(t *testing.T) {
 					t.Fatalf("OpenCached = %v, want the same bytes to pass", err)
 				}
 				f.Close()
+				// Passing proves nothing of the stamp: a wrong digest must be
+				// noticed, which only a read of the changed entry can do.
+				if _, _, err := plugin.OpenCached(path, sha256Hex([]byte("other")), &stamp); !errors.Is(err, plugin.ErrDigestMismatch) {
+					t.Fatalf("OpenCached(other digest) with the old stamp = %v, want the changed entry read and refused", err)
+				}
 				return
 			}
 			if !errors.Is(err, plugin.ErrDigestMismatch) {

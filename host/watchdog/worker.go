@@ -99,16 +99,7 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 	if err != nil {
 		return nil, err
 	}
-	// A plugin that does not start is the run's to answer for, not a
-	// crash to restart (docs/decisions.md, "A plugin that does not start
-	// in the worker"): preflight or the executor records it.
-	stamps, err := decodeStamps(os.Getenv(VerifiedEnv))
-	if err != nil {
-		// Without stamps every cache entry is hashed: slower, as safe.
-		logger.Warn("the watchdog's stamps of the plugin cache are unreadable; hashing every entry", "error", err)
-	}
-	set, unlaunched, err := launch.StartEach(ctx, rs.Plan.Plugins, launch.Options{StorageDir: rs.Plan.Storage.Directory, Logger: logger, Redact: redactor(pol),
-		Run: RunOf(rs.Plan), Supervised: true, Stamps: stamps})
+	set, unlaunched, err := startPlugins(ctx, rs.Plan, pol, logger)
 	if errors.Is(err, launch.ErrPluginChanged) {
 		// The pinned bytes are gone: no restart can bring them back.
 		return pluginChanged(ctx, run, state, err)
@@ -120,6 +111,23 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 	usePlugins(x, set, rs.Plan, unlaunched)
 	defer saveSnapshot(run, logger)
 	return execute(ctx, x, rs.Plan)
+}
+
+// startPlugins launches the run's plugins from the plugin cache
+// (launch.StartEach), an entry that still shows the stamp the watchdog
+// handed on (VerifiedEnv) without hashing it again. A plugin that does not
+// start is the run's to answer for, not a crash to restart
+// (docs/decisions.md, "A plugin that does not start in the worker"): it is
+// in unlaunched, and preflight or the executor records it. Errors are
+// StartEach's.
+func startPlugins(ctx context.Context, p *plan.Plan, pol store.Policy, logger hclog.Logger) (*launch.Set, map[string]error, error) {
+	stamps, err := decodeStamps(os.Getenv(VerifiedEnv))
+	if err != nil {
+		// Without stamps every cache entry is hashed: slower, as safe.
+		logger.Warn("the watchdog's stamps of the plugin cache are unreadable; hashing every entry", "error", err)
+	}
+	return launch.StartEach(ctx, p.Plugins, launch.Options{StorageDir: p.Storage.Directory, Logger: logger, Redact: redactor(pol),
+		Run: RunOf(p), Supervised: true, Stamps: stamps})
 }
 
 // cancelOnStop calls cancel on SIGTERM or SIGINT and, when stdin is not

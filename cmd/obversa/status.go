@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -47,7 +48,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 					if watch {
 						fmt.Fprintln(cmd.OutOrStdout(), "---", time.Now().Format("15:04:05"))
 					}
-					printStatus(cmd.OutOrStdout(), r, ref.String())
+					out := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
+					printStatus(out, r, ref.String())
+					_ = out.Flush() // as unbuffered prints, a failed write of stdout is not the run's fault
 				}
 				if !watch || sw.Over() {
 					return nil
@@ -99,9 +102,20 @@ func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 	for _, a := range r.Active {
 		fmt.Fprintf(w, "active:   %s for %d ms (usage %s)\n", a.Position, a.ElapsedMS, a.Usage)
 	}
+	// One line per node that called an engine: a run of many nodes
+	// prints them from one buffer, not with a write and a reflective
+	// encoding each.
+	var line []byte
 	for _, u := range r.Usage {
-		b, _ := json.Marshal(u.Usage)
-		fmt.Fprintf(w, "usage:    %s %s\n", u.Node, b)
+		line = append(append(append(line[:0], "usage:    "...), u.Node...), ' ')
+		if c, ok := u.Usage.(watchdog.UsageCounters); ok {
+			line = c.AppendJSON(line)
+		} else {
+			b, _ := json.Marshal(u.Usage)
+			line = append(line, b...)
+		}
+		line = append(line, '\n')
+		_, _ = w.Write(line)
 	}
 	if r.UsageTotals != nil {
 		fmt.Fprintf(w, "tokens:   %s\n", usageLine(r.UsageTotals))

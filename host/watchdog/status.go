@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/obversa/obversa/host/graph"
@@ -119,7 +120,8 @@ type LoopReport = runview.Loop
 // ForEachReport is where a for_each node stands (runview.ForEach).
 type ForEachReport = runview.ForEach
 
-// NodeUsage is one node's usage total: "unknown" or the summed counters.
+// NodeUsage is one node's usage total: "unknown" or the summed counters
+// (UsageCounters).
 type NodeUsage struct {
 	Node  string `json:"node"`
 	Usage any    `json:"usage"`
@@ -290,11 +292,37 @@ func active(st *runstate.State, now time.Time) []Active {
 	return out
 }
 
+// UsageCounters is a node's known usage total as status reports it, in
+// tokens. Its fields are in the order of their JSON names, so it encodes
+// as the map of counters earlier versions reported did, byte for byte;
+// being a struct, a report of a run of many nodes costs one value per
+// node instead of a map.
+type UsageCounters struct {
+	CacheCreation int64 `json:"cache_creation"`
+	CacheRead     int64 `json:"cache_read"`
+	Input         int64 `json:"input"`
+	Output        int64 `json:"output"`
+}
+
+// AppendJSON appends c's JSON encoding to b, the bytes json.Marshal
+// gives, without reflection: status prints one per node.
+func (c UsageCounters) AppendJSON(b []byte) []byte {
+	b = append(b, `{"cache_creation":`...)
+	b = strconv.AppendInt(b, c.CacheCreation, 10)
+	b = append(b, `,"cache_read":`...)
+	b = strconv.AppendInt(b, c.CacheRead, 10)
+	b = append(b, `,"input":`...)
+	b = strconv.AppendInt(b, c.Input, 10)
+	b = append(b, `,"output":`...)
+	b = strconv.AppendInt(b, c.Output, 10)
+	return append(b, '}')
+}
+
 // usageValue is a usage total as status prints it: "unknown", or the
-// summed counters.
+// summed counters (UsageCounters).
 func usageValue(u plugin.Usage) any {
 	if !u.Known {
 		return "unknown"
 	}
-	return map[string]int64{"input": u.Input, "output": u.Output, "cache_read": u.CacheRead, "cache_creation": u.CacheCreation}
+	return UsageCounters{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheCreation: u.CacheCreation}
 }

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/obversa/obversa/host/watchdog"
+)
+
+// TestPrintStatusUsage: each node's usage line prints the counters as
+// their JSON object, or "unknown", one line per node in the report's
+// order.
+func TestPrintStatusUsage(t *testing.T) {
+	r := &watchdog.Report{RunID: "r1", Phase: watchdog.PhaseCompleted, Usage: []watchdog.NodeUsage{
+		{Node: "a", Usage: watchdog.UsageCounters{Input: 1, Output: 5}},
+		{Node: "b", Usage: "unknown"},
+		{Node: "c", Usage: watchdog.UsageCounters{CacheCreation: 2, CacheRead: 3, Input: 40, Output: 600}},
+	}}
+	var b strings.Builder
+	printStatus(&b, r, "dir")
+	want := `usage:    a {"cache_creation":0,"cache_read":0,"input":1,"output":5}
+usage:    b "unknown"
+usage:    c {"cache_creation":2,"cache_read":3,"input":40,"output":600}
+`
+	if i := strings.Index(b.String(), "usage:"); i < 0 || b.String()[i:] != want {
+		t.Errorf("printStatus:\n%s\nwant its usage lines to be:\n%s", b.String(), want)
+	}
+}

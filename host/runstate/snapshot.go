@@ -28,8 +28,9 @@ import (
 // rev and digest name the record prefix the payload folds: the digest of
 // the event at rev, which the record's hash chain ties to every event
 // before it. fold names the code that folded it (FoldVersion and the
-// binary's version-control revision). The payload holds the State but for
-// its start, which the reader takes from the record's own first event.
+// binary's version-control revision). The payload holds the whole State,
+// its start (the record's first event) included, so a reader reads no
+// event up to rev but the one at rev, to check its digest.
 
 // SnapshotFormat is the layout version of the fold snapshot file.
 const SnapshotFormat = 1
@@ -37,7 +38,7 @@ const SnapshotFormat = 1
 // FoldVersion names the fold's semantics: it changes whenever a change to
 // the fold (this package or host/graph) changes what a State holds after
 // an event, so that a snapshot another fold wrote is ignored.
-const FoldVersion = "1"
+const FoldVersion = "2"
 
 // SnapshotFile is the fold snapshot's file name in a run directory.
 const SnapshotFile = "fold.snapshot"
@@ -89,6 +90,7 @@ type snapshotHeader struct {
 // it (graph.State.EncodeSnapshot). Maps are sorted slices, so a State
 // always encodes to the same bytes (verify compares them).
 type foldSnap struct {
+	Start startSnap
 	Seq   []seqEntry
 	Pos   []posEntry
 	Usage []usageEntry
@@ -228,6 +230,9 @@ func (s *State) encodePayload() ([]byte, error) {
 		return nil, err
 	}
 	fs.Order, fs.Rest = s.order, rest
+	if fs.Start, err = snapStart(s.start); err != nil {
+		return nil, err
+	}
 	for _, k := range slices.Sorted(maps.Keys(s.seq)) {
 		fs.Seq = append(fs.Seq, seqEntry{k, s.seq[k]})
 	}
@@ -288,14 +293,22 @@ func parseSnapshot(b []byte) (snapshotHeader, []byte, error) {
 	return h, payload, nil
 }
 
-// restorePayload fills s, which holds only its start (the record's first
-// event, not checked again: see startUnchecked), from a snapshot payload. Errors wrap ErrSnapshotInvalid.
+// restorePayload fills s, a New State, from a snapshot payload. The
+// start's definition is not validated again: the fold that saved it
+// checked the very event (the record's hash chain ties it to the
+// snapshot's digest), and checking a large definition costs more than the
+// rest of a restore. Errors wrap ErrSnapshotInvalid.
 func (s *State) restorePayload(payload []byte) error {
 	dec := gob.NewDecoder(bytes.NewReader(payload))
 	var fs foldSnap
 	if err := dec.Decode(&fs); err != nil {
 		return fmt.Errorf("%w: %v", ErrSnapshotInvalid, err)
 	}
+	rs, err := fs.Start.restore()
+	if err != nil {
+		return err
+	}
+	s.start, s.pf, s.phase = rs, NewPreflightFold(rs.Plan.Preflight), PhaseStarting
 	g, err := graph.Restore(s.start.Definition, dec)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)

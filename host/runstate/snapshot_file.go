@@ -3,7 +3,6 @@ package runstate
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,9 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-
-	"github.com/obversa/obversa/host/graph"
-	"github.com/obversa/obversa/host/plan"
 
 	"github.com/obversa/obversa/store"
 )
@@ -122,10 +118,7 @@ func fromSnapshot(ctx context.Context, r Reader, dir string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := startUnchecked(ctx, r)
-	if err != nil {
-		return nil, err
-	}
+	s := New()
 	if err := s.restorePayload(payload); err != nil {
 		return nil, err
 	}
@@ -191,29 +184,4 @@ func CheckSnapshot(ctx context.Context, r Reader, dir string) error {
 		return fmt.Errorf("%w: it differs from a full fold of events 1..%d", ErrSnapshotInvalid, h.Rev)
 	}
 	return nil
-}
-
-// startUnchecked returns a State holding the record's first event,
-// decoded but not checked (RunStarted.Check, graph.New): the snapshot
-// restored onto it was written by a fold that checked this very event
-// (the record's hash chain ties it to the snapshot's digest), and
-// checking a large definition costs more than the rest of a restore.
-func startUnchecked(ctx context.Context, r Reader) (*State, error) {
-	e, err := firstEvent(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	if e.Type != graph.EventRunStarted {
-		return nil, fmt.Errorf("%w: first event is %s", ErrNotStarted, e.Type)
-	}
-	var rs plan.RunStarted
-	if err := json.Unmarshal(e.Data, &rs); err != nil {
-		return nil, fmt.Errorf("%w: %v", graph.ErrInvalidEvent, err)
-	}
-	if rs.Definition == nil || rs.Plan == nil {
-		return nil, fmt.Errorf("%w: no definition or plan", graph.ErrInvalidEvent)
-	}
-	s := New()
-	s.start, s.pf, s.phase = &rs, NewPreflightFold(rs.Plan.Preflight), PhaseStarting
-	return s, nil
 }

@@ -1,0 +1,84 @@
+package runstate
+
+import (
+	"bytes"
+	"encoding/gob"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/plan"
+)
+
+// TestSnapshotStart: the run's start comes back from a snapshot exactly
+// as it was, for definitions of every shape: lists empty or absent, a
+// for_each of no items, items without a value, loops (nested, of no
+// members), input empty or absent. gob alone decodes an empty list as
+// nil and drops a pointer to a zero value.
+func TestSnapshotStart(t *testing.T) {
+	var base plan.RunStarted
+	if err := json.Unmarshal(started(t), &base); err != nil {
+		t.Fatal(err)
+	}
+	member := func(id string, deps []string) graph.NodeDef {
+		return graph.NodeDef{ID: id, Kind: graph.KindRequired, Lane: "w", DependsOn: deps}
+	}
+	for name, def := range map[string]*graph.Definition{
+		"nil lists": {Name: "g", GlobalConcurrency: 1, Nodes: []graph.NodeDef{member("a", nil)}},
+		"empty lists": {Name: "g", GlobalConcurrency: 1, KeyedConcurrency: []graph.KeyLimit{}, Nodes: []graph.NodeDef{
+			member("a", []string{}), {ID: "b", Input: json.RawMessage{}, DependsOn: []string{"a"}}}},
+		"no nodes":    {Name: "g", GlobalConcurrency: 1, Nodes: []graph.NodeDef{}},
+		"nodes unset": {Name: "g"},
+		"every field": {Name: "g", GlobalConcurrency: 3, KeyedConcurrency: []graph.KeyLimit{{Key: "k", Limit: 2}, {Key: "", Limit: 0}},
+			StopOnError: true, RetryCapPerNode: 4, Nodes: []graph.NodeDef{
+				{ID: "a", Kind: graph.KindRequired, Lane: "w", Prompt: "p", Input: json.RawMessage(`{"x":[1]}`), DependsOn: []string{},
+					RetrySafe: true, TimeoutMS: 60000, Key: "k", Approval: true},
+				{ID: "b", Kind: graph.KindOptional, Binding: "shell", DependsOn: []string{"a", ""}},
+			}},
+		"for_each": {Name: "g", GlobalConcurrency: 1, Nodes: []graph.NodeDef{
+			{ID: "zero", ForEach: &graph.ForEachDef{}},
+			{ID: "empty", ForEach: &graph.ForEachDef{Items: []graph.ForEachItem{}, MaxItems: 3}},
+			{ID: "items", ForEach: &graph.ForEachDef{Items: []graph.ForEachItem{{Key: "a", Value: json.RawMessage(`"a"`)},
+				{Key: "", Value: nil}, {Key: "c", Value: json.RawMessage{}}}}},
+			{ID: "dyn", ForEach: &graph.ForEachDef{Source: "${input.results.x}", MaxItems: 10}},
+		}},
+		"loops": {Name: "g", GlobalConcurrency: 1, Nodes: []graph.NodeDef{
+			{ID: "l0", Kind: graph.KindRequired, DependsOn: []string{}, Loop: &graph.LoopDef{}},
+			{ID: "l1", Loop: &graph.LoopDef{MaxRounds: 2, Review: "r", Until: "u", Members: []graph.NodeDef{}}},
+			{ID: "l2", DependsOn: []string{"l1"}, Loop: &graph.LoopDef{MaxRounds: 3, Review: "r", Members: []graph.NodeDef{
+				member("d", nil), member("r", []string{"d"}),
+				{ID: "inner", Loop: &graph.LoopDef{Members: []graph.NodeDef{member("x", []string{}), {ID: "f", ForEach: &graph.ForEachDef{}}}}},
+			}}},
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rs := base
+			rs.Definition = def
+			ss, err := snapStart(&rs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := gob.NewEncoder(&buf).Encode(&ss); err != nil {
+				t.Fatal(err)
+			}
+			var back startSnap
+			if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
+				t.Fatal(err)
+			}
+			got, err := back.restore()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(&rs, got, deep...); d != "" {
+				t.Errorf("start restored (-recorded +restored):\n%s", d)
+			}
+			want, _ := json.Marshal(&rs)
+			if b, _ := json.Marshal(got); !bytes.Equal(b, want) {
+				t.Errorf("restored start encodes as\n%s\nwant\n%s", b, want)
+			}
+		})
+	}
+}

@@ -9,7 +9,7 @@ import (
 	"slices"
 )
 
-// The graph's part of a fold snapshot (docs/record.md, "The fold
+// The graph's part of a fold snapshot (docs/architecture.md, "Fold
 // snapshot"). A snapshot keeps what folding the record up to a revision
 // left in the State, so a reader restores it and folds only the events
 // after it. The shape is a flat mirror of the State: units are numbered in

@@ -17,7 +17,7 @@ import (
 	"github.com/obversa/obversa/plugin"
 )
 
-// The fold snapshot (docs/record.md, "The fold snapshot"): the State
+// The fold snapshot (docs/architecture.md, "Fold snapshot"): the State
 // folded up to a revision, saved so that a reader restores it and folds
 // only the events after it. It is a cache derived from the record, never
 // part of it. The file is a header line (JSON) and a payload (gob):

@@ -1,5 +1,5 @@
 // Package snapshottest checks the fold snapshot's one property on a
-// record (docs/record.md, "The fold snapshot"): for every revision k, the
+// record (docs/architecture.md, "Fold snapshot"): for every revision k, the
 // fold of the whole record equals the fold restored from a snapshot taken
 // at k with the events after k folded on top — every field, unexported
 // ones included. Tests of packages that make real records (the crash

@@ -38,7 +38,7 @@ const SnapshotFormat = 1
 // FoldVersion names the fold's semantics: it changes whenever a change to
 // the fold (this package or host/graph) changes what a State holds after
 // an event, so that a snapshot another fold wrote is ignored.
-const FoldVersion = "2"
+const FoldVersion = "3"
 
 // SnapshotFile is the fold snapshot's file name in a run directory.
 const SnapshotFile = "fold.snapshot"
@@ -101,6 +101,11 @@ type foldSnap struct {
 	// Finished and Paused are the results' node results, which are not
 	// small (one per node), taken out of Rest.
 	Finished, Paused resultNodes
+	// Targets are the distinct requested and effective targets of the
+	// engine calls (Pos), each kept once: a run's calls repeat a few
+	// lanes' targets, and a graph of tens of thousands of nodes would
+	// otherwise keep and decode two copies per call.
+	Targets [][]byte
 }
 
 // resultNodes is a result's Output.Nodes, sorted by node.
@@ -151,7 +156,10 @@ type seqEntry struct {
 
 type posEntry struct {
 	Position string
-	P        Position
+	P        Position // its calls without Requested and Effective
+	// Targets are, per call, its Requested and its Effective as indexes
+	// into foldSnap.Targets plus one; 0 for none.
+	Targets []int32
 }
 
 type usageEntry struct {
@@ -236,8 +244,9 @@ func (s *State) encodePayload() ([]byte, error) {
 	for _, k := range slices.Sorted(maps.Keys(s.seq)) {
 		fs.Seq = append(fs.Seq, seqEntry{k, s.seq[k]})
 	}
+	ids := map[string]int32{}
 	for _, k := range slices.Sorted(maps.Keys(s.pos)) {
-		fs.Pos = append(fs.Pos, posEntry{k, *s.pos[k]})
+		fs.Pos = append(fs.Pos, fs.snapPosition(k, s.pos[k], ids))
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.usage)) {
 		fs.Usage = append(fs.Usage, usageEntry{k, *s.usage[k]})
@@ -335,6 +344,9 @@ func (s *State) restorePayload(payload []byte) error {
 	}
 	ps := make([]Position, len(fs.Pos))
 	for i, e := range fs.Pos {
+		if err := fs.restoreTargets(&e); err != nil {
+			return err
+		}
 		ps[i] = e.P
 		s.pos[e.Position] = &ps[i]
 	}

@@ -57,11 +57,11 @@ func rawJSON(b []byte) json.RawMessage {
 
 func identityToProto(id Identity) *pb.Identity {
 	return &pb.Identity{
-		Adapter:     id.Adapter,
-		Provider:    id.Provider,
-		ModelFamily: id.ModelFamily,
-		Model:       id.Model,
-		Tools:       append([]string(nil), id.Tools...),
+		Adapter:     wireText(id.Adapter),
+		Provider:    wireText(id.Provider),
+		ModelFamily: wireText(id.ModelFamily),
+		Model:       wireText(id.Model),
+		Tools:       wireTexts(id.Tools),
 	}
 }
 

@@ -31,10 +31,10 @@ func failureToProto(f *Failure) *pb.Failure {
 	}
 	return &pb.Failure{
 		Kind:         kind,
-		Message:      f.Message,
+		Message:      wireText(f.Message),
 		RetryAfterMs: durationToMs(f.RetryAfter),
-		Provider:     f.Provider,
-		Model:        f.Model,
+		Provider:     wireText(f.Provider),
+		Model:        wireText(f.Model),
 	}
 }
 

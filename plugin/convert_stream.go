@@ -19,13 +19,13 @@ var partKindGo = invert(partKindWire)
 // eventToProto encodes a streamed event; an unknown kind is an error.
 func eventToProto(ev RunEvent) (*pb.RunMessage, error) {
 	tool := func() *pb.ToolEvent {
-		return &pb.ToolEvent{Id: ev.ToolID, Name: ev.ToolName, Json: ev.ToolJSON}
+		return &pb.ToolEvent{Id: wireText(ev.ToolID), Name: wireText(ev.ToolName), Json: ev.ToolJSON}
 	}
 	switch ev.Kind {
 	case EventText:
-		return &pb.RunMessage{Message: &pb.RunMessage_Text{Text: &pb.Delta{Text: ev.Text}}}, nil
+		return &pb.RunMessage{Message: &pb.RunMessage_Text{Text: &pb.Delta{Text: wireText(ev.Text)}}}, nil
 	case EventThinking:
-		return &pb.RunMessage{Message: &pb.RunMessage_Thinking{Thinking: &pb.Delta{Text: ev.Text}}}, nil
+		return &pb.RunMessage{Message: &pb.RunMessage_Thinking{Thinking: &pb.Delta{Text: wireText(ev.Text)}}}, nil
 	case EventToolUse:
 		return &pb.RunMessage{Message: &pb.RunMessage_ToolUse{ToolUse: tool()}}, nil
 	case EventToolResult:
@@ -43,15 +43,15 @@ func resultToProto(r *RunResult) *pb.RunResult {
 		Usage:      usageToProto(r.Usage),
 		Requested:  identityToProto(r.Requested),
 		Effective:  identityToProto(r.Effective),
-		StopReason: r.StopReason,
+		StopReason: wireText(r.StopReason),
 	}
 	for _, p := range r.Parts {
 		m.Parts = append(m.Parts, &pb.Part{
 			Kind:     partKindWire[p.Kind], // an unknown kind is sent as UNSPECIFIED and rejected by the host
-			Text:     p.Text,
+			Text:     wireText(p.Text),
 			Json:     p.JSON,
-			ToolName: p.ToolName,
-			ToolId:   p.ToolID,
+			ToolName: wireText(p.ToolName),
+			ToolId:   wireText(p.ToolID),
 			Final:    p.Final,
 		})
 	}

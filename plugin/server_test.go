@@ -111,3 +111,40 @@ func TestServerRejectsUnknownEventKind(t *testing.T) {
 		t.Error("emit of an unknown event kind succeeded")
 	}
 }
+
+// TestServerInvalidUTF8: an engine whose streamed text and answer hold
+// bytes that are not UTF-8 (a CLI printing Latin-1) reaches the host with
+// each bad sequence replaced by U+FFFD, as encoding/json writes it, rather
+// than failing to marshal, which the host saw as a call broken off.
+func TestServerInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	bad := "caf\xe9 \xff\xfe ok \xed\xa0\x80 é"
+	want := "caf\uFFFD \uFFFD\uFFFD ok \uFFFD\uFFFD\uFFFD é"
+	var fromJSON string // what the record would hold: encoding/json's replacement
+	if b, err := json.Marshal(bad); err != nil || json.Unmarshal(b, &fromJSON) != nil || fromJSON != want {
+		t.Fatalf("encoding/json writes %q as %q, the test expects %q", bad, fromJSON, want)
+	}
+	e := serveInProcess(t, funcEngine{run: func(_ context.Context, _ RunRequest, emit Emitter) (*RunResult, error) {
+		if err := emit(RunEvent{Kind: EventText, Text: bad}); err != nil {
+			return nil, err
+		}
+		if err := emit(RunEvent{Kind: EventToolUse, ToolName: "t\xff", ToolID: "1", ToolJSON: json.RawMessage(`{}`)}); err != nil {
+			return nil, err
+		}
+		res := finalText(bad)
+		res.StopReason = "end\xc3"
+		return res, nil
+	}})
+	var events []RunEvent
+	res, err := e.Run(context.Background(), RunRequest{Target: Identity{Adapter: "a", Provider: "p", Model: "m"}},
+		func(ev RunEvent) error { events = append(events, ev); return nil })
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if f, ok := res.Final(); !ok || f.Text != want || res.StopReason != "end\uFFFD" {
+		t.Errorf("result %+v; want final text %q, stop reason %q", res, want, "end\uFFFD")
+	}
+	if len(events) != 2 || events[0].Text != want || events[1].ToolName != "t\uFFFD" {
+		t.Errorf("events %+v; want text %q and tool t\uFFFD", events, want)
+	}
+}

@@ -116,10 +116,17 @@ func decodeStamps(v string) (map[string]plugin.FileStamp, error) {
 	return stamps, nil
 }
 
+// withoutOwner returns env without the variables only this process may
+// hand a child: its owner marker, its lock's descriptor, and the stamps
+// of the plugin cache entries it verified (VerifiedEnv). One inherited
+// from the shell would otherwise reach a worker whose watchdog verified
+// no settled entry, which would execute entries by stamps no watchdog
+// took.
 func withoutOwner(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
-		if !strings.HasPrefix(kv, launch.OwnerEnv+"=") && !strings.HasPrefix(kv, store.LockFDEnv+"=") {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != launch.OwnerEnv && name != store.LockFDEnv && name != VerifiedEnv {
 			out = append(out, kv)
 		}
 	}

@@ -54,3 +54,22 @@ func FuzzDecodeStamps(f *testing.F) {
 		}
 	})
 }
+
+// TestWorkerEnvDropsInheritedStamps: OBVERSA_VERIFIED_CACHE from the
+// shell that started the watchdog never reaches a worker or the keeper
+// (hostenv passes OBVERSA_* through): only stamps this watchdog took may.
+func TestWorkerEnvDropsInheritedStamps(t *testing.T) {
+	t.Setenv(VerifiedEnv, `{"`+strings.Repeat("a", 64)+`":{}}`)
+	t.Setenv("OBVERSA_WORKER_CPUPROFILE", "/tmp/p") // other OBVERSA_ variables pass
+	env := workerEnv("marker", nil)
+	passed := false
+	for _, kv := range env {
+		if strings.HasPrefix(kv, VerifiedEnv+"=") {
+			t.Errorf("the worker's environment holds the shell's %s", kv)
+		}
+		passed = passed || kv == "OBVERSA_WORKER_CPUPROFILE=/tmp/p"
+	}
+	if !passed {
+		t.Errorf("OBVERSA_WORKER_CPUPROFILE was dropped: %v", env)
+	}
+}

@@ -7,7 +7,7 @@ import (
 
 // Loop is where a loop stands: Round is the round in progress, or the
 // last one once the loop ended (0 before it started); Status is the
-// loop's status (idle, started, paused, passed, failed, blocked);
+// loop's status (idle, started, paused, passed, failed, blocked, skipped);
 // LastReview is the last recorded verdict ("pass", "fail", "" for none)
 // and Code the failure code of a failed loop.
 type Loop struct {
@@ -91,21 +91,25 @@ func forEachView(st *runstate.State, v *graph.VertexState) ForEach {
 // VertexStatus is a vertex's status as views show it: the fold's (a
 // for_each node's or a loop's over its units) with the run's end applied
 // (runstate.State.VertexStatus), or blocked, or skipped (idleStatus). A
-// for_each node or loop that began but is left, once the run has ended,
-// with no unit in flight or paused — its other units never dispatched —
-// is skipped as they are, not started (docs/decisions.md, "Status after
-// the end").
+// node left waiting for approval when the run ended is skipped
+// (unitStatus); a for_each node or loop that began but is left, once the
+// run has ended, with no unit in flight or paused (but for approval) —
+// its other units never dispatched — is skipped as they are, not started
+// or paused (docs/decisions.md, "Status after the end").
 func VertexStatus(st *runstate.State, v *graph.VertexState) string {
 	s := st.VertexStatus(v)
-	if s == graph.StatusStarted && v.Unit == nil && st.Ending() != runstate.NotEnded && !moving(st, v) {
+	switch {
+	case v.Unit != nil:
+		s = unitStatus(st, v.Unit)
+	case (s == graph.StatusStarted || s == graph.StatusPaused) && st.Ending() != runstate.NotEnded && !moving(st, v):
 		s = graph.StatusIdle
 	}
 	return idleStatus(st, s, v.Def.ID)
 }
 
 // moving reports whether group v (a for_each node or a loop) holds a unit
-// that is dispatched, started or paused: its instances, or the members of
-// the loop's current round.
+// that is dispatched, started or paused (unitStatus): its instances, or
+// the members of the loop's current round.
 func moving(st *runstate.State, v *graph.VertexState) bool {
 	units := v.Instances
 	if v.Loop != nil {
@@ -115,7 +119,7 @@ func moving(st *runstate.State, v *graph.VertexState) bool {
 		}
 	}
 	for _, u := range units {
-		switch st.UnitStatus(u) {
+		switch unitStatus(st, u) {
 		case graph.StatusDispatched, graph.StatusStarted, graph.StatusPaused:
 			return true
 		}

@@ -22,8 +22,9 @@ const (
 	// StatusBlocked: a dependency failed for good, so the node never runs.
 	StatusBlocked = "blocked"
 	// StatusSkipped: the run ended (completed, failed or stopped) before
-	// the node was dispatched, so it never runs; the run's result says
-	// why (docs/decisions.md, "Status after the end").
+	// the node was dispatched, or while it waited for approval, so it
+	// never runs; the run's result says why (docs/decisions.md, "Status
+	// after the end").
 	StatusSkipped = "skipped"
 )
 
@@ -31,9 +32,23 @@ const (
 // loop member in a round): the fold's with the run's end applied
 // (runstate.State.UnitStatus: a unit whose attempt failed waits for its
 // retry while the run goes on, and failed once it ended), or blocked, or
-// skipped (idleStatus).
+// skipped (idleStatus, unitStatus).
 func NodeStatus(st *runstate.State, n *graph.NodeState) string {
-	return idleStatus(st, st.UnitStatus(n), n.Vertex)
+	return idleStatus(st, unitStatus(st, n), n.Vertex)
+}
+
+// unitStatus is unit n's status in the fold with the run's end applied
+// (runstate.State.UnitStatus), where a unit left waiting for approval
+// when the run ended is idle: an approval pause comes before the
+// attempt, so it never ran, and no answer comes once the run has ended.
+// A reconcile-attempt pause stays paused: its attempt may have run, and
+// only a person can tell (docs/decisions.md, "Status after the end").
+func unitStatus(st *runstate.State, n *graph.NodeState) graph.Status {
+	s := st.UnitStatus(n)
+	if s == graph.StatusPaused && n.Pause != nil && n.Pause.Kind == graph.PauseApproval && st.Ending() != runstate.NotEnded {
+		return graph.StatusIdle
+	}
+	return s
 }
 
 // idleStatus names status s of vertex as views show it: an idle one is
@@ -158,7 +173,8 @@ type Node struct {
 	Stderr   string `json:"stderr,omitempty"`
 	// Failure is the last recorded failure.
 	Failure *Failure `json:"failure,omitempty"`
-	// Pause is what a paused node waits for.
+	// Pause is what a paused node waits for; nil unless Status is
+	// paused.
 	Pause *graph.PauseRequest `json:"pause,omitempty"`
 	// Approved is the recorded approval decision: "allow", "deny" or "".
 	Approved string `json:"approved,omitempty"`
@@ -259,7 +275,10 @@ func groupView(st *runstate.State, v *graph.VertexState) Node {
 
 func nodeView(st *runstate.State, n *graph.NodeState, now time.Time) Node {
 	v := Node{ID: n.Name(), Kind: n.Def.Kind, Lane: n.Def.Lane, Binding: n.Def.Binding, Status: NodeStatus(st, n),
-		Position: n.Position, Attempts: n.Attempts, Pause: n.Pause, Approved: n.Approved}
+		Position: n.Position, Attempts: n.Attempts, Approved: n.Approved}
+	if v.Status == StatusPaused {
+		v.Pause = n.Pause
+	}
 	if n.Instance || n.Loop != "" {
 		v.Group, v.Key, v.Round = n.Vertex, n.Key, n.Round
 	}

@@ -56,22 +56,7 @@ func TestSnapshotStart(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rs := base
 			rs.Definition = def
-			ss, err := snapStart(&rs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var buf bytes.Buffer
-			if err := gob.NewEncoder(&buf).Encode(&ss); err != nil {
-				t.Fatal(err)
-			}
-			var back startSnap
-			if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
-				t.Fatal(err)
-			}
-			got, err := back.restore()
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := roundTripStart(t, &rs)
 			if d := cmp.Diff(&rs, got, deep...); d != "" {
 				t.Errorf("start restored (-recorded +restored):\n%s", d)
 			}
@@ -81,4 +66,27 @@ func TestSnapshotStart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// roundTripStart returns rs as a snapshot brings it back: its mirror
+// (snapStart), through gob, restored.
+func roundTripStart(t *testing.T, rs *plan.RunStarted) *plan.RunStarted {
+	t.Helper()
+	ss, err := snapStart(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&ss); err != nil {
+		t.Fatal(err)
+	}
+	var back startSnap
+	if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
+		t.Fatal(err)
+	}
+	got, err := back.restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

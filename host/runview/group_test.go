@@ -20,13 +20,7 @@ import (
 // positions.
 func TestLoopsAndForEach(t *testing.T) {
 	t.Parallel()
-	lint := graph.NodeDef{ID: "lint", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{},
-		ForEach: &graph.ForEachDef{MaxItems: 10, Items: []graph.ForEachItem{{Key: "a", Value: json.RawMessage(`"a"`)}, {Key: "b", Value: json.RawMessage(`"b"`)}}}}
-	config := graph.NodeDef{ID: "config", Kind: graph.KindRequired, DependsOn: []string{}, Loop: &graph.LoopDef{MaxRounds: 2, Review: "check", Members: []graph.NodeDef{
-		{ID: "author", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{}},
-		{ID: "check", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{"author"}},
-	}}}
-	def := &graph.Definition{Name: "dag", GlobalConcurrency: 4, RetryCapPerNode: 1, KeyedConcurrency: []graph.KeyLimit{}, Nodes: []graph.NodeDef{lint, config}}
+	def := loopsAndForEachDef(4, 1)
 	l := NewLive(foldDef(t, def), "/runs/r")
 	var notices []Notice
 	rev := l.State().Rev()
@@ -152,4 +146,17 @@ func positions(ds []graph.Dispatch) []string {
 		out = append(out, d.Position)
 	}
 	return out
+}
+
+// loopsAndForEachDef is the graph the loop and for_each tests follow: a
+// static for_each node "lint" over a and b, and a loop "config" whose
+// member check (a binding reviewer) reviews author's work.
+func loopsAndForEachDef(concurrency, retryCap int) *graph.Definition {
+	lint := graph.NodeDef{ID: "lint", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{},
+		ForEach: &graph.ForEachDef{MaxItems: 10, Items: []graph.ForEachItem{{Key: "a", Value: json.RawMessage(`"a"`)}, {Key: "b", Value: json.RawMessage(`"b"`)}}}}
+	config := graph.NodeDef{ID: "config", Kind: graph.KindRequired, DependsOn: []string{}, Loop: &graph.LoopDef{MaxRounds: 2, Review: "check", Members: []graph.NodeDef{
+		{ID: "author", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{}},
+		{ID: "check", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{"author"}},
+	}}}
+	return &graph.Definition{Name: "dag", GlobalConcurrency: concurrency, RetryCapPerNode: retryCap, KeyedConcurrency: []graph.KeyLimit{}, Nodes: []graph.NodeDef{lint, config}}
 }

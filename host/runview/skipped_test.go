@@ -19,13 +19,7 @@ import (
 // while the run can go on they are started; every view says the same.
 func TestGroupSkippedOnceEnded(t *testing.T) {
 	t.Parallel()
-	lint := graph.NodeDef{ID: "lint", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{},
-		ForEach: &graph.ForEachDef{MaxItems: 10, Items: []graph.ForEachItem{{Key: "a", Value: json.RawMessage(`"a"`)}, {Key: "b", Value: json.RawMessage(`"b"`)}}}}
-	config := graph.NodeDef{ID: "config", Kind: graph.KindRequired, DependsOn: []string{}, Loop: &graph.LoopDef{MaxRounds: 2, Review: "check", Members: []graph.NodeDef{
-		{ID: "author", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{}},
-		{ID: "check", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{"author"}},
-	}}}
-	def := &graph.Definition{Name: "dag", GlobalConcurrency: 1, RetryCapPerNode: 0, KeyedConcurrency: []graph.KeyLimit{}, Nodes: []graph.NodeDef{lint, config}}
+	def := loopsAndForEachDef(1, 0)
 	for _, tc := range []struct {
 		name  string
 		end   []any

@@ -5,12 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
+	"github.com/obversa/obversa/internal/regfile"
 	"github.com/obversa/obversa/store"
 )
 
@@ -82,35 +81,28 @@ func LoadWithSnapshot(ctx context.Context, r Reader, dir string) (*State, error)
 // holds no fold snapshot.
 var errNoSnapshot = errors.New("no fold snapshot")
 
-// readSnapshot reads and parses dir's fold snapshot. Only a regular file
-// is read, opened without blocking and read up to the size it had when
-// opened: a FIFO in its place would hold every reader (and the worker as
-// it ends) in open for good, and a device behind a symlink (/dev/zero)
-// would never end. Anything else is ErrSnapshotInvalid, which readers
-// ignore and verify reports.
+// readSnapshot reads and parses dir's fold snapshot. It is read as files
+// a user names are (internal/regfile): only a regular file, opened without
+// blocking, since a FIFO in its place would hold every reader (and the
+// worker as it ends) in open for good, and a device behind a symlink
+// (/dev/zero) would never end. Anything else is ErrSnapshotInvalid, which
+// readers ignore and verify reports.
 func readSnapshot(dir string) (snapshotHeader, []byte, error) {
 	path := filepath.Join(dir, SnapshotFile)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	b, err := regfile.Read(path, maxSnapshotBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return snapshotHeader{}, nil, errNoSnapshot
 	}
 	if err != nil {
-		return snapshotHeader{}, nil, fmt.Errorf("%w: %v", ErrSnapshotInvalid, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return snapshotHeader{}, nil, fmt.Errorf("%w: %v", ErrSnapshotInvalid, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return snapshotHeader{}, nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrSnapshotInvalid, path, fi.Mode().Type())
-	}
-	b := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, b); err != nil {
-		return snapshotHeader{}, nil, fmt.Errorf("%w: read %s: %v", ErrSnapshotInvalid, path, err)
+		return snapshotHeader{}, nil, fmt.Errorf("%w: %s: %w", ErrSnapshotInvalid, path, err)
 	}
 	return parseSnapshot(b)
 }
+
+// maxSnapshotBytes bounds a fold snapshot read (bytes): far past any
+// record's fold (a 104 000-event record's is about 10 MB), so only a file
+// that is not a snapshot reaches it.
+const maxSnapshotBytes = 1 << 32
 
 // fromSnapshot restores dir's snapshot and folds r's events after it.
 func fromSnapshot(ctx context.Context, r Reader, dir string) (*State, error) {

@@ -153,6 +153,9 @@ func printNode(w io.Writer, n runview.Node) {
 	if p := n.Pause; p != nil {
 		fmt.Fprintf(w, "paused:   waits for %s at %s\n", p.Kind, p.Position)
 	}
+	if b := n.Blocked; b != nil {
+		fmt.Fprintf(w, "blocked:  %s %s\n", b.Code, b.Message)
+	}
 	if f := n.Failure; f != nil {
 		fmt.Fprintf(w, "failure:  %s at %s", f.Code, f.Position)
 		if f.FailureKind != "" {

@@ -43,11 +43,13 @@ func firstLine(s string, n int) string {
 }
 
 // nodeBrief is a node's result in one line: its text, a command's exit
-// status and output, its failure or what it waits for.
+// status and output, its failure, why it is blocked or what it waits for.
 func nodeBrief(n runview.Node, width int) string {
 	switch {
 	case n.Failure != nil:
 		return firstLine(n.Failure.Code+": "+n.Failure.Message, width)
+	case n.Blocked != nil:
+		return firstLine(n.Blocked.Code+": "+n.Blocked.Message, width)
 	case n.Pause != nil:
 		return "waits for " + n.Pause.Kind + " at " + n.Pause.Position
 	case n.Text != "":

@@ -124,6 +124,35 @@ func referenceBlocked(s *State) []bool {
 	return out
 }
 
+// referenceDependencyFailed marks the blocked vertices a failure blocks:
+// a dependency failed for good (and is not optional) or is itself one of
+// them; the others are blocked only because stop_on_error stopped the
+// graph.
+func referenceDependencyFailed(s *State, blocked []bool) []bool {
+	memo := make([]int8, len(s.vertices)) // 0 unknown, 1 no, 2 yes
+	var visit func(i int) bool
+	visit = func(i int) bool {
+		if memo[i] == 0 {
+			memo[i] = 1
+			v := s.vertices[i]
+			for _, dep := range v.Def.DependsOn {
+				j := s.vindex[dep]
+				d := s.vertices[j]
+				if blocked[i] && (d.Status() == StatusFailed && d.Def.Kind != KindOptional || visit(j)) {
+					memo[i] = 2
+					break
+				}
+			}
+		}
+		return memo[i] == 2
+	}
+	out := make([]bool, len(s.vertices))
+	for i := range s.vertices {
+		out[i] = visit(i)
+	}
+	return out
+}
+
 func referenceDepsGreen(s *State, d *NodeDef) bool {
 	for _, dep := range d.DependsOn {
 		v := s.Vertex(dep)
@@ -135,7 +164,7 @@ func referenceDepsGreen(s *State, d *NodeDef) bool {
 	return true
 }
 
-// checkDecide fails t unless Decide, Blocked and Paused agree with the full scan
+// checkDecide fails t unless Decide, Blocked, DependencyFailed and Paused agree with the full scan
 // at the state's current prefix, and returns the decision.
 func checkDecide(t testing.TB, s *State) Decision {
 	t.Helper()
@@ -152,9 +181,15 @@ func checkDecide(t testing.TB, s *State) Decision {
 	if s.Paused() != paused {
 		t.Fatalf("Paused() = %d, %d units are paused", s.Paused(), paused)
 	}
-	for i, b := range referenceBlocked(s) {
+	blocked := referenceBlocked(s)
+	for i, b := range blocked {
 		if id := s.vertices[i].Def.ID; s.Blocked(id) != b {
 			t.Fatalf("Blocked(%q) = %v, the full scan says %v", id, !b, b)
+		}
+	}
+	for i, b := range referenceDependencyFailed(s, blocked) {
+		if id := s.vertices[i].Def.ID; s.DependencyFailed(id) != b {
+			t.Fatalf("DependencyFailed(%q) = %v, the full scan says %v", id, !b, b)
 		}
 	}
 	return got

@@ -31,6 +31,7 @@ type vertexIndex struct {
 	pending    int   // dependencies not green yet (a repeated edge counts twice)
 	dependents []int // the vertices depending on this one
 	blocked    bool  // can never begin (see Blocked)
+	byDep      bool  // blocked because a dependency failed for good (see DependencyFailed)
 	green      bool  // green, seen once
 	hard       bool  // failed for good while not optional, seen once
 	active     int   // units dispatched, started or paused
@@ -125,7 +126,7 @@ func (s *State) refresh(v *VertexState) {
 	if failed && v.Def.Kind != KindOptional && !v.ix.hard {
 		v.ix.hard = true
 		for _, j := range v.ix.dependents {
-			s.block(s.vertices[j])
+			s.block(s.vertices[j], true)
 		}
 	}
 	open := !fin && !passed && !failed && !v.ix.blocked
@@ -168,12 +169,22 @@ func blockable(v *VertexState) bool {
 }
 
 // block marks v blocked, if it is blockable, and the vertices depending on
-// it in turn.
-func (s *State) block(v *VertexState) {
+// it in turn; byDep says a dependency failed for good (else stop_on_error
+// stopped the graph). A vertex stop blocked first is marked byDep again
+// when a dependency then fails for good: both are true of it, and the
+// failure is the cause a person can act on.
+func (s *State) block(v *VertexState, byDep bool) {
 	work := []*VertexState{v}
 	for len(work) > 0 {
 		v, work = work[len(work)-1], work[:len(work)-1]
-		if v.ix.blocked || !blockable(v) {
+		if v.ix.blocked && (!byDep || v.ix.byDep) || !v.ix.blocked && !blockable(v) {
+			continue
+		}
+		v.ix.byDep = v.ix.byDep || byDep
+		if v.ix.blocked {
+			for _, j := range v.ix.dependents {
+				work = append(work, s.vertices[j])
+			}
 			continue
 		}
 		v.ix.blocked = true
@@ -192,7 +203,7 @@ func (s *State) stop() {
 	}
 	s.stopped = true
 	for _, v := range s.vertices {
-		s.block(v)
+		s.block(v, false)
 	}
 }
 

@@ -63,6 +63,7 @@ type vertexSnap struct {
 
 	Pending    int
 	Blocked    bool
+	ByDep      bool
 	Green      bool
 	Hard       bool
 	Active     int
@@ -148,7 +149,7 @@ func (s *State) EncodeSnapshot(enc *gob.Encoder) error {
 	}
 	for i, v := range s.vertices {
 		vs := vertexSnap{Instances: nums(v.Instances), Expansion: toJSON(&j, v.Expansion), Failure: toJSON(&j, v.failure),
-			Passed: v.passed, Failed: v.failed, Pending: v.ix.pending, Blocked: v.ix.blocked, Green: v.ix.green,
+			Passed: v.passed, Failed: v.failed, Pending: v.ix.pending, Blocked: v.ix.blocked, ByDep: v.ix.byDep, Green: v.ix.green,
 			Hard: v.ix.hard, Active: v.ix.active, Open: v.ix.open, OpenActive: v.ix.openActive, Idle: saveBits(v.ix.idle)}
 		if v.Unit != nil {
 			vs.Unit = num[v.Unit] + 1
@@ -327,7 +328,7 @@ func (s *State) restoreVertex(v *VertexState, vs *vertexSnap) error {
 		return j.err
 	}
 	v.passed, v.failed = vs.Passed, vs.Failed
-	v.ix.pending, v.ix.blocked, v.ix.green, v.ix.hard = vs.Pending, vs.Blocked, vs.Green, vs.Hard
+	v.ix.pending, v.ix.blocked, v.ix.byDep, v.ix.green, v.ix.hard = vs.Pending, vs.Blocked, vs.ByDep, vs.Green, vs.Hard
 	v.ix.active, v.ix.open, v.ix.openActive = vs.Active, vs.Open, vs.OpenActive
 	if v.Expansion != nil && v.Expansion.Code == "" {
 		return restoreBits(&v.ix.idle, len(v.Expansion.Keys), vs.Idle)

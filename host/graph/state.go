@@ -383,6 +383,19 @@ func (s *State) Blocked(id string) bool {
 	return v != nil && v.ix.blocked
 }
 
+// DependencyFailed reports whether a blocked vertex is blocked because a
+// dependency failed for good (and is not optional) or is itself blocked
+// so; false for a vertex that is not blocked, and for one blocked only
+// because stop_on_error stopped new dispatches (Stopped).
+func (s *State) DependencyFailed(id string) bool {
+	v := s.Vertex(id)
+	return v != nil && v.ix.blocked && v.ix.byDep
+}
+
+// Stopped reports whether stop_on_error stopped new dispatches: a
+// required vertex failed for good under it.
+func (s *State) Stopped() bool { return s.stopped }
+
 func (s *State) enter(n *NodeState) {
 	s.inflight++
 	if n.Def.Key != "" {

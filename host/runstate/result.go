@@ -3,6 +3,7 @@ package runstate
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/plugin"
@@ -84,6 +85,33 @@ type NodeError struct {
 // CodeBlocked names a required node that never ran because a dependency
 // failed for good.
 const CodeBlocked = "BLOCKED"
+
+// CodeStoppedOnError names a required node that did not start, or did not
+// finish, because a required node failed for good under stop_on_error,
+// which stops new dispatches (docs/run-file.md, "graph").
+const CodeStoppedOnError = "STOPPED_ON_ERROR"
+
+// Messages of the node errors a graph's state explains (UnfinishedError).
+const (
+	msgDependencyFailed = "a dependency failed"
+	msgNotStarted       = "not started: the run stopped on an error (stop_on_error)"
+	msgNotFinished      = "not finished: the run stopped on an error (stop_on_error)"
+)
+
+// UnfinishedError is why required vertex id of a graph that failed has no
+// failure of its own: BLOCKED when a dependency failed for good (or is
+// blocked so), else STOPPED_ON_ERROR, not started when stop_on_error
+// blocked it before it began, not finished when it had begun (a loop
+// between rounds, a for_each node with instances not yet dispatched).
+func UnfinishedError(g *graph.State, id string) NodeError {
+	switch {
+	case g.DependencyFailed(id) || !g.Stopped():
+		return NodeError{Code: CodeBlocked, Message: msgDependencyFailed}
+	case g.Blocked(id):
+		return NodeError{Code: CodeStoppedOnError, Message: msgNotStarted}
+	}
+	return NodeError{Code: CodeStoppedOnError, Message: msgNotFinished}
+}
 
 // Output is a result's output. Which members are set depends on the kind
 // and code:
@@ -231,7 +259,7 @@ func OutcomeResult(runID string, g *graph.State, out *graph.Outcome) *Result {
 			if f := g.Vertex(id).Failure(); f != nil {
 				res.Output.Errors[id] = NodeError{Code: f.Code, Message: f.Message, Position: f.Position}
 			} else {
-				res.Output.Errors[id] = NodeError{Code: CodeBlocked, Message: "a dependency failed"}
+				res.Output.Errors[id] = UnfinishedError(g, id)
 			}
 		}
 	default:
@@ -316,11 +344,19 @@ func (r *Result) Compact() *Result {
 }
 
 // restore returns r with the graph members FromRecord left out put back
-// from g, the graph's state at r's event; r itself when it left nothing
-// out (or g has no outcome to take them from).
+// from g, the graph's state at r's event, and each BLOCKED node error
+// explained again by g (UnfinishedError); r itself when it left nothing
+// out and explains nothing differently (or g has no outcome to take them
+// from). Records written before STOPPED_ON_ERROR say BLOCKED "a
+// dependency failed" of nodes that stop_on_error kept from running: the
+// error is derived from the graph, never an engine's, so the fold shows
+// the true one and the record stays as it was written.
 func restore(r *Result, g *graph.State) *Result {
-	if r.Output == nil || !r.Output.FromRecord {
+	if r.Output == nil {
 		return r
+	}
+	if !r.Output.FromRecord {
+		return explainBlocked(r, g)
 	}
 	out := g.Decide().Outcome
 	if out == nil {
@@ -331,6 +367,30 @@ func restore(r *Result, g *graph.State) *Result {
 	o := *r.Output
 	o.Nodes, o.Passed, o.Failed, o.Errors, o.Paused = full.Nodes, full.Passed, full.Failed, full.Errors, full.Paused
 	o.FromRecord = false
+	c.Output = &o
+	return &c
+}
+
+// explainBlocked returns r with its BLOCKED node errors replaced by
+// UnfinishedError's, copying the output only when one differs.
+func explainBlocked(r *Result, g *graph.State) *Result {
+	var errs map[string]NodeError
+	for id, e := range r.Output.Errors {
+		if e.Code != CodeBlocked || e.Position != "" || g.Vertex(id) == nil {
+			continue
+		}
+		if now := UnfinishedError(g, id); now != e {
+			if errs == nil {
+				errs = maps.Clone(r.Output.Errors)
+			}
+			errs[id] = now
+		}
+	}
+	if errs == nil {
+		return r
+	}
+	c, o := *r, *r.Output
+	o.Errors = errs
 	c.Output = &o
 	return &c
 }

@@ -38,7 +38,7 @@ const SnapshotFormat = 1
 // FoldVersion names the fold's semantics: it changes whenever a change to
 // the fold (this package or host/graph) changes what a State holds after
 // an event, so that a snapshot another fold wrote is ignored.
-const FoldVersion = "3"
+const FoldVersion = "4"
 
 // SnapshotFile is the fold snapshot's file name in a run directory.
 const SnapshotFile = "fold.snapshot"

@@ -19,7 +19,9 @@ const (
 	StatusPaused     = "paused"     // waits for a person
 	StatusPassed     = "passed"
 	StatusFailed     = "failed"
-	// StatusBlocked: a dependency failed for good, so the node never runs.
+	// StatusBlocked: a dependency failed for good, or stop_on_error
+	// stopped new dispatches, so the node never runs (Node.Blocked says
+	// which).
 	StatusBlocked = "blocked"
 	// StatusSkipped: the run ended (completed, failed or stopped) before
 	// the node was dispatched, or while it waited for approval, so it
@@ -173,6 +175,11 @@ type Node struct {
 	Stderr   string `json:"stderr,omitempty"`
 	// Failure is the last recorded failure.
 	Failure *Failure `json:"failure,omitempty"`
+	// Blocked says why a blocked node never runs: BLOCKED when a
+	// dependency failed for good, STOPPED_ON_ERROR when stop_on_error
+	// stopped new dispatches (runstate.UnfinishedError); nil unless
+	// Status is blocked.
+	Blocked *runstate.NodeError `json:"blocked,omitempty"`
 	// Pause is what a paused node waits for; nil unless Status is
 	// paused.
 	Pause *graph.PauseRequest `json:"pause,omitempty"`
@@ -270,7 +277,18 @@ func groupView(st *runstate.State, v *graph.VertexState) Node {
 	if f := v.Failure(); f != nil && out.Status == StatusFailed {
 		out.Failure = &Failure{Code: f.Code, Message: f.Message, FailureKind: f.FailureKind, Position: f.Position}
 	}
+	out.Blocked = blockedWhy(st, out.Status, v.Def.ID)
 	return out
+}
+
+// blockedWhy is why a view's node of status status in vertex never runs;
+// nil unless it is blocked.
+func blockedWhy(st *runstate.State, status, vertex string) *runstate.NodeError {
+	if status != StatusBlocked {
+		return nil
+	}
+	e := runstate.UnfinishedError(st.Graph(), vertex)
+	return &e
 }
 
 func nodeView(st *runstate.State, n *graph.NodeState, now time.Time) Node {
@@ -322,6 +340,7 @@ func nodeView(st *runstate.State, n *graph.NodeState, now time.Time) Node {
 	if f := n.Failure; f != nil && v.Status == StatusFailed {
 		v.Failure = &Failure{Code: f.Code, Message: f.Message, FailureKind: f.FailureKind, Position: f.Position}
 	}
+	v.Blocked = blockedWhy(st, v.Status, n.Vertex)
 	if n.Status == graph.StatusPassed {
 		v.SetResult(n.Result)
 		if a := n.ResultArtifact; a != nil {

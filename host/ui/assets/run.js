@@ -33,6 +33,11 @@
       ["usage", ob.usage(r.usage)],
     ];
     if (res) kv.push(["result", res.kind + (res.code ? " " + res.code : "")]);
+    // Why each node of a failed run failed, or never ran.
+    const errs = (res && res.output && res.output.errors) || {};
+    for (const id of (res && res.output && res.output.failed) || []) {
+      if (errs[id]) kv.push([id, errs[id].code + ": " + errs[id].message]);
+    }
     const actions = [];
     if (view.can_resume && !view.read_only) {
       actions.push(ob.el("button", {id: "resume", class: "primary", onclick: resume}, "Resume"));
@@ -105,6 +110,7 @@
     if (n.usage) kv.push(["usage", ob.usage(n.usage)]);
     if (n.approved) kv.push(["approval", n.approved]);
     if (n.pause) kv.push(["paused", "waits for " + n.pause.kind + " at " + n.pause.position]);
+    if (n.blocked) kv.push(["blocked", n.blocked.code + ": " + n.blocked.message]);
     if (n.failure) kv.push(["failure", n.failure.code + " at " + n.failure.position + ": " + n.failure.message]);
     for (const c of n.calls || []) kv.push(["call " + c.sequence, c.outcome + (c.failure_kind ? " (" + c.failure_kind + ")" : "") + (c.effective ? " by " + JSON.stringify(c.effective) : "") + ", usage " + ob.usage(c.usage)]);
     if (n.exit_code !== undefined) kv.push(["exit", n.exit_code]);

@@ -34,6 +34,11 @@ the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
 			if err != nil {
 				return err
 			}
+			stopProfile, err := startCPUProfile(runCPUProfileEnv)
+			if err != nil {
+				return failedErr(err)
+			}
+			defer stopProfile()
 			sigs, stop := watchSignals()
 			defer stop()
 			ctx := sigs.ctx

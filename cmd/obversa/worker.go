@@ -14,6 +14,33 @@ import (
 // looking into `make bench` numbers.
 const cpuProfileEnv = "OBVERSA_WORKER_CPUPROFILE"
 
+// runCPUProfileEnv names a file `obversa run` writes a CPU profile of its
+// own process to (the watchdog: the run file, the plugin pins and cache,
+// supervision), for looking into the time before the first dispatch.
+const runCPUProfileEnv = "OBVERSA_RUN_CPUPROFILE"
+
+// startCPUProfile starts a CPU profile into the file the environment
+// variable env names, when it names one; the returned function stops it.
+// Errors name the variable.
+func startCPUProfile(env string) (stop func(), err error) {
+	path := os.Getenv(env)
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", env, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", env, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
 func newWorkerCmd(g *globals) *cobra.Command {
 	var dir, id string
 	var restart int
@@ -23,17 +50,11 @@ func newWorkerCmd(g *globals) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if path := os.Getenv(cpuProfileEnv); path != "" {
-				f, err := os.Create(path)
-				if err != nil {
-					return failedErr(fmt.Errorf("%s: %w", cpuProfileEnv, err))
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return failedErr(err)
-				}
-				defer pprof.StopCPUProfile()
+			stop, err := startCPUProfile(cpuProfileEnv)
+			if err != nil {
+				return failedErr(err)
 			}
+			defer stop()
 			ref, err := g.childRun(dir, id)
 			if err != nil {
 				return err

@@ -26,6 +26,14 @@ type CopyOptions struct {
 	// GOOS and GOARCH are the platform a signed statement must name; empty
 	// = this machine's (runtime.GOOS, runtime.GOARCH).
 	GOOS, GOARCH string
+	// Receipts, when not empty, is a directory of hash receipts: a source
+	// pinned to Expected (no Keys) whose file and cache entry both still
+	// show the stamps they showed when an earlier CopyBinary read them in
+	// full is not read again, and a full read of two settled files
+	// (StampSettle) that finds them equal leaves a receipt
+	// (docs/decisions.md, "An unchanged plugin source is not hashed
+	// again"). Empty reads every time.
+	Receipts string
 }
 
 // Copied is a binary CopyBinary read, hashed and, when a directory was
@@ -41,10 +49,14 @@ type Copied struct {
 	// Reused is true when dir already held these bytes under that name.
 	Reused bool
 	// Stamp is the stamp the reused entry showed while all its bytes were
-	// compared with the source's (OpenCached takes it instead of hashing
-	// the entry again); nil for a new copy and when the entry was too young
-	// or changed while it was read (StampSettle).
+	// compared with the source's, in this call or, for a Receipted one, an
+	// earlier one (OpenCached takes it instead of hashing the entry again);
+	// nil for a new copy and when the entry was too young or changed while
+	// it was read (StampSettle).
 	Stamp *FileStamp
+	// Receipted is true when neither the source nor the entry was read:
+	// both showed the stamps of a hash receipt (CopyOptions.Receipts).
+	Receipted bool
 }
 
 // CopyBinary reads the plugin binary at src exactly once and, while
@@ -59,7 +71,9 @@ type Copied struct {
 // with the entry byte for byte while it is hashed, and equal bytes reuse
 // the entry; an entry with other bytes (tampered) is refused with an error
 // wrapping ErrCacheChanged. An empty dir hashes and verifies without
-// copying.
+// copying. With o.Receipts, an unsigned pinned source and its entry that
+// have not changed since an earlier call read them in full are not read
+// at all (CopyOptions.Receipts).
 //
 // Errors, each naming the plugin (name) and the path: a *NotRegularError
 // for a device, named pipe, socket or directory (never read); fs errors
@@ -69,6 +83,12 @@ type Copied struct {
 // is missing or invalid, or whose statement names another platform
 // (ReasonPlatform); ErrCacheChanged; I/O errors writing dir.
 func CopyBinary(name, src, dir string, o CopyOptions) (*Copied, error) {
+	receipts := o.Receipts != "" && dir != "" && o.Expected != "" && len(o.Keys) == 0
+	if receipts {
+		if stamp, ok := receipted(src, dir, o); ok {
+			return &Copied{Path: filepath.Join(dir, o.Expected), SHA256: o.Expected, Reused: true, Stamp: stamp, Receipted: true}, nil
+		}
+	}
 	// A signature that cannot be used is reported after the digest, so
 	// that a swapped binary reads as a digest mismatch.
 	ts, sigErr := o.signature(src)
@@ -88,9 +108,18 @@ func CopyBinary(name, src, dir string, o CopyOptions) (*Copied, error) {
 		c.SHA256, verified, err = hashVerify(io.TeeReader(in, target.out), ts)
 		return err
 	}
+	// srcStamp vouches for the source's bytes, when settled and asked for.
+	var srcStamp *FileStamp
 	if target.entry != nil {
+		readAll := read
+		if receipts {
+			readAll = func() (err error) {
+				srcStamp, err = stampedRead(in, read)
+				return err
+			}
+		}
 		// The entry is read in full: its stamp, if settled, vouches for it.
-		target.stamp, err = stampedRead(target.entry, read)
+		target.stamp, err = stampedRead(target.entry, readAll)
 	} else {
 		err = read()
 	}
@@ -113,6 +142,10 @@ func CopyBinary(name, src, dir string, o CopyOptions) (*Copied, error) {
 	}
 	if err := target.keep(dir, c); err != nil {
 		return nil, fmt.Errorf("plugin %q: %w", name, err)
+	}
+	if srcStamp != nil && c.Stamp != nil {
+		// A receipt that cannot be written costs the next call a read.
+		_ = writeReceipt(o.Receipts, c.SHA256, *srcStamp, *c.Stamp)
 	}
 	return c, nil
 }

@@ -93,8 +93,12 @@ type Source struct {
 	// empty when CheckSource was given no storage directory.
 	Cached string
 	// Stamp vouches for Cached's bytes (plugin.Copied.Stamp): set when an
-	// existing entry was compared in full with the source; nil otherwise.
+	// existing entry was compared in full with the source, now or, for a
+	// Receipted source, when its receipt was written; nil otherwise.
 	Stamp *plugin.FileStamp
+	// Receipted is true when neither the source nor the entry was read
+	// (CheckSourceAgain).
+	Receipted bool
 }
 
 // CheckSource reads a plugin's source binary once (plugin.CopyBinary):
@@ -110,16 +114,43 @@ type Source struct {
 // *plugin.DigestMismatchError, *plugin.UntrustedError (PLUGIN_UNTRUSTED),
 // or ErrPluginChanged for a cache entry with other bytes.
 func CheckSource(name, path, expected string, keys []plugin.PublicKey, storageDir string) (Source, error) {
+	return checkSource(name, path, expected, keys, storageDir, false)
+}
+
+// CheckSourceAgain is CheckSource for a source that may have been checked
+// into storageDir's cache before: an unsigned, pinned source that, like
+// its cache entry, still shows the stamp it showed when both were last
+// read in full and found equal is not read again (plugin.CopyOptions.Receipts,
+// the receipts in HashedDir; docs/decisions.md, "An unchanged plugin
+// source is not hashed again"); any other is read as by CheckSource, and
+// one that settled gets a receipt. Errors are CheckSource's.
+func CheckSourceAgain(name, path, expected string, keys []plugin.PublicKey, storageDir string) (Source, error) {
+	return checkSource(name, path, expected, keys, storageDir, true)
+}
+
+// HashedDir returns where a storage directory keeps its hash receipts:
+// <storage>/plugins/hashed.
+func HashedDir(storageDir string) string {
+	return filepath.Join(storageDir, "plugins", "hashed")
+}
+
+// checkSource is CheckSource, using storageDir's hash receipts when
+// receipts is set.
+func checkSource(name, path, expected string, keys []plugin.PublicKey, storageDir string, receipts bool) (Source, error) {
 	if IsSidecar(path) {
 		return Source{}, fmt.Errorf("%w: plugin %q: %s is a signature, key or checksum file; `path` must name the plugin binary itself", ErrSidecar, name, path)
 	}
+	o := plugin.CopyOptions{Expected: expected, Keys: keys}
 	dir := ""
 	if storageDir != "" {
 		dir = CacheDir(storageDir)
+		if receipts {
+			o.Receipts = HashedDir(storageDir)
+		}
 	}
-	c, err := plugin.CopyBinary(name, path, dir, plugin.CopyOptions{Expected: expected, Keys: keys})
+	c, err := plugin.CopyBinary(name, path, dir, o)
 	if err != nil {
 		return Source{}, cacheError(err)
 	}
-	return Source{SHA256: c.SHA256, Verified: c.Verified, Cached: c.Path, Stamp: c.Stamp}, nil
+	return Source{SHA256: c.SHA256, Verified: c.Verified, Cached: c.Path, Stamp: c.Stamp, Receipted: c.Receipted}, nil
 }

@@ -123,10 +123,12 @@ func resolvePin(rf *hcl.RunFile, lf *hcl.LockFile, pl *hcl.Plugin, runFile strin
 	return j
 }
 
-// readSources reads the source of every job not refused (launch.CheckSource
-// into storageDir's cache), side by side on as many goroutines as there
-// are processors: hashing the binaries is most of what a warm start
-// spends before its run exists.
+// readSources reads the source of every job not refused
+// (launch.CheckSourceAgain into storageDir's cache: a source and cache
+// entry unchanged since an earlier run read them are not read again),
+// side by side on as many goroutines as there are processors: hashing the
+// binaries is most of what a start spends before its run exists when
+// they must be read.
 func readSources(jobs []pinJob, storageDir string) {
 	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -138,7 +140,7 @@ func readSources(jobs []pinJob, storageDir string) {
 			slots <- struct{}{}
 			defer func() { <-slots }()
 			j := &jobs[i]
-			j.src, j.err = launch.CheckSource(j.pl.Name, j.pl.Path, j.expected, j.keys, storageDir)
+			j.src, j.err = launch.CheckSourceAgain(j.pl.Name, j.pl.Path, j.expected, j.keys, storageDir)
 		})
 	}
 	wg.Wait()

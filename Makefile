@@ -12,11 +12,16 @@ FUZZTIME ?= 20s
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
+# The bundled plugins carry no symbol table, DWARF or build paths: about
+# 30 % fewer bytes for every run to hash into its plugin cache
+# (internal/testutil.PluginBuildFlags builds the tests' copies the same way).
+PLUGIN_FLAGS := -trimpath -ldflags='-s -w'
+
 build: ## Build obversa and the bundled plugins into bin/
 	$(GO) build -o $(BIN)/obversa ./cmd/obversa
-	$(GO) build -o $(BIN)/mock-engine ./plugins/mock-engine
-	$(GO) build -o $(BIN)/cmd-engine ./plugins/cmd-engine
-	$(GO) build -o $(BIN)/guard ./examples/plugins/guard
+	$(GO) build $(PLUGIN_FLAGS) -o $(BIN)/mock-engine ./plugins/mock-engine
+	$(GO) build $(PLUGIN_FLAGS) -o $(BIN)/cmd-engine ./plugins/cmd-engine
+	$(GO) build $(PLUGIN_FLAGS) -o $(BIN)/guard ./examples/plugins/guard
 
 node-engine: ## Install the JavaScript engine's npm packages and build bin/node-engine (node >= 20)
 	cd examples/plugins/node-engine && npm ci --ignore-scripts --no-audit --no-fund && node build.js

@@ -39,7 +39,11 @@ func newBareGroup(tag string) *bareGroup {
 	if err != nil {
 		return nil
 	}
-	sweepOnce.Do(func() { cgroup.Sweep(parent, confine.GroupPrefix, 10*time.Minute) })
+	// The sweep reads every child group of parent (thousands, on a machine
+	// whose killed processes left many) and can only remove groups ten
+	// minutes old, never the one made below: it runs beside the launch,
+	// not before it.
+	sweepOnce.Do(func() { go cgroup.Sweep(parent, confine.GroupPrefix, 10*time.Minute) })
 	g, err := cgroup.Create(cgroup.Info{V2: parent}, taggedPrefix(tag)+randomHex(), cgroup.Options{V2: true})
 	if err != nil {
 		return nil

@@ -30,8 +30,16 @@ func newReserve(runDir string) *reserve {
 }
 
 // ensure makes the reserve file hold reserveBytes, allocated on the
-// device (fallocate, else written zeros) and synced. It fails when the
+// device: fallocate, else written zeros and synced. It fails when the
 // device has no such room; the run then goes on without it.
+//
+// fallocate takes the blocks from the file system's free space at once,
+// which is all the reserve is for, so that file is not synced: a sync
+// would make the allocation survive a crash of the machine, and the next
+// watchdog of the run makes the file again anyway. Written zeros are
+// synced, since a file system may allocate their blocks only when it
+// writes them back (docs/decisions.md, "Storage faults pause the run").
+// The sync was one of the four before a run's first dispatch.
 func (r *reserve) ensure() error {
 	if r == nil {
 		return nil
@@ -45,10 +53,9 @@ func (r *reserve) ensure() error {
 	}
 	err = unix.Fallocate(int(f.Fd()), 0, 0, reserveBytes)
 	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
-		_, err = f.WriteAt(make([]byte, reserveBytes), 0)
-	}
-	if err == nil {
-		err = f.Sync()
+		if _, err = f.WriteAt(make([]byte, reserveBytes), 0); err == nil {
+			err = f.Sync()
+		}
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

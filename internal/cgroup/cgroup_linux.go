@@ -383,7 +383,14 @@ func Remove(dir string) error {
 // remove. A group in use (with processes or children) is left alone, and
 // so is one younger than age, which another process may be about to join.
 func Sweep(parent, prefix string, age time.Duration) {
-	entries, err := os.ReadDir(parent)
+	// Read in directory order: os.ReadDir's sort by name was half the
+	// sweep's CPU under a parent with thousands of groups.
+	d, err := os.Open(parent)
+	if err != nil {
+		return
+	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
 	if err != nil {
 		return
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
@@ -46,7 +45,7 @@ Cases: ` + strings.Join(conformance.CaseNames(), ", ") + `.`,
 			}
 			opts.Only = only
 			if verbose {
-				opts.Logger = hclog.New(&hclog.LoggerOptions{Output: os.Stderr, Level: hclog.Debug})
+				opts.Logger = hclog.New(&hclog.LoggerOptions{Output: cmd.ErrOrStderr(), Level: hclog.Debug})
 			}
 			rep, err := conformance.Check(cmd.Context(), args[0], opts)
 			if err != nil {

@@ -20,12 +20,22 @@ type globals struct {
 	storageFlag string // --storage; read through storage()
 	namespace   string
 	flags       *pflag.FlagSet // the persistent flags, to tell a default from a choice
+	// raw is --raw: print what runs produced byte for byte, control
+	// sequences included (termsafe.go).
+	raw bool
 }
 
 // defaultNamespace is --namespace's default.
 const defaultNamespace = "default"
 
 func newRoot() *cobra.Command {
+	root, _ := newRootGlobals()
+	return root
+}
+
+// newRootGlobals returns the root command and the globals its persistent
+// flags set.
+func newRootGlobals() (*cobra.Command, *globals) {
 	g := &globals{}
 	root := &cobra.Command{
 		Use:           "obversa",
@@ -39,17 +49,21 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.storageFlag, "storage", defaultStorage,
 		"where runs are kept: a storage directory, or a PostgreSQL database (postgres://…, no password; default $"+storageURLEnv+" when set)")
 	root.PersistentFlags().StringVar(&g.namespace, "namespace", defaultNamespace, "namespace of stored runs")
+	root.PersistentFlags().BoolVar(&g.raw, "raw", false,
+		"print what runs produced (engine text, command output, plugin messages) byte for byte, terminal control sequences included; without it they are shown escaped (\\u001b), on a terminal and on a pipe or file alike")
 	g.flags = root.PersistentFlags()
 	root.AddCommand(newRunCmd(g), newWorkerCmd(g), newKeeperCmd(g), newStatusCmd(g), newEventsCmd(g), newValidateCmd(),
 		newVerifyCmd(g), newPluginCmd(), newStopCmd(g), newResumeCmd(g), newApproveCmd(g), newPreflightCmd(g),
 		newVersionCmd(), newGraphCmd(g), newLogsCmd(g), newRunsCmd(g), newShowCmd(g), newUICmd(g))
-	return root
+	return root, g
 }
 
 func execute(args []string) int {
-	root := newRoot()
+	root, g := newRootGlobals()
 	root.SetArgs(args)
-	stdout, stderr := terminalSafe(os.Stdout), terminalSafe(os.Stderr)
+	stdout, stderr := escaping(os.Stdout, &g.raw), escaping(os.Stderr, &g.raw)
+	defer stderr.flush()
+	defer stdout.flush()
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	cmd, err := root.ExecuteC()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -8,13 +9,17 @@ import (
 	"unicode/utf8"
 )
 
-// What a terminal is shown of text the run produced (engine text, command
-// output, plugin messages, run-file source in diagnostics) is escaped:
-// an escape sequence in it could otherwise write the clipboard (OSC 52),
-// clear the screen or retitle the window (docs/decisions.md). Line feeds
-// and tabs pass; every other control character, and each byte that is not
-// UTF-8, is shown as an escape: \u001b, \x9b. The \u form is also a valid
-// JSON string escape, so JSON printed to a terminal stays JSON.
+// What a command prints of text the run produced (engine text, command
+// output, plugin messages, run-file source in diagnostics) is escaped,
+// on a terminal and on a pipe or file alike: an escape sequence in it
+// could otherwise write the clipboard (OSC 52), clear the screen or
+// retitle the window, and a pipe often ends at a terminal (less -R, tee,
+// a CI log page). Line feeds and tabs pass; every other control
+// character, and each byte that is not UTF-8, is shown as an escape:
+// \u001b, \x9b. The \u form is also a valid JSON string escape, so
+// --json output stays JSON with the same values. --raw writes the bytes
+// as the run produced them (docs/decisions.md, "What the run produced is
+// escaped").
 
 // termText is s as a terminal may be shown it.
 func termText(s string) string {
@@ -54,17 +59,25 @@ func escapeTo(b *strings.Builder, s string) {
 }
 
 // termWriter escapes what is written through it as termText does; a UTF-8
-// sequence split across writes is held until it is whole.
+// sequence split across writes is held until it is whole. While *raw is
+// true (--raw) it passes every write through unchanged.
 type termWriter struct {
 	w       io.Writer
+	raw     *bool
 	pending []byte
 }
 
 // Write writes p escaped; it reports len(p) once the escaped form is
 // written, or the underlying writer's error.
 func (t *termWriter) Write(p []byte) (int, error) {
-	buf := append(t.pending, p...)
-	t.pending = nil
+	if t.raw != nil && *t.raw && len(t.pending) == 0 {
+		return t.w.Write(p)
+	}
+	buf := p
+	if len(t.pending) > 0 {
+		buf = append(t.pending, p...)
+		t.pending = nil
+	}
 	// Hold back an incomplete UTF-8 sequence at the end.
 	cut := len(buf)
 	for k := 1; k <= utf8.UTFMax-1 && k <= len(buf); k++ {
@@ -79,17 +92,39 @@ func (t *termWriter) Write(p []byte) (int, error) {
 			break
 		}
 	}
-	t.pending = append([]byte(nil), buf[cut:]...)
-	if _, err := io.WriteString(t.w, termText(string(buf[:cut]))); err != nil {
+	if cut < len(buf) {
+		t.pending = append([]byte(nil), buf[cut:]...)
+	}
+	var err error
+	if bytes.ContainsFunc(buf[:cut], escaped) || !utf8.Valid(buf[:cut]) {
+		var b strings.Builder
+		escapeTo(&b, string(buf[:cut]))
+		_, err = io.WriteString(t.w, b.String())
+	} else {
+		_, err = t.w.Write(buf[:cut])
+	}
+	if err != nil {
 		return 0, err
 	}
 	return len(p), nil
 }
 
-// terminalSafe returns f behind a termWriter when f is a terminal, else f.
-func terminalSafe(f *os.File) io.Writer {
-	if isTerminal(f) {
-		return &termWriter{w: f}
+// flush writes what Write held back, an incomplete UTF-8 sequence at the
+// end of the output, escaped (as raw bytes with --raw).
+func (t *termWriter) flush() {
+	p := t.pending
+	t.pending = nil
+	if len(p) == 0 {
+		return
 	}
-	return f
+	if t.raw != nil && *t.raw {
+		_, _ = t.w.Write(p)
+		return
+	}
+	_, _ = io.WriteString(t.w, termText(string(p)))
+}
+
+// escaping returns f behind a termWriter, which escapes unless *raw.
+func escaping(f *os.File, raw *bool) *termWriter {
+	return &termWriter{w: f, raw: raw}
 }

@@ -54,25 +54,40 @@ func TestTermWriterSplitRunes(t *testing.T) {
 	}
 }
 
-// escapeRunFile runs one command whose output writes the clipboard (OSC
-// 52), clears the screen and retitles the window.
+// escapeRunFile runs one command, and one engine call, whose output
+// writes the clipboard (OSC 52), clears the screen and retitles the
+// window.
 const escapeRunFile = `
 plugin "shell" {
   type = "node"
   path = "BIN/cmd-engine"
+}
+plugin "mock" {
+  type   = "engine"
+  path   = "BIN/mock-engine"
+  config = { default = { text = "said \u001b]52;c;cHduZWQ=\u0007\u001b[2Jloud" } }
+}
+lane "w" {
+  requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
 }
 graph "dag" {
   node "effect" {
     binding = "shell"
     input   = { command = ["printf", "\\033]52;c;cHduZWQ=\\007\\033[2J\\033]0;PWNED\\007visible"] }
   }
+  node "talk" {
+    lane   = "w"
+    prompt = "p"
+  }
 }
 `
 
-// TestRunOutputIsEscapedOnATerminal: a command's escape sequences reach a
-// real terminal as text from show, never as sequences, while
-// the same output printed to a pipe is kept as the command wrote it.
-func TestRunOutputIsEscapedOnATerminal(t *testing.T) {
+// TestRunOutputIsEscaped: a command's and an engine's escape sequences
+// reach a real terminal as text from show, never as sequences, and reach
+// a pipe as text too from every command that prints them — show, logs,
+// events, status --json — unless --raw asks for the bytes as written;
+// JSON printed escaped reads back as the same values.
+func TestRunOutputIsEscaped(t *testing.T) {
 	t.Parallel()
 	runFile := writeRunFile(t, escapeRunFile)
 	dir := filepath.Dir(runFile)
@@ -82,8 +97,57 @@ func TestRunOutputIsEscapedOnATerminal(t *testing.T) {
 	if r := obversa(t, dir, "run", "--run-id", "esc", runFile); r.code != 0 {
 		t.Fatalf("run: exit %d: %s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := obversa(t, dir, "show", "esc", "effect"); !strings.Contains(r.stdout, "\x1b]52;c;") {
-		t.Errorf("show to a pipe changed the command's output: %q", r.stdout)
+	tests := []struct {
+		args []string
+		want string // the escaped text the output must hold
+	}{
+		{[]string{"show", "esc", "effect"}, `\u001b]52;c;cHduZWQ=`},
+		{[]string{"show", "esc", "talk"}, `said \u001b]52;c;`},
+		{[]string{"show", "esc"}, `\u001b]52;c;`},
+		{[]string{"logs", "esc"}, `said \u001b]52;c;`},
+		{[]string{"logs", "--json", "esc"}, `said \u001b]52;`},
+		{[]string{"events", "esc"}, `\u001b]52;c;`},
+		{[]string{"events", "--json", "esc"}, `\u001b]52;c;`},
+		{[]string{"status", "--json", "esc"}, `\u001b]52;c;`},
+	}
+	for _, tt := range tests {
+		r := obversa(t, dir, tt.args...)
+		if r.code != 0 || strings.ContainsAny(r.stdout+r.stderr, "\x1b\x07") || !strings.Contains(r.stdout, tt.want) {
+			t.Errorf("%v to a pipe: exit %d, want %q and no control character:\n%q%q", tt.args, r.code, tt.want, r.stdout, r.stderr)
+		}
+		if tt.args[1] == "--json" {
+			for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+				if !json.Valid([]byte(line)) {
+					t.Errorf("%v: line is not JSON: %s", tt.args, line)
+				}
+			}
+		}
+		raw := obversa(t, dir, append([]string{"--raw"}, tt.args...)...)
+		if raw.code != 0 || !strings.Contains(raw.stdout, "\x1b]52;") && !strings.Contains(raw.stdout, `\u001b]52;`) {
+			t.Errorf("--raw %v: exit %d: %q%q", tt.args, raw.code, raw.stdout, raw.stderr)
+		}
+	}
+	for _, args := range [][]string{{"show", "esc", "effect"}, {"show", "esc", "talk"}, {"logs", "esc"}} {
+		if r := obversa(t, dir, append([]string{"--raw"}, args...)...); !strings.Contains(r.stdout, "\x1b]52;c;cHduZWQ=\x07") {
+			t.Errorf("--raw %v changed the run's output: %q", args, r.stdout)
+		}
+	}
+	var ev struct {
+		Data struct {
+			Result struct {
+				Stdout string `json:"stdout"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	for _, line := range strings.Split(obversa(t, dir, "events", "--json", "esc").stdout, "\n") {
+		if strings.Contains(line, `"graph:node-completed"`) && strings.Contains(line, "PWNED") {
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if want := "\x1b]52;c;cHduZWQ=\x07\x1b[2J\x1b]0;PWNED\x07visible"; ev.Data.Result.Stdout != want {
+		t.Errorf("events --json to a pipe reads back as %q, want %q", ev.Data.Result.Stdout, want)
 	}
 	for _, args := range [][]string{{"show", "esc", "effect"}, {"show", "esc"}} {
 		term := onTerminal(t, dir, nil, args...)

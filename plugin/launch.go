@@ -15,6 +15,8 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
+
+	"github.com/obversa/obversa/internal/failpoint"
 )
 
 // defaultStartTimeout bounds the handshake when LaunchConfig.StartTimeout is
@@ -123,6 +125,9 @@ func launch(ctx context.Context, cfg LaunchConfig, path string) (*Client, error)
 	}
 	l.env = append(l.env, certEnv)
 	l.gp = goplugin.NewClient(l.clientConfig(sockets, tlsConfig))
+	if failpoint.Enabled {
+		failpoint.Hit(ctx, failpoint.BeforeExec, cfg.Name)
+	}
 	if err := l.start(ctx); err != nil {
 		return l.fail(err)
 	}
@@ -172,12 +177,19 @@ func newLauncher(cfg LaunchConfig, path string) *launcher {
 }
 
 // command builds the plugin's command: the verified binary itself or,
-// confined, the shim that executes it.
+// confined, the shim that executes it. Given cfg.File, the kernel
+// executes that open file (execFD), not whatever its path names by then.
 func (l *launcher) command() (*exec.Cmd, error) {
 	cfg := l.cfg
 	cmd := exec.CommandContext(l.procCtx, l.path, cfg.Args...)
+	if target := execFD(cfg.File, 3); cfg.Confine == nil && target != "" {
+		// The file is the child's descriptor 3, open across the exec: a
+		// "#!" script's interpreter opens the script by that name.
+		cmd = exec.CommandContext(l.procCtx, target, cfg.Args...)
+		cmd.Args[0], cmd.ExtraFiles = l.path, []*os.File{cfg.File}
+	}
 	if cfg.Confine != nil {
-		shim, err := cfg.Confine.CommandFile(execFile(cfg.File), l.path, cfg.Args, envValue(l.env, envUnixSocketDir))
+		shim, err := cfg.Confine.CommandFile(cfg.File, l.path, cfg.Args, envValue(l.env, envUnixSocketDir))
 		if err != nil {
 			return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
 		}
@@ -191,20 +203,6 @@ func (l *launcher) command() (*exec.Cmd, error) {
 		setUnshare(cmd, cfg.Confine.Unshareflags())
 	}
 	return cmd, nil
-}
-
-// execFile returns f when the kernel can execute it from its descriptor
-// alone: a binary, not a "#!" script, whose interpreter would have to open
-// the script by a name that is gone once the descriptor is closed on exec.
-func execFile(f *os.File) *os.File {
-	if f == nil {
-		return nil
-	}
-	var magic [2]byte
-	if n, _ := f.ReadAt(magic[:], 0); n == 2 && string(magic[:]) == "#!" {
-		return nil
-	}
-	return f
 }
 
 // clientConfig is go-plugin's configuration for this launch, with the

@@ -21,6 +21,17 @@ func setProcAttr(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 }
 
+// execFD returns the name by which a child executes f once f is its
+// descriptor n: its /proc/self/fd link, which the kernel resolves to the
+// open file itself, so a file renamed over f's path after it was verified
+// is not what runs. "" for a nil f.
+func execFD(f *os.File, n int) string {
+	if f == nil {
+		return ""
+	}
+	return "/proc/self/fd/" + strconv.Itoa(n)
+}
+
 // setUnshare starts the process in the namespaces flags names (after
 // setProcAttr).
 func setUnshare(cmd *exec.Cmd, flags uintptr) {

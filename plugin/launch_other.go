@@ -26,5 +26,9 @@ func exiting(int) bool { return false }
 // drained for pipeDrain only.
 func unread(*os.File) int { return 0 }
 
+// execFD returns "": without Linux's /proc/self/fd the plugin is
+// executed by its path.
+func execFD(*os.File, int) string { return "" }
+
 // setUnshare does nothing: confinement needs Linux.
 func setUnshare(*exec.Cmd, uintptr) {}

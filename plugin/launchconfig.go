@@ -32,11 +32,15 @@ type LaunchConfig struct {
 	// executes the copy, never Path itself.
 	Verified bool
 	// File, when set, is Path opened, with its bytes verified
-	// (OpenCached). A confined launch executes this open file rather than
-	// the path (the shim executes /proc/self/fd/N), so a file renamed over
-	// Path after the check is not what runs. A script ("#!" first) and an
-	// unconfined launch execute Path. The caller closes it once Launch has
-	// returned.
+	// (OpenCached). Every launch executes this open file rather than the
+	// path, so a file renamed over Path after the check is not what runs:
+	// unconfined, the plugin is its descriptor 3 and the kernel executes
+	// /proc/self/fd/3; confined, the shim executes /proc/self/fd/4. A
+	// binary executed so keeps descriptor 3 open, unconfined; a "#!"
+	// script must, confined or not, since its interpreter opens the script
+	// by that name (docs/decisions.md, "Plugins run from the verified
+	// file"). Elsewhere than Linux, Path is executed. The caller closes it
+	// once Launch has returned.
 	File *os.File
 	// CacheDir is where Launch places the verified copy when Verified is
 	// false; empty = a new private temporary directory, removed when the

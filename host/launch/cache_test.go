@@ -16,9 +16,11 @@ import (
 
 // markerPlugin writes a script that leaves "<script>.ran" when executed;
 // it is never a working plugin, so a test can tell whether it was run.
+// Its $0 is /proc/self/fd/N when it runs from the verified open file,
+// which readlink resolves to the file it runs as.
 func markerPlugin(t *testing.T, dir string) (path, digest string) {
 	t.Helper()
-	path = writeFile(t, dir, "marker-plugin", "#!/bin/sh\necho ran > \"$0.ran\"\n", 0o755)
+	path = writeFile(t, dir, "marker-plugin", "#!/bin/sh\necho ran > \"$(readlink -f \"$0\").ran\"\n", 0o755)
 	digest, err := plugin.FileSHA256(path)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +84,7 @@ func tamper(t *testing.T, path string) {
 	if err := os.Chmod(path, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, []byte("#!/bin/sh\necho tampered > \"$0.ran\"\n"), 0o755); err != nil {
+	if err := os.WriteFile(path, []byte("#!/bin/sh\necho tampered > \"$(readlink -f \"$0\").ran\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -156,7 +158,7 @@ func TestStartHashesAChangedStampedEntry(t *testing.T) {
 	for name, change := range map[string]func(t *testing.T, cached string){
 		"in place": tamper,
 		"renamed over": func(t *testing.T, cached string) {
-			evil := writeFile(t, t.TempDir(), "evil", "#!/bin/sh\necho tampered > \"$0.ran\"\n", 0o755)
+			evil := writeFile(t, t.TempDir(), "evil", "#!/bin/sh\necho tampered > \"$(readlink -f \"$0\").ran\"\n", 0o755)
 			if err := os.Rename(evil, cached); err != nil {
 				t.Fatal(err)
 			}

@@ -60,6 +60,10 @@ const (
 	// WorkerStart fires when a worker has opened its run, before it
 	// records run:worker-started.
 	WorkerStart = "worker-start"
+	// BeforeExec fires when a plugin's binary has been verified (its open
+	// file checked, plugin.OpenCached) and before the launch executes it;
+	// the key is the plugin's name.
+	BeforeExec = "before-exec"
 	// Flood, armed from the environment, makes the worker write to its
 	// console without end (the console budget test).
 	Flood = "flood"

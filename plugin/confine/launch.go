@@ -81,9 +81,11 @@ func (p *Prepared) Command(path string, args []string, extraWrite ...string) (*e
 }
 
 // CommandFile is Command for a binary the caller has open and verified:
-// the shim executes exe (through /proc/self/fd, closed on exec) rather
-// than looking path up again, so a file renamed over path in between is
-// not what runs; path stays the plugin's argv[0]. A nil exe executes path.
+// the shim executes exe (through /proc/self/fd; closed on exec for a
+// binary, kept open for a "#!" script, whose interpreter opens it by that
+// name) rather than looking path up again, so a file renamed over path in
+// between is not what runs; path stays the plugin's argv[0]. A nil exe
+// executes path.
 func (p *Prepared) CommandFile(exe *os.File, path string, args []string, extraWrite ...string) (*exec.Cmd, error) {
 	r := *p.rules
 	r.Paths = slices.Clone(r.Paths)

@@ -81,14 +81,23 @@ func shim() error {
 
 // execTarget returns what the shim executes: the verified file the host
 // handed on p.ExecFD, through its /proc/self/fd link (the kernel opens the
-// very file, whatever is renamed over p.Exec; the descriptor is closed on
-// exec, so the plugin does not inherit it), or else the path p.Exec.
+// very file, whatever is renamed over p.Exec), or else the path p.Exec.
+// The descriptor is closed on exec for a binary, so the plugin does not
+// inherit it, and kept open for a "#!" script, whose interpreter the
+// kernel hands that name to open: closed, the script would be gone.
 func execTarget(p payload) (string, error) {
 	if p.ExecFD <= 0 {
 		return p.Exec, nil
 	}
-	if _, err := unix.FcntlInt(uintptr(p.ExecFD), unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+	var magic [2]byte
+	n, err := unix.Pread(p.ExecFD, magic[:], 0)
+	if err != nil {
 		return "", fmt.Errorf("the binary's descriptor %d: %w", p.ExecFD, err)
+	}
+	if n < 2 || string(magic[:]) != "#!" {
+		if _, err := unix.FcntlInt(uintptr(p.ExecFD), unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+			return "", fmt.Errorf("the binary's descriptor %d: %w", p.ExecFD, err)
+		}
 	}
 	return "/proc/self/fd/" + strconv.Itoa(p.ExecFD), nil
 }

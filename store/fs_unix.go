@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/obversa/obversa/internal/regfile"
 )
 
 // osFS is the operating system's file system, the default FS.
@@ -17,7 +19,9 @@ type osFS struct{}
 func OS() FS { return osFS{} }
 
 func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
+	// Never blocks on, and refuses, a named pipe, socket or device left
+	// where a record file belongs (internal/regfile).
+	f, err := regfile.OpenFileOrDir(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}

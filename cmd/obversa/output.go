@@ -145,6 +145,12 @@ func refusalCode(err error, exit int) string {
 	if c := workspace.Code(err); c != "" {
 		return c
 	}
+	// Any other failure to read or write the run's files (a full device
+	// matched STORAGE_FULL above).
+	var se *store.StorageError
+	if errors.As(err, &se) {
+		return runstate.CodeRunStorage
+	}
 	if exit == exitUsage {
 		return CodeUsage
 	}

@@ -173,10 +173,11 @@ func (g *globals) listRuns(ctx context.Context, keep func(runview.Summary) bool)
 }
 
 // runDir resolves RUN for the file backend in the storage directory
-// root: the path of a run directory (one holding events.jsonl), else a run
+// root: the path of a run directory (one holding events.jsonl, whatever
+// is at that name: the store then says what is wrong with it), else a run
 // id under root and --namespace.
 func (g *globals) runDir(root, arg string) (string, error) {
-	if st, err := os.Stat(filepath.Join(arg, "events.jsonl")); err == nil && !st.IsDir() {
+	if _, err := os.Lstat(filepath.Join(arg, "events.jsonl")); err == nil {
 		return arg, nil
 	}
 	if err := store.ValidID(arg); err != nil {

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/internal/regfile"
 )
 
 // CheckedDir returns where a storage directory keeps its check receipts:
@@ -97,7 +98,7 @@ func RecordChecked(storageDir, key string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, key), os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := regfile.OpenFile(filepath.Join(dir, key), os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/obversa/obversa/internal/regfile"
 )
 
 // Read calls fn for every line of the run's stream in dir, oldest first
@@ -101,7 +103,7 @@ type tailer struct {
 }
 
 func (t *tailer) readOld() error {
-	f, err := os.Open(filepath.Join(t.dir, OldFileName))
+	f, err := regfile.OpenFile(filepath.Join(t.dir, OldFileName), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -115,7 +117,7 @@ func (t *tailer) readOld() error {
 
 // open opens the current segment; t.f stays nil when there is none yet.
 func (t *tailer) open() error {
-	f, err := os.Open(filepath.Join(t.dir, FileName))
+	f, err := regfile.OpenFile(filepath.Join(t.dir, FileName), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

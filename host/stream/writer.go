@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/obversa/obversa/internal/regfile"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
 )
@@ -89,7 +90,7 @@ func Open(dir string, o Options) (*Writer, error) {
 }
 
 func (w *Writer) openSegment() error {
-	f, err := os.OpenFile(filepath.Join(w.dir, FileName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := regfile.OpenFile(filepath.Join(w.dir, FileName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
@@ -108,7 +109,7 @@ func (w *Writer) openSegment() error {
 }
 
 func lastByte(f *os.File, size int64) (byte, error) {
-	r, err := os.Open(f.Name())
+	r, err := regfile.OpenFile(f.Name(), os.O_RDONLY, 0)
 	if err != nil {
 		return 0, err
 	}

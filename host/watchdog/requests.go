@@ -15,6 +15,7 @@ import (
 
 	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/internal/regfile"
 )
 
 // The approval queue of a live run (docs/decisions.md, "One writer"):
@@ -30,6 +31,10 @@ import (
 // Request ids sort by creation time, so requests are applied in the order
 // operators made them.
 const requestsDir = "requests"
+
+// maxRequestBytes bounds a request or answer file as read (a request is a
+// few hundred bytes; an answer holds one error message).
+const maxRequestBytes = 1 << 20
 
 // requestFile is a request as stored.
 type requestFile struct {
@@ -169,7 +174,7 @@ func (q *requestQueue) Pending() ([]executor.ApprovalRequest, error) {
 		if answered[id] {
 			continue
 		}
-		b, err := os.ReadFile(q.path(id, ".taken"))
+		b, err := regfile.Read(q.path(id, ".taken"), maxRequestBytes)
 		if err != nil {
 			continue
 		}
@@ -203,7 +208,7 @@ func (q *requestQueue) Answer(id string, err error) {
 
 // answer returns a request's answer, if there is one yet, and removes it.
 func (q *requestQueue) answer(id string) (*answerFile, bool) {
-	b, err := os.ReadFile(q.path(id, ".answer"))
+	b, err := regfile.Read(q.path(id, ".answer"), maxRequestBytes)
 	if err != nil {
 		return nil, false
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/obversa/obversa/internal/regfile"
 )
 
 // ReserveFile is the file, in a run's directory, that holds room for the
@@ -47,7 +49,7 @@ func (r *reserve) ensure() error {
 	if fi, err := os.Stat(r.path); err == nil && fi.Size() >= reserveBytes {
 		return nil
 	}
-	f, err := os.OpenFile(r.path, os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := regfile.OpenFile(r.path, os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -91,7 +92,7 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 	}
 	live, err := stream.Open(run.Dir(), stream.Options{MaxBytes: rs.Plan.Storage.MaxStreamBytes, Secrets: pol.KnownSecrets})
 	if err != nil {
-		return nil, err
+		return nil, besideRecord(filepath.Join(run.Dir(), stream.FileName), err)
 	}
 	defer live.Close()
 	x, err := executor.New(executor.Options{Run: run, State: state, Logger: logger, Requests: newRequestQueue(run.Dir()), Stream: live,

@@ -7,12 +7,14 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/obversa/obversa/internal/regfile"
 )
 
 // openLeaseFile opens (creating) the lease file without following a
 // symlink planted in its place.
 func openLeaseFile(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o644)
+	return regfile.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o644)
 }
 
 // lockExclusiveNB takes flock(LOCK_EX|LOCK_NB) on f, retrying on EINTR.

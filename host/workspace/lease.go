@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/obversa/obversa/internal/regfile"
 )
 
 // Where the lease lives, relative to the workspace root.
@@ -134,7 +136,7 @@ func (l *Lease) Release() error {
 // the last holder; whether it still holds the lease only AcquireLease can
 // tell.
 func ReadLease(root string) (rec LeaseRecord, found bool, err error) {
-	f, err := os.Open(LeasePath(root))
+	f, err := regfile.OpenFile(LeasePath(root), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return LeaseRecord{}, false, nil
 	}

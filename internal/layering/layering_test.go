@@ -10,7 +10,8 @@ const module = "github.com/obversa/obversa"
 
 // allowed maps a package prefix (relative to the module) to the prefixes
 // of ours it may import, directly or not (docs/architecture.md#packages-and-imports); store/pgstore, the
-// record in PostgreSQL, imports only store. internal/proc is a
+// record in PostgreSQL, imports only store (and, through it, the leaf
+// internal/regfile, which opens the file backend's files). internal/proc is a
 // leaf (standard library and x/sys only) shared by the host and the SDK's
 // command runner, and used by plugin to stop what a plugin started; so is
 // internal/cgroup, shared by plugin confinement and the command runner; internal/testutil is a leaf too, imported by tests only;
@@ -22,16 +23,16 @@ const module = "github.com/obversa/obversa"
 // (store/pgstore), test double (store/simfs) or conformance suite
 // (store/storetest).
 var allowed = map[string][]string{
-	"store":                {},
-	"store/pgstore":        {"store"},
-	"store/simfs":          {"store"},
-	"store/storetest":      {"store"},
+	"store":                {"internal/regfile"},
+	"store/pgstore":        {"store", "internal/regfile"},
+	"store/simfs":          {"store", "internal/regfile"},
+	"store/storetest":      {"store", "internal/regfile"},
 	"plugin":               {"plugin/internal/", "internal/cgroup", "internal/proc", "internal/regfile"},
 	"hcl":                  {"internal/regfile"},
 	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile"},
 	"internal/proc":        {},
 	"internal/cgroup":      {},
-	"internal/logfile":     {"store"},
+	"internal/logfile":     {"store", "internal/regfile"},
 	"internal/hostenv":     {},
 	"internal/testutil":    {},
 	"internal/exampletest": {"plugin", "internal/testutil", "internal/cgroup", "internal/proc", "internal/regfile"},

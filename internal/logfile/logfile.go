@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/obversa/obversa/internal/regfile"
 	"github.com/obversa/obversa/store"
 )
 
@@ -40,7 +41,7 @@ type Writer struct {
 // Open opens (creating, mode 0644) the log at path for appending. It
 // returns the error of opening or stating the file.
 func Open(path string, o Options) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := regfile.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func (w *Writer) rotate() {
 		w.err = err
 		return
 	}
-	f, err := os.OpenFile(w.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
+	f, err := regfile.OpenFile(w.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
 	if err != nil {
 		w.err = err
 		return

@@ -71,7 +71,7 @@ second Ctrl-C exits at once and leaves it interrupted.`,
 				return usageErr(errors.New("--yes answers --force-takeover's question; add --force-takeover, or drop --yes"))
 			}
 			if force {
-				if o.Lock, err = forceTakeover(ctx, ref, os.Stdin, cmd.ErrOrStderr(), yes); err != nil {
+				if o.Lock, err = forceTakeover(sigs.prep, ref, os.Stdin, cmd.ErrOrStderr(), yes); err != nil {
 					return err
 				}
 			}

@@ -58,7 +58,9 @@ the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
 			if cmd.Flags().Changed("namespace") {
 				po.Namespace = g.namespace
 			}
-			pr, err := watchdog.Prepare(ctx, args[0], po)
+			// Until the run is recorded, Ctrl-C cancels the command
+			// (sigs.prep); from then on it pauses the run.
+			pr, err := watchdog.Prepare(sigs.prep, args[0], po)
 			if err != nil {
 				return refusal(err)
 			}
@@ -66,7 +68,7 @@ the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
 				url = pr.RunFile.Storage.URL
 			}
 			printWarnings(cmd.ErrOrStderr(), pr.Warnings)
-			ref, run, owner, err := createRun(ctx, url, pr)
+			ref, run, owner, err := createRun(sigs.prep, url, pr)
 			if err != nil {
 				return err
 			}

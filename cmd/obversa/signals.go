@@ -18,8 +18,10 @@ import (
 //     run records OPERATOR_PAUSE, resumable with `obversa resume`.
 //     Interrupting the client never destroys the durable work.
 //   - Before the run is supervised there is nothing to pause: the first
-//     one cancels the command, which keeps nothing of a run it had not
-//     started.
+//     one cancels the command (its prep context), which keeps nothing of
+//     a run it had not started. One that comes while the run is being
+//     created — too late to keep it from being recorded — pauses it as
+//     soon as it is known (setRun): never a stop, which would end it.
 //   - `obversa stop` sends stopSignal (SIGUSR2): the run is stopped for
 //     good (STOPPED).
 //   - A second Ctrl-C or SIGTERM forces: the watchdog exits at once (130)
@@ -33,25 +35,32 @@ const stopSignal = syscall.SIGUSR2
 // pauseSignal is what `obversa stop --pause` sends a run's watchdog.
 const pauseSignal = syscall.SIGUSR1
 
-// signals turns the signals a watchdog command receives into a context
-// (cancelled to stop the run, or the command before its run started) and
-// a pause channel (closed to pause the supervised run; give it as
-// SuperviseOptions.Pause).
+// signals turns the signals a watchdog command receives into two
+// contexts and a pause channel. ctx is cancelled to stop the run for
+// good (stopSignal) and is the one to supervise the run with; prep is
+// cancelled by that and by a Ctrl-C or SIGTERM before the run is known,
+// and is the one to prepare and create the run with. pause is closed to
+// pause the supervised run (give it as SuperviseOptions.Pause).
 type signals struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	pause  chan struct{} // closed once: pause the run
-	ch     chan os.Signal
+	ctx        context.Context
+	cancel     context.CancelFunc
+	prep       context.Context
+	cancelPrep context.CancelFunc
+	pause      chan struct{} // closed once (pauseOnce): pause the run
+	pauseOnce  sync.Once
+	ch         chan os.Signal
 
-	mu  sync.Mutex
-	run string // the run's name once supervised; "" before
+	mu    sync.Mutex
+	run   string // the run's name once supervised; "" before
+	early bool   // a Ctrl-C or SIGTERM came before the run was known
 }
 
 // watchSignals starts taking SIGINT, SIGTERM, SIGUSR1 and SIGUSR2 for a
 // watchdog command; stop (from the returned func) ends that.
 func watchSignals() (*signals, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &signals{ctx: ctx, cancel: cancel, pause: make(chan struct{}), ch: make(chan os.Signal, 4)}
+	prep, cancelPrep := context.WithCancel(ctx)
+	s := &signals{ctx: ctx, cancel: cancel, prep: prep, cancelPrep: cancelPrep, pause: make(chan struct{}), ch: make(chan os.Signal, 4)}
 	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, pauseSignal, stopSignal)
 	go s.loop()
 	return s, func() { signal.Stop(s.ch); cancel() }
@@ -59,18 +68,32 @@ func watchSignals() (*signals, func()) {
 
 // setRun records that the run named run exists and this command carries
 // it: from now on Ctrl-C and SIGTERM pause it (once its worker runs)
-// instead of cancelling the command.
+// instead of cancelling the command. A Ctrl-C or SIGTERM that came
+// before, while the run was being created, pauses it now.
 func (s *signals) setRun(run string) {
 	s.mu.Lock()
 	s.run = run
+	early := s.early
 	s.mu.Unlock()
+	if early {
+		fmt.Fprintf(os.Stderr, "pausing: the run was recorded as the command was interrupted; it is paused, not ended: obversa resume %s carries it on; obversa stop %s ends it\n", run, run)
+		s.pauseRun()
+	}
 }
+
+// pauseRun closes the pause channel, once.
+func (s *signals) pauseRun() { s.pauseOnce.Do(func() { close(s.pause) }) }
 
 func (s *signals) loop() {
 	interrupted, paused := false, false
 	for sig := range s.ch {
 		s.mu.Lock()
 		run := s.run
+		if run == "" && !interrupted && (sig == syscall.SIGINT || sig == syscall.SIGTERM) {
+			// Decided under the lock setRun takes: a run recorded
+			// meanwhile is paused by setRun, never left to a stop.
+			s.early = true
+		}
 		s.mu.Unlock()
 		switch {
 		case sig == stopSignal:
@@ -79,20 +102,20 @@ func (s *signals) loop() {
 		case sig == pauseSignal && !paused:
 			paused = true
 			fmt.Fprintf(os.Stderr, "pausing: obversa stop --pause asked for it; the worker is being stopped and the run paused (obversa resume %s carries it on)\n", run)
-			close(s.pause)
+			s.pauseRun()
 		case sig == pauseSignal:
 		case interrupted:
 			fmt.Fprintf(os.Stderr, "forced: the watchdog exits now; the run is left interrupted (obversa resume %s takes it over)\n", orRun(run))
 			os.Exit(130)
 		case run == "":
 			interrupted = true
-			fmt.Fprintln(os.Stderr, "interrupted: the command is being cancelled; no run was started (press Ctrl-C again to force)")
-			s.cancel()
+			fmt.Fprintln(os.Stderr, "interrupted: the command is being cancelled; a run it has not recorded yet is not started (press Ctrl-C again to force)")
+			s.cancelPrep()
 		default:
 			interrupted = true
 			if !paused {
 				paused = true
-				close(s.pause)
+				s.pauseRun()
 			}
 			fmt.Fprintf(os.Stderr, "pausing: the worker is being stopped and the run paused (press Ctrl-C again to force); obversa resume %s carries it on; obversa stop %s ends it\n", run, run)
 		}

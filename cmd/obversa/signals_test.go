@@ -73,3 +73,31 @@ func TestInterruptPauses(t *testing.T) {
 		})
 	}
 }
+
+// TestInterruptWhileRunIsCreated: a Ctrl-C or SIGTERM taken before the
+// run is known cancels only the command's preparation (prep); when the
+// run turns out to have been recorded meanwhile (setRun), it is paused,
+// never stopped — a stop would end it for good (STOPPED), which Ctrl-C
+// must not do. The signal is handed to the command's signal loop as
+// signal.Notify would hand it.
+func TestInterruptWhileRunIsCreated(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		s, stop := watchSignals()
+		s.ch <- sig
+		select {
+		case <-s.prep.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v before the run is known: the preparation is not cancelled", sig)
+		}
+		s.setRun("run-1")
+		select {
+		case <-s.pause:
+		case <-time.After(10 * time.Second):
+			t.Errorf("%v while the run was created: the run is not paused", sig)
+		}
+		if s.ctx.Err() != nil {
+			t.Errorf("%v while the run was created: the run's context is cancelled, which stops it (STOPPED)", sig)
+		}
+		stop()
+	}
+}

@@ -49,17 +49,12 @@ type decisionIndex struct {
 	openActive  int    // of those, the ones with a unit holding a position
 }
 
-// buildIndex sets up the index of a new State: edges, pending counts and
-// every vertex's entries.
+// buildIndex sets up the index of a new State (shape made the edges):
+// pending counts and every vertex's entries.
 func (s *State) buildIndex() {
 	s.idx = decisionIndex{stepping: newBitSet(len(s.vertices)), dispatching: newBitSet(len(s.vertices))}
-	for i, v := range s.vertices {
-		v.ix.idx = i
-		for _, dep := range v.Def.DependsOn {
-			d := s.vertices[s.vindex[dep]]
-			d.ix.dependents = append(d.ix.dependents, i)
-			v.ix.pending++
-		}
+	for _, v := range s.vertices {
+		v.ix.pending = len(v.Def.DependsOn)
 	}
 	for _, v := range s.vertices {
 		s.refresh(v)

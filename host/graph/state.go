@@ -290,23 +290,8 @@ func New(def *Definition) (*State, error) {
 
 // build returns the initial state of a definition that passed Validate.
 func build(def *Definition) *State {
-	s := &State{def: def, vindex: map[string]int{}, byPos: map[string]*NodeState{},
-		keyed: map[string]int{}, keyLimit: map[string]int{}}
-	for i := range def.Nodes {
-		d := &def.Nodes[i]
-		v := &VertexState{Def: d}
-		switch {
-		case d.Loop != nil:
-			v.Loop = &LoopState{}
-		case d.ForEach == nil:
-			v.Unit = s.newUnit(&NodeState{Def: d, Vertex: d.ID, v: v})
-		}
-		s.vertices = append(s.vertices, v)
-		s.vindex[d.ID] = i
-	}
-	for _, k := range def.KeyedConcurrency {
-		s.keyLimit[k.Key] = k.Limit
-	}
+	s := shape(def)
+	s.byPos = map[string]*NodeState{}
 	s.buildIndex()
 	return s
 }

@@ -2,27 +2,27 @@ package runstate
 
 import (
 	"bytes"
-	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"maps"
 	"runtime/debug"
 	"slices"
 	"time"
 
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/snapcodec"
 	"github.com/obversa/obversa/plugin"
 )
 
 // The fold snapshot (docs/architecture.md, "Fold snapshot"): the State
 // folded up to a revision, saved so that a reader restores it and folds
 // only the events after it. It is a cache derived from the record, never
-// part of it. The file is a header line (JSON) and a payload (gob):
+// part of it. The file is a header line (JSON) and a payload (binary,
+// host/snapcodec):
 //
-//	{"format":1,"fold":"…","rev":N,"digest":"sha256:…","bytes":N,"crc32c":N}\n
+//	{"format":2,"fold":"…","rev":N,"digest":"sha256:…","bytes":N,"crc32c":N}\n
 //	<payload>
 //
 // rev and digest name the record prefix the payload folds: the digest of
@@ -32,8 +32,9 @@ import (
 // its start (the record's first event) included, so a reader reads no
 // event up to rev but the one at rev, to check its digest.
 
-// SnapshotFormat is the layout version of the fold snapshot file.
-const SnapshotFormat = 1
+// SnapshotFormat is the layout version of the fold snapshot file: 1 was
+// a gob payload, 2 is host/snapcodec's.
+const SnapshotFormat = 2
 
 // FoldVersion names the fold's semantics: it changes whenever a change to
 // the fold (this package or host/graph) changes what a State holds after
@@ -86,29 +87,9 @@ type snapshotHeader struct {
 	CRC    uint32 `json:"crc32c"` // of the payload
 }
 
-// foldSnap is the State's own part of the payload; the graph's follows
-// it (graph.State.EncodeSnapshot). Maps are sorted slices, so a State
-// always encodes to the same bytes (verify compares them).
-type foldSnap struct {
-	Start startSnap
-	Seq   []seqEntry
-	Pos   []posEntry
-	Usage []usageEntry
-	Order []string
-	// Rest is what is small and rare, as JSON (which keeps a pointer to
-	// a zero value and an empty list as they were; gob does not).
-	Rest []byte
-	// Finished and Paused are the results' node results, which are not
-	// small (one per node), taken out of Rest.
-	Finished, Paused resultNodes
-	// Targets are the distinct requested and effective targets of the
-	// engine calls (Pos), each kept once: a run's calls repeat a few
-	// lanes' targets, and a graph of tens of thousands of nodes would
-	// otherwise keep and decode two copies per call.
-	Targets [][]byte
-}
-
-// resultNodes is a result's Output.Nodes, sorted by node.
+// resultNodes is a result's Output.Nodes, sorted by node: they are not
+// small (one per node), so they are kept apart from the rest of the
+// result (restSnap, JSON).
 type resultNodes struct {
 	Set   bool // Output.Nodes was not nil
 	Nodes []nodeResult
@@ -149,22 +130,24 @@ func joinNodes(r *Result, rn resultNodes) error {
 	return nil
 }
 
-type seqEntry struct {
-	Position string
-	Seq      int
+func (rn resultNodes) encode(w *snapcodec.Writer) {
+	w.Bool(rn.Set)
+	w.Uint(uint64(len(rn.Nodes)))
+	for _, n := range rn.Nodes {
+		w.Str(n.Node)
+		w.Bytes(n.Result)
+	}
 }
 
-type posEntry struct {
-	Position string
-	P        Position // its calls without Requested and Effective
-	// Targets are, per call, its Requested and its Effective as indexes
-	// into foldSnap.Targets plus one; 0 for none.
-	Targets []int32
-}
-
-type usageEntry struct {
-	Node string
-	U    plugin.Usage
+func decodeResultNodes(r *snapcodec.Reader) resultNodes {
+	rn := resultNodes{Set: r.Bool()}
+	if n := r.Len(); n > 0 {
+		rn.Nodes = make([]nodeResult, n)
+		for i := range rn.Nodes {
+			rn.Nodes[i] = nodeResult{r.Str(), r.Bytes()}
+		}
+	}
+	return rn
 }
 
 type restSnap struct {
@@ -228,38 +211,50 @@ func (s *State) EncodeSnapshot() ([]byte, error) {
 	return slices.Concat(h, []byte("\n"), payload), nil
 }
 
+// encodePayload returns s's payload (host/snapcodec): the start, the
+// small rest as JSON, the results' node results, the nodes in order of
+// their first call, the sequences, positions and usage (maps as sorted
+// lists, so a State always encodes to the same bytes), then the graph's
+// part.
 func (s *State) encodePayload() ([]byte, error) {
 	r := s.rest()
-	var fs foldSnap
-	r.Finished, fs.Finished = splitNodes(r.Finished)
-	r.Paused, fs.Paused = splitNodes(r.Paused)
+	var finished, paused resultNodes
+	r.Finished, finished = splitNodes(r.Finished)
+	r.Paused, paused = splitNodes(r.Paused)
 	rest, err := json.Marshal(r)
 	if err != nil {
 		return nil, err
 	}
-	fs.Order, fs.Rest = s.order, rest
-	if fs.Start, err = snapStart(s.start); err != nil {
+	w := snapcodec.NewWriter(64 * len(s.pos))
+	if err := encodeStart(w, s.start); err != nil {
 		return nil, err
 	}
+	w.Bytes(rest)
+	finished.encode(w)
+	paused.encode(w)
+	w.Uint(uint64(len(s.order)))
+	for _, n := range s.order {
+		w.Str(n)
+	}
+	w.Uint(uint64(len(s.seq)))
 	for _, k := range slices.Sorted(maps.Keys(s.seq)) {
-		fs.Seq = append(fs.Seq, seqEntry{k, s.seq[k]})
+		w.Str(k)
+		w.Int(int64(s.seq[k]))
 	}
-	ids := map[string]int32{}
+	w.Uint(uint64(len(s.pos)))
 	for _, k := range slices.Sorted(maps.Keys(s.pos)) {
-		fs.Pos = append(fs.Pos, fs.snapPosition(k, s.pos[k], ids))
+		w.Str(k)
+		encodePosition(w, s.pos[k])
 	}
+	w.Uint(uint64(len(s.usage)))
 	for _, k := range slices.Sorted(maps.Keys(s.usage)) {
-		fs.Usage = append(fs.Usage, usageEntry{k, *s.usage[k]})
+		w.Str(k)
+		writeUsage(w, *s.usage[k])
 	}
-	var buf bytes.Buffer
-	enc := gob.NewEncoder(&buf)
-	if err := enc.Encode(&fs); err != nil {
+	if err := s.graph.EncodeSnapshot(w); err != nil {
 		return nil, err
 	}
-	if err := s.graph.EncodeSnapshot(enc); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return w.Finish()
 }
 
 func (s *State) rest() restSnap {
@@ -285,7 +280,7 @@ func parseSnapshot(b []byte) (snapshotHeader, []byte, error) {
 		return h, nil, fmt.Errorf("%w: no header line", ErrSnapshotInvalid)
 	}
 	if err := json.Unmarshal(line, &h); err != nil {
-		return h, nil, fmt.Errorf("%w: header: %v", ErrSnapshotInvalid, err)
+		return h, nil, fmt.Errorf("%w: header: %w", ErrSnapshotInvalid, err)
 	}
 	switch {
 	case h.Format != SnapshotFormat:
@@ -306,65 +301,70 @@ func parseSnapshot(b []byte) (snapshotHeader, []byte, error) {
 // start's definition is not validated again: the fold that saved it
 // checked the very event (the record's hash chain ties it to the
 // snapshot's digest), and checking a large definition costs more than the
-// rest of a restore. Errors wrap ErrSnapshotInvalid.
+// rest of a restore. Errors wrap ErrSnapshotInvalid (and the decoder's
+// error: snapcodec.ErrCorrupt, graph.ErrSnapshot, a JSON error).
 func (s *State) restorePayload(payload []byte) error {
-	dec := gob.NewDecoder(bytes.NewReader(payload))
-	var fs foldSnap
-	if err := dec.Decode(&fs); err != nil {
-		return fmt.Errorf("%w: %v", ErrSnapshotInvalid, err)
+	r, err := snapcodec.NewReader(payload)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)
 	}
-	rs, err := fs.Start.restore()
+	rs, err := decodeStart(r)
 	if err != nil {
 		return err
 	}
 	s.start, s.pf, s.phase = rs, NewPreflightFold(rs.Plan.Preflight), PhaseStarting
-	g, err := graph.Restore(s.start.Definition, dec)
-	if err != nil {
+	var rest restSnap
+	if err := json.Unmarshal(r.Bytes(), &rest); err != nil {
 		return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)
 	}
-	s.graph = g
-	if err := dec.Decode(new(struct{})); err != io.EOF {
-		return fmt.Errorf("%w: bytes after the payload", ErrSnapshotInvalid)
-	}
-	var r restSnap
-	if err := json.Unmarshal(fs.Rest, &r); err != nil {
-		return fmt.Errorf("%w: %v", ErrSnapshotInvalid, err)
-	}
-	if err := joinNodes(r.Finished, fs.Finished); err != nil {
+	if err := joinNodes(rest.Finished, decodeResultNodes(r)); err != nil {
 		return err
 	}
-	if err := joinNodes(r.Paused, fs.Paused); err != nil {
+	if err := joinNodes(rest.Paused, decodeResultNodes(r)); err != nil {
 		return err
 	}
-	s.seq = make(map[string]int, len(fs.Seq))
-	s.pos = make(map[string]*Position, len(fs.Pos))
-	s.usage = make(map[string]*plugin.Usage, len(fs.Usage))
-	for _, e := range fs.Seq {
-		s.seq[e.Position] = e.Seq
-	}
-	ps := make([]Position, len(fs.Pos))
-	for i, e := range fs.Pos {
-		if err := fs.restoreTargets(&e); err != nil {
-			return err
+	if n := r.Len(); n > 0 {
+		s.order = make([]string, n)
+		for i := range s.order {
+			s.order[i] = r.Str()
 		}
-		ps[i] = e.P
-		s.pos[e.Position] = &ps[i]
 	}
-	for _, e := range fs.Usage {
-		u := e.U
-		s.usage[e.Node] = &u
+	n := r.Len()
+	s.seq = make(map[string]int, n)
+	for range n {
+		k := r.Str()
+		s.seq[k] = int(r.Int())
 	}
-	s.order = fs.Order
-	s.retired.list = r.Retired
-	s.finished, s.finishedAt, s.paused, s.worker, s.exit = r.Finished, r.FinishedAt, r.Paused, r.Worker, r.Exit
-	s.phase, s.cleanup, s.anchor, s.takeovers, s.crashes = r.Phase, r.Cleanup, r.Anchor, r.Takeovers, r.Crashes
-	if r.Requests != nil {
-		s.requests = r.Requests
+	if err := s.restorePositions(r); err != nil {
+		return err
 	}
-	if r.Totals.Lanes != nil {
-		s.totals = r.Totals
+	n = r.Len()
+	s.usage = make(map[string]*plugin.Usage, n)
+	us := make([]plugin.Usage, n)
+	for i := range us {
+		k := r.Str()
+		us[i] = readUsage(r)
+		s.usage[k] = &us[i]
 	}
-	return s.restorePreflight(r.Preflight)
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)
+	}
+	if s.graph, err = graph.Restore(s.start.Definition, r); err != nil {
+		return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)
+	}
+	if err := r.Done(); err != nil {
+		return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)
+	}
+	s.retired.list = rest.Retired
+	s.finished, s.finishedAt, s.paused, s.worker, s.exit = rest.Finished, rest.FinishedAt, rest.Paused, rest.Worker, rest.Exit
+	s.phase, s.cleanup, s.anchor, s.takeovers, s.crashes = rest.Phase, rest.Cleanup, rest.Anchor, rest.Takeovers, rest.Crashes
+	if rest.Requests != nil {
+		s.requests = rest.Requests
+	}
+	if rest.Totals.Lanes != nil {
+		s.totals = rest.Totals
+	}
+	return s.restorePreflight(rest.Preflight)
 }
 
 func (s *State) restorePreflight(ps preflightSnap) error {

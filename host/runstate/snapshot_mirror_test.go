@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/snapcodec"
+	"github.com/obversa/obversa/plugin"
 )
 
 // TestSnapshotStartMirrorsEveryField guards the fold snapshot's mirror of
@@ -43,6 +46,49 @@ func TestSnapshotStartMirrorsEveryField(t *testing.T) {
 	got := roundTripStart(t, &rs)
 	if d := cmp.Diff(def, got.Definition); d != "" {
 		t.Errorf("definition restored from the snapshot's mirror (-recorded +restored):\n%s\nextend host/runstate/snapshot_start.go with the field", d)
+	}
+}
+
+// TestSnapshotPositionMirrorsEveryField does for the positions what
+// TestSnapshotStartMirrorsEveryField does for the definition: a Position
+// whose every exported field, its calls', their usage's and parts
+// artifact's included, holds a value other than its zero comes back from
+// the snapshot exactly, so a field added to those types without
+// host/runstate/snapshot_positions.go fails it.
+func TestSnapshotPositionMirrorsEveryField(t *testing.T) {
+	f := &filler{seen: map[string]bool{}}
+	var p Position
+	if err := f.fill(reflect.ValueOf(&p).Elem(), "Position", 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []any{Position{}, EngineCall{}, plugin.Usage{}, graph.ArtifactRef{}} {
+		if name := reflect.TypeOf(typ).String(); !f.seen[name] {
+			t.Errorf("fill never reached %s", name)
+		}
+	}
+	p.DispatchedAt = time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	p.StartedAt = p.DispatchedAt.Add(time.Second)
+	p.SettledAt = p.StartedAt.Add(time.Second)
+	s := New()
+	s.pos["dag/a/1"] = &p
+	w := snapcodec.NewWriter(0)
+	w.Uint(1)
+	w.Str("dag/a/1")
+	encodePosition(w, &p)
+	b, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := snapcodec.NewReader(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := New()
+	if err := back.restorePositions(r); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(s.pos, back.pos); d != "" {
+		t.Errorf("position restored from the snapshot (-folded +restored):\n%s\nextend host/runstate/snapshot_positions.go with the field", d)
 	}
 }
 

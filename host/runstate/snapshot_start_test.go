@@ -2,7 +2,6 @@ package runstate
 
 import (
 	"bytes"
-	"encoding/gob"
 	"encoding/json"
 	"testing"
 
@@ -10,13 +9,14 @@ import (
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/snapcodec"
 )
 
 // TestSnapshotStart: the run's start comes back from a snapshot exactly
 // as it was, for definitions of every shape: lists empty or absent, a
 // for_each of no items, items without a value, loops (nested, of no
-// members), input empty or absent. gob alone decodes an empty list as
-// nil and drops a pointer to a zero value.
+// members), input empty or absent. an empty list and an absent one, a
+// nil and an empty message, stay apart.
 func TestSnapshotStart(t *testing.T) {
 	var base plan.RunStarted
 	if err := json.Unmarshal(started(t), &base); err != nil {
@@ -68,24 +68,27 @@ func TestSnapshotStart(t *testing.T) {
 	}
 }
 
-// roundTripStart returns rs as a snapshot brings it back: its mirror
-// (snapStart), through gob, restored.
+// roundTripStart returns rs as a snapshot brings it back: encoded
+// (encodeStart) and decoded (decodeStart).
 func roundTripStart(t *testing.T, rs *plan.RunStarted) *plan.RunStarted {
 	t.Helper()
-	ss, err := snapStart(rs)
+	w := snapcodec.NewWriter(0)
+	if err := encodeStart(w, rs); err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(&ss); err != nil {
-		t.Fatal(err)
-	}
-	var back startSnap
-	if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
-		t.Fatal(err)
-	}
-	got, err := back.restore()
+	r, err := snapcodec.NewReader(b)
 	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeStart(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Done(); err != nil {
 		t.Fatal(err)
 	}
 	return got

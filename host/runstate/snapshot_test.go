@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/snapcodec"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
 )
@@ -194,7 +195,7 @@ func TestSnapshotUnusable(t *testing.T) {
 		{"cut short", good[:len(good)-7], ErrSnapshotInvalid},
 		{"a bit flipped", flip, ErrSnapshotInvalid},
 		{"bytes added", append(bytes.Clone(good), 0), ErrSnapshotInvalid},
-		{"another format", bytes.Replace(good, []byte(`"format":1`), []byte(`"format":2`), 1), ErrSnapshotStale},
+		{"another format", bytes.Replace(good, []byte(`"format":2`), []byte(`"format":1`), 1), ErrSnapshotStale},
 		{"another fold", bytes.Replace(good, []byte(`"fold":"`), []byte(`"fold":"0+`), 1), ErrSnapshotStale},
 		{"another record", foreign, ErrSnapshotInvalid},
 		{"ahead of the record", ahead, ErrSnapshotInvalid},
@@ -244,7 +245,9 @@ func TestSnapshotUnusable(t *testing.T) {
 
 // FuzzSnapshot feeds arbitrary bytes to the snapshot's decoders: the file
 // parser, and the payload decoder past the checksum (which the fuzzer
-// could not forge). Each returns an error or a State, never panics.
+// could not forge). Each returns an error wrapping ErrSnapshotInvalid or
+// a State, never panics; a State restored from any bytes encodes to a
+// payload that restores to the same State.
 func FuzzSnapshot(f *testing.F) {
 	full, err := record(f, richRun(f)...)
 	if err != nil {
@@ -275,9 +278,47 @@ func FuzzSnapshot(f *testing.F) {
 		if s.start == nil || s.start.Definition == nil || s.start.Plan == nil || s.graph == nil {
 			t.Fatal("a restore succeeded without a start or a graph")
 		}
-		s.rev = 1
-		if _, err := s.EncodeSnapshot(); err != nil {
+		again, err := s.encodePayload()
+		if err != nil {
 			t.Fatalf("a restored state does not encode: %v", err)
 		}
+		s2 := New()
+		if err := s2.restorePayload(again); err != nil {
+			t.Fatalf("a restored state's payload does not restore: %v", err)
+		}
+		if b, err := s2.encodePayload(); err != nil || !bytes.Equal(b, again) {
+			t.Fatalf("a restored state's payload restores to another state (%v)", err)
+		}
 	})
+}
+
+// TestSnapshotErrorsKeepTheirCause: an unusable snapshot's error is
+// ErrSnapshotInvalid and the decoder's own error both, so a caller can
+// tell a payload that does not decode from a part that does not parse.
+func TestSnapshotErrorsKeepTheirCause(t *testing.T) {
+	full, err := record(t, richRun(t)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := full.encodePayload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := New().restorePayload(payload[:len(payload)-1]); !errors.Is(err, ErrSnapshotInvalid) || !errors.Is(err, snapcodec.ErrCorrupt) {
+		t.Errorf("a cut payload: %v, want ErrSnapshotInvalid and snapcodec.ErrCorrupt", err)
+	}
+	// The start's JSON replaced by bytes that are not JSON.
+	w := snapcodec.NewWriter(0)
+	w.Bytes([]byte("{"))
+	b, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var syntax *json.SyntaxError
+	if err := New().restorePayload(b); !errors.Is(err, ErrSnapshotInvalid) || !errors.As(err, &syntax) {
+		t.Errorf("a start that is not JSON: %v, want ErrSnapshotInvalid and a *json.SyntaxError", err)
+	}
+	if _, _, err := parseSnapshot([]byte("{\n")); !errors.Is(err, ErrSnapshotInvalid) || !errors.As(err, &syntax) {
+		t.Errorf("a header that is not JSON: %v, want ErrSnapshotInvalid and a *json.SyntaxError", err)
+	}
 }

@@ -1,0 +1,192 @@
+package snapcodec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrCorrupt is returned (wrapped) for a payload that does not decode:
+// cut short, a count or reference past what it holds, bytes left over.
+var ErrCorrupt = errors.New("fold snapshot payload does not decode")
+
+// Reader decodes one payload. After the first error every read returns
+// a zero value and Err reports that error, so a decoder checks once, at
+// the end of a part.
+type Reader struct {
+	body  []byte
+	off   int
+	strs  []string
+	blobs [][]byte
+	err   error
+}
+
+// NewReader reads p's tables and returns a Reader of its body. The
+// strings share one allocation, the byte strings another (a copy: the
+// Reader's results do not alias p, and each byte string's capacity ends
+// where it does, so an append to one never writes into the next).
+// Errors wrap ErrCorrupt.
+func NewReader(p []byte) (*Reader, error) {
+	h := &Reader{body: p}
+	ns, nb, nbody := h.Uint(), h.Uint(), h.Uint()
+	// Each table entry takes at least one byte of lengths.
+	if h.err != nil || ns > uint64(len(p)) || nb > uint64(len(p)) || ns+nb > uint64(len(p)-h.off) {
+		return nil, fmt.Errorf("%w: tables of %d strings and %d byte strings in %d bytes", ErrCorrupt, ns, nb, len(p))
+	}
+	strLens, blobLens := make([]int, ns), make([]int, nb)
+	var sum uint64
+	for i := range strLens {
+		v := h.Uint()
+		if v > uint64(len(p)) || sum+v > uint64(len(p)) {
+			return nil, fmt.Errorf("%w: strings longer than the payload", ErrCorrupt)
+		}
+		sum += v
+		strLens[i] = int(v)
+	}
+	strBytes := sum
+	for i := range blobLens {
+		v := h.Uint()
+		if v > uint64(len(p)) || sum+v > uint64(len(p)) {
+			return nil, fmt.Errorf("%w: byte strings longer than the payload", ErrCorrupt)
+		}
+		sum += v
+		blobLens[i] = int(v)
+	}
+	if h.err != nil || nbody > uint64(len(p)) || uint64(len(p)-h.off) != sum+nbody {
+		return nil, fmt.Errorf("%w: %d bytes after the tables, they and the body say %d", ErrCorrupt, len(p)-h.off, sum+nbody)
+	}
+	r := &Reader{strs: make([]string, ns), blobs: make([][]byte, nb)}
+	all := string(p[h.off : h.off+int(strBytes)])
+	at := 0
+	for i, n := range strLens {
+		r.strs[i] = all[at : at+n]
+		at += n
+	}
+	data := make([]byte, int(sum-strBytes))
+	copy(data, p[h.off+int(strBytes):])
+	at = 0
+	for i, n := range blobLens {
+		r.blobs[i] = data[at : at+n : at+n]
+		at += n
+	}
+	r.body = p[h.off+int(sum):]
+	return r, nil
+}
+
+// Fail sets the Reader's error (wrapping ErrCorrupt), unless it has one:
+// for a decoder that finds what it read does not fit.
+func (r *Reader) Fail(format string, args ...any) { r.fail(format, args...) }
+
+func (r *Reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: byte %d: %s", ErrCorrupt, r.off, fmt.Sprintf(format, args...))
+	}
+}
+
+// Uint reads an unsigned varint.
+func (r *Reader) Uint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.body[r.off:])
+	if n <= 0 {
+		r.fail("a number is cut short or too long")
+		return 0
+	}
+	r.off += n
+	return v
+}
+
+// Int reads a signed (zigzag) varint.
+func (r *Reader) Int() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.body[r.off:])
+	if n <= 0 {
+		r.fail("a number is cut short or too long")
+		return 0
+	}
+	r.off += n
+	return v
+}
+
+// Bool reads one byte, 0 or 1.
+func (r *Reader) Bool() bool {
+	if r.err != nil {
+		return false
+	}
+	if r.off >= len(r.body) || r.body[r.off] > 1 {
+		r.fail("not a boolean")
+		return false
+	}
+	r.off++
+	return r.body[r.off-1] == 1
+}
+
+// Len reads a count of elements that follow, each at least one byte:
+// never more than the bytes left, so it can size an allocation.
+func (r *Reader) Len() int {
+	v := r.Uint()
+	if v > uint64(len(r.body)-r.off) {
+		r.fail("a count of %d with %d bytes left", v, len(r.body)-r.off)
+		return 0
+	}
+	return int(v)
+}
+
+// Str reads a reference to the string table.
+func (r *Reader) Str() string {
+	v := r.Uint()
+	if v >= uint64(len(r.strs)) {
+		r.fail("string %d of %d", v, len(r.strs))
+		return ""
+	}
+	return r.strs[v]
+}
+
+// Bytes reads a reference to the byte-string table: nil for 0.
+func (r *Reader) Bytes() []byte {
+	v := r.Uint()
+	if v == 0 {
+		return nil
+	}
+	if v > uint64(len(r.blobs)) {
+		r.fail("byte string %d of %d", v, len(r.blobs))
+		return nil
+	}
+	return r.blobs[v-1]
+}
+
+// Time reads a time written by Writer.Time.
+func (r *Reader) Time() time.Time {
+	n := int(r.Uint())
+	var t time.Time
+	if r.err != nil {
+		return t
+	}
+	if n > len(r.body)-r.off {
+		r.fail("a time of %d bytes with %d left", n, len(r.body)-r.off)
+		return t
+	}
+	if err := t.UnmarshalBinary(r.body[r.off : r.off+n]); err != nil {
+		if r.err == nil {
+			r.err = fmt.Errorf("%w: byte %d: time: %w", ErrCorrupt, r.off, err)
+		}
+		return time.Time{}
+	}
+	r.off += n
+	return t
+}
+
+// Err returns the first error, wrapping ErrCorrupt; nil if none.
+func (r *Reader) Err() error { return r.err }
+
+// Done returns Err, or an error when body bytes are left unread.
+func (r *Reader) Done() error {
+	if r.err == nil && r.off != len(r.body) {
+		r.fail("%d bytes left after the payload", len(r.body)-r.off)
+	}
+	return r.err
+}

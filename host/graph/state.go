@@ -351,6 +351,10 @@ func (s *State) InFlight() []*NodeState {
 	return out
 }
 
+// InFlightCount returns how many units hold a recorded position with no
+// result (dispatched or started): InFlight's length, kept by the fold.
+func (s *State) InFlightCount() int { return s.inflight }
+
 // AtPosition returns the unit whose current position is position, or nil.
 func (s *State) AtPosition(position string) *NodeState {
 	if n := s.byPos[position]; n != nil && n.Position == position {

@@ -225,6 +225,7 @@ func (s *State) encodePayload() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.loadPositions()
 	w := snapcodec.NewWriter(64 * len(s.pos))
 	if err := encodeStart(w, s.start); err != nil {
 		return nil, err
@@ -236,16 +237,7 @@ func (s *State) encodePayload() ([]byte, error) {
 	for _, n := range s.order {
 		w.Str(n)
 	}
-	w.Uint(uint64(len(s.seq)))
-	for _, k := range slices.Sorted(maps.Keys(s.seq)) {
-		w.Str(k)
-		w.Int(int64(s.seq[k]))
-	}
-	w.Uint(uint64(len(s.pos)))
-	for _, k := range slices.Sorted(maps.Keys(s.pos)) {
-		w.Str(k)
-		encodePosition(w, s.pos[k])
-	}
+	s.encodePositions(w)
 	w.Uint(uint64(len(s.usage)))
 	for _, k := range slices.Sorted(maps.Keys(s.usage)) {
 		w.Str(k)
@@ -329,16 +321,12 @@ func (s *State) restorePayload(payload []byte) error {
 			s.order[i] = r.Str()
 		}
 	}
-	n := r.Len()
-	s.seq = make(map[string]int, n)
-	for range n {
-		k := r.Str()
-		s.seq[k] = int(r.Int())
-	}
-	if err := s.restorePositions(r); err != nil {
+	// The positions and sequences are checked now and built when first
+	// needed (deferPositions).
+	if err := s.deferPositions(r); err != nil {
 		return err
 	}
-	n = r.Len()
+	n := r.Len()
 	s.usage = make(map[string]*plugin.Usage, n)
 	us := make([]plugin.Usage, n)
 	for i := range us {

@@ -72,9 +72,7 @@ func TestSnapshotPositionMirrorsEveryField(t *testing.T) {
 	s := New()
 	s.pos["dag/a/1"] = &p
 	w := snapcodec.NewWriter(0)
-	w.Uint(1)
-	w.Str("dag/a/1")
-	encodePosition(w, &p)
+	s.encodePositions(w)
 	b, err := w.Finish()
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +82,7 @@ func TestSnapshotPositionMirrorsEveryField(t *testing.T) {
 		t.Fatal(err)
 	}
 	back := New()
-	if err := back.restorePositions(r); err != nil {
+	if err := decodePositions(r, back); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(s.pos, back.pos); d != "" {

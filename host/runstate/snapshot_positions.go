@@ -2,6 +2,8 @@ package runstate
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/snapcodec"
@@ -40,36 +42,110 @@ func encodePosition(w *snapcodec.Writer, p *Position) {
 	}
 }
 
-// restorePositions reads the positions into s.pos: one allocation for
-// the positions, one for their calls (each position's capped at its
-// end). Errors wrap ErrSnapshotInvalid.
-func (s *State) restorePositions(r *snapcodec.Reader) error {
+// encodePositions writes s's sequences and positions, each map as a
+// list sorted by position.
+func (s *State) encodePositions(w *snapcodec.Writer) {
+	w.Uint(uint64(len(s.seq)))
+	for _, k := range slices.Sorted(maps.Keys(s.seq)) {
+		w.Str(k)
+		w.Int(int64(s.seq[k]))
+	}
+	w.Uint(uint64(len(s.pos)))
+	for _, k := range slices.Sorted(maps.Keys(s.pos)) {
+		w.Str(k)
+		encodePosition(w, s.pos[k])
+	}
+}
+
+// deferPositions reads past the sequences and positions in r, checking
+// that they decode, and keeps where they are for loadPositions: a reader
+// that asks for no position — status of a finished run — never builds
+// the two maps of one entry per position. Errors wrap
+// ErrSnapshotInvalid.
+func (s *State) deferPositions(r *snapcodec.Reader) error {
+	at := *r
+	if err := decodePositions(r, nil); err != nil {
+		return err
+	}
+	s.later = &at
+	return nil
+}
+
+// loadPositions builds the sequences and positions a restore deferred;
+// every use of s.seq and s.pos comes after it. They decoded once
+// already (deferPositions), so they decode again.
+func (s *State) loadPositions() {
+	if r := s.later; r != nil {
+		s.later = nil
+		if err := decodePositions(r, s); err != nil {
+			panic(fmt.Sprintf("runstate: positions checked at restore do not decode: %v", err))
+		}
+	}
+}
+
+// decodePositions reads the sequences and positions into s.seq and s.pos
+// — one allocation for the positions, one for their calls (each
+// position's capped at its end) — or, with a nil s, only checks that
+// they decode. Errors wrap ErrSnapshotInvalid.
+func decodePositions(r *snapcodec.Reader, s *State) error {
 	n := r.Len()
-	s.pos = make(map[string]*Position, n)
-	ps := make([]Position, n)
+	if s != nil {
+		s.seq = make(map[string]int, n)
+	}
+	for range n {
+		k, seq := r.Str(), int(r.Int())
+		if s != nil {
+			s.seq[k] = seq
+		}
+	}
+	n = r.Len()
+	var ps []Position
+	if s != nil {
+		s.pos = make(map[string]*Position, n)
+		ps = make([]Position, n)
+	}
 	var calls []EngineCall
-	for i := range ps {
+	var p Position
+	for i := range n {
 		k := r.Str()
-		p := &ps[i]
+		if s != nil {
+			p = Position{}
+		}
 		p.Node, p.DispatchedAt, p.StartedAt, p.SettledAt = r.Str(), r.Time(), r.Time(), r.Time()
-		if nc := r.Len(); nc > 0 {
-			if len(calls) < nc {
-				calls = make([]EngineCall, max(nc, min(n-i, 4096)))
+		nc := r.Len()
+		if len(calls) < nc {
+			size := nc
+			if s != nil {
+				size = max(nc, min(n-i, 4096))
 			}
-			p.Calls, calls = calls[:nc:nc], calls[nc:]
-			for j := range p.Calls {
-				c := &p.Calls[j]
-				c.Sequence, c.Outcome, c.FailureKind = int(r.Int()), r.Str(), r.Str()
-				c.Requested, c.Effective, c.Usage = r.Bytes(), r.Bytes(), readUsage(r)
-				if r.Bool() {
-					c.PartsArtifact = &graph.ArtifactRef{Digest: r.Str(), Size: r.Int(), MediaType: r.Str(), Purpose: r.Str()}
-				}
+			calls = make([]EngineCall, size)
+		}
+		p.Calls = calls[:nc:nc]
+		if s != nil {
+			calls = calls[nc:]
+		}
+		for j := range p.Calls {
+			c := &p.Calls[j]
+			c.Sequence, c.Outcome, c.FailureKind = int(r.Int()), r.Str(), r.Str()
+			c.Requested, c.Effective, c.Usage = r.Bytes(), r.Bytes(), readUsage(r)
+			c.PartsArtifact = nil
+			if r.Bool() {
+				c.PartsArtifact = &graph.ArtifactRef{Digest: r.Str(), Size: r.Int(), MediaType: r.Str(), Purpose: r.Str()}
 			}
+		}
+		if nc == 0 {
+			p.Calls = nil
 		}
 		if err := r.Err(); err != nil {
 			return fmt.Errorf("%w: position %d: %w", ErrSnapshotInvalid, i, err)
 		}
-		s.pos[k] = p
+		if s != nil {
+			ps[i] = p
+			s.pos[k] = &ps[i]
+		}
+	}
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)
 	}
 	return nil
 }

@@ -20,8 +20,16 @@ import (
 	"github.com/obversa/obversa/store"
 )
 
-// deep compares two folds field by field, unexported fields included.
-var deep = []cmp.Option{cmp.Exporter(func(reflect.Type) bool { return true }), cmpopts.IgnoreTypes(sync.Mutex{})}
+// deep compares two folds field by field, unexported fields included,
+// with the positions a restore deferred built first (what any reader of
+// them sees).
+var deep = []cmp.Option{cmp.Exporter(func(reflect.Type) bool { return true }), cmpopts.IgnoreTypes(sync.Mutex{}),
+	cmp.Transformer("loadPositions", func(s *State) *State {
+		if s != nil {
+			s.loadPositions()
+		}
+		return s
+	})}
 
 // storeRecord appends events (type, data), one batch each, to a new run
 // of a file store and returns it open, with its directory.
@@ -320,5 +328,34 @@ func TestSnapshotErrorsKeepTheirCause(t *testing.T) {
 	}
 	if _, _, err := parseSnapshot([]byte("{\n")); !errors.Is(err, ErrSnapshotInvalid) || !errors.As(err, &syntax) {
 		t.Errorf("a header that is not JSON: %v, want ErrSnapshotInvalid and a *json.SyntaxError", err)
+	}
+}
+
+// TestSnapshotDefersPositions: a restore checks the positions and
+// sequences but builds them only when one is asked for; what it then
+// returns is the full fold's.
+func TestSnapshotDefersPositions(t *testing.T) {
+	ctx := context.Background()
+	run, dir := storeRecord(t, richRun(t)...)
+	full, err := Load(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SaveSnapshot(dir, full); err != nil {
+		t.Fatal(err)
+	}
+	got, err := fromSnapshot(ctx, run, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.later == nil || len(got.pos) != 0 || len(got.seq) != 0 {
+		t.Fatalf("the restore built %d positions and %d sequences", len(got.pos), len(got.seq))
+	}
+	if d := cmp.Diff(full.Position("dag/a/1"), got.Position("dag/a/1")); d != "" {
+		t.Errorf("position (-full +restored):\n%s", d)
+	}
+	if got.later != nil || got.Sequence("dag/a/1") != full.Sequence("dag/a/1") || len(got.pos) != len(full.pos) {
+		t.Errorf("after a position was asked for: %d positions, sequence %d, want %d and %d",
+			len(got.pos), got.Sequence("dag/a/1"), len(full.pos), full.Sequence("dag/a/1"))
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/snapcodec"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
 )
@@ -94,8 +95,11 @@ type State struct {
 	pf     *PreflightFold
 	seq    map[string]int // last engine-call sequence per position
 	pos    map[string]*Position
-	usage  map[string]*plugin.Usage
-	order  []string // nodes in the order their first engine call was recorded
+	// later holds a restored snapshot's seq and pos until first needed
+	// (loadPositions); nil once they are built, or for a fold.
+	later *snapcodec.Reader
+	usage map[string]*plugin.Usage
+	order []string // nodes in the order their first engine call was recorded
 
 	retired retiredList
 
@@ -212,6 +216,7 @@ func (s *State) applyStart(data json.RawMessage, v any) error {
 // track keeps what the graph's fold does not: times, engine calls,
 // approvals by request.
 func (s *State) track(v any, ts time.Time) {
+	s.loadPositions()
 	switch d := v.(type) {
 	case graph.DispatchedData:
 		for _, x := range d.Dispatches {
@@ -314,6 +319,7 @@ type engineCallData struct {
 // engineCall folds graph:engine-attempt-recorded: the position's calls
 // and its node's usage (unknown once any call is unknown, never zero).
 func (s *State) engineCall(d engineCallData) {
+	s.loadPositions()
 	if d.Sequence > s.seq[d.Position] {
 		s.seq[d.Position] = d.Sequence
 	}

@@ -108,9 +108,21 @@ func inFlightCall(n *graph.NodeState) bool {
 // call is in flight, as unknown.
 func (s *State) Usage() []NodeUsage {
 	out := make([]NodeUsage, 0, len(s.order))
+	// With no unit dispatched or started no call is in flight, and each
+	// node's total is its recorded one: a finished run of many nodes is
+	// read without looking each of them up in the graph.
+	busy := s.graph.InFlightCount() > 0
 	for _, n := range s.order {
-		u, _ := s.NodeUsageOf(n)
+		var u plugin.Usage
+		if busy {
+			u, _ = s.NodeUsageOf(n)
+		} else if p := s.usage[n]; p != nil {
+			u = *p
+		}
 		out = append(out, NodeUsage{Node: n, Usage: u})
+	}
+	if !busy {
+		return out
 	}
 	for _, n := range s.graph.Nodes() {
 		if _, seen := s.usage[n.Def.ID]; !seen && inFlightCall(n) {

@@ -34,7 +34,10 @@ func (s *State) Preflight() *PreflightFold { return s.pf }
 
 // Sequence returns the last engine-call sequence recorded for a position
 // (0 for none).
-func (s *State) Sequence(position string) int { return s.seq[position] }
+func (s *State) Sequence(position string) int {
+	s.loadPositions()
+	return s.seq[position]
+}
 
 // Retired returns the lane targets proved dead so far (lane-dead failures
 // and targets preflight blocked). Safe to call from any goroutine.
@@ -82,7 +85,10 @@ func (s *State) Anchor() *SnapshotData { return s.anchor }
 func (s *State) Takeovers() int { return s.takeovers }
 
 // Position returns what the fold knows of a position, or nil.
-func (s *State) Position(position string) *Position { return s.pos[position] }
+func (s *State) Position(position string) *Position {
+	s.loadPositions()
+	return s.pos[position]
+}
 
 // PausedPositions returns the paused positions: nodes in declaration
 // order, then for_each instances and loop members as they came to be.

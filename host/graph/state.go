@@ -288,6 +288,11 @@ func New(def *Definition) (*State, error) {
 	return build(def), nil
 }
 
+// Rebuild returns the initial state of def, a definition New already
+// accepted (another State was built from it), without validating it
+// again; def must not change while either State lives.
+func Rebuild(def *Definition) *State { return build(def) }
+
 // build returns the initial state of a definition that passed Validate.
 func build(def *Definition) *State {
 	s := shape(def)

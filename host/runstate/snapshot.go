@@ -230,6 +230,7 @@ func (s *State) encodePayload() ([]byte, error) {
 	if err := encodeStart(w, s.start); err != nil {
 		return nil, err
 	}
+	w.Str(s.startDigest)
 	w.Bytes(rest)
 	finished.encode(w)
 	paused.encode(w)
@@ -305,6 +306,7 @@ func (s *State) restorePayload(payload []byte) error {
 		return err
 	}
 	s.start, s.pf, s.phase = rs, NewPreflightFold(rs.Plan.Preflight), PhaseStarting
+	s.startDigest = r.Str()
 	var rest restSnap
 	if err := json.Unmarshal(r.Bytes(), &rest); err != nil {
 		return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)

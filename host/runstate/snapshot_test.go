@@ -359,3 +359,55 @@ func TestSnapshotDefersPositions(t *testing.T) {
 			len(got.pos), got.Sequence("dag/a/1"), len(full.pos), full.Sequence("dag/a/1"))
 	}
 }
+
+// firstGarbled reads a record with its first event's data replaced by
+// bytes that are not JSON (its digest kept).
+type firstGarbled struct{ Reader }
+
+func (g firstGarbled) Read(ctx context.Context, from int64, fn func(store.Event) error) error {
+	return g.Reader.Read(ctx, from, func(e store.Event) error {
+		if e.Rev == 1 {
+			e.Data = json.RawMessage("{")
+		}
+		return fn(e)
+	})
+}
+
+// TestRefold: a fold of the record again, for a process that holds one,
+// is the full fold, and takes the start from the fold it holds: a first
+// event that would not decode is not decoded. A fold whose start is of
+// another record, or was folded before it was recorded, is no source of
+// it.
+func TestRefold(t *testing.T) {
+	ctx := context.Background()
+	run, _ := storeRecord(t, richRun(t)...)
+	full, err := Load(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Refold(ctx, firstGarbled{run}, "", full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(full, got, deep...); d != "" {
+		t.Errorf("refold (-full +refold):\n%s", d)
+	}
+	if _, err := Refold(ctx, firstGarbled{run}, "", nil); err == nil {
+		t.Error("without a fold to take the start from, a first event that does not decode was not decoded")
+	}
+	other, _ := storeRecord(t, richRun(t)[:6]...)
+	ofull, err := Load(ctx, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Refold(ctx, firstGarbled{run}, "", ofull); err == nil {
+		t.Error("the start of another record's fold was taken")
+	}
+	folded := New()
+	if err := folded.Fold(graph.EventRunStarted, nil, started(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Refold(ctx, firstGarbled{run}, "", folded); err == nil {
+		t.Error("the start of a fold that folded it before it was recorded was taken")
+	}
+}

@@ -87,14 +87,18 @@ type Exit struct {
 // themselves, so folding a long record streams. It is not safe for
 // concurrent use; Retired may be called from any goroutine.
 type State struct {
-	start  *plan.RunStarted
-	rev    int64
-	digest string // the record's digest of the event at rev
-	folded bool   // Fold was called: the state holds unrecorded events
-	graph  *graph.State
-	pf     *PreflightFold
-	seq    map[string]int // last engine-call sequence per position
-	pos    map[string]*Position
+	start *plan.RunStarted
+	// startDigest is the record's digest of the start (its event 1) when
+	// the start was applied from the record; "" when it was folded
+	// (Fold). Refold takes the start from a fold that has it.
+	startDigest string
+	rev         int64
+	digest      string // the record's digest of the event at rev
+	folded      bool   // Fold was called: the state holds unrecorded events
+	graph       *graph.State
+	pf          *PreflightFold
+	seq         map[string]int // last engine-call sequence per position
+	pos         map[string]*Position
 	// later holds a restored snapshot's seq and pos until first needed
 	// (loadPositions); nil once they are built, or for a fold.
 	later *snapcodec.Reader
@@ -130,8 +134,12 @@ func New() *State {
 // state at its place (ErrUnknownEvent for an unknown type), the plan's
 // check errors for a bad graph:run-started.
 func (s *State) Apply(e store.Event) error {
+	first := s.start == nil
 	if err := s.apply(e.Type, e.Data, nil, e.TS); err != nil {
 		return fmt.Errorf("rev %d (%s): %w", e.Rev, e.Type, err)
+	}
+	if first && e.Rev > 0 {
+		s.startDigest = e.Digest
 	}
 	if e.Rev > 0 {
 		s.rev, s.digest = e.Rev, e.Digest
@@ -209,8 +217,13 @@ func (s *State) applyStart(data json.RawMessage, v any) error {
 	if err != nil {
 		return err
 	}
-	s.start, s.graph, s.pf, s.phase = &rs, g, NewPreflightFold(rs.Plan.Preflight), PhaseStarting
+	s.begin(&rs, g)
 	return nil
+}
+
+// begin sets s up from its start and the graph state built from it.
+func (s *State) begin(rs *plan.RunStarted, g *graph.State) {
+	s.start, s.graph, s.pf, s.phase = rs, g, NewPreflightFold(rs.Plan.Preflight), PhaseStarting
 }
 
 // track keeps what the graph's fold does not: times, engine calls,

@@ -28,15 +28,18 @@ const (
 )
 
 // saveSnapshot folds run's record and saves it as the fold snapshot when
-// the record has snapshotMin events or more. A failure is logged, never
-// returned: the snapshot is a cache.
-func saveSnapshot(run store.Record, log hclog.Logger) {
+// the record has snapshotMin events or more: from the snapshot a worker
+// before it left, else the whole record but for its start, which own,
+// the worker's fold, read and checked as the worker began
+// (runstate.Refold). A failure is logged, never returned: the snapshot
+// is a cache.
+func saveSnapshot(run store.Record, own *runstate.State, log hclog.Logger) {
 	if run.Rev() < snapshotMin {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), snapshotFinal)
 	defer cancel()
-	st, err := runstate.LoadWithSnapshot(ctx, run, run.Dir())
+	st, err := runstate.Refold(ctx, run, run.Dir(), own)
 	if err == nil {
 		err = runstate.SaveSnapshot(run.Dir(), st)
 	}

@@ -15,8 +15,8 @@ import (
 )
 
 // TestSaveSnapshot: the worker's last act saves the fold of the whole
-// record, starting from the snapshot a worker before it left; a short
-// record gets none.
+// record, starting from the snapshot a worker before it left, or from the
+// start its own fold read; a short record gets none.
 func TestSaveSnapshot(t *testing.T) {
 	ctx := context.Background()
 	run, err := store.OpenRunDir(ctx, newRun(t), store.Policy{})
@@ -54,14 +54,18 @@ func TestSaveSnapshot(t *testing.T) {
 		return h.Rev
 	}
 	log := hclog.NewNullLogger()
+	own, err := runstate.Load(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
 	appendWorkers(snapshotMin - 10)
-	saveSnapshot(run, log)
+	saveSnapshot(run, own, log)
 	if got := snapRev(); got != 0 {
 		t.Errorf("a snapshot of a %d-event record", run.Rev())
 	}
 	for _, n := range []int{300, 50} {
 		appendWorkers(n)
-		saveSnapshot(run, log)
+		saveSnapshot(run, own, log)
 		if got := snapRev(); got != run.Rev() {
 			t.Errorf("the snapshot folds rev %d, the record ends at %d", got, run.Rev())
 		}

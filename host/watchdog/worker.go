@@ -110,7 +110,7 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 	}
 	defer set.Close()
 	usePlugins(x, set, rs.Plan, unlaunched)
-	defer saveSnapshot(run, logger)
+	defer saveSnapshot(run, state, logger)
 	return execute(ctx, x, rs.Plan)
 }
 

@@ -1,6 +1,7 @@
 package regfile
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
@@ -43,10 +44,16 @@ func Read(path string, max int64) ([]byte, error) {
 	if info.Size() > max {
 		return nil, fmt.Errorf("%w: %d bytes is more than the limit of %d bytes", ErrTooLarge, info.Size(), max)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
+	// Sized to the file as it stands (it may still grow, up to the
+	// bound): one allocation and one read for a file that does not,
+	// where io.ReadAll would grow and copy its buffer a dozen times for
+	// a file of megabytes.
+	var buf bytes.Buffer
+	buf.Grow(int(info.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(f, max+1)); err != nil {
 		return nil, err
 	}
+	b := buf.Bytes()
 	if int64(len(b)) > max {
 		return nil, fmt.Errorf("%w: more than the limit of %d bytes", ErrTooLarge, max)
 	}

@@ -71,20 +71,9 @@ func TestSnapshotPositionMirrorsEveryField(t *testing.T) {
 	p.SettledAt = p.StartedAt.Add(time.Second)
 	s := New()
 	s.pos["dag/a/1"] = &p
-	w := snapcodec.NewWriter(0)
-	s.encodePositions(w)
-	b, err := w.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := snapcodec.NewReader(b)
-	if err != nil {
-		t.Fatal(err)
-	}
 	back := New()
-	if err := decodePositions(r, back); err != nil {
-		t.Fatal(err)
-	}
+	codecRoundTrip(t, func(w *snapcodec.Writer) error { s.encodePositions(w); return nil },
+		func(r *snapcodec.Reader) error { return decodePositions(r, back) })
 	if d := cmp.Diff(s.pos, back.pos); d != "" {
 		t.Errorf("position restored from the snapshot (-folded +restored):\n%s\nextend host/runstate/snapshot_positions.go with the field", d)
 	}

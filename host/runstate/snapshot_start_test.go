@@ -72,8 +72,20 @@ func TestSnapshotStart(t *testing.T) {
 // (encodeStart) and decoded (decodeStart).
 func roundTripStart(t *testing.T, rs *plan.RunStarted) *plan.RunStarted {
 	t.Helper()
+	var got *plan.RunStarted
+	codecRoundTrip(t, func(w *snapcodec.Writer) error { return encodeStart(w, rs) }, func(r *snapcodec.Reader) (err error) {
+		got, err = decodeStart(r)
+		return err
+	})
+	return got
+}
+
+// codecRoundTrip writes a payload with write and reads it back with read,
+// which must read it all; any error fails t.
+func codecRoundTrip(t *testing.T, write func(*snapcodec.Writer) error, read func(*snapcodec.Reader) error) {
+	t.Helper()
 	w := snapcodec.NewWriter(0)
-	if err := encodeStart(w, rs); err != nil {
+	if err := write(w); err != nil {
 		t.Fatal(err)
 	}
 	b, err := w.Finish()
@@ -84,12 +96,10 @@ func roundTripStart(t *testing.T, rs *plan.RunStarted) *plan.RunStarted {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := decodeStart(r)
-	if err != nil {
+	if err := read(r); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Done(); err != nil {
 		t.Fatal(err)
 	}
-	return got
 }

@@ -44,7 +44,7 @@ func newBareGroup(tag string) *bareGroup {
 	// minutes old, never the one made below: it runs beside the launch,
 	// not before it.
 	sweepOnce.Do(func() { go cgroup.Sweep(parent, confine.GroupPrefix, 10*time.Minute) })
-	g, err := cgroup.Create(cgroup.Info{V2: parent}, taggedPrefix(tag)+randomHex(), cgroup.Options{V2: true})
+	g, err := cgroup.Create(cgroup.Info{V2: parent}, confine.TaggedPrefix(tag)+randomHex(), cgroup.Options{V2: true})
 	if err != nil {
 		return nil
 	}
@@ -92,16 +92,9 @@ func randomHex() string {
 	return hex.EncodeToString(b[:])
 }
 
-// taggedPrefix starts the name of a bare group launched with tag.
-func taggedPrefix(tag string) string {
-	if tag == "" {
-		return confine.GroupPrefix
-	}
-	return confine.GroupPrefix + tag + "-"
-}
-
-// taggedGroups returns the directories of the bare groups launches with
-// LaunchConfig.GroupTag tag made under this process's cgroup v2 group.
+// taggedGroups returns the directories of the groups launches with
+// LaunchConfig.GroupTag tag made under this process's cgroup v2 group:
+// bare groups, and memory groups of a confine.Spec with that GroupTag.
 func taggedGroups(tag string) []string {
 	if tag == "" {
 		return nil
@@ -110,7 +103,7 @@ func taggedGroups(tag string) []string {
 	if err != nil {
 		return nil
 	}
-	dirs, _ := filepath.Glob(filepath.Join(parent, taggedPrefix(tag)+"*"))
+	dirs, _ := filepath.Glob(filepath.Join(parent, confine.TaggedPrefix(tag)+"*"))
 	return dirs
 }
 

@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/obversa/obversa/internal/cgroup"
+	"github.com/obversa/obversa/plugin/confine"
 )
 
 // sideEffectRunFile runs one node whose command, started by cmd-engine
@@ -48,6 +51,35 @@ func TestNothingOutlivesBothSupervisors(t *testing.T) {
 	if testing.Short() {
 		tries = 10
 	}
+	killBothSupervisorsTries(t, sideEffectRunFile, tries)
+}
+
+// TestNothingOutlivesBothSupervisorsWithMemoryLimit is
+// TestNothingOutlivesBothSupervisors for a plugin with a memory limit,
+// whose processes are in its memory group: on a host whose memory
+// controller is cgroup v2 that is their only group, and the keeper stops
+// it by its tag, daemon and all; where the controller is v1 they are in a
+// tagged bare v2 group as well (TestMemoryGroupCarriesTheTag checks the
+// memory group's name on either). make test tries 10 times.
+func TestNothingOutlivesBothSupervisorsWithMemoryLimit(t *testing.T) {
+	t.Parallel()
+	if sup := confine.Detect(); sup.Cgroup.Memory == cgroup.MemoryNone {
+		t.Skipf("no usable memory controller: %s", sup.Cgroup.Reason)
+	}
+	tries := 10
+	if testing.Short() {
+		tries = 3
+	}
+	runFile := strings.Replace(sideEffectRunFile, `path = "BIN/cmd-engine"`, `path = "BIN/cmd-engine"
+  confine {
+    memory = "256MiB"
+  }`, 1)
+	killBothSupervisorsTries(t, runFile, tries)
+}
+
+// killBothSupervisorsTries makes tries of killBothSupervisors with the run
+// file text, 10 at once, and fails t with every try that went wrong.
+func killBothSupervisorsTries(t *testing.T, text string, tries int) {
 	sem := make(chan struct{}, 10)
 	var (
 		mu     sync.Mutex
@@ -60,7 +92,7 @@ func TestNothingOutlivesBothSupervisors(t *testing.T) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if err := killBothSupervisors(t, i); err != nil {
+			if err := killBothSupervisors(t, text, i); err != nil {
 				mu.Lock()
 				failed = append(failed, fmt.Sprintf("try %d: %v", i, err))
 				mu.Unlock()
@@ -73,15 +105,16 @@ func TestNothingOutlivesBothSupervisors(t *testing.T) {
 	}
 }
 
-// killBothSupervisors is one try: it returns what went wrong.
-func killBothSupervisors(t *testing.T, i int) error {
-	runFile := writeRunFile(t, sideEffectRunFile)
+// killBothSupervisors is one try of the run file text: it returns what
+// went wrong.
+func killBothSupervisors(t *testing.T, text string, i int) error {
+	runFile := writeRunFile(t, text)
 	dir := filepath.Dir(runFile)
 	started, side, release := filepath.Join(dir, "STARTED"), filepath.Join(dir, "SIDE"), filepath.Join(dir, "RELEASE")
-	text, _ := os.ReadFile(runFile)
-	text = bytes.ReplaceAll(bytes.ReplaceAll(text, []byte("STARTED"), []byte(started)), []byte("SIDE"), []byte(side))
-	text = bytes.ReplaceAll(text, []byte("RELEASE"), []byte(release))
-	if err := os.WriteFile(runFile, text, 0o644); err != nil {
+	b, _ := os.ReadFile(runFile)
+	b = bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("STARTED"), []byte(started)), []byte("SIDE"), []byte(side))
+	b = bytes.ReplaceAll(b, []byte("RELEASE"), []byte(release))
+	if err := os.WriteFile(runFile, b, 0o644); err != nil {
 		return err
 	}
 	id := fmt.Sprintf("k%d", i)

@@ -69,6 +69,9 @@ func Spec(p plan.PluginPlan, storageDir string, r Run) confine.Spec {
 // error wrapping confine.ErrUnavailable. It returns the plugin's TMPDIR.
 func prepareConfinement(p plan.PluginPlan, o Options) (*confine.Prepared, string, error) {
 	spec := Spec(p, o.StorageDir, *o.Run)
+	// Tagged as a bare group is (Start), so that the run's keeper stops
+	// the memory group too.
+	spec.GroupTag = GroupTag(os.Getenv(OwnerEnv))
 	tmp := TempDir(o.StorageDir, *o.Run, p.Name)
 	for _, d := range append(append([]string{}, spec.Own...), tmp) {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -219,3 +219,35 @@ func TestConfinedMemory(t *testing.T) {
 		t.Errorf("allocating 200 MB under a 32 MiB limit: %q, %d OOM kills", out, p.OOMKills())
 	}
 }
+
+// TestMemoryGroupCarriesTheTag: a plugin's memory group is named with the
+// launch's group tag, as a bare group is, so that the run's keeper finds
+// it (plugin.StopTaggedGroups) — in every hierarchy it is made in — and
+// with none without a tag.
+func TestMemoryGroupCarriesTheTag(t *testing.T) {
+	if Detect().Cgroup.Memory == "" {
+		t.Skipf("kernel: %s", Detect())
+	}
+	for _, tag := range []string{"0123456789abcdef", ""} {
+		p, err := Prepare(Spec{MemoryBytes: 32 << 20, GroupTag: tag}, Detect(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs := []string{p.group.V2, p.group.V1Memory}
+		p.Release()
+		made := 0
+		for _, d := range dirs {
+			if d == "" {
+				continue
+			}
+			made++
+			name := filepath.Base(d)
+			if !strings.HasPrefix(name, TaggedPrefix(tag)) || tag == "" && strings.Count(name, "-") != strings.Count(GroupPrefix, "-") {
+				t.Errorf("tag %q: memory group %s, want a name starting %q", tag, d, TaggedPrefix(tag))
+			}
+		}
+		if made == 0 {
+			t.Errorf("tag %q: no memory group made", tag)
+		}
+	}
+}

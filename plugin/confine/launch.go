@@ -17,6 +17,16 @@ import (
 // GroupPrefix starts the name of every plugin's cgroup.
 const GroupPrefix = "obversa-plugin-"
 
+// TaggedPrefix starts the name of a plugin's cgroup made for a launch
+// with tag (Spec.GroupTag, plugin.LaunchConfig.GroupTag): GroupPrefix,
+// then tag and "-" when tag is not "".
+func TaggedPrefix(tag string) string {
+	if tag == "" {
+		return GroupPrefix
+	}
+	return GroupPrefix + tag + "-"
+}
+
 // ErrUnavailable is wrapped by Prepare when the confinement is required
 // and the kernel cannot enforce all of it; the message lists what is
 // missing.
@@ -53,7 +63,7 @@ func Prepare(s Spec, sup Support, required bool) (*Prepared, error) {
 				cgroup.Sweep(parent, GroupPrefix, 10*time.Minute)
 			}
 		}
-		g, err := cgroup.Create(sup.Cgroup, GroupPrefix+randomID(), cgroup.Options{LimitBytes: s.MemoryBytes})
+		g, err := cgroup.Create(sup.Cgroup, TaggedPrefix(s.GroupTag)+randomID(), cgroup.Options{LimitBytes: s.MemoryBytes})
 		if err != nil {
 			return nil, fmt.Errorf("memory cgroup: %w", err)
 		}

@@ -33,6 +33,11 @@ type Spec struct {
 	// MemoryBytes limits the memory (and swap) of the plugin and its
 	// descendants, in bytes; 0 = no limit.
 	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+	// GroupTag, when not "", is put in the name of the memory group
+	// (TaggedPrefix), as plugin.LaunchConfig.GroupTag is in a bare
+	// group's, so that a run's keeper stops the group whole
+	// (plugin.StopTaggedGroups) once both its supervisors died.
+	GroupTag string `json:"-"`
 }
 
 // Rule grants access beneath one path.

@@ -14,7 +14,8 @@ import (
 // process (host side).
 type engineClient struct {
 	remote
-	client pb.EngineClient
+	client   pb.EngineClient
+	attempts attemptsState
 }
 
 var _ Engine = (*engineClient)(nil)
@@ -46,13 +47,37 @@ func (c *engineClient) Admit(ctx context.Context, req AdmitRequest) (*AdmitRespo
 
 // Run implements Engine. Events are passed to emit in stream order; the
 // first terminal message ends the call (anything after it is not read).
-// An error from emit cancels the stream and is returned wrapped. Cancelling
-// ctx cancels the stream at once and returns an error wrapping ctx.Err().
+// An error from emit cancels the call and is returned wrapped. Cancelling
+// ctx cancels the call at once and returns an error wrapping ctx.Err().
+//
+// The call travels on the plugin's Attempts stream, one stream shared by
+// every call of this client, when the plugin serves it; otherwise as a Run
+// RPC of its own (docs/writing-plugins.md, "The attempt stream"). A call
+// is made through Run only when the plugin cannot have seen it on the
+// stream.
 func (c *engineClient) Run(ctx context.Context, req RunRequest, emit Emitter) (*RunResult, error) {
 	m, err := runRequestToProto(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: Run: %w: %w", c.name, err, ErrInvalidRequest)
 	}
+	// A stream found ended before the request was sent is replaced once.
+	for range 2 {
+		s, err := c.stream(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if s == nil {
+			break
+		}
+		if res, ok, err := s.run(ctx, m, emit); ok {
+			return res, err
+		}
+	}
+	return c.runCall(ctx, m, emit)
+}
+
+// runCall makes one call as a Run RPC of its own.
+func (c *engineClient) runCall(ctx context.Context, m *pb.RunRequest, emit Emitter) (*RunResult, error) {
 	cctx, cancel := c.join(ctx)
 	defer cancel()
 	stream, err := c.client.Run(cctx, m)

@@ -56,20 +56,24 @@ func (s *engineServer) Run(req *pb.RunRequest, stream pb.Engine_RunServer) error
 	defer out.close()
 
 	res, err := s.impl.Run(stream.Context(), r, out.emit)
-	var terminal *pb.RunMessage
+	terminal := s.terminal(res, err)
+	return out.send(terminal)
+}
+
+// terminal is the terminal message of a Run that returned res and err.
+func (s *engineServer) terminal(res *RunResult, err error) *pb.RunMessage {
 	switch {
 	case err != nil:
-		terminal = &pb.RunMessage{Message: &pb.RunMessage_Failure{Failure: failureToProto(errorToFailure(err))}}
+		return &pb.RunMessage{Message: &pb.RunMessage_Failure{Failure: failureToProto(errorToFailure(err))}}
 	case res == nil:
 		f := errorToFailure(fmt.Errorf("Run: %w", errNilAnswer))
-		terminal = &pb.RunMessage{Message: &pb.RunMessage_Failure{Failure: failureToProto(f)}}
+		return &pb.RunMessage{Message: &pb.RunMessage_Failure{Failure: failureToProto(f)}}
 	default:
 		if verr := res.Validate(); verr != nil {
 			s.logger.Error("engine returned an invalid result; the host will reject it", "error", verr)
 		}
-		terminal = &pb.RunMessage{Message: &pb.RunMessage_Result{Result: resultToProto(res)}}
+		return &pb.RunMessage{Message: &pb.RunMessage_Result{Result: resultToProto(res)}}
 	}
-	return out.send(terminal)
 }
 
 // runSender serialises Sends on a Run stream: an engine may emit from

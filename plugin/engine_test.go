@@ -239,8 +239,10 @@ func TestHandlerPanicIsUnknownFailureAndPluginKeepsServing(t *testing.T) {
 	}
 	_, err := e.Admit(ctx, plugin.AdmitRequest{Target: plugin.Identity{Model: "panic"}})
 	check("Admit", err, "admit exploded")
-	_, err = e.Run(ctx, plugin.RunRequest{Prompt: "panic"}, nil)
-	check("Run", err, "run exploded")
+	for path, eng := range callPaths(e) {
+		_, err = eng.Run(ctx, plugin.RunRequest{Prompt: "panic"}, nil)
+		check("Run ("+path+")", err, "run exploded")
+	}
 	if _, err := e.Describe(ctx); err != nil {
 		t.Fatalf("Describe after panics: %v", err)
 	}
@@ -279,9 +281,14 @@ func TestRunEmitterErrorStopsRun(t *testing.T) {
 	t.Parallel()
 	e := launchEngine(t)
 	hostGone := errors.New("host gone")
-	_, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "hello"}, func(plugin.RunEvent) error { return hostGone })
-	if !errors.Is(err, hostGone) {
-		t.Fatalf("error = %v, want it to wrap the emitter's error", err)
+	for path, eng := range callPaths(e) {
+		_, err := eng.Run(context.Background(), plugin.RunRequest{Prompt: "hello"}, func(plugin.RunEvent) error { return hostGone })
+		if !errors.Is(err, hostGone) {
+			t.Fatalf("%s: error = %v, want it to wrap the emitter's error", path, err)
+		}
+		if _, err := eng.Run(context.Background(), plugin.RunRequest{Prompt: "big:3"}, nil); err != nil {
+			t.Fatalf("%s: Run after aborted call: %v", path, err)
+		}
 	}
 	if _, err := e.Describe(context.Background()); err != nil {
 		t.Fatalf("Describe after aborted stream: %v", err)
@@ -312,11 +319,15 @@ func runUntilFirstEvent(t *testing.T, e plugin.Engine, prompt string) (error, ti
 
 func TestRunCancellation(t *testing.T) {
 	t.Parallel()
-	for _, prompt := range []string{"wait-cancel", "ignore-cancel"} {
-		t.Run(prompt, func(t *testing.T) {
+	for _, tc := range []struct{ prompt, path string }{
+		{"wait-cancel", "stream"}, {"ignore-cancel", "stream"}, {"wait-cancel", "per-call"}, {"ignore-cancel", "per-call"},
+	} {
+		prompt := tc.prompt
+		t.Run(prompt+"/"+tc.path, func(t *testing.T) {
 			t.Parallel()
 			c := launch(t, "both", plugin.TypeEngine)
 			e, _ := c.Engine()
+			e = callPaths(e)[tc.path]
 			err, took := runUntilFirstEvent(t, e, prompt)
 			if !errors.Is(err, context.Canceled) {
 				t.Errorf("error = %v, want context.Canceled", err)
@@ -353,8 +364,18 @@ func TestRunCancellation(t *testing.T) {
 
 func TestRunPluginCrashIsExited(t *testing.T) {
 	t.Parallel()
+	for _, path := range []string{"stream", "per-call"} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			testRunPluginCrashIsExited(t, path)
+		})
+	}
+}
+
+func testRunPluginCrashIsExited(t *testing.T, path string) {
 	c := launch(t, "both", plugin.TypeEngine)
 	e, _ := c.Engine()
+	e = callPaths(e)[path]
 	_, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "crash"}, nil)
 	if !errors.Is(err, plugin.ErrPluginExited) || !errors.Is(err, plugin.ErrPluginTransport) {
 		t.Fatalf("error = %v, want ErrPluginExited (and ErrPluginTransport)", err)
@@ -373,7 +394,15 @@ func TestRunPluginCrashIsExited(t *testing.T) {
 
 func TestMessageSizeLimits(t *testing.T) {
 	t.Parallel()
-	e := launchEngine(t)
+	for path, e := range callPaths(launchEngine(t)) {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			testMessageSizeLimits(t, e)
+		})
+	}
+}
+
+func testMessageSizeLimits(t *testing.T, e plugin.Engine) {
 	ctx := context.Background()
 
 	// Above gRPC's 4 MiB default, below the limit: fine both ways.
@@ -411,4 +440,11 @@ func TestMessageSizeLimits(t *testing.T) {
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// callPaths returns e (from Client.Engine) by the way it makes Run calls:
+// on the plugin's Attempts stream ("stream") and as a Run RPC each
+// ("per-call").
+func callPaths(e plugin.Engine) map[string]plugin.Engine {
+	return map[string]plugin.Engine{"stream": e, "per-call": plugin.RunPerCall(e)}
 }

@@ -1,0 +1,122 @@
+package plugin
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
+
+	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
+)
+
+// methodCounter counts the streams opened per gRPC method.
+type methodCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (m *methodCounter) intercept(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	m.mu.Lock()
+	m.n[info.FullMethod]++
+	m.mu.Unlock()
+	return handler(srv, ss)
+}
+
+func (m *methodCounter) count(method string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.n[method]
+}
+
+// countedInProcess serves srv in process and counts the streams opened.
+func countedInProcess(t *testing.T, srv pb.EngineServer) (*engineClient, *methodCounter) {
+	t.Helper()
+	counter := &methodCounter{n: map[string]int{}}
+	lis := bufconn.Listen(1 << 20)
+	s := grpc.NewServer(grpc.ChainStreamInterceptor(counter.intercept))
+	pb.RegisterEngineServer(s, srv)
+	go func() { _ = s.Serve(lis) }()
+	t.Cleanup(s.Stop)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return &engineClient{remote: remote{name: "counted"}, client: pb.NewEngineClient(conn)}, counter
+}
+
+// TestRunSharesOneAttemptsStream makes many calls, some at once: they all
+// travel on one Attempts stream and none opens a Run stream.
+func TestRunSharesOneAttemptsStream(t *testing.T) {
+	t.Parallel()
+	c, counter := countedInProcess(t, &engineServer{impl: funcEngine{run: func(_ context.Context, req RunRequest, emit Emitter) (*RunResult, error) {
+		for range 3 {
+			if err := emit(RunEvent{Kind: EventText, Text: req.Prompt}); err != nil {
+				return nil, err
+			}
+		}
+		return finalText(req.Prompt), nil
+	}}, logger: hclog.NewNullLogger()})
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			prompt := string(rune('a' + i))
+			events := 0
+			res, err := c.Run(context.Background(), RunRequest{Prompt: prompt}, func(ev RunEvent) error {
+				if ev.Text != prompt {
+					t.Errorf("call %q got the event of call %q", prompt, ev.Text)
+				}
+				events++
+				return nil
+			})
+			if err != nil {
+				t.Errorf("call %q: %v", prompt, err)
+				return
+			}
+			if f, _ := res.Final(); f.Text != prompt || events != 3 {
+				t.Errorf("call %q: final %q after %d events, want its own and 3", prompt, f.Text, events)
+			}
+		})
+	}
+	wg.Wait()
+	if n := counter.count(pb.Engine_Attempts_FullMethodName); n != 1 {
+		t.Errorf("Attempts streams opened: %d, want 1", n)
+	}
+	if n := counter.count(pb.Engine_Run_FullMethodName); n != 0 {
+		t.Errorf("Run streams opened: %d, want 0", n)
+	}
+}
+
+// TestRunFallsBackWithoutAttempts serves a plugin that does not know the
+// Attempts RPC (as one built before it): every call is a Run stream, and
+// the host asks for the Attempts stream once only.
+func TestRunFallsBackWithoutAttempts(t *testing.T) {
+	t.Parallel()
+	c, counter := countedInProcess(t, &scriptedEngine{msgs: []*pb.RunMessage{text("a"), {Message: &pb.RunMessage_Result{Result: resultToProto(finalText("done"))}}}})
+	for range 3 {
+		events := 0
+		res, err := c.Run(context.Background(), RunRequest{}, func(RunEvent) error { events++; return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f, _ := res.Final(); f.Text != "done" || events != 1 {
+			t.Fatalf("final %q after %d events, want \"done\" after 1", f.Text, events)
+		}
+	}
+	if n := counter.count(pb.Engine_Attempts_FullMethodName); n != 1 {
+		t.Errorf("Attempts asked for %d times, want once", n)
+	}
+	if n := counter.count(pb.Engine_Run_FullMethodName); n != 3 {
+		t.Errorf("Run streams opened: %d, want 3", n)
+	}
+	if served, err := ServesAttempts(context.Background(), c); served || err != nil {
+		t.Errorf("ServesAttempts = %v, %v; want false", served, err)
+	}
+}

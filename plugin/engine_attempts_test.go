@@ -1,0 +1,104 @@
+package plugin_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/obversa/obversa/plugin"
+)
+
+// waitSawCancel waits until the fake engine reports that a "wait-cancel"
+// Run saw its context end.
+func waitSawCancel(t *testing.T, e plugin.Engine) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		r, err := e.Admit(context.Background(), plugin.AdmitRequest{Target: plugin.Identity{Model: "saw-cancel"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Supported {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the plugin never saw the call's context end")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestAttemptsCancelOneCallOfMany cancels one call on the shared stream
+// while another runs: the cancelled call ends at once and its handler in
+// the plugin sees the cancellation, and the others are not disturbed.
+func TestAttemptsCancelOneCallOfMany(t *testing.T) {
+	t.Parallel()
+	e := launchEngine(t)
+	served, err := plugin.ServesAttempts(context.Background(), e)
+	if err != nil || !served {
+		t.Fatalf("ServesAttempts = %v, %v; want true (the Go server shim serves the attempt stream)", served, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waiting := make(chan struct{})
+	ended := make(chan error, 1)
+	go func() {
+		_, err := e.Run(ctx, plugin.RunRequest{Prompt: "wait-cancel"}, func(plugin.RunEvent) error {
+			close(waiting)
+			return nil
+		})
+		ended <- err
+	}()
+	<-waiting
+	// Other calls go on while the first one waits.
+	for range 3 {
+		res, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "big:4"}, nil)
+		if err != nil {
+			t.Fatalf("call beside a waiting one: %v", err)
+		}
+		if f, _ := res.Final(); f.Text != "xxxx" {
+			t.Fatalf("call beside a waiting one: final %q", f.Text)
+		}
+	}
+	select {
+	case err := <-ended:
+		t.Fatalf("the waiting call ended before it was cancelled: %v", err)
+	default:
+	}
+	cancel()
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) || errors.Is(err, plugin.ErrPluginTransport) {
+			t.Errorf("cancelled call: %v, want context.Canceled and no transport error", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the cancelled call did not return within 3 s")
+	}
+	waitSawCancel(t, e)
+	if _, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "big:1"}, nil); err != nil {
+		t.Fatalf("call after a cancelled one: %v", err)
+	}
+}
+
+// TestAttemptsDeadline gives a call a deadline: the host returns when it
+// passes, reporting the deadline, and the plugin's handler sees its
+// context end as well, on either path.
+func TestAttemptsDeadline(t *testing.T) {
+	t.Parallel()
+	for path, e := range callPaths(launchEngine(t)) {
+		t.Run(path, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			_, err := e.Run(ctx, plugin.RunRequest{Prompt: "wait-cancel"}, nil)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("error = %v, want context.DeadlineExceeded", err)
+			}
+			if took := time.Since(start); took > 3*time.Second {
+				t.Errorf("Run returned after %s, want about 300 ms", took)
+			}
+			waitSawCancel(t, e)
+		})
+	}
+}

@@ -328,9 +328,11 @@ func passes(t *testing.T, bin string, opts conformance.Options) {
 	t.Helper()
 	rep := conformance.Run(t, bin, opts)
 	for _, res := range rep.Results {
+		// The minimal engines of other languages serve Run alone, not the
+		// optional attempt stream.
 		if res.Status == conformance.Skip && !strings.Contains(res.Seen, "Conformance service") &&
-			!strings.Contains(res.Seen, "does not declare") {
-			t.Errorf("case %s skipped for another reason than scenario control: %s", res.Case, res.Seen)
+			!strings.Contains(res.Seen, "does not declare") && !strings.Contains(res.Seen, "UNIMPLEMENTED for Attempts") {
+			t.Errorf("case %s skipped for another reason than scenario control or the optional attempt stream: %s", res.Case, res.Seen)
 		}
 	}
 	if n := rep.Count(conformance.Pass); n < 15 {

@@ -76,6 +76,19 @@ func caseRunParts(ctx context.Context, k *kit) verdict {
 	if r == nil {
 		return fail("the Run ended with %s", t.outcome())
 	}
+	problems = append(problems, resultProblems(r)...)
+	seen := fmt.Sprintf("%d event(s), then %s", len(t.events), t.outcome())
+	if len(problems) > 0 {
+		return fail("%s: %s", seen, strings.Join(problems, "; "))
+	}
+	return pass("%s, nothing after it", seen)
+}
+
+// resultProblems lists what is wrong with a result's parts: unknown
+// kinds, invalid JSON, and anything but exactly one final text or
+// structured part.
+func resultProblems(r *plugin.RunResult) []string {
+	var problems []string
 	finals := 0
 	for i, p := range r.Parts {
 		if !p.Kind.Valid() {
@@ -97,11 +110,7 @@ func caseRunParts(ctx context.Context, k *kit) verdict {
 	if finals != 1 {
 		problems = append(problems, fmt.Sprintf("%d final parts, want exactly 1", finals))
 	}
-	seen := fmt.Sprintf("%d event(s), then %s", len(t.events), t.outcome())
-	if len(problems) > 0 {
-		return fail("%s: %s", seen, strings.Join(problems, "; "))
-	}
-	return pass("%s, nothing after it", seen)
+	return problems
 }
 
 func caseRunStructured(ctx context.Context, k *kit) verdict {

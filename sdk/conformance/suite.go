@@ -65,6 +65,8 @@ func init() {
 			run: caseRunTools, launches: true, engine: true, configured: true},
 		{Case: Case{"run.cancel", "a cancelled Run (delay scenario) ends at once on the host's side and settles on the plugin's side as an aborted failure within 3 s; the plugin keeps serving"},
 			run: caseRunCancel, launches: true, engine: true, configured: true},
+		{Case: Case{"run.attempts", "the Attempts stream, when served (UNIMPLEMENTED otherwise): two calls on it end with valid results while a delayed call (scenario) waits, a cancel ends that call alone with an aborted failure within 3 s, no call gets messages after its terminal one, and the stream ends OK once the host closes its side"},
+			run: caseRunAttempts, launches: true, engine: true, configured: true},
 		{Case: Case{"run.late_final", "a final answer that arrives after an upstream transport failure (scenario) is kept: the Run returns a result with it"},
 			run: caseRunLateFinal, launches: true, engine: true, configured: true},
 		{Case: Case{"run.workspace_read", `a Run with workspace_mode "read" and no tools fails invalid_config`},

@@ -169,17 +169,43 @@ func (e *resultFirst) Run(ctx context.Context, req plugin.RunRequest, emit plugi
 	return e.Engine.Run(ctx, req, emit)
 }
 
-// resultFirstCodec is gRPC's proto codec, except that a message holding
-// resultFirstMarker is sent as a RunMessage with a result instead.
+// resultFirstCodec is gRPC's proto codec, except that a RunMessage
+// holding resultFirstMarker is sent as a RunMessage with a result instead,
+// on a Run stream and inside an Attempts stream's AttemptMessages alike.
 type resultFirstCodec struct{ encoding.CodecV2 }
 
 func (c resultFirstCodec) Marshal(v any) (mem.BufferSlice, error) {
-	if m, ok := v.(proto.Message); ok && m.ProtoReflect().Descriptor().Name() == "RunMessage" {
-		if b, err := proto.Marshal(m); err == nil && bytes.Contains(b, []byte(resultFirstMarker)) {
-			v = textResult(m.ProtoReflect())
+	if m, ok := v.(proto.Message); ok {
+		switch m.ProtoReflect().Descriptor().Name() {
+		case "RunMessage":
+			if hasMarker(m) {
+				v = textResult(m.ProtoReflect())
+			}
+		case "AttemptMessages":
+			v = replaceMarked(m)
 		}
 	}
 	return c.CodecV2.Marshal(v)
+}
+
+func hasMarker(m proto.Message) bool {
+	b, err := proto.Marshal(m)
+	return err == nil && bytes.Contains(b, []byte(resultFirstMarker))
+}
+
+// replaceMarked returns a copy of an AttemptMessages whose marked
+// RunMessages are results.
+func replaceMarked(m proto.Message) proto.Message {
+	out := proto.Clone(m).ProtoReflect()
+	list := out.Get(out.Descriptor().Fields().ByName("messages")).List()
+	for i := range list.Len() {
+		am := list.Get(i).Message()
+		fd := am.Descriptor().Fields().ByName("message")
+		if rm := am.Get(fd).Message(); rm.IsValid() && hasMarker(rm.Interface()) {
+			am.Set(fd, protoreflect.ValueOfMessage(textResult(rm).ProtoReflect()))
+		}
+	}
+	return out.Interface()
 }
 
 // textResult is a RunMessage of msg's type with a result: one final text

@@ -172,3 +172,50 @@ func FuzzDecodePolicy(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAttemptMessage checks that any bytes decoded as a message of an
+// Attempts stream either end the call with exactly one of a valid result
+// and an error, or hand on at most one valid event and go on.
+func FuzzAttemptMessage(f *testing.F) {
+	seeds := []*pb.AttemptMessage{
+		{Call: 1},
+		{Call: 2, StatusCode: 8, StatusMessage: "too big"},
+		{Call: 3, StatusCode: 99},
+		{Call: 4, Message: &pb.RunMessage{Message: &pb.RunMessage_Text{Text: &pb.Delta{Text: "hi"}}}},
+		{Call: 5, Message: &pb.RunMessage{Message: &pb.RunMessage_Result{Result: resultToProto(finalText("done"))}}},
+	}
+	for _, m := range seeds {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	c := &engineClient{remote: remote{name: "fuzz"}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m pb.AttemptMessage
+		if proto.Unmarshal(data, &m) != nil {
+			return
+		}
+		events := 0
+		res, done, err := c.attemptMessage(t.Context(), &m, func(ev RunEvent) error {
+			events++
+			if err := ev.Validate(); err != nil {
+				t.Fatalf("handed on an invalid event: %v", err)
+			}
+			return nil
+		})
+		switch {
+		case !done && (res != nil || err != nil):
+			t.Fatalf("not done, yet res %v err %v", res, err)
+		case done && (res == nil) == (err == nil):
+			t.Fatalf("done with res %v and err %v", res, err)
+		case res != nil && res.Validate() != nil:
+			t.Fatalf("ended with an invalid result: %v", res.Validate())
+		case m.GetStatusCode() != 0 && err == nil:
+			t.Fatalf("status %d did not end the call with an error", m.GetStatusCode())
+		case events > 1 || (done && events > 0):
+			t.Fatalf("%d events handed on (done %v)", events, done)
+		}
+	})
+}

@@ -44,7 +44,8 @@ func (s *engineServer) Attempts(stream pb.Engine_AttemptsServer) error {
 		defer close(sent)
 		out.loop(ctx)
 	}()
-	calls := &attemptCalls{cancel: map[uint64]context.CancelFunc{}}
+	calls := &attemptCalls{cancel: map[uint64]context.CancelFunc{}, pool: newCallPool()}
+	defer calls.pool.stop()
 	err := s.receiveAttempts(ctx, stream, out, calls)
 	if err != nil {
 		cancelAll()
@@ -78,10 +79,10 @@ func (s *engineServer) receiveAttempts(ctx context.Context, stream pb.Engine_Att
 				out.status(id, codes.InvalidArgument, fmt.Sprintf("call id %d is 0 or already in use on this stream", id))
 				continue
 			}
-			go func() {
+			calls.pool.run(func() {
 				defer calls.done(id)
 				s.attempt(cctx, id, r.Run, out)
-			}()
+			})
 		case *pb.AttemptRequest_Cancel:
 			calls.cancelCall(id)
 		}
@@ -144,7 +145,46 @@ type attemptCalls struct {
 	mu     sync.Mutex
 	cancel map[uint64]context.CancelFunc
 	wg     sync.WaitGroup
+	pool   *callPool
 }
+
+// callPool runs an Attempts stream's calls on goroutines that outlive a
+// call: a fresh goroutine per call would grow its stack through the
+// engine and protobuf's encoder on every call (docs/decisions.md, "Plugin
+// transport"). A call that finds no idle goroutine gets a new one, which
+// then stays for later calls until the stream ends, so the pool is as
+// large as the most calls the stream had at once.
+type callPool struct {
+	jobs chan func()
+	done chan struct{}
+}
+
+func newCallPool() *callPool {
+	return &callPool{jobs: make(chan func()), done: make(chan struct{})}
+}
+
+// run runs f on an idle goroutine of the pool, or on a new one.
+func (p *callPool) run(f func()) {
+	select {
+	case p.jobs <- f:
+	default:
+		go p.work(f)
+	}
+}
+
+func (p *callPool) work(f func()) {
+	for {
+		f()
+		select {
+		case f = <-p.jobs:
+		case <-p.done:
+			return
+		}
+	}
+}
+
+// stop ends the idle goroutines once the calls in progress have ended.
+func (p *callPool) stop() { close(p.done) }
 
 // add registers call id; false when id is 0 or in use.
 func (c *attemptCalls) add(id uint64, cancel context.CancelFunc) bool {

@@ -37,7 +37,7 @@ func TestPluginConformanceCmdEngineTable(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
 	for _, want := range []string{"plugin cmd 0.1.0 (engine)", "scenario control: requests", "CASE", "EXPECTED", "SEEN",
-		"run.cancel", "robust.panic          SKIP", "21 passed, 0 failed, 1 skipped"} {
+		"run.cancel", "robust.panic          SKIP", "22 passed, 0 failed, 1 skipped"} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, res.stdout)
 		}
@@ -55,7 +55,7 @@ func TestPluginConformanceFailure(t *testing.T) {
 	if res.code != exitFailed {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", res.code, exitFailed, res.stdout, res.stderr)
 	}
-	for _, want := range []string{"handshake.line        FAIL", "hello from a plugin that forgot its handshake", "0 passed, 1 failed, 21 skipped"} {
+	for _, want := range []string{"handshake.line        FAIL", "hello from a plugin that forgot its handshake", "0 passed, 1 failed, 22 skipped"} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, res.stdout)
 		}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -45,9 +46,10 @@ func receiptName(sum string, src, entry FileStamp) string {
 // receipted returns the stamp of dir's entry for o.Expected when the
 // source at src and that entry both show, now, the stamps of a receipt in
 // o.Receipts: neither has changed since both were read in full and found
-// equal with that digest. ok is false when there is no such receipt, or
-// either file cannot be opened or stamped (the caller reads them and
-// reports why).
+// equal with that digest. ok is false when there is no such receipt, when
+// it or o.Receipts may be another user's making (ours), or when either
+// file cannot be opened or stamped (the caller reads them and reports
+// why).
 func receipted(src, dir string, o CopyOptions) (entry *FileStamp, ok bool) {
 	s, err := stampAt(src)
 	if err != nil {
@@ -57,11 +59,30 @@ func receipted(src, dir string, o CopyOptions) (entry *FileStamp, ok bool) {
 	if err != nil {
 		return nil, false
 	}
+	if d, err := os.Lstat(o.Receipts); err != nil || !d.IsDir() || !ours(d, true) {
+		return nil, false
+	}
 	st, err := os.Lstat(filepath.Join(o.Receipts, receiptName(o.Expected, s, e)))
-	if err != nil || !st.Mode().IsRegular() {
+	if err != nil || !st.Mode().IsRegular() || !ours(st, false) {
 		return nil, false
 	}
 	return &e, true
+}
+
+// ours reports whether a receipt, or with dir its directory, can have
+// been made only by this process's user: owned by the effective user and,
+// for the directory, writable by no one else. Anyone who can create a
+// file there could name a receipt after a cache entry of their own bytes
+// (the name is computed from stamps anyone can read), so a directory of
+// another user's, or one a group or everyone may write, is not trusted
+// and every source is read in full (docs/decisions.md, "An unchanged
+// plugin source is not hashed again").
+func ours(fi fs.FileInfo, dir bool) bool {
+	s, err := stampOf(fi)
+	if err != nil || s.UID != uint32(os.Geteuid()) {
+		return false
+	}
+	return !dir || s.Mode&0o022 == 0
 }
 
 // stampAt opens the regular file at path and returns its stamp.
@@ -77,9 +98,10 @@ func stampAt(path string) (FileStamp, error) {
 // writeReceipt records, in dir, that a source showing src and a cache
 // entry showing entry hold the bytes of sum. It is not synced: a receipt
 // lost to a crash costs the next run one read of both files. Errors are
-// those of creating the directory or the file.
+// those of creating the directory (0700: only this user writes
+// receipts; see ours) or the file.
 func writeReceipt(dir, sum string, src, entry FileStamp) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, receiptName(sum, src, entry)), os.O_CREATE|os.O_WRONLY, 0o644)

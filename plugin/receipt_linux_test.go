@@ -200,3 +200,60 @@ func TestCopyBinaryReceiptsNeedThePin(t *testing.T) {
 		t.Fatalf("copy pinned to another digest = %v; want a digest mismatch", err)
 	}
 }
+
+// TestCopyBinaryReceiptsOnlyOurs: a receipt vouches only where no other
+// user can have made it: one in a directory a group or everyone may
+// write, or one owned by another user, is ignored and both files are
+// read in full (a forged receipt would otherwise run a cache entry of
+// anyone's bytes).
+func TestCopyBinaryReceiptsOnlyOurs(t *testing.T) {
+	t.Parallel()
+	cases := map[string]func(t *testing.T, c cached){
+		"directory writable by all": func(t *testing.T, c cached) {
+			if err := os.Chmod(c.receipts, 0o777); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"directory writable by its group": func(t *testing.T, c cached) {
+			if err := os.Chmod(c.receipts, 0o770); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"receipt of another user": func(t *testing.T, c cached) {
+			if os.Geteuid() != 0 {
+				t.Skip("giving a file to another user needs root")
+			}
+			es, err := os.ReadDir(c.receipts)
+			if err != nil || len(es) != 1 {
+				t.Fatalf("receipts: %v, %v", es, err)
+			}
+			if err := os.Lchown(filepath.Join(c.receipts, es[0].Name()), 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	pairs := map[string]cached{}
+	for name := range cases {
+		pairs[name] = newCached(t, "plugin bytes")
+	}
+	time.Sleep(plugin.StampSettle + tick)
+	for name, loosen := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := pairs[name]
+			if first, err := c.copy(); err != nil || c.receiptCount(t) != 1 {
+				t.Fatalf("first copy of settled files = %+v, %v, %d receipts; want one receipt", first, err, c.receiptCount(t))
+			}
+			if st, err := os.Stat(c.receipts); err != nil || st.Mode().Perm()&0o022 != 0 {
+				t.Fatalf("the receipts' directory: %v, %v; want it writable by its user only", st, err)
+			}
+			if again, err := c.copy(); err != nil || !again.Receipted {
+				t.Fatalf("copy of the unchanged pair = %+v, %v; want it receipted", again, err)
+			}
+			loosen(t, c)
+			if again, err := c.copy(); err != nil || again.Receipted {
+				t.Fatalf("copy after the receipt became another's to write = %+v, %v; want both files read", again, err)
+			}
+		})
+	}
+}

@@ -100,9 +100,10 @@ conformance: build node-engine python-engine ## Run the plugin conformance kit o
 proto-check: ## Fail if the vendored .proto files in plugin/proto drift from what the Go side compiles against
 	$(GO) test -count=1 -run '^TestVendoredProtos' ./plugin/
 
-lint: ## gofmt and go vet
+lint: ## gofmt and go vet, on Linux and as built for macOS
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet $(PKGS)
+	GOOS=darwin $(GO) vet $(PKGS)
 
 clean: ## Remove build output
 	rm -rf $(BIN) bench.out bench-scale.out bench-peers.out

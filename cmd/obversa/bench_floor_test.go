@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/plugin"
 )
@@ -126,7 +124,7 @@ func rawFdatasync(b *testing.B, dir string, ops int) time.Duration {
 		if _, err := f.Write(line); err != nil {
 			b.Fatal(err)
 		}
-		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		if err := datasync(int(f.Fd())); err != nil {
 			b.Fatal(err)
 		}
 	}

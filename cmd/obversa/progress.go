@@ -25,8 +25,10 @@ const (
 	progressNone  = "none"
 )
 
+// isTerminal reports whether f is a terminal: whether it answers the
+// request for its terminal attributes (termiosRequest).
 func isTerminal(f interface{ Fd() uintptr }) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	_, err := unix.IoctlGetTermios(int(f.Fd()), termiosRequest)
 	return err == nil
 }
 

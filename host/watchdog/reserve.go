@@ -53,7 +53,7 @@ func (r *reserve) ensure() error {
 	if err != nil {
 		return err
 	}
-	err = unix.Fallocate(int(f.Fd()), 0, 0, reserveBytes)
+	err = allocate(f, reserveBytes)
 	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
 		if _, err = f.WriteAt(make([]byte, reserveBytes), 0); err == nil {
 			err = f.Sync()

@@ -47,8 +47,18 @@ func (s *scriptedEngine) Admit(context.Context, *pb.AdmitRequest) (*pb.AdmitResp
 // shim whose plugin "exits" when exit is called.
 func inProcess(t *testing.T, srv pb.EngineServer) (c *engineClient, exit func()) {
 	t.Helper()
+	conn := bufconnServe(t, srv)
+	done, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return &engineClient{remote: remote{name: "scripted", done: done}, client: pb.NewEngineClient(conn)}, cancel
+}
+
+// bufconnServe serves srv over an in-memory connection, with the server
+// options given, and returns the client connection; both end with t.
+func bufconnServe(t *testing.T, srv pb.EngineServer, opts ...grpc.ServerOption) *grpc.ClientConn {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
-	s := grpc.NewServer()
+	s := grpc.NewServer(opts...)
 	pb.RegisterEngineServer(s, srv)
 	go func() { _ = s.Serve(lis) }()
 	t.Cleanup(s.Stop)
@@ -59,9 +69,7 @@ func inProcess(t *testing.T, srv pb.EngineServer) (c *engineClient, exit func())
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	done, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	return &engineClient{remote: remote{name: "scripted", done: done}, client: pb.NewEngineClient(conn)}, cancel
+	return conn
 }
 
 func text(s string) *pb.RunMessage {

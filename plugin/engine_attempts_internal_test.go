@@ -2,14 +2,11 @@ package plugin
 
 import (
 	"context"
-	"net"
 	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
@@ -37,18 +34,7 @@ func (m *methodCounter) count(method string) int {
 func countedInProcess(t *testing.T, srv pb.EngineServer) (*engineClient, *methodCounter) {
 	t.Helper()
 	counter := &methodCounter{n: map[string]int{}}
-	lis := bufconn.Listen(1 << 20)
-	s := grpc.NewServer(grpc.ChainStreamInterceptor(counter.intercept))
-	pb.RegisterEngineServer(s, srv)
-	go func() { _ = s.Serve(lis) }()
-	t.Cleanup(s.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := bufconnServe(t, srv, grpc.ChainStreamInterceptor(counter.intercept))
 	return &engineClient{remote: remote{name: "counted"}, client: pb.NewEngineClient(conn)}, counter
 }
 

@@ -340,20 +340,7 @@ func TestRunCancellation(t *testing.T) {
 			}
 			if prompt == "wait-cancel" {
 				// The plugin's context must have ended too.
-				deadline := time.Now().Add(3 * time.Second)
-				for {
-					r, err := e.Admit(context.Background(), plugin.AdmitRequest{Target: plugin.Identity{Model: "saw-cancel"}})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if r.Supported {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatal("plugin never saw the Run context cancelled")
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
+				waitSawCancel(t, e)
 			}
 			if _, err := e.Describe(context.Background()); err != nil {
 				t.Errorf("Describe after cancelled Run: %v", err)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 )
 
 // CopyOptions configures CopyBinary.
@@ -34,6 +35,11 @@ type CopyOptions struct {
 	// (docs/decisions.md, "An unchanged plugin source is not hashed
 	// again"). Empty reads every time.
 	Receipts string
+	// Now is the clock a stamp's settle margin is measured against
+	// (StampSettle): a file whose change time is within the margin of
+	// Now() when its read begins is too young to vouch for its bytes.
+	// nil = time.Now.
+	Now func() time.Time
 }
 
 // Copied is a binary CopyBinary read, hashed and, when a directory was
@@ -114,12 +120,12 @@ func CopyBinary(name, src, dir string, o CopyOptions) (*Copied, error) {
 		readAll := read
 		if receipts {
 			readAll = func() (err error) {
-				srcStamp, err = stampedRead(in, read)
+				srcStamp, err = stampedRead(in, read, o.Now)
 				return err
 			}
 		}
 		// The entry is read in full: its stamp, if settled, vouches for it.
-		target.stamp, err = stampedRead(target.entry, readAll)
+		target.stamp, err = stampedRead(target.entry, readAll, o.Now)
 	} else {
 		err = read()
 	}

@@ -54,10 +54,14 @@ func StampOf(f *os.File) (FileStamp, error) {
 
 // stampedRead calls read, which reads all of f, between two stamps of f,
 // and returns the stamp that vouches for the bytes read: nil when f's
-// ctime was not settled before the read (StampSettle), when the stamps
-// differ (f changed while it was read) or when there is no stamp.
-func stampedRead(f *os.File, read func() error) (*FileStamp, error) {
-	at := time.Now()
+// ctime was not settled before the read (StampSettle, measured against
+// now(); nil now = time.Now), when the stamps differ (f changed while it
+// was read) or when there is no stamp.
+func stampedRead(f *os.File, read func() error, now func() time.Time) (*FileStamp, error) {
+	if now == nil {
+		now = time.Now
+	}
+	at := now()
 	before, stampErr := StampOf(f)
 	if err := read(); err != nil {
 		return nil, err
@@ -99,7 +103,7 @@ func OpenCached(path, sum string, stamp *FileStamp) (*os.File, *FileStamp, error
 	vouch, err := stampedRead(f, func() error {
 		_, err := io.Copy(h, f)
 		return err
-	})
+	}, nil)
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("hashing %s: %w", path, err)

@@ -173,7 +173,9 @@ func TestOpenCachedSeesChanges(t *testing.T) {
 
 // TestCopyBinaryStampsASettledEntry: comparing a source with an existing
 // cache entry that settled yields the entry's stamp; a new entry and one
-// that is too young yield none.
+// that is too young yield none. The clock is the entry's own change time
+// (young: the read begins at it) and StampSettle past it (settled), so no
+// stall of the machine moves the entry across the margin.
 func TestCopyBinaryStampsASettledEntry(t *testing.T) {
 	t.Parallel()
 	src, digest := entry(t, "plugin bytes")
@@ -182,15 +184,20 @@ func TestCopyBinaryStampsASettledEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := plugin.CopyBinary("p", src, dir, plugin.CopyOptions{Expected: digest})
+	ctime := time.Unix(0, stampOf(t, first.Path).CtimeNS)
+	at := func(d time.Duration) func() time.Time { return func() time.Time { return ctime.Add(d) } }
+	again, err := plugin.CopyBinary("p", src, dir, plugin.CopyOptions{Expected: digest, Now: at(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Stamp != nil || again.Stamp != nil {
-		t.Errorf("stamps %+v, %+v for a new entry and a young one; want none", first.Stamp, again.Stamp)
+	edge, err := plugin.CopyBinary("p", src, dir, plugin.CopyOptions{Expected: digest, Now: at(plugin.StampSettle)})
+	if err != nil {
+		t.Fatal(err)
 	}
-	time.Sleep(plugin.StampSettle + tick)
-	settled, err := plugin.CopyBinary("p", src, dir, plugin.CopyOptions{Expected: digest})
+	if first.Stamp != nil || again.Stamp != nil || edge.Stamp != nil {
+		t.Errorf("stamps %+v, %+v, %+v for a new entry, a young one and one exactly StampSettle old; want none", first.Stamp, again.Stamp, edge.Stamp)
+	}
+	settled, err := plugin.CopyBinary("p", src, dir, plugin.CopyOptions{Expected: digest, Now: at(plugin.StampSettle + time.Nanosecond)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,9 @@ type bareGroup struct {
 }
 
 // sweepOnce removes, once per process, the empty groups launches of
-// killed processes left (cgroup.Sweep).
+// killed processes left and the command groups (sdk/command) of plugins
+// killed while a command ran, at the top or inside their plugin's group
+// (cgroup.Sweep).
 var sweepOnce sync.Once
 
 // newBareGroup makes a launch's bare group under this process's cgroup v2
@@ -43,7 +45,7 @@ func newBareGroup(tag string) *bareGroup {
 	// whose killed processes left many) and can only remove groups ten
 	// minutes old, never the one made below: it runs beside the launch,
 	// not before it.
-	sweepOnce.Do(func() { go cgroup.Sweep(parent, confine.GroupPrefix, 10*time.Minute) })
+	sweepOnce.Do(func() { go cgroup.Sweep(parent, cgroup.SweepAge, confine.GroupPrefix, cgroup.CommandPrefix) })
 	g, err := cgroup.Create(cgroup.Info{V2: parent}, confine.TaggedPrefix(tag)+randomHex(), cgroup.Options{V2: true})
 	if err != nil {
 		return nil

@@ -3,7 +3,17 @@ package cgroup
 import (
 	"errors"
 	"fmt"
+	"time"
 )
+
+// CommandPrefix starts the name of the cgroup v2 child group sdk/command
+// makes for each command, under the group of the process that runs it.
+const CommandPrefix = "obversa-cmd-"
+
+// SweepAge is how old an empty group a killed process left must be before
+// a sweep removes it (Sweep): a group younger than that may be one another
+// process made and has not started its process in yet.
+const SweepAge = 10 * time.Minute
 
 // Controller names how a child group's memory is limited.
 type Controller string

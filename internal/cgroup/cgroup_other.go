@@ -36,5 +36,8 @@ func (g *Group) Kill() {}
 // Remove does nothing.
 func (g *Group) Remove() error { return nil }
 
+// RemoveTree does nothing.
+func RemoveTree(string) error { return nil }
+
 // Sweep does nothing.
-func Sweep(string, string, time.Duration) {}
+func Sweep(string, time.Duration, ...string) {}

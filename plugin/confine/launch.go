@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/obversa/obversa/internal/cgroup"
 )
@@ -60,7 +59,7 @@ func Prepare(s Spec, sup Support, required bool) (*Prepared, error) {
 	if s.MemoryBytes > 0 && sup.Cgroup.Memory != cgroup.MemoryNone {
 		for _, parent := range []string{sup.Cgroup.V2, sup.Cgroup.V1Memory} {
 			if parent != "" {
-				cgroup.Sweep(parent, GroupPrefix, 10*time.Minute)
+				cgroup.Sweep(parent, cgroup.SweepAge, GroupPrefix, cgroup.CommandPrefix)
 			}
 		}
 		g, err := cgroup.Create(sup.Cgroup, TaggedPrefix(s.GroupTag)+randomID(), cgroup.Options{LimitBytes: s.MemoryBytes})

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -13,7 +15,20 @@ import (
 )
 
 // cgroupPrefix names the child groups Run creates.
-const cgroupPrefix = "obversa-cmd-"
+const cgroupPrefix = cgroupfs.CommandPrefix
+
+// sweepOnce sweeps, once per process, the command groups of processes
+// killed while their command ran (sweepOrphans).
+var sweepOnce sync.Once
+
+// sweepOrphans removes the empty command groups under parent older than
+// age: those of a process killed (SIGKILL, a crash) while a command ran,
+// which nothing else removes when that process was not in a group of its
+// own that its launcher removes whole. It runs beside the first command,
+// never on its path; it reads every child group of parent.
+func sweepOrphans(parent string, age time.Duration) {
+	cgroupfs.Sweep(parent, age, cgroupPrefix)
+}
 
 // cgroup is a cgroup v2 child group holding one command's processes.
 type cgroup struct {
@@ -28,6 +43,7 @@ func newCgroup(id string) (*cgroup, error) {
 	if err != nil {
 		return nil, err
 	}
+	sweepOnce.Do(func() { go sweepOrphans(parent, cgroupfs.SweepAge) })
 	dir := filepath.Join(parent, cgroupPrefix+id)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
@@ -58,11 +74,27 @@ func (c *cgroup) memoryPeak() int64 {
 	return n
 }
 
-// remove closes the group's fd and deletes it, retrying briefly while the
-// kernel finishes releasing its last processes.
+// remove closes the group's fd and deletes it with the groups the command
+// made under it (a nested run's command groups, which teardown's
+// cgroup.kill emptied), retrying briefly while the kernel finishes
+// releasing their last processes.
 func (c *cgroup) remove() error {
 	unix.Close(c.fd)
-	return cgroupfs.Remove(c.dir)
+	return cgroupfs.RemoveTree(c.dir)
+}
+
+// removeLater retries removing the group, at growing intervals up to a
+// minute, until it is gone: its last process outlived teardown or was
+// still exiting when remove gave up.
+func (c *cgroup) removeLater() {
+	wait := time.Second
+	for {
+		time.Sleep(wait)
+		if cgroupfs.RemoveTree(c.dir) == nil {
+			return
+		}
+		wait = min(2*wait, time.Minute)
+	}
 }
 
 // probeCgroup reports whether a child group can be created here, and under

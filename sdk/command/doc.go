@@ -24,6 +24,15 @@
 //   - it is in the command's cgroup v2 child group, when one could be
 //     created (see CleanupCapability).
 //
+// The child group (obversa-cmd-<id>, under this process's group) is
+// removed with any groups the command made under it when Run returns; one
+// still holding a process teardown could not stop is removed once it
+// empties. A process killed while a command ran cannot remove its group:
+// the first command of each process sweeps, beside itself, the empty
+// command groups under its parent ten minutes old, and a host's plugin
+// launch sweeps those of its killed plugins (docs/decisions.md, "Command
+// cgroups are removed on every path").
+//
 // The command also receives OBVERSA_RUN_OWNER, OBVERSA_ATTEMPT_ID and
 // OBVERSA_RUN_ID. The owner marker ties every process of a run together, so
 // a watchdog can find and stop survivors after a crash with

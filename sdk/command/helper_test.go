@@ -2,6 +2,7 @@ package command
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -52,6 +54,12 @@ func helperArgv(mode string, args ...string) ([]string, []string) {
 //	              the pipe can be grown to N, then exit 0
 //	hold DIR      write its pid to DIR/pid, print "before", wait for
 //	              DIR/go to exist, exit 0
+//	run HOW       Run a command, as a plugin does: HOW is end (exit 0),
+//	              deadline (sleep, stopped by a 200 ms timeout), killed
+//	              (sleep until this helper is killed), or end-subgroup and
+//	              deadline-subgroup (the same with a command that first
+//	              makes a cgroup under its own)
+//	subgroup exit|sleep  make a cgroup under its own, then exit 0 or sleep
 func helper(mode string, args []string) int {
 	switch mode {
 	case "echo":
@@ -132,6 +140,19 @@ func helper(mode string, args []string) int {
 		return 0
 	case "bulk", "hold":
 		return outputHelper(mode, args)
+	case "run":
+		return runHelper(args[0])
+	case "subgroup":
+		// As a nested run or a container tool does: a group of its own
+		// under its command group.
+		if err := makeSubgroup(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		if args[0] == "sleep" {
+			time.Sleep(time.Hour)
+		}
+		return 0
 	}
 	fmt.Fprintf(os.Stderr, "unknown helper mode %q\n", mode)
 	return 99
@@ -161,4 +182,32 @@ func outputHelper(mode string, args []string) int {
 		}
 	}
 	return 99
+}
+
+// runHelper is the body of the run helper mode: it Runs a helper command
+// and exits 0 when the command ended as how asks.
+func runHelper(how string) int {
+	req := Request{Timeout: time.Minute}
+	switch how {
+	case "end":
+		req.Argv, req.Env = helperArgv("exit", "0")
+	case "end-subgroup":
+		req.Argv, req.Env = helperArgv("subgroup", "exit")
+	case "deadline", "killed":
+		req.Argv, req.Env = helperArgv("sleep")
+	case "deadline-subgroup":
+		req.Argv, req.Env = helperArgv("subgroup", "sleep")
+	default:
+		return 99
+	}
+	deadline := strings.HasPrefix(how, "deadline")
+	if deadline {
+		req.Timeout = 200 * time.Millisecond
+	}
+	res, err := Run(context.Background(), req)
+	if err != nil || res.ExitCode != 0 && !res.TimedOut || deadline != res.TimedOut {
+		fmt.Fprintf(os.Stderr, "run %s: %+v, %v\n", how, res, err)
+		return 1
+	}
+	return 0
 }

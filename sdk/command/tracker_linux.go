@@ -65,10 +65,8 @@ func (t *tracker) usesCgroup() bool { return t.cg != nil }
 
 // startFailed releases what prepare created after a failed start.
 func (t *tracker) startFailed() {
-	if t.cg != nil {
-		_ = t.cg.remove()
-		t.cg = nil
-	}
+	t.release()
+	t.cg = nil
 }
 
 // started records the started process; it is still our unreaped child, so
@@ -178,10 +176,13 @@ func (t *tracker) teardown(grace time.Duration, _ bool) []Process {
 	return teardown(context.Background(), func() map[int]procStat { return t.collect(true) }, hard, grace)
 }
 
-// release removes the cgroup, if any.
+// release removes the cgroup, if any. A group that still holds a process
+// teardown could not stop (or one still exiting) is removed in the
+// background once it empties (removeLater), so it does not outlive its
+// processes while this process lives.
 func (t *tracker) release() {
-	if t.cg != nil {
-		_ = t.cg.remove()
+	if t.cg != nil && t.cg.remove() != nil {
+		go t.cg.removeLater()
 	}
 }
 

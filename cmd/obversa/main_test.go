@@ -93,6 +93,8 @@ func helperPlugin(mode string) int {
 		return daemonHelper(mode)
 	case "policy-panic", "policy-exit", "policy-hang", "policy-bad-verdict":
 		return policyHelper(mode)
+	case "describe-hangs", "configure-hangs":
+		return greetHangs(mode)
 	case "stdout-noise":
 		fmt.Println("hello from a plugin that forgot its handshake")
 		time.Sleep(30 * time.Second)

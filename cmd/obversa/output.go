@@ -64,6 +64,7 @@ var refusalCodes = []struct {
 	{launch.ErrInstall, "PLUGIN_INSTALL"},
 	{plugin.ErrHandshake, "PLUGIN_HANDSHAKE"},
 	{plugin.ErrNotServing, "PLUGIN_NOT_SERVING"},
+	{launch.ErrStart, runstate.CodePluginStartFailed},
 	{watchdog.ErrRunNotPaused, "RUN_NOT_PAUSED"},
 	{watchdog.ErrResumePosition, "RESUME_POSITION"},
 	{watchdog.ErrResumeEventMismatch, "RESUME_EVENT_MISMATCH"},

@@ -31,6 +31,12 @@ var (
 	// sidecar that disagrees, or a version already installed with other
 	// bytes.
 	ErrInstall = errors.New("cannot install plugin")
+	// ErrStart is matched by every failure of a launched plugin's
+	// greeting (health check, Describe, Configure: an error, a crash, no
+	// answer in time) besides the more precise ErrType, *ConfigError and
+	// plugin.ErrNotServing it may also wrap. Code PLUGIN_START_FAILED
+	// (docs/cli.md#output-and-exit-status).
+	ErrStart = errors.New("plugin failed to start")
 )
 
 // ConfigError is returned by Start when a plugin's Configure answers with

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
@@ -207,10 +208,19 @@ func (s *attemptStream) run(ctx context.Context, m *pb.RunRequest, emit Emitter)
 	c := s.client
 	finished := false
 	defer func() { s.end(id, !finished) }()
-	if err := s.send(&pb.AttemptRequest{Call: id, Request: &pb.AttemptRequest_Run{Run: m}}); err != nil {
+	req := &pb.AttemptRequest{Call: id, Request: &pb.AttemptRequest_Run{Run: m}}
+	if n := proto.Size(req); n > MaxMessageBytes {
+		// gRPC refuses a message over its limit by ending the whole
+		// stream, every call on it included: refused here, it ends
+		// this call alone, as it would end a Run stream of its own.
+		finished = true
+		return nil, true, c.callError(ctx, "Run", status.Errorf(codes.ResourceExhausted, "trying to send message larger than max (%d vs. %d)", n, MaxMessageBytes))
+	}
+	if err := s.send(req); err != nil {
 		if !errors.Is(err, io.EOF) {
-			// Refused before it was sent (over the size limit, not
-			// encodable): the stream goes on.
+			// Refused before it was sent (not encodable); gRPC ends
+			// the stream with it, so the calls beside it see it
+			// break off.
 			finished = true
 			return nil, true, c.callError(ctx, "Run", err)
 		}

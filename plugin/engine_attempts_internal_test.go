@@ -2,11 +2,16 @@ package plugin
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
@@ -104,5 +109,58 @@ func TestRunFallsBackWithoutAttempts(t *testing.T) {
 	}
 	if served, err := ServesAttempts(context.Background(), c); served || err != nil {
 		t.Errorf("ServesAttempts = %v, %v; want false", served, err)
+	}
+}
+
+// limitedStream is the Send side of an Attempts stream as gRPC's server
+// keeps it: a message over MaxMessageBytes is refused with
+// RESOURCE_EXHAUSTED and ends the stream, so every later Send fails.
+type limitedStream struct {
+	pb.Engine_AttemptsServer
+	sent  []*pb.AttemptMessages
+	ended error
+}
+
+func (s *limitedStream) Send(m *pb.AttemptMessages) error {
+	if s.ended != nil {
+		return s.ended
+	}
+	if n := proto.Size(m); n > MaxMessageBytes {
+		s.ended = status.Errorf(codes.ResourceExhausted, "trying to send message larger than max (%d vs. %d)", n, MaxMessageBytes)
+		return s.ended
+	}
+	s.sent = append(s.sent, m)
+	return nil
+}
+
+// TestSendBatchKeepsTheStream: a batch of calls' messages larger than the
+// limit together goes out in parts that fit, and a single message over
+// the limit ends its own call with RESOURCE_EXHAUSTED; no Send is over
+// the limit, which would end the stream and every call on it.
+func TestSendBatchKeepsTheStream(t *testing.T) {
+	t.Parallel()
+	text := func(call uint64, n int) *pb.AttemptMessage {
+		return &pb.AttemptMessage{Call: call, Message: &pb.RunMessage{Message: &pb.RunMessage_Text{Text: &pb.Delta{Text: strings.Repeat("x", n)}}}}
+	}
+	batch := []*pb.AttemptMessage{text(1, 30<<20), text(2, 30<<20), text(3, 70<<20), text(4, 10), text(5, 40<<20)}
+	s := &limitedStream{}
+	o := newAttemptSender(s, func() {})
+	if err := o.sendBatch(batch); err != nil {
+		t.Fatalf("sendBatch = %v", err)
+	}
+	var calls []uint64
+	for _, m := range s.sent {
+		for _, am := range m.GetMessages() {
+			calls = append(calls, am.GetCall())
+			if want := am.GetCall() == 3; (am.GetStatusCode() == uint32(codes.ResourceExhausted)) != want {
+				t.Errorf("call %d: status %d %q; want RESOURCE_EXHAUSTED only for the oversize message", am.GetCall(), am.GetStatusCode(), am.GetStatusMessage())
+			}
+		}
+	}
+	if diff := cmp.Diff([]uint64{1, 2, 3, 4, 5}, calls); diff != "" {
+		t.Errorf("calls sent (-want +got):\n%s", diff)
+	}
+	if len(s.sent) != 2 {
+		t.Errorf("%d Sends, want 2 (1 and 2; 3's end, 4 and 5)", len(s.sent))
 	}
 }

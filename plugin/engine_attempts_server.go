@@ -9,7 +9,8 @@ import (
 	"sync"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
@@ -328,26 +329,40 @@ func (o *attemptSender) loop(ctx context.Context) {
 	}
 }
 
-// sendBatch sends batch as one message. A batch over the size limit is
-// sent a message at a time, and a single message over it ends its call
-// with RESOURCE_EXHAUSTED, as the same message would end a Run stream.
+// sendBatch sends batch in as few messages as fit the size limit
+// (MaxMessageBytes, the limit Serve gives gRPC). gRPC refuses a message
+// over its limit by ending the whole stream, every call on it included,
+// so a batch is cut before it would pass the limit, and a single message
+// over it is not sent: its call ends with RESOURCE_EXHAUSTED, as the same
+// message would end a Run stream of its own, and the other calls go on.
 func (o *attemptSender) sendBatch(batch []*pb.AttemptMessage) error {
-	err := o.stream.Send(&pb.AttemptMessages{Messages: batch})
-	if status.Code(err) != codes.ResourceExhausted {
+	from, size := 0, 0
+	flush := func(to int) error {
+		if to == from {
+			return nil
+		}
+		err := o.stream.Send(&pb.AttemptMessages{Messages: batch[from:to]})
+		from, size = to, 0
 		return err
 	}
-	for _, m := range batch {
-		err := o.stream.Send(&pb.AttemptMessages{Messages: []*pb.AttemptMessage{m}})
-		if status.Code(err) == codes.ResourceExhausted {
-			st, _ := status.FromError(err)
-			err = o.stream.Send(&pb.AttemptMessages{Messages: []*pb.AttemptMessage{{Call: m.GetCall(),
-				StatusCode: uint32(codes.ResourceExhausted), StatusMessage: st.Message()}}})
+	for i, m := range batch {
+		n := protowire.SizeTag(1) + protowire.SizeBytes(proto.Size(m))
+		if size+n <= MaxMessageBytes {
+			size += n
+			continue
 		}
-		if err != nil {
+		if err := flush(i); err != nil {
 			return err
 		}
+		if n <= MaxMessageBytes {
+			size = n
+			continue
+		}
+		batch[i] = &pb.AttemptMessage{Call: m.GetCall(), StatusCode: uint32(codes.ResourceExhausted),
+			StatusMessage: fmt.Sprintf("trying to send message larger than max (%d vs. %d)", n, MaxMessageBytes)}
+		size = protowire.SizeTag(1) + protowire.SizeBytes(proto.Size(batch[i]))
 	}
-	return nil
+	return flush(len(batch))
 }
 
 // stop records err as the end of sending and wakes every waiting send.

@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +101,50 @@ func TestAttemptsDeadline(t *testing.T) {
 			}
 			waitSawCancel(t, e)
 		})
+	}
+}
+
+// TestAttemptsOversizeEndsOneCall: a request or a result over the message
+// limit ends its own call with ErrMessageTooLarge, as on a Run stream of
+// its own, and not the shared stream: a call in progress beside it is not
+// disturbed (it would otherwise end with the other call's error while its
+// engine may still be working) and ends only when it is cancelled.
+func TestAttemptsOversizeEndsOneCall(t *testing.T) {
+	t.Parallel()
+	e := launchEngine(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waiting := make(chan struct{})
+	ended := make(chan error, 1)
+	go func() {
+		_, err := e.Run(ctx, plugin.RunRequest{Prompt: "wait-cancel"}, func(plugin.RunEvent) error {
+			close(waiting)
+			return nil
+		})
+		ended <- err
+	}()
+	<-waiting
+	over := plugin.MaxMessageBytes + 1<<20
+	for name, req := range map[string]plugin.RunRequest{
+		"request": {Prompt: strings.Repeat("p", over)},
+		"result":  {Prompt: "big:" + itoa(over)},
+	} {
+		if _, err := e.Run(context.Background(), req, nil); !errors.Is(err, plugin.ErrMessageTooLarge) {
+			t.Errorf("oversize %s beside a waiting call: %v, want ErrMessageTooLarge", name, err)
+		}
+		// A round trip after it gives a broken stream's end time to
+		// reach the waiting call.
+		if _, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "big:4"}, nil); err != nil {
+			t.Fatalf("call after the oversize %s: %v", name, err)
+		}
+		select {
+		case err := <-ended:
+			t.Fatalf("the waiting call ended with the oversize %s's call: %v", name, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-ended; !errors.Is(err, context.Canceled) || errors.Is(err, plugin.ErrPluginTransport) {
+		t.Errorf("the waiting call, cancelled: %v, want context.Canceled and no transport error", err)
 	}
 }

@@ -35,6 +35,20 @@ func durationToMs(d time.Duration) int64 {
 	return ms
 }
 
+// deadlineMs converts a call's remaining time d to whole milliseconds,
+// rounded up: an Attempts call's deadline is its timeout_ms counted from
+// when it arrives, and rounded down it could pass in the plugin before
+// the host's own, so that the plugin's answer to its deadline (a timeout
+// or aborted failure it reports itself, a definite outcome) would arrive
+// in place of the node's timeout, which cuts the call off
+// (docs/writing-plugins.md, "The attempt stream").
+func deadlineMs(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
 // msToDuration converts milliseconds to a duration; non-positive values are
 // 0 and values beyond the range of time.Duration saturate.
 func msToDuration(ms int64) time.Duration {

@@ -39,7 +39,7 @@ func runRequestToProto(ctx context.Context, req RunRequest) (*pb.RunRequest, err
 		Tools:         req.Tools,
 		WorkspaceDir:  req.WorkspaceDir,
 		WorkspaceMode: req.WorkspaceMode,
-		TimeoutMs:     durationToMs(effectiveTimeout(ctx, req.Timeout)),
+		TimeoutMs:     deadlineMs(effectiveTimeout(ctx, req.Timeout)),
 	}, nil
 }
 
@@ -88,7 +88,7 @@ func invokeRequestToProto(ctx context.Context, req InvokeRequest) *pb.InvokeRequ
 		AttemptId:    req.AttemptID,
 		InputJson:    req.Input,
 		WorkspaceDir: req.WorkspaceDir,
-		TimeoutMs:    durationToMs(effectiveTimeout(ctx, req.Timeout)),
+		TimeoutMs:    deadlineMs(effectiveTimeout(ctx, req.Timeout)),
 	}
 }
 

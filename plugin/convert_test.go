@@ -153,6 +153,22 @@ func TestRunRequestConversion(t *testing.T) {
 	if m, _ := runRequestToProto(context.Background(), RunRequest{Timeout: time.Microsecond}); m.GetTimeoutMs() != 1 {
 		t.Errorf("sub-millisecond timeout sent as %d ms, want 1", m.GetTimeoutMs())
 	}
+	// The plugin counts timeout_ms from when the call arrives: rounded
+	// down, its deadline could pass before the host's.
+	for _, d := range []time.Duration{1500*time.Millisecond + time.Microsecond, 299*time.Millisecond + 999*time.Microsecond} {
+		want := d.Milliseconds() + 1
+		if m, _ := runRequestToProto(context.Background(), RunRequest{Timeout: d}); m.GetTimeoutMs() != want {
+			t.Errorf("timeout %s sent as %d ms, want %d (rounded up)", d, m.GetTimeoutMs(), want)
+		}
+		if m := invokeRequestToProto(context.Background(), InvokeRequest{Timeout: d}); m.GetTimeoutMs() != want {
+			t.Errorf("invoke timeout %s sent as %d ms, want %d (rounded up)", d, m.GetTimeoutMs(), want)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	if m, _ := runRequestToProto(ctx, RunRequest{}); msToDuration(m.GetTimeoutMs()) < time.Until(func() time.Time { d, _ := ctx.Deadline(); return d }()) {
+		t.Errorf("the context's deadline sent as %d ms, short of the time left", m.GetTimeoutMs())
+	}
 	if r, err := runRequestFromProto(&pb.RunRequest{}); err != nil || r.Purpose != PurposeOrdinary {
 		t.Errorf("unspecified purpose = %q, %v; want ordinary", r.Purpose, err)
 	}

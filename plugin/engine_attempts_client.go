@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -248,10 +249,25 @@ func (s *attemptStream) run(ctx context.Context, m *pb.RunRequest, emit Emitter)
 				// protocol) leaves it running there, so it is cancelled.
 				msg := am.GetMessage()
 				finished = am.GetStatusCode() != 0 || msg.GetResult() != nil || msg.GetFailure() != nil
+				if err != nil && deadlinePassed(ctx) {
+					// The plugin's answer to the call's deadline, which
+					// it counts from timeout_ms: the deadline is what
+					// ended the call, as on a Run stream, whose
+					// deadline ends it before such an answer can come.
+					<-ctx.Done()
+					return nil, true, c.callError(ctx, "Run", ctx.Err())
+				}
 				return res, true, err
 			}
 		}
 	}
+}
+
+// deadlinePassed reports whether ctx's deadline has passed by the clock,
+// which may be a moment before ctx's own timer ends it.
+func deadlinePassed(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // pending reports whether the call has messages not yet taken.

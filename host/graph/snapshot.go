@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/obversa/obversa/host/snapcodec"
 )
@@ -31,106 +29,6 @@ import (
 // ErrSnapshot is returned (wrapped) when a snapshot's graph part does not
 // decode or does not fit the definition it is restored onto.
 var ErrSnapshot = errors.New("fold snapshot does not fit the graph")
-
-// EncodeSnapshot writes the state's snapshot to w. Errors: a marshal
-// error of held event data (none for data that came from the record).
-func (s *State) EncodeSnapshot(w *snapcodec.Writer) error {
-	num := make(map[*NodeState]int, len(s.units))
-	for i, n := range s.units {
-		num[n] = i
-	}
-	nums := func(us []*NodeState) {
-		w.Uint(uint64(len(us)))
-		for _, u := range us {
-			w.Uint(uint64(num[u]))
-		}
-	}
-	var j jsonParts
-	w.Uint(uint64(len(s.units)))
-	for _, n := range s.units {
-		member := 0
-		if n.Loop != "" {
-			for k := range n.v.Def.Loop.Members {
-				if n.Def == &n.v.Def.Loop.Members[k] {
-					member = k + 1
-				}
-			}
-		}
-		w.Uint(uint64(n.v.ix.idx))
-		w.Uint(uint64(member))
-		w.Bool(n.Instance)
-		w.Str(n.Key)
-		w.Str(n.Loop)
-		w.Int(int64(n.Round))
-		w.Int(int64(n.idx))
-		w.Int(int64(n.Status))
-		w.Int(int64(n.Attempts))
-		w.Str(n.Position)
-		w.Bool(n.RetrySafe)
-		w.Bool(n.AttemptStarted)
-		w.Str(n.Approved)
-		w.Bool(n.VerdictFailure)
-		w.Bytes(n.Result)
-		w.Bytes(toJSON(&j, n.ResultArtifact))
-		w.Bytes(toJSON(&j, n.Failure))
-		w.Bytes(toJSON(&j, n.Pause))
-		w.Bytes(toJSON(&j, n.Decision))
-	}
-	w.Uint(uint64(len(s.vertices)))
-	for _, v := range s.vertices {
-		unit := 0
-		if v.Unit != nil {
-			unit = num[v.Unit] + 1
-		}
-		w.Uint(uint64(unit))
-		nums(v.Instances)
-		w.Bytes(toJSON(&j, v.Expansion))
-		w.Bytes(toJSON(&j, v.failure))
-		w.Bool(v.Loop != nil)
-		if l := v.Loop; l != nil {
-			w.Bool(l.Started)
-			w.Bytes(toJSON(&j, l.Finished))
-			w.Uint(uint64(len(l.Rounds)))
-			for _, r := range l.Rounds {
-				w.Int(int64(r.Round))
-				nums(r.Members)
-				w.Bytes(toJSON(&j, r.Condition))
-				w.Bytes(toJSON(&j, r.Review))
-			}
-		}
-		w.Int(int64(v.passed))
-		w.Int(int64(v.failed))
-		w.Int(int64(v.ix.pending))
-		w.Bool(v.ix.blocked)
-		w.Bool(v.ix.byDep)
-		w.Bool(v.ix.green)
-		w.Bool(v.ix.hard)
-		w.Int(int64(v.ix.active))
-		w.Bool(v.ix.open)
-		w.Bool(v.ix.openActive)
-		saveBits(w, v.ix.idle)
-	}
-	// Sorted, so a State always encodes alike.
-	w.Uint(uint64(len(s.byPos)))
-	for _, p := range slices.Sorted(maps.Keys(s.byPos)) {
-		w.Str(p)
-		w.Uint(uint64(num[s.byPos[p]]))
-	}
-	w.Uint(uint64(len(s.keyed)))
-	for _, k := range slices.Sorted(maps.Keys(s.keyed)) {
-		w.Str(k)
-		w.Int(int64(s.keyed[k]))
-	}
-	w.Int(int64(s.inflight))
-	w.Int(int64(s.dispatched))
-	w.Bool(s.stopped)
-	saveBits(w, s.idx.stepping)
-	saveBits(w, s.idx.dispatching)
-	w.Int(int64(s.idx.paused))
-	w.Int(int64(s.idx.open))
-	w.Int(int64(s.idx.openActive))
-	return j.err
-}
 
 // Restore returns the state a snapshot written by EncodeSnapshot holds,
 // read from r, on def, the definition that state was folded from. def is

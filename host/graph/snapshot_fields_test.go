@@ -38,7 +38,7 @@ func TestSnapshotNamesEveryField(t *testing.T) {
 		slices.Sort(got)
 		w := slices.Sorted(slices.Values(want))
 		if !slices.Equal(got, w) {
-			t.Errorf("%s has fields %v; the snapshot handles %v: write and read the new field in host/graph/snapshot.go, then name it here", typ, got, w)
+			t.Errorf("%s has fields %v; the snapshot handles %v: write it in host/graph/snapshot_encode.go and read it in host/graph/snapshot.go, then name it here", typ, got, w)
 		}
 	}
 }

@@ -11,24 +11,7 @@ import (
 // "Status after the end").
 func TestStoppedApprovalSkipped(t *testing.T) {
 	t.Parallel()
-	runFile, dir := rulesRun(t, "", "", `graph "dag" {
-  approval = ["c"]
-  node "a" {
-    binding    = "shell"
-    input      = { command = ["true"] }
-    retry_safe = true
-  }
-  node "c" {
-    binding    = "shell"
-    depends_on = ["a"]
-    input      = { command = ["true"] }
-    retry_safe = true
-  }
-}
-`)
-	if r := obversa(t, dir, "run", "--run-id", "gate", runFile); r.code != exitPaused {
-		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
-	}
+	runFile, dir := gateRun(t)
 	runDir := runDirOf(runFile, "gate")
 	if r := obversa(t, dir, "show", runDir); !strings.Contains(r.stdout, "waits for approval at dag/c/1") {
 		t.Fatalf("show of the paused run does not say c waits for approval:\n%s%s", r.stdout, r.stderr)
@@ -51,4 +34,30 @@ func TestStoppedApprovalSkipped(t *testing.T) {
 	if r := obversa(t, dir, "show", runDir, "c"); !strings.Contains(r.stdout, "skipped") || strings.Contains(r.stdout, "paused:") {
 		t.Errorf("show c after stop: want skipped, no pause:\n%s%s", r.stdout, r.stderr)
 	}
+}
+
+// gateRun runs a graph of two shell nodes, "a" and "c" after it, whose
+// "c" needs approval, as run "gate", until it pauses there; it returns
+// the run file and the directory the run was made in.
+func gateRun(t *testing.T) (runFile, dir string) {
+	t.Helper()
+	runFile, dir = rulesRun(t, "", "", `graph "dag" {
+  approval = ["c"]
+  node "a" {
+    binding    = "shell"
+    input      = { command = ["true"] }
+    retry_safe = true
+  }
+  node "c" {
+    binding    = "shell"
+    depends_on = ["a"]
+    input      = { command = ["true"] }
+    retry_safe = true
+  }
+}
+`)
+	if r := obversa(t, dir, "run", "--run-id", "gate", runFile); r.code != exitPaused {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	return runFile, dir
 }

@@ -20,24 +20,7 @@ import (
 // writer blocks, beyond the reach of Ctrl-C). The record is not changed.
 func TestRunFilesThatAreNotFiles(t *testing.T) {
 	t.Parallel()
-	runFile, dir := rulesRun(t, "", "", `graph "dag" {
-  approval = ["c"]
-  node "a" {
-    binding    = "shell"
-    input      = { command = ["true"] }
-    retry_safe = true
-  }
-  node "c" {
-    binding    = "shell"
-    depends_on = ["a"]
-    input      = { command = ["true"] }
-    retry_safe = true
-  }
-}
-`)
-	if r := obversa(t, dir, "run", "--run-id", "gate", runFile); r.code != exitPaused {
-		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
-	}
+	runFile, dir := gateRun(t)
 	commands := [][]string{{"status"}, {"show"}, {"events"}, {"verify"}, {"graph"}, {"logs"}, {"approve", "--json", "RUN", "dag/c/1"}}
 	for _, name := range []string{"events.jsonl", "events.jsonl.idx", "lock", "stream.jsonl", "worker.log", "plugins.log"} {
 		id := "pipe-" + strings.ReplaceAll(name, ".", "-")

@@ -378,7 +378,9 @@ func (s *Set) Close() error {
 }
 
 // greetCall makes one of a plugin's greeting calls (Describe, Configure)
-// within timeout, naming the plugin and the call in its error.
+// within timeout, naming the plugin and the call in its error. Every
+// error matches ErrStart; one past timeout matches
+// context.DeadlineExceeded too, so callers need not read its words.
 func greetCall(ctx context.Context, timeout time.Duration, name, call string, f func(context.Context) error) error {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -387,7 +389,7 @@ func greetCall(ctx context.Context, timeout time.Duration, name, call string, f 
 	case err == nil:
 		return nil
 	case ctx.Err() == nil && cctx.Err() != nil:
-		return startFailed(fmt.Errorf("plugin %q did not answer %s within %s; it must answer from what it has at hand (docs/writing-plugins.md): fix the plugin or its config", name, call, timeout))
+		return startFailed(fmt.Errorf("plugin %q did not answer %s within %s (%w); it must answer from what it has at hand (docs/writing-plugins.md): fix the plugin or its config", name, call, timeout, context.DeadlineExceeded))
 	}
 	return startFailed(fmt.Errorf("plugin %q %s: %w", name, strings.ToLower(call), err))
 }

@@ -28,8 +28,24 @@ func newCached(t *testing.T, content string) cached {
 	return c
 }
 
-func (c cached) copy() (*plugin.Copied, error) {
-	return plugin.CopyBinary("p", c.src, c.dir, plugin.CopyOptions{Expected: c.digest, Receipts: c.receipts})
+func (c cached) copy() (*plugin.Copied, error) { return c.copyAt(nil) }
+
+// copyAt is copy with now as the clock the settle margin is measured
+// against (nil = time.Now).
+func (c cached) copyAt(now func() time.Time) (*plugin.Copied, error) {
+	return plugin.CopyBinary("p", c.src, c.dir, plugin.CopyOptions{Expected: c.digest, Receipts: c.receipts, Now: now})
+}
+
+// changedNow returns a clock stopped at the newest change time of paths:
+// a copy read by it finds the newest of them written that instant, too
+// young to vouch for, however long the machine stalled since.
+func changedNow(t *testing.T, paths ...string) func() time.Time {
+	t.Helper()
+	var newest int64
+	for _, p := range paths {
+		newest = max(newest, stampOf(t, p).CtimeNS)
+	}
+	return func() time.Time { return time.Unix(0, newest) }
 }
 
 // receipts counts the receipts written.
@@ -88,7 +104,7 @@ func rewriteKeepingTimes(t *testing.T, path string, b []byte) {
 func TestCopyBinaryReceipts(t *testing.T) {
 	t.Parallel()
 	young := newCached(t, "plugin bytes")
-	if c, err := young.copy(); err != nil || c.Receipted || young.receiptCount(t) != 0 {
+	if c, err := young.copyAt(changedNow(t, young.src, filepath.Join(young.dir, young.digest))); err != nil || c.Receipted || young.receiptCount(t) != 0 {
 		t.Fatalf("copy of files written now = %+v, %v, %d receipts; want a read and no receipt", c, err, young.receiptCount(t))
 	}
 
@@ -170,7 +186,7 @@ func TestCopyBinaryReceiptSameTick(t *testing.T) {
 	if err := os.Rename(fresh, c.src); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := c.copy(); err != nil || got.Receipted || c.receiptCount(t) != 0 {
+	if got, err := c.copyAt(changedNow(t, c.src)); err != nil || got.Receipted || c.receiptCount(t) != 0 {
 		t.Fatalf("copy of a source written now = %+v, %v, %d receipts; want a read and no receipt", got, err, c.receiptCount(t))
 	}
 	// At once, most likely within the tick of the read: change time,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -126,12 +127,24 @@ func EncodeLockFile(l *LockFile) []byte {
 }
 
 // DecodeLockFile reads and decodes a lock file; see DecodeLock. A file
-// that does not exist is an empty LockFile without diagnostics; any other
-// read failure is an error diagnostic.
+// that does not exist is an empty LockFile without diagnostics; a
+// symbolic link to a missing target, and any other read failure, is an
+// error diagnostic naming the file (and the target).
 func DecodeLockFile(path string) (*LockFile, hclv2.Diagnostics) {
 	src, err := regfile.Read(path, MaxRunFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &LockFile{}, nil
+		// A symlink whose target is gone is not "no lock file": the pins
+		// it was meant to hold would be silently ignored.
+		target, lerr := os.Readlink(path)
+		if lerr != nil {
+			return &LockFile{}, nil
+		}
+		return nil, hclv2.Diagnostics{{
+			Severity: hclv2.DiagError,
+			Summary:  "Lock file is a dangling symlink",
+			Detail: fmt.Sprintf("%s is a symbolic link to %s, which does not exist. Restore the target, or remove the link and run `obversa plugin lock` again.",
+				path, target),
+		}}
 	}
 	if err != nil {
 		return nil, hclv2.Diagnostics{{

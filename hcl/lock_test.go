@@ -192,3 +192,26 @@ graph "dag" {
 		t.Errorf("a Plugin without WrittenPath: LockPath() = %q", got)
 	}
 }
+
+// TestDecodeLockFileDanglingSymlink: a lock file that is a symbolic link
+// to a missing target is an error naming the file and the target, not an
+// empty lock file (which would drop every pin it was meant to hold); a
+// lock file that does not exist at all is still an empty one.
+func TestDecodeLockFileDanglingSymlink(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, LockFileName)
+	if lf, diags := DecodeLockFile(path); diags.HasErrors() || lf == nil || len(lf.Plugins) != 0 {
+		t.Fatalf("no lock file: %v, %v; want an empty lock file", lf, diags)
+	}
+	target := filepath.Join(dir, "shared", "obversa.lock.hcl")
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	lf, diags := DecodeLockFile(path)
+	if !diags.HasErrors() || lf != nil {
+		t.Fatalf("dangling symlink: %v, %v; want an error", lf, diags)
+	}
+	if msg := diags.Error(); !strings.Contains(msg, path) || !strings.Contains(msg, target) {
+		t.Errorf("dangling symlink: %q, want it to name %s and %s", msg, path, target)
+	}
+}

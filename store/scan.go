@@ -134,7 +134,7 @@ func (s *scanner) run() (scanResult, error) {
 			return res, s.corrupt(lineNo, off, "line is longer than 256 MiB")
 		}
 		if err != nil {
-			return res, fmt.Errorf("store: read %s: %w", s.path, err)
+			return res, storageErr("read", s.path, err)
 		}
 		if !terminated {
 			return s.torn(res, lineNo, off, "last line is not terminated")
@@ -311,7 +311,7 @@ func readCommitted(ra io.ReaderAt, path string, offsets []int64, size int64, fro
 			return &CorruptError{Path: path, Line: int(rev), Rev: rev, Offset: loff, Problem: "line is longer than 256 MiB"}
 		}
 		if err != nil {
-			return fmt.Errorf("store: read %s: %w", path, err)
+			return storageErr("read", path, err)
 		}
 		env, problem := decodeLine(line, false)
 		if problem == "" && env.rev != rev {

@@ -83,7 +83,14 @@ type JSONDiagnostic struct {
 	Summary  string     `json:"summary"`
 	Detail   string     `json:"detail,omitempty"`
 	Range    *JSONRange `json:"range,omitempty"`
+	// Omitted is, on the diagnostic that stands for those left out of a
+	// capped list (a plugin's), how many were left out.
+	Omitted int `json:"omitted,omitempty"`
 }
+
+// Omitted is a diagnostic's Extra when it stands for that many diagnostics
+// left out of a capped list; DiagnosticsJSON shows it as "omitted".
+type Omitted int
 
 // JSONRange is a source range: the file as named to the decoder and the
 // start and end positions (end exclusive).
@@ -107,6 +114,9 @@ func DiagnosticsJSON(diags hclv2.Diagnostics) []JSONDiagnostic {
 	out := make([]JSONDiagnostic, 0, len(diags))
 	for _, dg := range diags {
 		j := JSONDiagnostic{Severity: "error", Summary: dg.Summary, Detail: dg.Detail}
+		if n, ok := dg.Extra.(Omitted); ok {
+			j.Omitted = int(n)
+		}
 		if dg.Severity == hclv2.DiagWarning {
 			j.Severity = "warning"
 		}

@@ -58,26 +58,8 @@ func TestPluginGreetHangs(t *testing.T) {
 		for _, cmd := range []string{"validate", "run"} {
 			t.Run(mode+"/"+cmd, func(t *testing.T) {
 				t.Parallel()
-				runFile := writeRunFile(t, `
-plugin "bad" {
-  type = "engine"
-  path = "SELF"
-  env  = { OBVERSA_TEST_HELPER = "`+mode+`" }
-}
-lane "w" {
-  requested = { adapter = "bad", provider = "local", model_family = "scripted", model = "m1", tools = [] }
-}
-graph "dag" {
-  node "a" {
-    lane   = "w"
-    prompt = "hi"
-  }
-}
-`)
+				runFile := helperEngineRunFile(t, "bad", mode)
 				dir := filepath.Dir(runFile)
-				if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
-					t.Fatalf("lock: %s", r.stderr)
-				}
 				args := []string{"validate", "--plugins", runFile}
 				if cmd == "run" {
 					args = []string{"run", "--json", runFile}
@@ -96,4 +78,30 @@ graph "dag" {
 			})
 		}
 	}
+}
+
+// helperEngineRunFile writes and locks a run file of one node whose
+// engine, plugin name, is this test binary as the helper plugin mode.
+func helperEngineRunFile(t *testing.T, name, mode string) string {
+	t.Helper()
+	runFile := writeRunFile(t, `
+plugin "`+name+`" {
+  type = "engine"
+  path = "SELF"
+  env  = { OBVERSA_TEST_HELPER = "`+mode+`" }
+}
+lane "w" {
+  requested = { adapter = "`+name+`", provider = "local", model_family = "scripted", model = "m1", tools = [] }
+}
+graph "dag" {
+  node "a" {
+    lane   = "w"
+    prompt = "hi"
+  }
+}
+`)
+	if r := obversa(t, filepath.Dir(runFile), "plugin", "lock", runFile); r.code != 0 {
+		t.Fatalf("lock: %s", r.stderr)
+	}
+	return runFile
 }

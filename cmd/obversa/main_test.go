@@ -95,6 +95,8 @@ func helperPlugin(mode string) int {
 		return policyHelper(mode)
 	case "describe-hangs", "configure-hangs":
 		return greetHangs(mode)
+	case "diag-flood":
+		return diagFlood()
 	case "stdout-noise":
 		fmt.Println("hello from a plugin that forgot its handshake")
 		time.Sleep(30 * time.Second)

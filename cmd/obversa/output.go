@@ -177,10 +177,10 @@ func printFailure(stdout, stderr io.Writer, err error, asJSON bool) int {
 		return exit
 	}
 	if len(diags) > 0 {
-		_ = hcl.WriteDiagnostics(stderr, diags, nil, 100)
+		_ = hcl.WriteDiagnostics(stderr, termDiags(diags), nil, 100)
 	}
 	if ee == nil || ee.err != nil {
-		fmt.Fprintln(stderr, "Error:", err)
+		fmt.Fprintln(stderr, "Error:", termText(err.Error()))
 	}
 	return exit
 }
@@ -240,6 +240,20 @@ func printWarnings(w io.Writer, diags hclv2.Diagnostics) {
 		}
 	}
 	if len(warns) > 0 {
-		_ = hcl.WriteDiagnostics(w, warns, nil, 100)
+		_ = hcl.WriteDiagnostics(w, termDiags(warns), nil, 100)
 	}
+}
+
+// termDiags is diags with each summary and detail as termText shows it.
+// A diagnostic or refusal is the host's message, not what a run produced:
+// it is escaped with --raw too, since plugins supply much of its text
+// (docs/decisions.md, "A plugin's diagnostics are capped").
+func termDiags(diags hclv2.Diagnostics) hclv2.Diagnostics {
+	out := make(hclv2.Diagnostics, len(diags))
+	for i, d := range diags {
+		c := *d
+		c.Summary, c.Detail = termText(d.Summary), termText(d.Detail)
+		out[i] = &c
+	}
+	return out
 }

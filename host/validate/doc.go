@@ -24,5 +24,7 @@
 //
 // Nothing is written: not the lock file, not the run's storage directory.
 // ConfigDiagnostics is the same placement for `obversa run`, which refuses
-// a configuration its plugin rejects.
+// a configuration its plugin rejects. It places at most
+// MaxPluginDiagnostics of a plugin's diagnostics, each cut to
+// MaxDiagnosticBytes, and counts the rest in one more (hcl.Omitted).
 package validate

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	hclv2 "github.com/hashicorp/hcl/v2"
@@ -173,29 +174,73 @@ func LeftRunningDiagnostics(rf *hcl.RunFile, err error) hclv2.Diagnostics {
 	return out
 }
 
+// MaxPluginDiagnostics is how many of one plugin's Configure diagnostics
+// ConfigDiagnostics places; the rest are counted in one more diagnostic,
+// so a plugin cannot flood a terminal or a CI log (docs/decisions.md,
+// "A plugin's diagnostics are capped").
+const MaxPluginDiagnostics = 100
+
+// MaxDiagnosticBytes bounds the summary and the detail of each diagnostic
+// a plugin answers, in bytes; longer text is cut at a rune boundary and
+// says how many bytes were left out.
+const MaxDiagnosticBytes = 4096
+
 // ConfigDiagnostics places the diagnostics a plugin's Configure answered
 // in the run file: each at the config attribute its attribute path names
 // (hcl.Plugin.ConfigRange), or at the config value when the path is empty
-// or not written as constant objects and lists.
+// or not written as constant objects and lists. It places the first
+// MaxPluginDiagnostics, each summary and detail cut to
+// MaxDiagnosticBytes, and then, when there were more, one diagnostic
+// "… and N more diagnostics from plugin X" (an error when any left out
+// is one) whose Extra is hcl.Omitted(N).
 func ConfigDiagnostics(pl *hcl.Plugin, ds []plugin.Diagnostic) hclv2.Diagnostics {
 	var out hclv2.Diagnostics
-	for _, d := range ds {
+	for _, d := range ds[:min(len(ds), MaxPluginDiagnostics)] {
 		rng, _ := pl.ConfigRange(d.Attribute)
 		about := "its config"
 		if d.Attribute != "" {
-			about = "config." + d.Attribute
+			about = "config." + clip(d.Attribute)
 		}
 		detail := fmt.Sprintf("Plugin %q reports this about %s when configured.", pl.Name, about)
 		if d.Detail != "" {
-			detail += " " + d.Detail
+			detail += " " + clip(d.Detail)
 		}
 		sev := hclv2.DiagError
 		if d.Severity == plugin.SeverityWarning {
 			sev = hclv2.DiagWarning
 		}
-		out = append(out, &hclv2.Diagnostic{Severity: sev, Summary: d.Summary, Detail: detail, Subject: rng.Ptr()})
+		out = append(out, &hclv2.Diagnostic{Severity: sev, Summary: clip(d.Summary), Detail: detail, Subject: rng.Ptr()})
 	}
-	return out
+	if len(ds) <= MaxPluginDiagnostics {
+		return out
+	}
+	rest := ds[MaxPluginDiagnostics:]
+	sev := hclv2.DiagWarning
+	for _, d := range rest {
+		if d.Severity != plugin.SeverityWarning {
+			sev = hclv2.DiagError
+			break
+		}
+	}
+	rng, _ := pl.ConfigRange("")
+	return append(out, &hclv2.Diagnostic{Severity: sev,
+		Summary: fmt.Sprintf("… and %d more diagnostics from plugin %q", len(rest), pl.Name),
+		Detail: fmt.Sprintf("Plugin %q answered %d diagnostics when configured; the first %d are shown. Fix those and validate again.",
+			pl.Name, len(ds), MaxPluginDiagnostics),
+		Subject: rng.Ptr(), Extra: hcl.Omitted(len(rest))})
+}
+
+// clip is s cut to MaxDiagnosticBytes at a rune boundary, saying how many
+// bytes it left out.
+func clip(s string) string {
+	if len(s) <= MaxDiagnosticBytes {
+		return s
+	}
+	cut := MaxDiagnosticBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)
 }
 
 // errorAt is one error diagnostic at rng.

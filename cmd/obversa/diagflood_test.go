@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,6 +37,16 @@ func (e floodingEngine) Configure(context.Context, json.RawMessage) ([]plugin.Di
 		}
 	}
 	return ds, nil
+}
+
+// Describe answers the mock engine's description with the escape in its
+// version.
+func (e floodingEngine) Describe(ctx context.Context) (*plugin.Description, error) {
+	d, err := e.Engine.Describe(ctx)
+	if d != nil {
+		d.Version += floodEscape
+	}
+	return d, err
 }
 
 // diagFlood serves floodingEngine.
@@ -96,5 +107,22 @@ func TestPluginDiagnosticsFlood(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPluginDescribeEscaped: what a plugin's Describe answers is escaped
+// by plugin describe, with --raw too.
+func TestPluginDescribeEscaped(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// A script, as describe passes only the allow-listed environment.
+	script := filepath.Join(dir, "plugin.sh")
+	text := "#!/bin/sh\nexport OBVERSA_TEST_HELPER=diag-flood\nexec " + testBinary(t) + " \"$@\"\n"
+	if err := os.WriteFile(script, []byte(text), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := obversa(t, dir, "--raw", "plugin", "describe", script)
+	if r.code != 0 || !strings.Contains(r.stdout, `\u001b]52;c;aGk=\u0007`) || strings.Contains(r.stdout+r.stderr, "\x1b") {
+		t.Errorf("exit %d, want 0 and the version's escape shown as \\u001b:\n%q\n%s", r.code, r.stdout, r.stderr)
 	}
 }

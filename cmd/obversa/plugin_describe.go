@@ -166,8 +166,8 @@ func printDescription(w io.Writer, d *described) {
 	for _, k := range desc.FailureKinds {
 		kinds = append(kinds, string(k))
 	}
-	fmt.Fprintf(w, "name:            %s\n", desc.Name)
-	fmt.Fprintf(w, "version:         %s\n", desc.Version)
+	fmt.Fprintf(w, "name:            %s\n", termText(desc.Name))
+	fmt.Fprintf(w, "version:         %s\n", termText(desc.Version))
 	fmt.Fprintf(w, "types:           %s\n", orNone(strings.Join(types, ", ")))
 	fmt.Fprintf(w, "protocol:        %d\n", d.Protocol)
 	fmt.Fprintf(w, "capabilities:    %s\n", orNone(strings.Join(caps, ", ")))

@@ -67,19 +67,26 @@ func (s *State) deferPositions(r *snapcodec.Reader) error {
 	if err := decodePositions(r, nil); err != nil {
 		return err
 	}
-	s.later = &at
+	s.later.Store(&at)
 	return nil
 }
 
 // loadPositions builds the sequences and positions a restore deferred;
 // every use of s.seq and s.pos comes after it. They decoded once
-// already (deferPositions), so they decode again.
+// already (deferPositions), so they decode again. Safe for concurrent
+// readers of one State: the first builds the maps under laterMu and
+// clears later after, so a reader that finds later nil sees them whole.
 func (s *State) loadPositions() {
-	if r := s.later; r != nil {
-		s.later = nil
+	if s.later.Load() == nil {
+		return
+	}
+	s.laterMu.Lock()
+	defer s.laterMu.Unlock()
+	if r := s.later.Load(); r != nil {
 		if err := decodePositions(r, s); err != nil {
 			panic(fmt.Sprintf("runstate: positions checked at restore do not decode: %v", err))
 		}
+		s.later.Store(nil)
 	}
 }
 

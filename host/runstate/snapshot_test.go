@@ -348,15 +348,58 @@ func TestSnapshotDefersPositions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.later == nil || len(got.pos) != 0 || len(got.seq) != 0 {
+	if got.later.Load() == nil || len(got.pos) != 0 || len(got.seq) != 0 {
 		t.Fatalf("the restore built %d positions and %d sequences", len(got.pos), len(got.seq))
 	}
 	if d := cmp.Diff(full.Position("dag/a/1"), got.Position("dag/a/1")); d != "" {
 		t.Errorf("position (-full +restored):\n%s", d)
 	}
-	if got.later != nil || got.Sequence("dag/a/1") != full.Sequence("dag/a/1") || len(got.pos) != len(full.pos) {
+	if got.later.Load() != nil || got.Sequence("dag/a/1") != full.Sequence("dag/a/1") || len(got.pos) != len(full.pos) {
 		t.Errorf("after a position was asked for: %d positions, sequence %d, want %d and %d",
 			len(got.pos), got.Sequence("dag/a/1"), len(full.pos), full.Sequence("dag/a/1"))
+	}
+}
+
+// TestSnapshotPositionsConcurrentReaders: readers of one restored State
+// may ask for positions and sequences at once; the first ask builds them
+// (run with -race: `go test -race ./host/runstate/`).
+func TestSnapshotPositionsConcurrentReaders(t *testing.T) {
+	ctx := context.Background()
+	run, dir := storeRecord(t, richRun(t)...)
+	full, err := Load(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SaveSnapshot(dir, full); err != nil {
+		t.Fatal(err)
+	}
+	got, err := fromSnapshot(ctx, run, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.later.Load() == nil {
+		t.Fatal("the restore built its positions; the test needs them deferred")
+	}
+	var wg sync.WaitGroup
+	seqs := make([]int, 8)
+	poss := make([]*Position, 8)
+	for i := range seqs {
+		wg.Go(func() {
+			if i%2 == 0 {
+				seqs[i], poss[i] = got.Sequence("dag/a/1"), got.Position("dag/a/1")
+			} else {
+				poss[i], seqs[i] = got.Position("dag/a/1"), got.Sequence("dag/a/1")
+			}
+		})
+	}
+	wg.Wait()
+	for i := range seqs {
+		if seqs[i] != full.Sequence("dag/a/1") {
+			t.Errorf("reader %d: sequence %d, want %d", i, seqs[i], full.Sequence("dag/a/1"))
+		}
+		if d := cmp.Diff(full.Position("dag/a/1"), poss[i]); d != "" {
+			t.Errorf("reader %d: position (-full +restored):\n%s", i, d)
+		}
 	}
 }
 

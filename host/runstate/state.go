@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/obversa/obversa/host/graph"
@@ -100,10 +102,13 @@ type State struct {
 	seq         map[string]int // last engine-call sequence per position
 	pos         map[string]*Position
 	// later holds a restored snapshot's seq and pos until first needed
-	// (loadPositions); nil once they are built, or for a fold.
-	later *snapcodec.Reader
-	usage map[string]*plugin.Usage
-	order []string // nodes in the order their first engine call was recorded
+	// (loadPositions); nil once they are built, or for a fold. laterMu
+	// serializes the build, since readers that only read may run at
+	// once.
+	later   atomic.Pointer[snapcodec.Reader]
+	laterMu sync.Mutex
+	usage   map[string]*plugin.Usage
+	order   []string // nodes in the order their first engine call was recorded
 
 	retired retiredList
 

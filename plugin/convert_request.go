@@ -17,7 +17,8 @@ var purposeGo = invert(purposeWire)
 
 // runRequestToProto encodes req. When req.Timeout is 0 and ctx has a
 // deadline, the remaining time is sent instead, so the plugin always learns
-// the deadline the context carries.
+// the deadline the context carries. It refuses a string field that is not
+// valid UTF-8 (invalidUTF8), which gRPC could not encode.
 func runRequestToProto(ctx context.Context, req RunRequest) (*pb.RunRequest, error) {
 	purpose := pb.Purpose_PURPOSE_ORDINARY
 	if req.Purpose != "" {
@@ -27,7 +28,7 @@ func runRequestToProto(ctx context.Context, req RunRequest) (*pb.RunRequest, err
 		}
 		purpose = p
 	}
-	return &pb.RunRequest{
+	m := &pb.RunRequest{
 		Purpose:       purpose,
 		RunId:         req.RunID,
 		NodeId:        req.NodeID,
@@ -40,7 +41,11 @@ func runRequestToProto(ctx context.Context, req RunRequest) (*pb.RunRequest, err
 		WorkspaceDir:  req.WorkspaceDir,
 		WorkspaceMode: req.WorkspaceMode,
 		TimeoutMs:     deadlineMs(effectiveTimeout(ctx, req.Timeout)),
-	}, nil
+	}
+	if bad := invalidUTF8(m.ProtoReflect()); bad != "" {
+		return nil, fmt.Errorf("field %s is not valid UTF-8; gRPC carries only UTF-8 strings (send binary data as a file in the workspace)", bad)
+	}
+	return m, nil
 }
 
 func effectiveTimeout(ctx context.Context, d time.Duration) time.Duration {

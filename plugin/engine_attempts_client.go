@@ -221,7 +221,8 @@ func (s *attemptStream) run(ctx context.Context, m *pb.RunRequest, emit Emitter)
 		if !errors.Is(err, io.EOF) {
 			// Refused before it was sent (not encodable); gRPC ends
 			// the stream with it, so the calls beside it see it
-			// break off.
+			// break off. runRequestToProto refuses a string that is
+			// not UTF-8 first, so that such a request fails alone.
 			finished = true
 			return nil, true, c.callError(ctx, "Run", err)
 		}

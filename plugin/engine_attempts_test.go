@@ -104,6 +104,52 @@ func TestAttemptsDeadline(t *testing.T) {
 	}
 }
 
+// TestAttemptsInvalidUTF8EndsOneCall: a request with a string field that
+// is not valid UTF-8, which gRPC cannot encode, fails its own call with
+// ErrInvalidRequest naming the field before anything is sent, and does
+// not end the shared stream: a call in progress beside it is not
+// disturbed and ends only when it is cancelled.
+func TestAttemptsInvalidUTF8EndsOneCall(t *testing.T) {
+	t.Parallel()
+	e := launchEngine(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waiting := make(chan struct{})
+	ended := make(chan error, 1)
+	go func() {
+		_, err := e.Run(ctx, plugin.RunRequest{Prompt: "wait-cancel"}, func(plugin.RunEvent) error {
+			close(waiting)
+			return nil
+		})
+		ended <- err
+	}()
+	<-waiting
+	for field, req := range map[string]plugin.RunRequest{
+		"prompt":        {Prompt: "big:4\xff"},
+		"tools[1]":      {Prompt: "big:4", Tools: []string{"read", "\xc3("}},
+		"workspace_dir": {Prompt: "big:4", WorkspaceDir: "/tmp/\xed\xa0\x80"},
+	} {
+		_, err := e.Run(context.Background(), req, nil)
+		if !errors.Is(err, plugin.ErrInvalidRequest) || errors.Is(err, plugin.ErrPluginTransport) || !strings.Contains(err.Error(), "field "+field+" ") {
+			t.Errorf("%s not UTF-8 beside a waiting call: %v, want ErrInvalidRequest naming the field", field, err)
+		}
+		// A round trip after it gives a broken stream's end time to
+		// reach the waiting call.
+		if _, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "big:4"}, nil); err != nil {
+			t.Fatalf("call after the %s not UTF-8: %v", field, err)
+		}
+		select {
+		case err := <-ended:
+			t.Fatalf("the waiting call ended with the call whose %s is not UTF-8: %v", field, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-ended; !errors.Is(err, context.Canceled) || errors.Is(err, plugin.ErrPluginTransport) {
+		t.Errorf("the waiting call, cancelled: %v, want context.Canceled and no transport error", err)
+	}
+}
+
 // TestAttemptsOversizeEndsOneCall: a request or a result over the message
 // limit ends its own call with ErrMessageTooLarge, as on a Run stream of
 // its own, and not the shared stream: a call in progress beside it is not

@@ -56,7 +56,9 @@ var (
 	ErrMessageTooLarge = errors.New("plugin message too large")
 
 	// ErrInvalidRequest is returned, before anything is sent, for a request
-	// the host built wrongly (an unknown Purpose).
+	// the host built wrongly (an unknown Purpose, a string field that is
+	// not valid UTF-8). The plugin never saw it: a definite failure of
+	// that call alone.
 	ErrInvalidRequest = errors.New("invalid plugin request")
 
 	// ErrServeConfig is returned by Serve when there is nothing to serve.

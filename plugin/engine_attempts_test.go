@@ -107,56 +107,45 @@ func TestAttemptsDeadline(t *testing.T) {
 // TestAttemptsInvalidUTF8EndsOneCall: a request with a string field that
 // is not valid UTF-8, which gRPC cannot encode, fails its own call with
 // ErrInvalidRequest naming the field before anything is sent, and does
-// not end the shared stream: a call in progress beside it is not
-// disturbed and ends only when it is cancelled.
+// not end the shared stream (aloneBesideWaiting).
 func TestAttemptsInvalidUTF8EndsOneCall(t *testing.T) {
 	t.Parallel()
-	e := launchEngine(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	waiting := make(chan struct{})
-	ended := make(chan error, 1)
-	go func() {
-		_, err := e.Run(ctx, plugin.RunRequest{Prompt: "wait-cancel"}, func(plugin.RunEvent) error {
-			close(waiting)
-			return nil
-		})
-		ended <- err
-	}()
-	<-waiting
-	for field, req := range map[string]plugin.RunRequest{
+	aloneBesideWaiting(t, map[string]plugin.RunRequest{
 		"prompt":        {Prompt: "big:4\xff"},
 		"tools[1]":      {Prompt: "big:4", Tools: []string{"read", "\xc3("}},
 		"workspace_dir": {Prompt: "big:4", WorkspaceDir: "/tmp/\xed\xa0\x80"},
-	} {
-		_, err := e.Run(context.Background(), req, nil)
+	}, func(field string, err error) string {
 		if !errors.Is(err, plugin.ErrInvalidRequest) || errors.Is(err, plugin.ErrPluginTransport) || !strings.Contains(err.Error(), "field "+field+" ") {
-			t.Errorf("%s not UTF-8 beside a waiting call: %v, want ErrInvalidRequest naming the field", field, err)
+			return "want ErrInvalidRequest naming the field"
 		}
-		// A round trip after it gives a broken stream's end time to
-		// reach the waiting call.
-		if _, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "big:4"}, nil); err != nil {
-			t.Fatalf("call after the %s not UTF-8: %v", field, err)
-		}
-		select {
-		case err := <-ended:
-			t.Fatalf("the waiting call ended with the call whose %s is not UTF-8: %v", field, err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	cancel()
-	if err := <-ended; !errors.Is(err, context.Canceled) || errors.Is(err, plugin.ErrPluginTransport) {
-		t.Errorf("the waiting call, cancelled: %v, want context.Canceled and no transport error", err)
-	}
+		return ""
+	})
 }
 
 // TestAttemptsOversizeEndsOneCall: a request or a result over the message
 // limit ends its own call with ErrMessageTooLarge, as on a Run stream of
-// its own, and not the shared stream: a call in progress beside it is not
-// disturbed (it would otherwise end with the other call's error while its
-// engine may still be working) and ends only when it is cancelled.
+// its own, and not the shared stream (aloneBesideWaiting).
 func TestAttemptsOversizeEndsOneCall(t *testing.T) {
 	t.Parallel()
+	over := plugin.MaxMessageBytes + 1<<20
+	aloneBesideWaiting(t, map[string]plugin.RunRequest{
+		"request": {Prompt: strings.Repeat("p", over)},
+		"result":  {Prompt: "big:" + itoa(over)},
+	}, func(_ string, err error) string {
+		if !errors.Is(err, plugin.ErrMessageTooLarge) {
+			return "want ErrMessageTooLarge"
+		}
+		return ""
+	})
+}
+
+// aloneBesideWaiting makes each of bad's calls while another call waits
+// on the same attempt stream; refused says what is wrong with a bad
+// call's error ("" for nothing). The waiting call must not be disturbed
+// (it would otherwise end with the other call's error while its engine
+// may still be working) and must end only when it is cancelled.
+func aloneBesideWaiting(t *testing.T, bad map[string]plugin.RunRequest, refused func(name string, err error) string) {
+	t.Helper()
 	e := launchEngine(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -170,22 +159,18 @@ func TestAttemptsOversizeEndsOneCall(t *testing.T) {
 		ended <- err
 	}()
 	<-waiting
-	over := plugin.MaxMessageBytes + 1<<20
-	for name, req := range map[string]plugin.RunRequest{
-		"request": {Prompt: strings.Repeat("p", over)},
-		"result":  {Prompt: "big:" + itoa(over)},
-	} {
-		if _, err := e.Run(context.Background(), req, nil); !errors.Is(err, plugin.ErrMessageTooLarge) {
-			t.Errorf("oversize %s beside a waiting call: %v, want ErrMessageTooLarge", name, err)
+	for name, req := range bad {
+		if _, err := e.Run(context.Background(), req, nil); refused(name, err) != "" {
+			t.Errorf("%s beside a waiting call: %v, %s", name, err, refused(name, err))
 		}
 		// A round trip after it gives a broken stream's end time to
 		// reach the waiting call.
 		if _, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "big:4"}, nil); err != nil {
-			t.Fatalf("call after the oversize %s: %v", name, err)
+			t.Fatalf("call after the bad %s: %v", name, err)
 		}
 		select {
 		case err := <-ended:
-			t.Fatalf("the waiting call ended with the oversize %s's call: %v", name, err)
+			t.Fatalf("the waiting call ended with the bad %s's call: %v", name, err)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

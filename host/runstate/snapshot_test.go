@@ -331,10 +331,10 @@ func TestSnapshotErrorsKeepTheirCause(t *testing.T) {
 	}
 }
 
-// TestSnapshotDefersPositions: a restore checks the positions and
-// sequences but builds them only when one is asked for; what it then
-// returns is the full fold's.
-func TestSnapshotDefersPositions(t *testing.T) {
+// restoredRich returns the fold of a rich run's record and the State
+// restored from the snapshot of it.
+func restoredRich(t *testing.T) (full, got *State) {
+	t.Helper()
 	ctx := context.Background()
 	run, dir := storeRecord(t, richRun(t)...)
 	full, err := Load(ctx, run)
@@ -344,10 +344,18 @@ func TestSnapshotDefersPositions(t *testing.T) {
 	if err := SaveSnapshot(dir, full); err != nil {
 		t.Fatal(err)
 	}
-	got, err := fromSnapshot(ctx, run, dir)
+	got, err = fromSnapshot(ctx, run, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return full, got
+}
+
+// TestSnapshotDefersPositions: a restore checks the positions and
+// sequences but builds them only when one is asked for; what it then
+// returns is the full fold's.
+func TestSnapshotDefersPositions(t *testing.T) {
+	full, got := restoredRich(t)
 	if got.later.Load() == nil || len(got.pos) != 0 || len(got.seq) != 0 {
 		t.Fatalf("the restore built %d positions and %d sequences", len(got.pos), len(got.seq))
 	}
@@ -364,19 +372,7 @@ func TestSnapshotDefersPositions(t *testing.T) {
 // may ask for positions and sequences at once; the first ask builds them
 // (run with -race: `go test -race ./host/runstate/`).
 func TestSnapshotPositionsConcurrentReaders(t *testing.T) {
-	ctx := context.Background()
-	run, dir := storeRecord(t, richRun(t)...)
-	full, err := Load(ctx, run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := SaveSnapshot(dir, full); err != nil {
-		t.Fatal(err)
-	}
-	got, err := fromSnapshot(ctx, run, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	full, got := restoredRich(t)
 	if got.later.Load() == nil {
 		t.Fatal("the restore built its positions; the test needs them deferred")
 	}

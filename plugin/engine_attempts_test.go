@@ -40,18 +40,8 @@ func TestAttemptsCancelOneCallOfMany(t *testing.T) {
 	if err != nil || !served {
 		t.Fatalf("ServesAttempts = %v, %v; want true (the Go server shim serves the attempt stream)", served, err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	cancel, ended := startWaiting(e)
 	defer cancel()
-	waiting := make(chan struct{})
-	ended := make(chan error, 1)
-	go func() {
-		_, err := e.Run(ctx, plugin.RunRequest{Prompt: "wait-cancel"}, func(plugin.RunEvent) error {
-			close(waiting)
-			return nil
-		})
-		ended <- err
-	}()
-	<-waiting
 	// Other calls go on while the first one waits.
 	for range 3 {
 		res, err := e.Run(context.Background(), plugin.RunRequest{Prompt: "big:4"}, nil)
@@ -139,6 +129,23 @@ func TestAttemptsOversizeEndsOneCall(t *testing.T) {
 	})
 }
 
+// startWaiting starts a call on e that waits until it is cancelled and
+// returns once the plugin has begun it; ended receives the call's error.
+func startWaiting(e plugin.Engine) (cancel context.CancelFunc, ended <-chan error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	waiting := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.Run(ctx, plugin.RunRequest{Prompt: "wait-cancel"}, func(plugin.RunEvent) error {
+			close(waiting)
+			return nil
+		})
+		done <- err
+	}()
+	<-waiting
+	return cancel, done
+}
+
 // aloneBesideWaiting makes each of bad's calls while another call waits
 // on the same attempt stream; refused says what is wrong with a bad
 // call's error ("" for nothing). The waiting call must not be disturbed
@@ -147,18 +154,8 @@ func TestAttemptsOversizeEndsOneCall(t *testing.T) {
 func aloneBesideWaiting(t *testing.T, bad map[string]plugin.RunRequest, refused func(name string, err error) string) {
 	t.Helper()
 	e := launchEngine(t)
-	ctx, cancel := context.WithCancel(context.Background())
+	cancel, ended := startWaiting(e)
 	defer cancel()
-	waiting := make(chan struct{})
-	ended := make(chan error, 1)
-	go func() {
-		_, err := e.Run(ctx, plugin.RunRequest{Prompt: "wait-cancel"}, func(plugin.RunEvent) error {
-			close(waiting)
-			return nil
-		})
-		ended <- err
-	}()
-	<-waiting
 	for name, req := range bad {
 		if _, err := e.Run(context.Background(), req, nil); refused(name, err) != "" {
 			t.Errorf("%s beside a waiting call: %v, %s", name, err, refused(name, err))

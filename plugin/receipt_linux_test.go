@@ -140,11 +140,7 @@ func TestCopyBinaryReceipts(t *testing.T) {
 			},
 		},
 	}
-	pairs := map[string]cached{}
-	for name := range changes {
-		pairs[name] = newCached(t, "plugin bytes")
-	}
-	time.Sleep(plugin.StampSettle + tick)
+	pairs := settledPairs(t, changes)
 	for name, tc := range changes {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -248,11 +244,7 @@ func TestCopyBinaryReceiptsOnlyOurs(t *testing.T) {
 			}
 		},
 	}
-	pairs := map[string]cached{}
-	for name := range cases {
-		pairs[name] = newCached(t, "plugin bytes")
-	}
-	time.Sleep(plugin.StampSettle + tick)
+	pairs := settledPairs(t, cases)
 	for name, loosen := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -272,4 +264,17 @@ func TestCopyBinaryReceiptsOnlyOurs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// settledPairs makes a source and cache entry of the same bytes for each
+// of cases' names and waits until their stamps have settled, so that a
+// first copy of each leaves a receipt.
+func settledPairs[T any](t *testing.T, cases map[string]T) map[string]cached {
+	t.Helper()
+	pairs := map[string]cached{}
+	for name := range cases {
+		pairs[name] = newCached(t, "plugin bytes")
+	}
+	time.Sleep(plugin.StampSettle + tick)
+	return pairs
 }

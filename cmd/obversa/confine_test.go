@@ -299,23 +299,32 @@ plugin "small" {
 // cut off is uncertain"). TestConfinement covers the retry-safe node,
 // which fails OUT_OF_MEMORY.
 func TestConfinementOOMUncertain(t *testing.T) {
-	if sup := confine.Detect(); sup.Cgroup.Memory == cgroup.MemoryNone {
-		t.Skipf("no memory controller: %s", sup.Cgroup.Reason)
-	}
-	runFile := writeRunFile(t, oomRun)
-	dir := filepath.Dir(runFile)
-	r, _ := runJSON(t, runFile, "--run-id", "m")
-	runDir := runDirOf(runFile, "m")
-	st := status(t, runDir)
-	eff, _ := os.ReadFile(filepath.Join(dir, "effects.txt"))
+	r, runDir, st, ran := runOOM(t, oomRun)
 	if r.code != exitPaused || len(st.PauseReasons) != 1 || st.PauseReasons[0].Kind != "reconcile-attempt" ||
 		!strings.Contains(st.PauseReasons[0].Reason, "OOM killer") || st.PauseReasons[0].Position != "dag/oom/1" {
 		t.Fatalf("exit %d, pause reasons %+v; want dag/oom/1 paused for reconciliation naming the OOM killer\nstderr:\n%s\nevents:\n%s",
 			r.code, st.PauseReasons, r.stderr, strings.Join(eventLines(t, runDir), "\n"))
 	}
-	if n := strings.Count(string(eff), "x"); n != 1 {
-		t.Errorf("the command ran %d times, want once (never retried silently)", n)
+	if ran != 1 {
+		t.Errorf("the command ran %d times, want once (never retried silently)", ran)
 	}
+}
+
+// runOOM runs src as run "m" under a real memory cgroup, skipping the test
+// where there is no memory controller; it returns the result, the run
+// directory, its status, and how many times a command wrote its "x" to
+// effects.txt.
+func runOOM(t *testing.T, src string) (r result, runDir string, st statusReport, ran int) {
+	t.Helper()
+	if sup := confine.Detect(); sup.Cgroup.Memory == cgroup.MemoryNone {
+		t.Skipf("no memory controller: %s", sup.Cgroup.Reason)
+	}
+	runFile := writeRunFile(t, src)
+	r, _ = runJSON(t, runFile, "--run-id", "m")
+	runDir = runDirOf(runFile, "m")
+	st = status(t, runDir)
+	eff, _ := os.ReadFile(filepath.Join(filepath.Dir(runFile), "effects.txt"))
+	return r, runDir, st, strings.Count(string(eff), "x")
 }
 
 // oomOverlapRun has two nodes on one memory-limited plugin, neither
@@ -353,15 +362,7 @@ plugin "small" {
 // the kernel cut off — must still be paused for reconciliation at its
 // first position, never retried (its effect ran once).
 func TestConfinementOOMOverlapping(t *testing.T) {
-	if sup := confine.Detect(); sup.Cgroup.Memory == cgroup.MemoryNone {
-		t.Skipf("no memory controller: %s", sup.Cgroup.Reason)
-	}
-	runFile := writeRunFile(t, oomOverlapRun)
-	dir := filepath.Dir(runFile)
-	r, _ := runJSON(t, runFile, "--run-id", "m")
-	runDir := runDirOf(runFile, "m")
-	st := status(t, runDir)
-	eff, _ := os.ReadFile(filepath.Join(dir, "effects.txt"))
+	r, runDir, st, ran := runOOM(t, oomOverlapRun)
 	paused := false
 	for _, p := range st.PauseReasons {
 		if p.Position == "dag/x/1" && p.Kind == "reconcile-attempt" && strings.Contains(p.Reason, "OOM killer") {
@@ -372,7 +373,7 @@ func TestConfinementOOMOverlapping(t *testing.T) {
 		t.Fatalf("exit %d, pause reasons %+v; want dag/x/1 paused for reconciliation naming the OOM killer\nstderr:\n%s\nevents:\n%s",
 			r.code, st.PauseReasons, r.stderr, strings.Join(eventLines(t, runDir), "\n"))
 	}
-	if n := strings.Count(string(eff), "x"); n != 1 {
-		t.Errorf("x's command ran %d times, want once (never retried silently)", n)
+	if ran != 1 {
+		t.Errorf("x's command ran %d times, want once (never retried silently)", ran)
 	}
 }

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,14 +120,24 @@ func waitCommandGroup(t *testing.T, dir string) string {
 	return ""
 }
 
-// waitEmpty waits up to 5 s for group to hold no process.
+// waitEmpty waits up to 5 s for group to be unpopulated. cgroup.procs
+// stops listing a killed process while it is still exiting, and the
+// kernel refuses to remove the group (EBUSY) until cgroup.events says
+// "populated 0", so that is what is waited for.
 func waitEmpty(t *testing.T, group string) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); len(cgroupfs.Procs(group)) > 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); populated(group); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s still holds %v", group, cgroupfs.Procs(group))
 		}
 	}
+}
+
+// populated reports whether group's cgroup.events says it still holds a
+// process (true when the file cannot be read, so that waitEmpty waits).
+func populated(group string) bool {
+	b, err := os.ReadFile(filepath.Join(group, "cgroup.events"))
+	return err != nil || !bytes.Contains(b, []byte("populated 0"))
 }
 
 // makeSubgroup makes a child group under this process's cgroup v2 group.

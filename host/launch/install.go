@@ -127,7 +127,7 @@ func Install(src string, o InstallOptions) (*Installed, error) {
 	inst := &Installed{Ignored: found.ignored}
 	v, err := checkStaged(bin, sigPath, o.Keys)
 	if err != nil {
-		return nil, err
+		return nil, found.inSource(err, src, staging)
 	}
 	inst.SHA256, inst.Statement, inst.KeyID = v.SHA256, v.Statement, v.KeyID
 	st := v.Statement

@@ -1,9 +1,11 @@
 package launch
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -16,7 +18,10 @@ type staged struct {
 	// binary is the base name of the one plugin binary.
 	binary string
 	// has holds the base names of the files staged beside it.
-	has     map[string]bool
+	has map[string]bool
+	// from maps a staged base name to its slash-separated path inside
+	// the source, so errors can name the source's file.
+	from    map[string]string
 	ignored []string
 }
 
@@ -35,7 +40,7 @@ func stage(src, dir string) (*staged, error) {
 		return nil, err
 	}
 	defer closer()
-	out := &staged{has: map[string]bool{}}
+	out := &staged{has: map[string]bool{}, from: map[string]string{}}
 	byBase, binaries, err := out.topLevel(src, files)
 	if err != nil {
 		return nil, err
@@ -164,8 +169,39 @@ func (out *staged) copyWanted(byBase map[string]sourceFile, dir string) error {
 			return err
 		}
 		out.has[rel] = true
+		out.from[rel] = f.name
 	}
 	return nil
+}
+
+// sourceName names the file rel of src as a person finds it: the path
+// of a directory's file, or archive:member for an archive's. A file the
+// source lacks (a missing signature) is named beside the binary.
+func (out *staged) sourceName(src, rel string) string {
+	name, ok := out.from[rel]
+	if !ok {
+		name = path.Join(path.Dir(out.from[out.binary]), rel)
+	}
+	if st, err := os.Stat(src); err == nil && st.IsDir() {
+		return filepath.Join(src, filepath.FromSlash(name))
+	}
+	return src + ":" + name
+}
+
+// inSource rewrites a signature refusal about the staged copies in
+// staging, which Install removes before it returns, to name the source's
+// files instead.
+func (out *staged) inSource(err error, src, staging string) error {
+	var ue *plugin.UntrustedError
+	if !errors.As(err, &ue) {
+		return err
+	}
+	bin := filepath.Join(staging, out.binary)
+	named := *ue
+	named.Path = out.sourceName(src, out.binary)
+	named.SignaturePath = out.sourceName(src, out.binary+plugin.SignatureSuffix)
+	named.Detail = strings.NewReplacer(bin+plugin.SignatureSuffix, named.SignaturePath, bin, named.Path).Replace(ue.Detail)
+	return &named
 }
 
 func hasSuffix(s string, suffixes ...string) bool {

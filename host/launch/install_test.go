@@ -234,6 +234,13 @@ func TestInstallRefuses(t *testing.T) {
 			return writeDir(t, append(good(t), release(t, k, "other", "1", "y")[:2]...))
 		}, "", launch.ErrInstall, []string{"2 plugin binaries"}},
 		{"unsigned", func(t *testing.T) string { return writeDir(t, good(t)[:1]) }, "", plugin.ErrUntrusted, []string{"no signature"}},
+		{"unsigned, in an archive's directory", func(t *testing.T) string { return writeTarGz(t, under("d", good(t)[:1])) },
+			"", plugin.ErrUntrusted, []string{"release.tar.gz:d/" + launch.BinaryPrefix + "demo.minisig", "release.tar.gz:d/" + launch.BinaryPrefix + "demo`"}},
+		{"signature not by a key", func(t *testing.T) string {
+			ms := good(t)
+			ms[1].content = "not a signature"
+			return writeZip(t, ms)
+		}, "", plugin.ErrUntrusted, []string{"release.zip:" + launch.BinaryPrefix + "demo.minisig"}},
 		{"wrong key", func(t *testing.T) string { return writeDir(t, release(t, stranger, "demo", "1", "bytes")) },
 			"", plugin.ErrUntrusted, []string{stranger.ID()}},
 		{"renamed binary", func(t *testing.T) string {
@@ -284,6 +291,11 @@ func TestInstallRefuses(t *testing.T) {
 				if !strings.Contains(err.Error(), m) {
 					t.Errorf("error %q lacks %q", err, m)
 				}
+			}
+			// The staging directory is gone by the time anyone reads
+			// the error: it names the source's files.
+			if strings.Contains(err.Error(), dir) {
+				t.Errorf("error %q names the plugins directory's staging copy", err)
 			}
 			entries, _ := os.ReadDir(dir)
 			if len(entries) != 0 {

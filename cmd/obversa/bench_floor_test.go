@@ -18,13 +18,28 @@ import (
 // child process, and the launch of the mock engine with go-plugin
 // (process start, handshake, mTLS). Each reports "ms" per operation;
 // internal/benchtable divides the graph figures by them (docs/decisions.md,
-// "Benchmarks").
-func BenchmarkFloor(b *testing.B) {
+// "Benchmarks"). BenchmarkFloorAfter takes the same samples again once the
+// graph benchmarks have run.
+func BenchmarkFloor(b *testing.B) { floorSuite(b) }
+
+// floorSuite runs the floor operations as sub-benchmarks of b:
+// "fdatasync" (an appended line), "fdatasync-prezeroed" (a line written
+// over a region of the file zeroed and synced beforehand, as a store with
+// a pre-zeroed tail writes), "grpc-round-trip" and "plugin-launch".
+func floorSuite(b *testing.B) {
 	b.Run("fdatasync", func(b *testing.B) {
 		const ops = 200
 		var total time.Duration
 		for b.Loop() {
 			total += rawFdatasync(b, b.TempDir(), ops)
+		}
+		b.ReportMetric(ms(total)/float64(b.N*ops), "ms")
+	})
+	b.Run("fdatasync-prezeroed", func(b *testing.B) {
+		const ops = 200
+		var total time.Duration
+		for b.Loop() {
+			total += prezeroedFdatasync(b, b.TempDir(), ops)
 		}
 		b.ReportMetric(ms(total)/float64(b.N*ops), "ms")
 	})
@@ -109,8 +124,11 @@ func launchCopy(b *testing.B, cp *plugin.Copied) *plugin.Client {
 	return c
 }
 
-// rawFdatasync measures write+fdatasync of one 512-byte line in dir, ops
-// times, and returns the total.
+// floorLine is one event line of the fdatasync floors: 512 bytes.
+var floorLine = []byte(strings.Repeat("x", 511) + "\n")
+
+// rawFdatasync measures write+fdatasync of one 512-byte line appended to
+// a file in dir, ops times, and returns the total.
 func rawFdatasync(b *testing.B, dir string, ops int) time.Duration {
 	b.Helper()
 	f, err := os.OpenFile(filepath.Join(dir, "raw.bin"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -118,10 +136,39 @@ func rawFdatasync(b *testing.B, dir string, ops int) time.Duration {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	line := []byte(strings.Repeat("x", 511) + "\n")
 	start := time.Now()
 	for range ops {
-		if _, err := f.Write(line); err != nil {
+		if _, err := f.Write(floorLine); err != nil {
+			b.Fatal(err)
+		}
+		if err := datasync(int(f.Fd())); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return time.Since(start)
+}
+
+// prezeroedFdatasync measures write+fdatasync of one 512-byte line, ops
+// times, each written over the next 512 bytes of a region of a file in
+// dir that was written with zeros and synced before the clock starts: the
+// file's size does not change, so fdatasync has no inode size to journal.
+// It returns the total.
+func prezeroedFdatasync(b *testing.B, dir string, ops int) time.Duration {
+	b.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, "prezeroed.bin"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(make([]byte, ops*len(floorLine))); err != nil {
+		b.Fatal(err)
+	}
+	if err := datasync(int(f.Fd())); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	for i := range ops {
+		if _, err := f.WriteAt(floorLine, int64(i*len(floorLine))); err != nil {
 			b.Fatal(err)
 		}
 		if err := datasync(int(f.Fd())); err != nil {

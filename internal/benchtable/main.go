@@ -17,11 +17,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
 	}
-	fl := floors(rows)
-	if line := floorLine(fl); line != "" {
+	samples := floorSamples(rows)
+	if line := floorLine(samples); line != "" {
 		fmt.Println(line)
 	}
-	write(os.Stdout, withRatios(rows, fl))
+	write(os.Stdout, withRatios(rows, floors(samples)))
 }
 
 func write(w io.Writer, rows []row) {

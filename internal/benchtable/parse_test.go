@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestParseLine(t *testing.T) {
@@ -71,32 +72,53 @@ func FuzzParseLine(f *testing.F) {
 }
 
 func TestRatios(t *testing.T) {
-	in := "BenchmarkFloor/fdatasync-2 3 1 ns/op 0.25 ms\n" +
+	in := "BenchmarkFloor/fdatasync-2 3 1 ns/op 0.2 ms\n" +
+		"BenchmarkFloor/fdatasync-prezeroed-2 3 1 ns/op 0.1 ms\n" +
 		"BenchmarkFloor/grpc-round-trip-2 3 1 ns/op 0.25 ms\n" +
 		"BenchmarkFloor/plugin-launch-2 3 1 ns/op 20 ms\n" +
 		"BenchmarkChain200-2 3 1 ns/op 0.75 ms/node 3 wall-ms/node 50 start-ms\n" +
-		"BenchmarkAppendDurable-2 100 1 ns/op 1.1 ratio-p50\n"
+		"BenchmarkAppendDurable-2 100 1 ns/op 1.1 ratio-p50\n" +
+		"BenchmarkFloorAfter/fdatasync-2 3 1 ns/op 0.3 ms\n" +
+		"BenchmarkFloorAfter/fdatasync-prezeroed-2 3 1 ns/op 0.15 ms\n" +
+		"BenchmarkFloorAfter/grpc-round-trip-2 3 1 ns/op 0.25 ms\n" +
+		"BenchmarkFloorAfter/plugin-launch-2 3 1 ns/op 20 ms\n"
 	rows, err := parse(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fl := floors(rows)
-	if diff := cmp.Diff(map[string]float64{"fdatasync": 0.25, "grpc-round-trip": 0.25, "plugin-launch": 20}, fl); diff != "" {
+	samples := floorSamples(rows)
+	wantSamples := map[string][]float64{"fdatasync": {0.2, 0.3}, "fdatasync-prezeroed": {0.1, 0.15},
+		"grpc-round-trip": {0.25, 0.25}, "plugin-launch": {20, 20}}
+	if diff := cmp.Diff(wantSamples, samples); diff != "" {
+		t.Fatalf("floor samples (-want +got):\n%s", diff)
+	}
+	// The ratios divide by the mean of the samples before and after.
+	fl := floors(samples)
+	if diff := cmp.Diff(map[string]float64{"fdatasync": 0.25, "fdatasync-prezeroed": 0.125, "grpc-round-trip": 0.25, "plugin-launch": 20}, fl,
+		cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 		t.Fatalf("floors (-want +got):\n%s", diff)
 	}
 	got := withRatios(rows, fl)
-	want := []metric{{"1", "ns/op"}, {"0.75", "ms/node"}, {"1.50", "x(fdatasync+rpc)"}, {"3", "wall-ms/node"}, {"50", "start-ms"}, {"2.50", "x-launch"}}
-	if diff := cmp.Diff(want, got[3].metrics, cmp.AllowUnexported(metric{})); diff != "" {
+	want := []metric{{"1", "ns/op"}, {"0.75", "ms/node"}, {"1.50", "x(fdatasync+rpc)"}, {"2.00", "x(prezeroed+rpc)"},
+		{"3", "wall-ms/node"}, {"50", "start-ms"}, {"2.50", "x-launch"}}
+	if diff := cmp.Diff(want, got[4].metrics, cmp.AllowUnexported(metric{})); diff != "" {
 		t.Fatalf("chain metrics (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(rows[4], got[4], cmp.AllowUnexported(row{}, metric{})); diff != "" {
+	if diff := cmp.Diff(rows[5], got[5], cmp.AllowUnexported(row{}, metric{})); diff != "" {
 		t.Fatalf("a row without a ruled unit changed (-want +got):\n%s", diff)
 	}
 	// Without the floors, no ratio is invented.
-	if bare := withRatios(rows[3:4], map[string]float64{"fdatasync": 0.25}); len(bare[0].metrics) != 4 {
+	if bare := withRatios(rows[4:5], map[string]float64{"fdatasync": 0.25}); len(bare[0].metrics) != 4 {
 		t.Fatalf("ratios without floors: %+v", bare[0].metrics)
 	}
-	if want := "floors measured in this run: fdatasync 0.25 ms, grpc-round-trip 0.25 ms, plugin-launch 20 ms"; floorLine(fl) != want {
-		t.Fatalf("floor line %q, want %q", floorLine(fl), want)
+	wantLine := "floors measured in this run, the mean of the samples before and after the graph benchmarks (each in parentheses): " +
+		"fdatasync 0.25 ms (0.2, 0.3), grpc-round-trip 0.25 ms (0.25, 0.25), fdatasync-prezeroed 0.125 ms (0.1, 0.15), plugin-launch 20 ms (20, 20)"
+	if got := floorLine(samples); got != wantLine {
+		t.Fatalf("floor line\n%q, want\n%q", got, wantLine)
+	}
+	// A run that sampled the floors once says so and prints no samples.
+	once := floorSamples(rows[:4])
+	if want := "floors measured in this run: fdatasync 0.2 ms, grpc-round-trip 0.25 ms, fdatasync-prezeroed 0.1 ms, plugin-launch 20 ms"; floorLine(once) != want {
+		t.Fatalf("floor line %q, want %q", floorLine(once), want)
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"strings"
 )
 
-// floorPrefix names the benchmarks that measure a floor: "Floor/<name>",
-// each reporting one "ms" metric (cmd/obversa's BenchmarkFloor).
-const floorPrefix = "Floor/"
+// floorPrefixes name the benchmarks that measure a floor: "Floor/<name>"
+// before the graph benchmarks and "FloorAfter/<name>" after them, each
+// reporting one "ms" metric (cmd/obversa's BenchmarkFloor and
+// BenchmarkFloorAfter).
+var floorPrefixes = []string{"Floor/", "FloorAfter/"}
 
 // A ratio rule divides every metric of unit by the sum of the named floors
 // and reports the quotient as a metric of its own unit, placed right after
@@ -19,18 +21,22 @@ type ratioRule struct {
 	as     string
 }
 
-// ratioRules: a graph node against one durable append and one plugin call;
-// start-up against one plugin launch.
+// ratioRules: a graph node against one durable append and one plugin call
+// (the target's measure), and against one write over a pre-zeroed region
+// and one plugin call (what a store with a pre-zeroed tail pays per
+// append); start-up against one plugin launch.
 var ratioRules = []ratioRule{
 	{unit: "ms/node", floors: []string{"fdatasync", "grpc-round-trip"}, as: "x(fdatasync+rpc)"},
+	{unit: "ms/node", floors: []string{"fdatasync-prezeroed", "grpc-round-trip"}, as: "x(prezeroed+rpc)"},
 	{unit: "start-ms", floors: []string{"plugin-launch"}, as: "x-launch"},
 }
 
-// floors returns the floor values (ms) the rows hold, by name.
-func floors(rows []row) map[string]float64 {
-	out := map[string]float64{}
+// floorSamples returns the floor samples (ms) the rows hold, by name, in
+// the order the rows hold them.
+func floorSamples(rows []row) map[string][]float64 {
+	out := map[string][]float64{}
 	for _, r := range rows {
-		name, ok := strings.CutPrefix(r.name, floorPrefix)
+		name, ok := cutFloor(r.name)
 		if !ok {
 			continue
 		}
@@ -39,9 +45,33 @@ func floors(rows []row) map[string]float64 {
 				continue
 			}
 			if v, err := strconv.ParseFloat(m.value, 64); err == nil && v > 0 {
-				out[name] = v
+				out[name] = append(out[name], v)
 			}
 		}
+	}
+	return out
+}
+
+// cutFloor returns the floor's name if row name is a floor benchmark.
+func cutFloor(name string) (string, bool) {
+	for _, p := range floorPrefixes {
+		if n, ok := strings.CutPrefix(name, p); ok {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// floors returns each floor's value (ms) the ratios divide by: the mean
+// of its samples.
+func floors(samples map[string][]float64) map[string]float64 {
+	out := map[string]float64{}
+	for name, vs := range samples {
+		sum := 0.0
+		for _, v := range vs {
+			sum += v
+		}
+		out[name] = sum / float64(len(vs))
 	}
 	return out
 }
@@ -85,20 +115,38 @@ func divide(value string, names []string, fl map[string]float64) (string, bool) 
 	return fmt.Sprintf("%.2f", v/sum), true
 }
 
-// floorLine says which floors the ratios divide by, in rule order.
-func floorLine(fl map[string]float64) string {
+// floorLine says which floors the ratios divide by, in rule order: each
+// floor's mean and, when it was sampled more than once, the samples.
+func floorLine(samples map[string][]float64) string {
+	fl := floors(samples)
 	var parts []string
 	seen := map[string]bool{}
+	several := false
 	for _, rule := range ratioRules {
 		for _, n := range rule.floors {
-			if v, ok := fl[n]; ok && !seen[n] {
-				seen[n] = true
-				parts = append(parts, fmt.Sprintf("%s %.3g ms", n, v))
+			v, ok := fl[n]
+			if !ok || seen[n] {
+				continue
 			}
+			seen[n] = true
+			part := fmt.Sprintf("%s %.3g ms", n, v)
+			if vs := samples[n]; len(vs) > 1 {
+				several = true
+				each := make([]string, len(vs))
+				for i, s := range vs {
+					each[i] = fmt.Sprintf("%.3g", s)
+				}
+				part += " (" + strings.Join(each, ", ") + ")"
+			}
+			parts = append(parts, part)
 		}
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return "floors measured in this run: " + strings.Join(parts, ", ")
+	head := "floors measured in this run: "
+	if several {
+		head = "floors measured in this run, the mean of the samples before and after the graph benchmarks (each in parentheses): "
+	}
+	return head + strings.Join(parts, ", ")
 }

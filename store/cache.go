@@ -157,7 +157,7 @@ func decodeCache(b []byte) (st *chainState, problem string) {
 		return nil, "its checksum does not match its contents (the file was changed or cut short)"
 	}
 	le := binary.LittleEndian
-	st = newChainState()
+	st = &chainState{} // ids: indexed when first needed (indexIDs)
 	st.size = int64(le.Uint64(b[8:]))
 	st.rev = int64(le.Uint64(b[16:]))
 	st.lastLine = int64(le.Uint64(b[24:]))
@@ -240,14 +240,19 @@ func (c cached) mismatchError(path string) error {
 
 // loadCache reads the cache of the stream f and checks it against the
 // stream: the CRC-32C of the whole covered prefix, and a full validation of
-// its last line. It returns an *IndexError when the cache exists but is
-// not one (decodeCache), and a *StorageError when it or f cannot be read;
-// no cache at all is no error.
-func loadCache(fsys FS, f File, path string, fileSize int64) (cached, error) {
+// its last line. A writable open (index) also builds the id index and
+// refuses a cache that records one id at two revs; a read-only one leaves
+// that to the first line it validates past the cache (ensureIDs), since
+// only a duplicate check uses the index and a handle that never appends
+// may never check one. It returns an *IndexError when the cache exists
+// but is not one (decodeCache), and a *StorageError when it or f cannot
+// be read; no cache at all is no error.
+func loadCache(fsys FS, f File, path string, fileSize int64, index bool) (cached, error) {
 	st, err := readCache(fsys, path)
 	if st == nil || err != nil {
 		return cached{}, err
 	}
+	st.idsFrom = path + cacheSuffix
 	c := cached{evidence: st.size}
 	if st.size > fileSize {
 		return c, nil
@@ -260,13 +265,36 @@ func loadCache(fsys FS, f File, path string, fileSize int64) (cached, error) {
 		c.mismatch = mismatch
 		return c, nil
 	}
-	if c.mismatch, err = st.indexIDs(f); err != nil {
-		return c, storageErr("read", path, err)
+	if index {
+		if c.mismatch, err = st.indexIDs(f); err != nil {
+			return c, storageErr("read", path, err)
+		}
 	}
 	if c.mismatch == "" {
 		c.st = st
 	}
 	return c, nil
+}
+
+// ensureIDs builds the id index of a state decoded from the cache before
+// its first use, reading the stream ra where two ids share a hash. It
+// returns an *IndexError when the cache records one id at two revs (as a
+// writable open refuses it), a *StorageError when ra cannot be read. The
+// caller holds the stream's mutex, as for every use of the state.
+func (st *chainState) ensureIDs(ra io.ReaderAt) error {
+	if st.ids != nil {
+		return nil
+	}
+	mismatch, err := st.indexIDs(ra)
+	switch {
+	case err != nil:
+		st.ids = nil
+		return storageErr("read", strings.TrimSuffix(st.idsFrom, cacheSuffix), err)
+	case mismatch != "":
+		st.ids = nil
+		return &IndexError{Path: st.idsFrom, Problem: mismatch + ", which the index of a valid stream never does"}
+	}
+	return nil
 }
 
 // readCache reads and decodes the cache of the stream at path: nil and no

@@ -125,7 +125,11 @@
 // hashes of its ids, so duplicate ids are still refused; see cache.go for the
 // binary layout). An open with a usable cache reads the prefix once to
 // compare the CRC (memory bandwidth, no JSON work), fully validates the
-// prefix's last line, and fully validates only the lines after it. A
+// prefix's last line, and fully validates only the lines after it. The
+// id index is built from the cached hashes when it is first needed: at
+// once by a writable open, and by a read-only one (status, events) only
+// when it validates a line past the cache, so reading a finished run
+// builds none. A
 // missing cache falls back to a full validation; so does a mismatching
 // one, whose full validation then names the damaged line. The cache can
 // make an open faster, never make a damaged file pass. It is rewritten

@@ -27,7 +27,14 @@ type chainState struct {
 	crc      uint32   // CRC-32C of the prefix bytes
 	offsets  []int64  // offsets[i] is the offset of the line of rev i*indexEvery+1
 	idHashes []uint64 // idHashes[r-1] is idHash of rev r's id
-	ids      map[uint64]int64
+	// ids maps an id hash to the first rev holding it; nil while a state
+	// decoded from the cache has not been indexed yet (indexIDs builds it
+	// on the first duplicate check: a read-only open that reads no line
+	// past the cache never needs it).
+	ids map[uint64]int64
+	// idsFrom is the cache file the unindexed id hashes came from, named
+	// by the *IndexError of a cache that records one id twice.
+	idsFrom string
 	// exact holds the ids whose hash collided with an earlier id's (and
 	// that earlier id), mapped to their rev, so duplicate detection stays
 	// exact under hash collisions.
@@ -251,6 +258,9 @@ func (st *chainState) lookupDuplicate(ra io.ReaderAt, p *pendLine) (int64, error
 	if st.byID != nil {
 		return st.byID[p.id], nil
 	}
+	if err := st.ensureIDs(ra); err != nil {
+		return 0, err
+	}
 	if r, ok := st.exact[p.id]; ok {
 		return r, nil
 	}
@@ -377,6 +387,9 @@ func (st *chainState) addLines(lines []pendLine) {
 			continue
 		}
 		st.idHashes = append(st.idHashes, p.hash)
+		if st.ids == nil {
+			continue // indexed from idHashes when first needed
+		}
 		r0, taken := st.ids[p.hash]
 		if !taken {
 			st.ids[p.hash] = p.rev

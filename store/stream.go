@@ -138,7 +138,7 @@ func (s *stream) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c, err := loadCache(s.fsys, s.f, s.path, size)
+	c, err := loadCache(s.fsys, s.f, s.path, size, !s.ro)
 	if err != nil {
 		return err
 	}

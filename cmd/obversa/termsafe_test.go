@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestTermText: control characters but line feed and tab, and bytes that
@@ -157,6 +158,30 @@ func TestRunOutputIsEscaped(t *testing.T) {
 		s := term.screen()
 		if !strings.Contains(s, `\u001b]52;c;cHduZWQ=`) || !strings.Contains(s, "PWNED") {
 			t.Errorf("%v: the escape sequences are not shown as text:\n%s", args, s)
+		}
+	}
+}
+
+// TestPlainTextAgreesWithRuneCheck: the byte loop passes exactly the
+// bytes the rune check leaves alone as ASCII (printable, line feed, tab),
+// and passes nothing the rune check would escape, byte by byte and in
+// every two-byte sequence (which covers the starts of multi-byte runes).
+func TestPlainTextAgreesWithRuneCheck(t *testing.T) {
+	t.Parallel()
+	runeCheck := func(b []byte) bool { return !bytes.ContainsFunc(b, escaped) && utf8.Valid(b) }
+	for c := range 256 {
+		b := []byte{byte(c)}
+		want := c < 0x80 && runeCheck(b)
+		if got := plainText(b); got != want {
+			t.Errorf("plainText(%q) = %v, want %v", b, got, want)
+		}
+		if got := plainText(string(b)); got != want {
+			t.Errorf("plainText(string %q) = %v, want %v", b, got, want)
+		}
+		for d := range 256 {
+			if b := []byte{byte(c), byte(d)}; plainText(b) && !runeCheck(b) {
+				t.Errorf("plainText(%q) passes what the rune check escapes", b)
+			}
 		}
 	}
 }

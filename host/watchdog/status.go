@@ -201,7 +201,7 @@ func (w *StatusWatch) Close() error { return w.run.Close() }
 func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report {
 	rs := st.Start()
 	r := &Report{RunID: rs.RunID, Phase: runview.Phase(st, owner.Live), Events: st.Rev(), RestartCount: 0,
-		PauseReasons: []graph.PauseRequest{}, Active: []Active{}, Usage: []NodeUsage{},
+		PauseReasons: []graph.PauseRequest{}, Active: []Active{},
 		CleanupVerified: st.CleanupVerified(), Result: st.Result(), LockNote: owner.Note}
 	rep := st.Preflight().Report()
 	r.Preflight = &rep
@@ -261,8 +261,10 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 	if p := rs.Plan.Workspace.Provider; p != "" && p != "none" {
 		r.LeaseRetained = (r.Worker != nil && r.Worker.Alive) || len(r.Processes) > 0
 	}
-	for _, u := range st.Usage() {
-		r.Usage = append(r.Usage, NodeUsage{Node: u.Node, Usage: usageValue(u.Usage)})
+	us := st.Usage()
+	r.Usage = make([]NodeUsage, len(us))
+	for i, u := range us {
+		r.Usage[i] = NodeUsage{Node: u.Node, Usage: usageValue(u.Usage)}
 	}
 	return r
 }

@@ -192,3 +192,34 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestZeroAfterError: once a read fails, every later read returns the
+// zero value, the one-byte numbers read without a call too, although
+// bytes are left, and Err keeps the first error.
+func TestZeroAfterError(t *testing.T) {
+	w := NewWriter(0)
+	w.Uint(5)
+	w.Uint(7)
+	w.Int(-3)
+	w.Bool(true)
+	w.Uint(300)
+	p, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReader(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := r.Uint(); v != 5 {
+		t.Fatalf("first number %d, want 5", v)
+	}
+	r.Fail("does not fit")
+	first := r.Err()
+	if u, i, b, u2 := r.Uint(), r.Int(), r.Bool(), r.Uint(); u != 0 || i != 0 || b || u2 != 0 {
+		t.Fatalf("reads after an error gave %d %d %v %d, want zero values", u, i, b, u2)
+	}
+	if !errors.Is(r.Err(), ErrCorrupt) || r.Err() != first || r.Done() != first {
+		t.Fatalf("Err %v, Done %v, want the first error %v", r.Err(), r.Done(), first)
+	}
+}

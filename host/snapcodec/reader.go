@@ -80,12 +80,33 @@ func (r *Reader) Fail(format string, args ...any) { r.fail(format, args...) }
 
 func (r *Reader) fail(format string, args ...any) {
 	if r.err == nil {
-		r.err = fmt.Errorf("%w: byte %d: %s", ErrCorrupt, r.off, fmt.Sprintf(format, args...))
+		r.setErr(fmt.Errorf("%w: byte %d: %s", ErrCorrupt, r.off, fmt.Sprintf(format, args...)))
 	}
+}
+
+// setErr sets the first error and ends the body where it was found, so
+// that the one-byte fast paths, which check only the bytes left, read
+// nothing more after it.
+func (r *Reader) setErr(err error) {
+	r.err = err
+	r.body = r.body[:r.off]
 }
 
 // Uint reads an unsigned varint.
 func (r *Reader) Uint() uint64 {
+	// Most numbers (counts, table references under 128, small values)
+	// are one byte: read inline, as a restore reads millions of them.
+	// After an error no bytes are left (setErr), so this path reads none.
+	if r.off < len(r.body) {
+		if b := r.body[r.off]; b < 0x80 {
+			r.off++
+			return uint64(b)
+		}
+	}
+	return r.uintSlow()
+}
+
+func (r *Reader) uintSlow() uint64 {
 	if r.err != nil {
 		return 0
 	}
@@ -100,6 +121,16 @@ func (r *Reader) Uint() uint64 {
 
 // Int reads a signed (zigzag) varint.
 func (r *Reader) Int() int64 {
+	if r.off < len(r.body) {
+		if b := r.body[r.off]; b < 0x80 {
+			r.off++
+			return int64(b>>1) ^ -int64(b&1)
+		}
+	}
+	return r.intSlow()
+}
+
+func (r *Reader) intSlow() int64 {
 	if r.err != nil {
 		return 0
 	}
@@ -172,7 +203,7 @@ func (r *Reader) Time() time.Time {
 	}
 	if err := t.UnmarshalBinary(r.body[r.off : r.off+n]); err != nil {
 		if r.err == nil {
-			r.err = fmt.Errorf("%w: byte %d: time: %w", ErrCorrupt, r.off, err)
+			r.setErr(fmt.Errorf("%w: byte %d: time: %w", ErrCorrupt, r.off, err))
 		}
 		return time.Time{}
 	}

@@ -135,7 +135,12 @@ func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 		fmt.Fprintf(w, "lock:     %s\n", r.LockNote)
 	}
 	if r.Phase == watchdog.PhaseInterrupted {
-		fmt.Fprintf(w, "next:     no watchdog holds this run; carry it on with obversa resume %s\n", dir)
+		if hints := watchdog.AnswerHints(r.PauseReasons, dir); hints != "" {
+			// A bare resume is refused while positions wait for a person.
+			fmt.Fprintf(w, "next:     no watchdog holds this run; %s\n", hints)
+		} else {
+			fmt.Fprintf(w, "next:     no watchdog holds this run; carry it on with obversa resume %s\n", dir)
+		}
 	}
 	if r.Backoff != nil {
 		fmt.Fprintf(w, "backoff:  restart %d in %d ms\n", r.Backoff.Restart, r.Backoff.RemainingMS)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/watchdog"
 )
 
@@ -24,5 +25,30 @@ usage:    c {"cache_creation":2,"cache_read":3,"input":40,"output":600}
 `
 	if i := strings.Index(b.String(), "usage:"); i < 0 || b.String()[i:] != want {
 		t.Errorf("printStatus:\n%s\nwant its usage lines to be:\n%s", b.String(), want)
+	}
+}
+
+// TestPrintStatusNextAnswersPauses: the next step printed for an
+// interrupted run names the command that answers each position still
+// waiting for a person, since a bare resume is refused while one waits;
+// with none waiting it is a bare resume.
+func TestPrintStatusNextAnswersPauses(t *testing.T) {
+	tests := []struct {
+		name    string
+		reasons []graph.PauseRequest
+		want    string
+	}{
+		{"nothing waits", nil, "next:     no watchdog holds this run; carry it on with obversa resume dir\n"},
+		{"an uncertain attempt waits", []graph.PauseRequest{{Kind: graph.PauseReconcile, Position: "dag/e7/1", AttemptID: "sha256:ab"}},
+			"next:     no watchdog holds this run; say whether attempt sha256:ab of dag/e7/1 took effect with `obversa resume dir --position dag/e7/1 --reconciled=done|not-done`\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			printStatus(&b, &watchdog.Report{RunID: "r1", Phase: watchdog.PhaseInterrupted, PauseReasons: tt.reasons}, "dir")
+			if !strings.Contains(b.String(), tt.want) {
+				t.Errorf("printStatus:\n%s\nwant a line\n%s", b.String(), tt.want)
+			}
+		})
 	}
 }

@@ -12,19 +12,47 @@ import (
 // it: approve for an approval, resume --reconciled for an attempt whose
 // effect is uncertain, resume --position for any other pause.
 func answerHints(rs *runstate.State, run string) string {
+	return AnswerHints(pausedRequests(rs), run)
+}
+
+// AnswerHints names, for each paused position of reqs, the command that
+// answers it (run is the run as the command line names it): approve for
+// an approval, resume --reconciled for an attempt whose effect is
+// uncertain, resume --position for any other pause. Requests without a
+// position (a pause of the whole run) are left out.
+func AnswerHints(reqs []graph.PauseRequest, run string) string {
 	var hints []string
+	for _, p := range reqs {
+		switch {
+		case p.Position == "":
+		case p.Kind == graph.PauseApproval:
+			hints = append(hints, fmt.Sprintf("decide %s with `obversa approve %s %s`", p.Position, run, p.Position))
+		case p.Kind == graph.PauseReconcile:
+			hints = append(hints, fmt.Sprintf("say whether attempt %s of %s took effect with `obversa resume %s --position %s --reconciled=done|not-done`", p.AttemptID, p.Position, run, p.Position))
+		default:
+			hints = append(hints, fmt.Sprintf("offer %s again with `obversa resume %s --position %s`", p.Position, run, p.Position))
+		}
+	}
+	return strings.Join(hints, "; ")
+}
+
+// pausedRequests returns what each paused position of rs waits for, in
+// the order of PausedPositions.
+func pausedRequests(rs *runstate.State) []graph.PauseRequest {
+	if rs.Graph().Paused() == 0 {
+		return nil
+	}
+	var out []graph.PauseRequest
 	for _, n := range rs.Graph().Nodes() {
 		if n.Status != graph.StatusPaused {
 			continue
 		}
-		switch {
-		case n.Pause != nil && n.Pause.Kind == graph.PauseApproval:
-			hints = append(hints, fmt.Sprintf("decide %s with `obversa approve %s %s`", n.Position, run, n.Position))
-		case n.Pause != nil && n.Pause.Kind == graph.PauseReconcile:
-			hints = append(hints, fmt.Sprintf("say whether attempt %s of %s took effect with `obversa resume %s --position %s --reconciled=done|not-done`", n.Pause.AttemptID, n.Position, run, n.Position))
-		default:
-			hints = append(hints, fmt.Sprintf("offer %s again with `obversa resume %s --position %s`", n.Position, run, n.Position))
+		p := graph.PauseRequest{Position: n.Position}
+		if n.Pause != nil {
+			p = *n.Pause
+			p.Position = n.Position
 		}
+		out = append(out, p)
 	}
-	return strings.Join(hints, "; ")
+	return out
 }

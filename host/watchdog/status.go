@@ -242,6 +242,13 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 			r.PauseReasons = append(r.PauseReasons, graph.PauseRequest{Kind: r.Result.Code})
 		}
 	}
+	if r.Result == nil {
+		// Nothing recorded since the run was last carried on says it
+		// waits, yet positions a person must answer may still be open (a
+		// worker that crashed after a resume of one position of several,
+		// or a live run): list them, as resume asks for them.
+		r.PauseReasons = append(r.PauseReasons, pausedRequests(st)...)
+	}
 	if st.Finished() == nil {
 		// Nothing is active once the run ended, even in a record whose
 		// end did not close its positions (written before it did).

@@ -328,6 +328,24 @@ func TestStatusView(t *testing.T) {
 	if r.Phase != PhasePaused || len(r.PauseReasons) != 1 || r.PauseReasons[0].Position != "dag/a/1" || len(r.Active) != 0 {
 		t.Fatalf("paused report %+v", r)
 	}
+	// Carried on without an answer for a/1 (a resume of another
+	// position), then its worker died: nothing recorded since says the
+	// run waits, but a/1 still does, and a bare resume is refused until
+	// it is answered.
+	carried := newRun(t, append(pausedForApproval(),
+		graph.EventRunResumed, runstate.RunResumedData{},
+		runstate.EventWorkerStarted, runstate.WorkerStartedData{PID: 999999, StartTime: 1})...)
+	r, err = Status(ctx, DirRef(carried))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Phase != PhaseRecovering || r.Result != nil || len(r.PauseReasons) != 1 || r.PauseReasons[0].Position != "dag/a/1" ||
+		r.PauseReasons[0].Kind != graph.PauseApproval {
+		t.Fatalf("report of a carried-on run with a/1 still paused: phase %s, result %+v, pause reasons %+v", r.Phase, r.Result, r.PauseReasons)
+	}
+	if hint := AnswerHints(r.PauseReasons, "R"); hint != "decide dag/a/1 with `obversa approve R dag/a/1`" {
+		t.Errorf("AnswerHints = %q", hint)
+	}
 }
 
 // TestOperatorEventsRefuse: resume --position refuses a run with no

@@ -144,6 +144,11 @@ func pauseHint(p graph.PauseRequest, dir string) string {
 // pauseLine is a paused position as a person reads it: where, what it
 // waits for, and why, and which policy said so.
 func pauseLine(p graph.PauseRequest) string {
+	if p.Position == "" {
+		// A pause of the whole run (STORAGE_FULL, OPERATOR_PAUSE): its
+		// code is all there is; the result line says why.
+		return p.Kind
+	}
 	line := p.Position + " (" + p.Kind
 	if p.Policy != "" {
 		line += ", policy " + p.Policy

@@ -52,3 +52,13 @@ func TestPrintStatusNextAnswersPauses(t *testing.T) {
 		})
 	}
 }
+
+// TestPrintStatusRunPause: a pause of the whole run, which has no
+// position, prints its code alone, not an empty position before it.
+func TestPrintStatusRunPause(t *testing.T) {
+	var b strings.Builder
+	printStatus(&b, &watchdog.Report{RunID: "r1", Phase: watchdog.PhasePaused, PauseReasons: []graph.PauseRequest{{Kind: "STORAGE_FULL"}}}, "dir")
+	if !strings.Contains(b.String(), "waiting:  STORAGE_FULL\n") {
+		t.Errorf("printStatus:\n%s\nwant a line: waiting:  STORAGE_FULL", b.String())
+	}
+}

@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/store"
 )
 
@@ -64,6 +67,11 @@ type graphRun struct {
 	wall, span, toDispatch, fold time.Duration
 	events                       int
 	peakRSS                      int64 // bytes
+	// cpu is the CPU time the worker and its plugins used while the
+	// executor ran (watchdog.CPUTimeEnv); cpuKnown is false when the
+	// worker wrote none.
+	cpu      watchdog.CPUTime
+	cpuKnown bool
 }
 
 // runGraph runs runFile once as run id in dir and measures it: the wall
@@ -83,6 +91,8 @@ func runGraph(b *testing.B, dir, runFile, id, storage string) graphRun {
 	}
 	cmd := exec.Command(filepath.Join(binDir, "obversa"), args...)
 	cmd.Dir = dir
+	cpuFile := filepath.Join(b.TempDir(), "cputime.json")
+	cmd.Env = append(os.Environ(), watchdog.CPUTimeEnv+"="+cpuFile)
 	var errb strings.Builder
 	cmd.Stderr = &errb
 	start := time.Now()
@@ -90,6 +100,7 @@ func runGraph(b *testing.B, dir, runFile, id, storage string) graphRun {
 		b.Fatalf("run: %v: %s", err, errb.String())
 	}
 	r := graphRun{wall: time.Since(start)}
+	r.cpu, r.cpuKnown = readCPUTime(b, cpuFile)
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.peakRSS = ru.Maxrss * 1024
 	}
@@ -103,6 +114,24 @@ func runGraph(b *testing.B, dir, runFile, id, storage string) graphRun {
 	}
 	r.toDispatch = first.Sub(start.Truncate(time.Millisecond))
 	return r
+}
+
+// readCPUTime reads what the worker wrote to path (watchdog.CPUTimeEnv);
+// false when it wrote nothing (a platform without the figures).
+func readCPUTime(b *testing.B, path string) (watchdog.CPUTime, bool) {
+	b.Helper()
+	var c watchdog.CPUTime
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, false
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		b.Fatalf("%s: %v", path, err)
+	}
+	return c, c.WorkerNs > 0
 }
 
 // recordSpan returns the time of the first dispatch, the time from it to
@@ -177,6 +206,8 @@ func benchRunFile(b *testing.B, runFile string, n int, db *pgDB) {
 		b.Fatalf("lock: %s", r.stderr)
 	}
 	var sum graphRun
+	var workerCPU, pluginCPU int64 // ns
+	cpuRuns := 0
 	for i := 0; i < b.N; i++ {
 		r := runGraph(b, dir, runFile, fmt.Sprintf("b%d", i), storage)
 		sum.wall += r.wall
@@ -185,9 +216,22 @@ func benchRunFile(b *testing.B, runFile string, n int, db *pgDB) {
 		sum.fold += r.fold
 		sum.events = r.events
 		sum.peakRSS = max(sum.peakRSS, r.peakRSS)
+		if r.cpuKnown {
+			cpuRuns++
+			workerCPU += r.cpu.WorkerNs
+			for _, ns := range r.cpu.PluginsNs {
+				pluginCPU += ns
+			}
+		}
 	}
 	per := float64(b.N * n)
 	b.ReportMetric(ms(sum.span)/per, "ms/node")
+	if cpuRuns > 0 {
+		// The executor's CPU and its plugins' per node, start-up and the
+		// snapshot saved as the worker ends left out.
+		b.ReportMetric(float64(workerCPU)/1e3/float64(cpuRuns*n), "worker-cpu-us/node")
+		b.ReportMetric(float64(pluginCPU)/1e3/float64(cpuRuns*n), "plugin-cpu-us/node")
+	}
 	b.ReportMetric(ms(sum.wall)/per, "wall-ms/node")
 	b.ReportMetric(ms(sum.toDispatch)/float64(b.N), "start-ms")
 	b.ReportMetric(ms(sum.fold)/float64(b.N), "fold-ms")

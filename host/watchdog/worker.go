@@ -111,6 +111,12 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 	defer set.Close()
 	usePlugins(x, set, rs.Plan, unlaunched)
 	defer saveSnapshot(run, state, logger)
+	clock := startCPUClock(set.Clients())
+	defer func() {
+		if err := clock.stop(); err != nil {
+			logger.Warn("CPU time not written", "env", CPUTimeEnv, "error", err)
+		}
+	}()
 	return execute(ctx, x, rs.Plan)
 }
 

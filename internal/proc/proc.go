@@ -17,5 +17,8 @@ type Proc struct {
 // ErrUnsupported is returned on platforms without /proc.
 var ErrUnsupported = errors.New("process inspection is not supported on this platform")
 
+// ErrGone is returned by CPU for a process that has exited.
+var ErrGone = errors.New("the process has exited")
+
 // pollInterval is how often Stop checks whether signalled processes left.
 const pollInterval = 20 * time.Millisecond

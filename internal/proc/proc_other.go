@@ -56,3 +56,9 @@ func Thaw([]Proc) {}
 func StopTree(context.Context, string, map[int]bool, time.Duration) (found, left []Proc) {
 	return nil, nil
 }
+
+// SelfCPU returns ErrUnsupported.
+func SelfCPU() (time.Duration, error) { return 0, ErrUnsupported }
+
+// CPU returns ErrUnsupported.
+func CPU(int) (time.Duration, error) { return 0, ErrUnsupported }

@@ -1,0 +1,78 @@
+package watchdog
+
+import (
+	"encoding/json"
+	"os"
+	"time"
+
+	"github.com/obversa/obversa/internal/proc"
+	"github.com/obversa/obversa/plugin"
+)
+
+// CPUTimeEnv names a file the worker writes, when its executor returns,
+// the CPU time (user and system) it and each of its plugin processes
+// used while the executor ran, as JSON (CPUTime). The benchmarks set it
+// to report a node's CPU cost on each side of the plugin connection,
+// which a loaded machine disturbs far less than wall time
+// (docs/decisions.md, "Benchmarks"). Unset, nothing is measured.
+const CPUTimeEnv = "OBVERSA_WORKER_CPUTIME"
+
+// CPUTime is what a worker writes to the file CPUTimeEnv names.
+type CPUTime struct {
+	// WorkerNs is the worker process's CPU time, all threads, in ns.
+	WorkerNs int64 `json:"worker_ns"`
+	// PluginsNs is each plugin process's CPU time, all threads, in ns,
+	// by plugin name; a plugin whose time could not be read (it exited,
+	// or the platform does not tell) is left out. The processes a plugin
+	// started are not counted.
+	PluginsNs map[string]int64 `json:"plugins_ns"`
+}
+
+// cpuClock samples the CPU time of this process and of clients'
+// processes; its zero value measures nothing.
+type cpuClock struct {
+	path    string
+	clients map[string]*plugin.Client
+	self    time.Duration
+	plugins map[string]time.Duration
+}
+
+// startCPUClock starts measuring when CPUTimeEnv names a file.
+func startCPUClock(clients map[string]*plugin.Client) cpuClock {
+	c := cpuClock{path: os.Getenv(CPUTimeEnv), clients: clients}
+	if c.path != "" {
+		c.self, c.plugins = c.sample()
+	}
+	return c
+}
+
+func (c cpuClock) sample() (self time.Duration, plugins map[string]time.Duration) {
+	self, _ = proc.SelfCPU()
+	plugins = map[string]time.Duration{}
+	for name, cl := range c.clients {
+		if d, err := proc.CPU(cl.Pid()); err == nil {
+			plugins[name] = d
+		}
+	}
+	return self, plugins
+}
+
+// stop writes what was used since startCPUClock; a failure to write is
+// returned for the caller to log.
+func (c cpuClock) stop() error {
+	if c.path == "" {
+		return nil
+	}
+	self, plugins := c.sample()
+	out := CPUTime{WorkerNs: (self - c.self).Nanoseconds(), PluginsNs: map[string]int64{}}
+	for name, d := range plugins {
+		if d0, ok := c.plugins[name]; ok {
+			out.PluginsNs[name] = (d - d0).Nanoseconds()
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(c.path, b, 0o644)
+}

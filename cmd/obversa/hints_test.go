@@ -12,7 +12,7 @@ import (
 // that asks for it says to resume first; approve suggests no position
 // that is not paused; a plain resume of a reconcile pause names resume
 // --reconciled, not approve; --result with --reconciled=not-done is a
-// usage error.
+// usage error, and so is a --result the record cannot hold.
 func TestResumeHints(t *testing.T) {
 	t.Parallel()
 	runFile, dir := rulesRun(t, "", "", "graph \"dag\" {\n  node \"a\" {\n    binding = \"shell\"\n    input = { command = [\"sleep\", \"60\"] }\n  }\n}\n")
@@ -46,6 +46,12 @@ func TestResumeHints(t *testing.T) {
 	r = obversa(t, dir, "resume", "--position", "dag/a/1", "--reconciled=not-done", "--result", `"x"`, runDir)
 	if r.code != exitUsage || !strings.Contains(r.stderr, "--reconciled=done") {
 		t.Errorf("--result with not-done: exit %d, want a usage error: %s", r.code, r.stderr)
+	}
+	for _, bad := range []string{"1e400", "12345678901234567890123", `"\ud800"`} {
+		r = obversa(t, dir, "resume", "--position", "dag/a/1", "--reconciled=done", "--result", bad, runDir)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--result cannot be recorded") {
+			t.Errorf("--result %s, which the record cannot hold: exit %d, want a usage error naming --result: %s", bad, r.code, r.stderr)
+		}
 	}
 	if r = obversa(t, dir, "resume", "--position", "a", runDir); !strings.Contains(r.stderr, `did you mean "dag/a/1"`) {
 		t.Errorf("resume --position a: want the paused dag/a/1 suggested: %s", r.stderr)

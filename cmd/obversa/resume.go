@@ -118,6 +118,10 @@ func resumeRun(sigs *signals, ref runRef, o watchdog.ResumeOptions, mode string)
 		return nil, false, lockedRefusal(ctx, ref, err, lockedHint(ref))
 	case errors.Is(err, watchdog.ErrResumePosition) && o.Position != "":
 		return nil, false, usageErr(fmt.Errorf("%w%s", err, suggestPosition(ctx, ref, o.Position)))
+	case errors.Is(err, store.ErrInvalidEvent) && o.Result != nil:
+		// JSON the record cannot hold as it is (a number beyond a
+		// double's exact range, a lone surrogate): the operator's value.
+		return nil, false, usageErr(fmt.Errorf("--result cannot be recorded as the node's result, nothing was changed: %w", err))
 	case errors.Is(err, store.ErrStorageFull):
 		return nil, false, usageErr(fmt.Errorf("%w; the run was not carried on: free space on that file system, then resume again", err))
 	case errors.Is(err, watchdog.ErrRunNotPaused), errors.Is(err, watchdog.ErrResumePosition),

@@ -219,15 +219,22 @@ func writeJSON(w io.Writer, v any) {
 // no command that takes --json (`obversa --bogus --json`), the raw
 // arguments before any "--" decide: whoever wrote --json reads JSON.
 func wantsJSON(cmd *cobra.Command, args []string) bool {
-	if cmd != nil {
-		if f := cmd.Flags().Lookup("json"); f != nil && f.Value.String() == "true" {
-			return true
-		}
+	if jsonFlag(cmd) {
+		return true
 	}
 	if i := slices.Index(args, "--"); i >= 0 {
 		args = args[:i]
 	}
 	return slices.Contains(args, "--json") || slices.Contains(args, "--json=true")
+}
+
+// jsonFlag reports whether cmd has a --json flag and it is set.
+func jsonFlag(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	f := cmd.Flags().Lookup("json")
+	return f != nil && f.Value.String() == "true"
 }
 
 // printWarnings writes warning diagnostics to w for a person (errors are

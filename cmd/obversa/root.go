@@ -23,6 +23,9 @@ type globals struct {
 	// raw is --raw: print what runs produced byte for byte, control
 	// sequences included (termsafe.go).
 	raw bool
+	// json is whether the command being run prints --json: its stdout is
+	// escaped with --raw too (termsafe.go).
+	json bool
 }
 
 // defaultNamespace is --namespace's default.
@@ -52,6 +55,11 @@ func newRootGlobals() (*cobra.Command, *globals) {
 	root.PersistentFlags().BoolVar(&g.raw, "raw", false,
 		"print what runs produced (engine text, command output, plugin messages) byte for byte, terminal control sequences included; without it they are shown escaped (\\u001b), on a terminal and on a pipe or file alike")
 	g.flags = root.PersistentFlags()
+	// No subcommand has a persistent pre-run of its own, so this one runs
+	// for every command, before it prints anything.
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		g.json = jsonFlag(cmd)
+	}
 	root.AddCommand(newRunCmd(g), newWorkerCmd(g), newKeeperCmd(g), newStatusCmd(g), newEventsCmd(g), newValidateCmd(),
 		newVerifyCmd(g), newPluginCmd(), newStopCmd(g), newResumeCmd(g), newApproveCmd(g), newPreflightCmd(g),
 		newVersionCmd(), newGraphCmd(g), newLogsCmd(g), newRunsCmd(g), newShowCmd(g), newUICmd(g))
@@ -61,7 +69,7 @@ func newRootGlobals() (*cobra.Command, *globals) {
 func execute(args []string) int {
 	root, g := newRootGlobals()
 	root.SetArgs(args)
-	stdout, stderr := escaping(os.Stdout, &g.raw), escaping(os.Stderr, &g.raw)
+	stdout, stderr := escaping(os.Stdout, &g.raw, &g.json), escaping(os.Stderr, &g.raw, nil)
 	defer stderr.flush()
 	defer stdout.flush()
 	root.SetOut(stdout)
@@ -70,5 +78,6 @@ func execute(args []string) int {
 	if err == nil {
 		return exitComplete
 	}
-	return printFailure(stdout, stderr, err, wantsJSON(cmd, args))
+	g.json = wantsJSON(cmd, args)
+	return printFailure(stdout, stderr, err, g.json)
 }

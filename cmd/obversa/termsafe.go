@@ -19,7 +19,11 @@ import (
 // \u001b, \x9b. The \u form is also a valid JSON string escape, so
 // --json output stays JSON with the same values. --raw writes the bytes
 // as the run produced them (docs/decisions.md, "What the run produced is
-// escaped").
+// escaped") — in text output only: --json output is escaped with --raw
+// too, since encoding/json lets DEL and the C1 controls (U+0080-U+009F,
+// CSI among them) through as they are, and a byte that is not UTF-8 is
+// written as \ufffd there, as encoding/json writes it, so every line
+// stays JSON (docs/decisions.md, "--json output is always escaped").
 
 // termText is s as a terminal may be shown it.
 func termText(s string) string {
@@ -27,7 +31,7 @@ func termText(s string) string {
 		return s
 	}
 	var b strings.Builder
-	escapeTo(&b, s)
+	escapeTo(&b, s, false)
 	return b.String()
 }
 
@@ -56,11 +60,15 @@ func escaped(r rune) bool {
 	return r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f
 }
 
-// escapeTo writes s to b with what escaped and invalid UTF-8 escaped.
-func escapeTo(b *strings.Builder, s string) {
+// escapeTo writes s to b with what escaped and invalid UTF-8 escaped:
+// a byte that is not UTF-8 as \xff, or as \ufffd when asJSON (JSON has
+// no escape for a byte).
+func escapeTo(b *strings.Builder, s string, asJSON bool) {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case r == utf8.RuneError && size == 1 && asJSON:
+			b.WriteString(`\ufffd`)
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(b, `\x%02x`, s[i])
 		case escaped(r):
@@ -74,17 +82,30 @@ func escapeTo(b *strings.Builder, s string) {
 
 // termWriter escapes what is written through it as termText does; a UTF-8
 // sequence split across writes is held until it is whole. While *raw is
-// true (--raw) it passes every write through unchanged.
+// true (--raw) it passes every write through unchanged, unless *asJSON is
+// true too (the command prints --json): JSON is always escaped, with a
+// byte that is not UTF-8 written as \ufffd.
 type termWriter struct {
 	w       io.Writer
 	raw     *bool
+	asJSON  *bool
 	pending []byte
+}
+
+// passThrough reports whether writes go through unchanged: --raw text.
+func (t *termWriter) passThrough() bool {
+	return t.raw != nil && *t.raw && !t.json()
+}
+
+// json reports whether what is written is --json output.
+func (t *termWriter) json() bool {
+	return t.asJSON != nil && *t.asJSON
 }
 
 // Write writes p escaped; it reports len(p) once the escaped form is
 // written, or the underlying writer's error.
 func (t *termWriter) Write(p []byte) (int, error) {
-	if t.raw != nil && *t.raw && len(t.pending) == 0 {
+	if t.passThrough() && len(t.pending) == 0 {
 		return t.w.Write(p)
 	}
 	buf := p
@@ -112,7 +133,7 @@ func (t *termWriter) Write(p []byte) (int, error) {
 	var err error
 	if !plainText(buf[:cut]) && (bytes.ContainsFunc(buf[:cut], escaped) || !utf8.Valid(buf[:cut])) {
 		var b strings.Builder
-		escapeTo(&b, string(buf[:cut]))
+		escapeTo(&b, string(buf[:cut]), t.json())
 		_, err = io.WriteString(t.w, b.String())
 	} else {
 		_, err = t.w.Write(buf[:cut])
@@ -131,14 +152,17 @@ func (t *termWriter) flush() {
 	if len(p) == 0 {
 		return
 	}
-	if t.raw != nil && *t.raw {
+	if t.passThrough() {
 		_, _ = t.w.Write(p)
 		return
 	}
-	_, _ = io.WriteString(t.w, termText(string(p)))
+	var b strings.Builder
+	escapeTo(&b, string(p), t.json())
+	_, _ = io.WriteString(t.w, b.String())
 }
 
-// escaping returns f behind a termWriter, which escapes unless *raw.
-func escaping(f *os.File, raw *bool) *termWriter {
-	return &termWriter{w: f, raw: raw}
+// escaping returns f behind a termWriter, which escapes unless *raw and
+// not *asJSON (asJSON may be nil: never JSON).
+func escaping(f *os.File, raw, asJSON *bool) *termWriter {
+	return &termWriter{w: f, raw: raw, asJSON: asJSON}
 }

@@ -96,7 +96,7 @@ func (sc Scope) Input(input json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, &RenderError{Err: ErrInvalidInput, Detail: err.Error()}
 	}
-	out, rerr := renderValue(v, "", sc)
+	out, rerr := renderValue(v, "", func(expr hclsyntax.Expression) (cty.Value, *RenderError) { return evalTemplate(expr, sc) })
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -107,8 +107,9 @@ func (sc Scope) Input(input json.RawMessage) (json.RawMessage, error) {
 	return b, nil
 }
 
-// renderValue renders every string in v; path is v's place in the input.
-func renderValue(v cty.Value, path string, sc Scope) (cty.Value, *RenderError) {
+// renderValue renders every string in v with eval; path is v's place in
+// the input.
+func renderValue(v cty.Value, path string, eval func(hclsyntax.Expression) (cty.Value, *RenderError)) (cty.Value, *RenderError) {
 	if v.IsNull() || !v.IsKnown() {
 		return v, nil
 	}
@@ -123,7 +124,7 @@ func renderValue(v cty.Value, path string, sc Scope) (cty.Value, *RenderError) {
 		if diags.HasErrors() {
 			return cty.NilVal, &RenderError{Err: ErrTemplate, Field: fieldOrRoot(path), Detail: diagText(diags)}
 		}
-		out, rerr := evalTemplate(expr, sc)
+		out, rerr := eval(expr)
 		if rerr != nil {
 			rerr.Field = fieldOrRoot(path)
 			return cty.NilVal, rerr
@@ -136,7 +137,7 @@ func renderValue(v cty.Value, path string, sc Scope) (cty.Value, *RenderError) {
 		attrs := make(map[string]cty.Value, v.LengthInt())
 		for it := v.ElementIterator(); it.Next(); {
 			k, e := it.Element()
-			r, rerr := renderValue(e, joinField(path, k.AsString()), sc)
+			r, rerr := renderValue(e, joinField(path, k.AsString()), eval)
 			if rerr != nil {
 				return cty.NilVal, rerr
 			}
@@ -149,7 +150,7 @@ func renderValue(v cty.Value, path string, sc Scope) (cty.Value, *RenderError) {
 		}
 		elems := make([]cty.Value, 0, v.LengthInt())
 		for i, e := range v.AsValueSlice() {
-			r, rerr := renderValue(e, path+"["+strconv.Itoa(i)+"]", sc)
+			r, rerr := renderValue(e, path+"["+strconv.Itoa(i)+"]", eval)
 			if rerr != nil {
 				return cty.NilVal, rerr
 			}

@@ -67,6 +67,7 @@ var refusalCodes = []struct {
 	{launch.ErrStart, runstate.CodePluginStartFailed},
 	{watchdog.ErrRunNotPaused, "RUN_NOT_PAUSED"},
 	{watchdog.ErrResumePosition, "RESUME_POSITION"},
+	{watchdog.ErrResultNeeded, "RECONCILE_RESULT_NEEDED"},
 	{watchdog.ErrResumeEventMismatch, "RESUME_EVENT_MISMATCH"},
 	{watchdog.ErrAlreadyDecided, CodeApprovalDecided},
 	{watchdog.ErrNotAnswered, "APPROVAL_NOT_ANSWERED"},

@@ -90,7 +90,7 @@ second Ctrl-C exits at once and leaves it interrupted.`,
 	}
 	cmd.Flags().StringVar(&o.Position, "position", "", "the open position to offer again (dag/<node>/<n>)")
 	cmd.Flags().StringVar(&o.Reconciled, "reconciled", "", "for a reconcile-attempt pause: done or not-done")
-	cmd.Flags().StringVar(&result, "result", "", "with --reconciled=done: the node's result as JSON (default null)")
+	cmd.Flags().StringVar(&result, "result", "", "with --reconciled=done: the node's result as JSON; without it the result is null, refused when a downstream prompt or input needs a value (--result null records null all the same)")
 	cmd.Flags().StringVar(&o.Preflight, "preflight", "", "the event id of the preflight pause to resume (preflight_event_id, or as printed by obversa preflight interrupt)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result object {run_id, kind, code, output}")
 	addProgressFlag(cmd, &progress)
@@ -125,7 +125,7 @@ func resumeRun(sigs *signals, ref runRef, o watchdog.ResumeOptions, mode string)
 	case errors.Is(err, store.ErrStorageFull):
 		return nil, false, usageErr(fmt.Errorf("%w; the run was not carried on: free space on that file system, then resume again", err))
 	case errors.Is(err, watchdog.ErrRunNotPaused), errors.Is(err, watchdog.ErrResumePosition),
-		errors.Is(err, watchdog.ErrResumeEventMismatch):
+		errors.Is(err, watchdog.ErrResumeEventMismatch), errors.Is(err, watchdog.ErrResultNeeded):
 		return nil, false, usageErr(err)
 	case err != nil:
 		return nil, false, failedErr(err)

@@ -24,6 +24,11 @@ var (
 	// ErrResumePosition is returned by Resume when the named position is
 	// not open (not paused, not left in flight). Code RESUME_POSITION.
 	ErrResumePosition = errors.New("RESUME_POSITION")
+	// ErrResultNeeded is returned by Resume for --reconciled=done without
+	// a result when a downstream node's prompt or input cannot render
+	// with a null one. The error names each such node, its field and the
+	// reference, and says to pass --result. Code RECONCILE_RESULT_NEEDED.
+	ErrResultNeeded = errors.New("RECONCILE_RESULT_NEEDED")
 	// ErrAlreadyDecided is returned by Approve when the position already
 	// has a recorded decision.
 	ErrAlreadyDecided = runstate.ErrAlreadyDecided
@@ -341,6 +346,9 @@ func operatorEvents(rs *runstate.State, o ResumeOptions) ([]store.NewEvent, erro
 		case "done":
 			result := o.Result
 			if len(result) == 0 {
+				if err := nullResultUsed(st.Definition(), n); err != nil {
+					return nil, err
+				}
 				result = json.RawMessage("null")
 			}
 			return []store.NewEvent{{Type: graph.EventNodeCompleted, Data: graph.CompletedData{Node: n.Def.ID, Position: n.Position, Result: result}}}, nil

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/obversa/obversa/internal/durable"
 )
 
 // CopyOptions configures CopyBinary.
@@ -330,7 +332,7 @@ func place(tmp *os.File, c *Copied) error {
 	if err := os.Rename(tmp.Name(), c.Path); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(c.Path))
+	return durable.SyncDir(filepath.Dir(c.Path))
 }
 
 // cacheChanged is the ErrCacheChanged refusal of c.Path, an entry whose
@@ -359,13 +361,4 @@ func sameBytes(f *os.File, path string) (bool, error) {
 		return false, err
 	}
 	return w.equal(), nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

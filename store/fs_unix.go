@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/obversa/obversa/internal/durable"
 	"github.com/obversa/obversa/internal/regfile"
 )
 
@@ -36,17 +37,7 @@ func (osFS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
 func (osFS) Lstat(name string) (fs.FileInfo, error)     { return os.Lstat(name) }
 func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
 
-func (osFS) SyncDir(name string) error {
-	d, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+func (osFS) SyncDir(name string) error { return durable.SyncDir(name) }
 
 // osFile is an *os.File with fdatasync and flock. Handoff passes the
 // *os.File itself to a child process.

@@ -59,12 +59,3 @@ func OpenCached(name, path, sum string, stamp *plugin.FileStamp) (*os.File, *plu
 	}
 	return f, vouch, nil
 }
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}

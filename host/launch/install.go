@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/obversa/obversa/internal/durable"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -176,7 +177,7 @@ func placeInstalled(inst *Installed, dir, bin, sigPath string) (*Installed, erro
 	if err := VerifyCached(st.Name, inst.Path, inst.SHA256); err != nil {
 		return nil, err
 	}
-	return inst, syncDir(dir)
+	return inst, durable.SyncDir(dir)
 }
 
 // place copies src to dst with mode perm through a synced temporary file

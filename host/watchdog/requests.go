@@ -15,6 +15,7 @@ import (
 
 	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/internal/durable"
 	"github.com/obversa/obversa/internal/regfile"
 )
 
@@ -134,12 +135,7 @@ func writeFileSync(dir, name string, data []byte) error {
 	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
 		return err
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return durable.SyncDir(dir)
 }
 
 // Pending implements executor.Requests: it claims every request not yet

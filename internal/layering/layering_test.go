@@ -15,7 +15,8 @@ const module = "github.com/obversa/obversa"
 // leaf (standard library and x/sys only) shared by the host and the SDK's
 // command runner, and used by plugin to stop what a plugin started; so is
 // internal/cgroup, shared by plugin confinement and the command runner; internal/testutil is a leaf too, imported by tests only;
-// internal/failpoint is a leaf the host and the plugin launcher mark their
+// internal/durable, the fsync of a directory, is a leaf the store,
+// plugin and host share; internal/failpoint is a leaf the host and the plugin launcher mark their
 // crash points with; it is compiled away without the failpoints tag.
 // The longest matching
 // prefix decides; "" means nothing of ours. A package, or a prefix it may
@@ -24,23 +25,24 @@ const module = "github.com/obversa/obversa"
 // (store/pgstore), test double (store/simfs) or conformance suite
 // (store/storetest).
 var allowed = map[string][]string{
-	"store":                {"internal/regfile"},
-	"store/pgstore":        {"store", "internal/regfile"},
-	"store/simfs":          {"store", "internal/regfile"},
-	"store/storetest":      {"store", "internal/regfile"},
-	"plugin":               {"plugin/internal/", "internal/cgroup", "internal/proc", "internal/regfile", "internal/failpoint"},
+	"store":                {"internal/regfile", "internal/durable"},
+	"store/pgstore":        {"store", "internal/regfile", "internal/durable"},
+	"store/simfs":          {"store", "internal/regfile", "internal/durable"},
+	"store/storetest":      {"store", "internal/regfile", "internal/durable"},
+	"plugin":               {"plugin/internal/", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint"},
 	"hcl":                  {"internal/regfile"},
-	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/failpoint"},
+	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint"},
 	"internal/proc":        {},
 	"internal/cgroup":      {},
-	"internal/logfile":     {"store", "internal/regfile"},
+	"internal/logfile":     {"store", "internal/regfile", "internal/durable"},
 	"internal/hostenv":     {},
 	"internal/testutil":    {},
-	"internal/exampletest": {"plugin", "internal/testutil", "internal/cgroup", "internal/proc", "internal/regfile", "internal/failpoint"},
+	"internal/exampletest": {"plugin", "internal/testutil", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint"},
 	"internal/failpoint":   {},
 	"internal/regfile":     {},
-	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile"},
-	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/failpoint"},
+	"internal/durable":     {},
+	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable"},
+	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint"},
 }
 
 func rule(pkg string) (string, []string, bool) {

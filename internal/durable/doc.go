@@ -1,0 +1,5 @@
+// Package durable holds the one fsync of a directory that every part of
+// Obversa which creates, renames or removes files uses, so that a crash
+// cannot lose an entry that was reported written (docs/architecture.md,
+// "The record"). It is a leaf: standard library only.
+package durable

@@ -109,12 +109,28 @@ func taggedGroups(tag string) []string {
 	return dirs
 }
 
-// TaggedGroupPIDs returns the pids in the bare groups that launches with
-// LaunchConfig.GroupTag tag made under this process's cgroup v2 group;
-// nil without a v2 group.
+// taggedV1Groups returns the directories of the memory groups launches
+// with LaunchConfig.GroupTag tag made in this process's cgroup v1 memory
+// hierarchy (a confine.Spec with that GroupTag where the memory
+// controller is v1); nil without one.
+func taggedV1Groups(tag string) []string {
+	if tag == "" {
+		return nil
+	}
+	info, err := cgroup.Self()
+	if err != nil || info.V1Memory == "" {
+		return nil
+	}
+	dirs, _ := filepath.Glob(filepath.Join(info.V1Memory, confine.TaggedPrefix(tag)+"*"))
+	return dirs
+}
+
+// TaggedGroupPIDs returns the pids in the groups that launches with
+// LaunchConfig.GroupTag tag made under this process's cgroup v2 group and
+// in its v1 memory group; nil without either.
 func TaggedGroupPIDs(tag string) []int {
 	var pids []int
-	for _, d := range taggedGroups(tag) {
+	for _, d := range append(taggedGroups(tag), taggedV1Groups(tag)...) {
 		pids = append(pids, treeProcs(d)...)
 	}
 	return pids
@@ -149,21 +165,31 @@ func (t groupTree) Procs() []int {
 // treeProcs returns the pids in dir's group and every group under it.
 func treeProcs(dir string) []int { return treeOf(dir).Procs() }
 
-// StopTaggedGroups SIGKILLs every process in the bare groups that
-// launches with LaunchConfig.GroupTag tag made under this process's cgroup
-// v2 group (cgroup.kill, whatever session or environment a process
-// has), waits up to 2 s for them to empty and removes the empty ones. It
-// returns the pids that were in them and those still there. A supervisor
-// that outlives the launching process and shares its cgroup (a run's
-// keeper) stops through it what no marker finds. Nothing happens without
-// a v2 group.
+// StopTaggedGroups SIGKILLs every process in the groups that launches
+// with LaunchConfig.GroupTag tag made under this process's cgroup v2 group
+// (cgroup.kill, whatever session or environment a process has) and in its
+// cgroup v1 memory group (each pid the group lists: v1 has no
+// cgroup.kill), waits up to 2 s for them to empty and removes the empty
+// ones — memory groups included, which the launching process would have
+// released had it not died. It returns the pids that were in them and
+// those still there. A supervisor that outlives the launching process and
+// shares its cgroups (a run's watchdog, its keeper) stops through it what
+// no marker finds and removes what the launcher left.
 func StopTaggedGroups(tag string) (stopped, left []int) {
 	dirs := taggedGroups(tag)
 	for _, d := range dirs {
 		stopped = append(stopped, treeProcs(d)...)
 		cgroup.Kill(d) // the whole subtree
 	}
-	for _, d := range dirs {
+	v1 := taggedV1Groups(tag)
+	for _, d := range v1 {
+		pids := treeProcs(d)
+		stopped = append(stopped, pids...)
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	for _, d := range append(dirs, v1...) {
 		t := treeOf(d)
 		if l := waitCgroupEmpty(t, 2*time.Second); len(l) > 0 {
 			left = append(left, l...)

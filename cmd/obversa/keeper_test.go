@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/internal/cgroup"
 	"github.com/obversa/obversa/plugin/confine"
 )
@@ -160,6 +162,11 @@ func killBothSupervisors(t *testing.T, text string, i int) error {
 		kl, _ := os.ReadFile(filepath.Join(runDir, "keeper.log"))
 		return fmt.Errorf("status says phase %q, cleanup_verified %v, processes %v; want interrupted, verified, none; keeper.log: %s", st.Phase, st.CleanupVerified, st.Processes, kl)
 	}
+	// The plugin's cgroups — its memory group on a v1 host too — went
+	// with it: the launcher died before it could release them.
+	if left := taggedGroupsLeft(runDir); len(left) > 0 {
+		return fmt.Errorf("the run's cgroups are left after its keeper answered: %v", left)
+	}
 	// A command that survived would now do its effect within its 50 ms
 	// poll; a second gives it ample room.
 	if err := os.WriteFile(release, nil, 0o644); err != nil {
@@ -171,6 +178,26 @@ func killBothSupervisors(t *testing.T, text string, i int) error {
 		return fmt.Errorf("the command did its side effect after both supervisors died (stat: %v); keeper.log: %s", err, kl)
 	}
 	return nil
+}
+
+// taggedGroupsLeft lists the cgroups tagged for the run at runDir
+// (launch.GroupTag of its owner marker) under this process's v2 group and
+// its v1 memory group, where the run's worker, this process's
+// descendant, made them.
+func taggedGroupsLeft(runDir string) []string {
+	info, err := cgroup.Self()
+	if err != nil {
+		return nil
+	}
+	prefix := confine.TaggedPrefix(launch.GroupTag(watchdog.OwnerMarker(runDir)))
+	var left []string
+	for _, parent := range []string{info.V2, info.V1Memory} {
+		if parent != "" {
+			m, _ := filepath.Glob(filepath.Join(parent, prefix+"*"))
+			left = append(left, m...)
+		}
+	}
+	return left
 }
 
 // keeperStatus is what TestNothingOutlivesBothSupervisors reads of status

@@ -8,6 +8,7 @@ import (
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/internal/proc"
+	"github.com/obversa/obversa/plugin"
 )
 
 // cleanup stops every process carrying the run's marker (the worker's
@@ -26,8 +27,13 @@ func (s *supervisor) cleanup(ctx context.Context) ([]proc.Proc, error) {
 
 // stopRun stops every process carrying the owner marker, and their
 // descendants, except this process: frozen, then TERM, grace, KILL,
-// verified by (pid, start time). It returns
-// the processes it found and those that survived.
+// verified by (pid, start time). Then it stops what is left in the run's
+// tagged cgroups and removes them (plugin.StopTaggedGroups): a worker
+// that died left its plugins' groups — memory groups included — for
+// whoever stops the run. It returns the processes it found and those
+// that survived.
 func stopRun(ctx context.Context, marker string, grace time.Duration) (found, left []proc.Proc) {
-	return proc.StopTree(ctx, launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true}, grace)
+	found, left = proc.StopTree(ctx, launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true}, grace)
+	grouped, groupLeft := plugin.StopTaggedGroups(launch.GroupTag(marker))
+	return union(found, procsOf(grouped)), union(left, procsOf(groupLeft))
 }

@@ -118,6 +118,9 @@ func Keep(ctx context.Context, ref Ref, done io.Reader) (*runstate.CleanupData, 
 	// environment carries no marker: its plugin's cgroup holds it.
 	tag := launch.GroupTag(marker)
 	if len(frozen) == 0 && len(plugin.TaggedGroupPIDs(tag)) == 0 {
+		// Nothing of the run runs; the groups its launcher left empty
+		// are removed all the same.
+		plugin.StopTaggedGroups(tag)
 		return nil, nil
 	}
 	run, st, err := openRun(ctx, ref)
@@ -147,8 +150,6 @@ func Keep(ctx context.Context, ref Ref, done io.Reader) (*runstate.CleanupData, 
 	// What was frozen and has ended meanwhile was stopped too (a frozen
 	// process group that lost its parent gets SIGHUP from the kernel).
 	found = union(frozen, found)
-	grouped, groupLeft := plugin.StopTaggedGroups(tag)
-	found, left = union(found, procsOf(grouped)), union(left, procsOf(groupLeft))
 	fmt.Fprintf(log, "%s both supervisors are gone; stopped %d processes of the run, %d survived: %v\n", stamp(), len(found), len(left), found)
 	data := runstate.NewCleanup(found, left)
 	if err := appendFolded(ctx, run, st, store.NewEvent{Type: runstate.EventCleanup, Data: data}); err != nil {

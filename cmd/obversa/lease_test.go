@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/obversa/obversa/host/watchdog"
 )
@@ -56,13 +57,24 @@ func TestWorkspaceLeaseEveryProvider(t *testing.T) {
 			if err := resume.Start(); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = resume.Process.Kill(); _ = resume.Wait() })
+			exited := make(chan struct{})
+			go func() { _ = resume.Wait(); close(exited) }()
+			t.Cleanup(func() { _ = resume.Process.Kill(); <-exited })
 			waitAttempts(t, secondDir, 2, "the resumed second run's slow node to start")
 			if got := effects(t, fast); got != 2 {
 				t.Errorf("after resume the side effect happened %d times, want twice (once per run)", got)
 			}
 			if r := obversa(t, dir, "stop", "--yes", secondDir); r.code != 0 {
 				t.Fatalf("stop the second run: exit %d: %s", r.code, r.stderr)
+			}
+			// The resume is the second run's watchdog: stop returns once
+			// STOPPED is recorded, while it still cleans up. Killed then,
+			// its keeper would take over and write in the run directory
+			// as the test's cleanup removes it.
+			select {
+			case <-exited:
+			case <-time.After(60 * time.Second):
+				t.Errorf("the resumed second run's watchdog did not exit within 60 s of stop")
 			}
 		})
 	}

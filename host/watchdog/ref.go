@@ -84,6 +84,9 @@ func (d DirRef) OpenReadOnly(ctx context.Context) (store.Record, error) {
 	return store.OpenRunDirReadOnly(ctx, string(d))
 }
 
+// snapshotDir is the directory, where the run's fold snapshot is.
+func (d DirRef) snapshotDir() string { return string(d) }
+
 // Marker is OwnerMarker of the directory.
 func (d DirRef) Marker(context.Context) (string, error) { return OwnerMarker(string(d)), nil }
 

@@ -22,7 +22,7 @@ import (
 // part of it. The file is a header line (JSON) and a payload (binary,
 // host/snapcodec):
 //
-//	{"format":2,"fold":"…","rev":N,"digest":"sha256:…","bytes":N,"crc32c":N}\n
+//	{"format":3,"fold":"…","rev":N,"digest":"sha256:…","bytes":N,"crc32c":N}\n
 //	<payload>
 //
 // rev and digest name the record prefix the payload folds: the digest of
@@ -33,8 +33,9 @@ import (
 // event up to rev but the one at rev, to check its digest.
 
 // SnapshotFormat is the layout version of the fold snapshot file: 1 was
-// a gob payload, 2 is host/snapcodec's.
-const SnapshotFormat = 2
+// a gob payload, 2 host/snapcodec's with the nodes' usage sorted by node,
+// 3 with it in the order of their first engine call.
+const SnapshotFormat = 3
 
 // FoldVersion names the fold's semantics: it changes whenever a change to
 // the fold (this package or host/graph) changes what a State holds after
@@ -212,10 +213,10 @@ func (s *State) EncodeSnapshot() ([]byte, error) {
 }
 
 // encodePayload returns s's payload (host/snapcodec): the start, the
-// small rest as JSON, the results' node results, the nodes in order of
-// their first call, the sequences, positions and usage (maps as sorted
-// lists, so a State always encodes to the same bytes), then the graph's
-// part.
+// small rest as JSON, the results' node results, the sequences and
+// positions (maps as sorted lists, so a State always encodes to the same
+// bytes), the nodes' usage in the order of their first call, then the
+// graph's part.
 func (s *State) encodePayload() ([]byte, error) {
 	r := s.rest()
 	var finished, paused resultNodes
@@ -234,15 +235,11 @@ func (s *State) encodePayload() ([]byte, error) {
 	w.Bytes(rest)
 	finished.encode(w)
 	paused.encode(w)
+	s.encodePositions(w)
 	w.Uint(uint64(len(s.order)))
 	for _, n := range s.order {
-		w.Str(n)
-	}
-	s.encodePositions(w)
-	w.Uint(uint64(len(s.usage)))
-	for _, k := range slices.Sorted(maps.Keys(s.usage)) {
-		w.Str(k)
-		writeUsage(w, *s.usage[k])
+		w.Str(n.node)
+		writeUsage(w, *n.u)
 	}
 	if err := s.graph.EncodeSnapshot(w); err != nil {
 		return nil, err
@@ -317,12 +314,6 @@ func (s *State) restorePayload(payload []byte) error {
 	if err := joinNodes(rest.Paused, decodeResultNodes(r)); err != nil {
 		return err
 	}
-	if n := r.Len(); n > 0 {
-		s.order = make([]string, n)
-		for i := range s.order {
-			s.order[i] = r.Str()
-		}
-	}
 	// The positions and sequences are checked now and built when first
 	// needed (deferPositions).
 	if err := s.deferPositions(r); err != nil {
@@ -331,10 +322,16 @@ func (s *State) restorePayload(payload []byte) error {
 	n := r.Len()
 	s.usage = make(map[string]*plugin.Usage, n)
 	us := make([]plugin.Usage, n)
+	if n > 0 {
+		s.order = make([]nodeTotal, n)
+	}
 	for i := range us {
 		k := r.Str()
 		us[i] = readUsage(r)
-		s.usage[k] = &us[i]
+		s.order[i] = nodeTotal{k, &us[i]}
+		if s.usage[k] = &us[i]; len(s.usage) != i+1 {
+			return fmt.Errorf("%w: node %q has two usage totals", ErrSnapshotInvalid, k)
+		}
 	}
 	if err := r.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -162,5 +164,28 @@ func TestRefold(t *testing.T) {
 	}
 	if _, err := Refold(ctx, firstGarbled{run}, "", folded); err == nil {
 		t.Error("the start of a fold that folded it before it was recorded was taken")
+	}
+}
+
+// TestSnapshotUsageInOrder: a restored State lists its nodes' usage in the
+// order of their first engine call, each total the one the fold of a
+// later call adds to; a snapshot that gives a node two totals is invalid.
+func TestSnapshotUsageInOrder(t *testing.T) {
+	full, got := restoredRich(t)
+	if d := cmp.Diff(full.Usage(), got.Usage()); d != "" || len(got.order) == 0 {
+		t.Fatalf("usage (-full +restored):\n%s", d)
+	}
+	for _, n := range got.order {
+		if got.usage[n.node] != n.u {
+			t.Errorf("node %q: the ordered total is not the one the fold adds to", n.node)
+		}
+	}
+	full.order = append(slices.Clone(full.order), full.order[0])
+	b, err := full.encodePayload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := New().restorePayload(b); !errors.Is(err, ErrSnapshotInvalid) || !strings.Contains(err.Error(), "two usage totals") {
+		t.Errorf("a node with two usage totals: %v, want ErrSnapshotInvalid naming it", err)
 	}
 }

@@ -201,7 +201,7 @@ func TestSnapshotUnusable(t *testing.T) {
 		{"cut short", good[:len(good)-7], ErrSnapshotInvalid},
 		{"a bit flipped", flip, ErrSnapshotInvalid},
 		{"bytes added", append(bytes.Clone(good), 0), ErrSnapshotInvalid},
-		{"another format", bytes.Replace(good, []byte(`"format":2`), []byte(`"format":1`), 1), ErrSnapshotStale},
+		{"another format", bytes.Replace(good, []byte(`"format":3`), []byte(`"format":2`), 1), ErrSnapshotStale},
 		{"another fold", bytes.Replace(good, []byte(`"fold":"`), []byte(`"fold":"0+`), 1), ErrSnapshotStale},
 		{"another record", foreign, ErrSnapshotInvalid},
 		{"ahead of the record", ahead, ErrSnapshotInvalid},

@@ -108,7 +108,7 @@ type State struct {
 	later   atomic.Pointer[snapcodec.Reader]
 	laterMu sync.Mutex
 	usage   map[string]*plugin.Usage
-	order   []string // nodes in the order their first engine call was recorded
+	order   []nodeTotal // nodes in the order their first engine call was recorded
 
 	retired retiredList
 

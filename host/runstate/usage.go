@@ -93,8 +93,15 @@ func (s *State) count(node string, u plugin.Usage) {
 		*cur = SumUsage(*cur, u)
 		return
 	}
-	s.order = append(s.order, node)
+	s.order = append(s.order, nodeTotal{node, &u})
 	s.usage[node] = &u
+}
+
+// nodeTotal is a node and its usage total, the one usage holds for it:
+// Usage lists a run's nodes in order without a lookup each.
+type nodeTotal struct {
+	node string
+	u    *plugin.Usage
 }
 
 // inFlightCall reports whether an engine node has a started attempt with
@@ -113,13 +120,11 @@ func (s *State) Usage() []NodeUsage {
 	// read without looking each of them up in the graph.
 	busy := s.graph.InFlightCount() > 0
 	for _, n := range s.order {
-		var u plugin.Usage
+		u := *n.u
 		if busy {
-			u, _ = s.NodeUsageOf(n)
-		} else if p := s.usage[n]; p != nil {
-			u = *p
+			u, _ = s.NodeUsageOf(n.node)
 		}
-		out = append(out, NodeUsage{Node: n, Usage: u})
+		out = append(out, NodeUsage{Node: n.node, Usage: u})
 	}
 	if !busy {
 		return out

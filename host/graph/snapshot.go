@@ -15,7 +15,7 @@ import (
 // field (host/snapcodec): units are numbered in the order they came to be
 // (State.units) and every pointer between them becomes such a number; the
 // definition is not in it — the reader restores the State onto the
-// record's own graph:run-started (Restore) and the snapshot fills in what
+// record's own graph:run-started (Prepare, Shaping.Restore) and the snapshot fills in what
 // the events changed. The decision index is saved whole, counters and
 // sets alike, so a restored State is the State the full fold builds, not
 // one rebuilt by a second set of rules; a restore sets up only the
@@ -30,14 +30,53 @@ import (
 // decode or does not fit the definition it is restored onto.
 var ErrSnapshot = errors.New("fold snapshot does not fit the graph")
 
-// Restore returns the state a snapshot written by EncodeSnapshot holds,
-// read from r, on def, the definition that state was folded from. def is
-// not validated again: a snapshot exists only of a State that New
-// accepted it for (its header ties it to the record that holds def).
-// Errors: an error wrapping ErrSnapshot (and snapcodec.ErrCorrupt when
-// the bytes do not decode) when the snapshot does not fit def.
-func Restore(def *Definition, r *snapcodec.Reader) (*State, error) {
-	s := shape(def)
+// Shaping is a restore of a snapshot onto a definition, begun with the
+// part that needs only the definition — its shape: vertices, edges, plain
+// nodes' units (Prepare) — so that the caller reads the parts of its
+// snapshot before the graph's meanwhile; on a large definition the shape
+// costs as much as the rest of the restore. Shaping.Restore reads the
+// graph's part.
+type Shaping struct {
+	done chan struct{}
+	s    *State
+}
+
+// prepareOnGoroutine is the number of nodes from which Prepare shapes on
+// a goroutine of its own; a smaller one is shaped at once.
+const prepareOnGoroutine = 1024
+
+// Prepare begins a restore onto def, the definition the snapshot's
+// State was folded from, setting up its shape on a goroutine of its own
+// for a definition of many nodes. def is not validated again: a snapshot
+// exists only of a State that New accepted it for (its header ties it to
+// the record that holds def). def must not change until Restore returns.
+func Prepare(def *Definition) *Shaping {
+	p := &Shaping{done: make(chan struct{})}
+	if len(def.Nodes) < prepareOnGoroutine {
+		p.s = shape(def)
+		close(p.done)
+		return p
+	}
+	go func() {
+		defer close(p.done)
+		p.s = shape(def)
+	}()
+	return p
+}
+
+// Restore returns the State a snapshot written by EncodeSnapshot holds
+// on the definition given to Prepare, reading the graph's part from r
+// once the shape is set up. A Shaping serves one Restore. Errors: an
+// error wrapping ErrSnapshot (and snapcodec.ErrCorrupt when the bytes do
+// not decode) when the snapshot does not fit the definition, or when the
+// Shaping was restored onto already.
+func (p *Shaping) Restore(r *snapcodec.Reader) (*State, error) {
+	<-p.done
+	s := p.s
+	p.s = nil
+	if s == nil {
+		return nil, fmt.Errorf("%w: the shape was restored onto already", ErrSnapshot)
+	}
 	if err := s.decodeSnapshot(r); err != nil {
 		return nil, err
 	}

@@ -303,6 +303,9 @@ func (s *State) restorePayload(payload []byte) error {
 		return err
 	}
 	s.start, s.pf, s.phase = rs, NewPreflightFold(rs.Plan.Preflight), PhaseStarting
+	// The graph's shape needs only the definition: it is set up while the
+	// parts before the graph's are read.
+	shaping := graph.Prepare(rs.Definition)
 	s.startDigest = r.Str()
 	var rest restSnap
 	if err := json.Unmarshal(r.Bytes(), &rest); err != nil {
@@ -336,7 +339,7 @@ func (s *State) restorePayload(payload []byte) error {
 	if err := r.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)
 	}
-	if s.graph, err = graph.Restore(s.start.Definition, r); err != nil {
+	if s.graph, err = shaping.Restore(r); err != nil {
 		return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)
 	}
 	if err := r.Done(); err != nil {

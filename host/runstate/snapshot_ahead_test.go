@@ -36,15 +36,7 @@ func TestRestoreAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	half := New()
-	if err := run.Read(ctx, 1, func(e store.Event) error {
-		if e.Rev > full.Rev()/2 {
-			return errStop
-		}
-		return half.Apply(e)
-	}); err != nil && !errors.Is(err, errStop) {
-		t.Fatal(err)
-	}
+	half := foldUpTo(t, run, full.Rev()/2)
 	if err := SaveSnapshot(dir, half); err != nil {
 		t.Fatal(err)
 	}

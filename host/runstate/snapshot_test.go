@@ -93,6 +93,21 @@ func richRun(t testing.TB) []any {
 	}
 }
 
+// foldUpTo folds the record r up to revision k.
+func foldUpTo(t *testing.T, r Reader, k int64) *State {
+	t.Helper()
+	s := New()
+	if err := r.Read(context.Background(), 1, func(e store.Event) error {
+		if e.Rev > k {
+			return errStop
+		}
+		return s.Apply(e)
+	}); err != nil && !errors.Is(err, errStop) {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestSnapshotEveryRevision: restored from a snapshot at any revision and
 // with the rest folded on top, the fold is the full fold, field by field.
 func TestSnapshotEveryRevision(t *testing.T) {
@@ -104,15 +119,7 @@ func TestSnapshotEveryRevision(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for k := int64(1); k <= full.Rev(); k++ {
-		prefix := New()
-		if err := run.Read(ctx, 1, func(e store.Event) error {
-			if e.Rev > k {
-				return errStop
-			}
-			return prefix.Apply(e)
-		}); err != nil && !errors.Is(err, errStop) {
-			t.Fatal(err)
-		}
+		prefix := foldUpTo(t, run, k)
 		if err := SaveSnapshot(dir, prefix); err != nil {
 			t.Fatal(err)
 		}

@@ -42,15 +42,29 @@ func (x *Executor) attempt(runCtx context.Context, s start) {
 	if runCtx.Err() != nil || events == nil {
 		return
 	}
-	if err := x.send(runCtx, s, events, true); err != nil {
-		x.log.Debug("settle not recorded", "position", s.position, "error", err)
+	x.settle(runCtx, s, events)
+}
+
+// settle hands the settle of attempt s to the loop without waiting for it
+// to be durable: the loop records it (or, should the record refuse it,
+// the node's failure: refuseResult) and nothing in the attempt depends on
+// the outcome. Not waiting lets the attempt goroutine be idle by the time
+// the loop launches the next attempt, so a chain's next node runs on it
+// at once instead of on a new goroutine while this one wakes for an
+// acknowledgement.
+func (x *Executor) settle(ctx context.Context, s start, events []event) {
+	m := message{node: s.node.ID, position: s.position, events: events, settle: true}
+	select {
+	case x.msgs <- m:
+	case <-x.loopEnd:
+	case <-ctx.Done():
 	}
 }
 
-// send hands the events of attempt s to the loop and waits until they are
-// durable.
-func (x *Executor) send(ctx context.Context, s start, events []event, settle bool) error {
-	m := message{node: s.node.ID, position: s.position, events: events, settle: settle, ack: make(chan error, 1)}
+// send hands intermediate events of attempt s to the loop (the attempt
+// goes on) and waits until they are durable.
+func (x *Executor) send(ctx context.Context, s start, events []event) error {
+	m := message{node: s.node.ID, position: s.position, events: events, ack: make(chan error, 1)}
 	select {
 	case x.msgs <- m:
 	case <-x.loopEnd:

@@ -92,7 +92,7 @@ func (x *Executor) engine(ctx context.Context, s start) []event {
 		mark := x.oomMark(t.Adapter)
 		res, err := x.callEngine(ctx, s, eng, t, seq, schema)
 		rec := graph.EngineAttemptData{Node: s.node.ID, Position: s.position, Sequence: seq,
-			Requested: mustJSON(t), Effective: json.RawMessage("null"), Usage: mustJSON(plugin.Usage{})}
+			Requested: mustJSON(t), Effective: json.RawMessage("null")}
 		if err == nil {
 			return x.engineCompleted(ctx, s, rec, res)
 		}
@@ -171,7 +171,7 @@ func (x *Executor) engineFailed(ctx context.Context, s start, t plugin.Identity,
 		return nil, false
 	}
 	code, kind := classify(ctx, err)
-	rec.Outcome, rec.FailureKind, rec.Message = "failed", kind, err.Error()
+	rec.Outcome, rec.FailureKind, rec.Message, rec.Usage = "failed", kind, err.Error(), mustJSON(plugin.Usage{})
 	if oom != "" {
 		rec.FailureKind, rec.Message = string(plugin.FailureUnknown), oom
 	}
@@ -192,7 +192,7 @@ func (x *Executor) engineFailed(ctx context.Context, s start, t plugin.Identity,
 	}
 	mu := newEvent(graph.EventModelUnavailable, graph.ModelUnavailableData{Node: s.node.ID, Position: s.position, FailureKind: kind, Retired: retire})
 	// Durable before any fallback is tried.
-	if err := x.send(ctx, s, []event{e, mu}, false); err != nil {
+	if err := x.send(ctx, s, []event{e, mu}); err != nil {
 		var kept []event
 		if errors.Is(err, errRefused) {
 			// The call and its usage stay in the record, without what

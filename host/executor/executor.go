@@ -102,7 +102,8 @@ type Executor struct {
 }
 
 // message is what an attempt goroutine hands to the loop: events to append
-// and, when settle is set, the attempt is over.
+// and, when settle is set, the attempt is over. ack, when not nil, is told
+// the outcome of the append (a settle has none: settle).
 type message struct {
 	node     string // the attempt's node and position
 	position string

@@ -27,22 +27,19 @@ func BenchmarkFloor(b *testing.B) { floorSuite(b) }
 // over a region of the file zeroed and synced beforehand, as a store with
 // a pre-zeroed tail writes), "grpc-round-trip" and "plugin-launch".
 func floorSuite(b *testing.B) {
-	b.Run("fdatasync", func(b *testing.B) {
-		const ops = 200
-		var total time.Duration
-		for b.Loop() {
-			total += rawFdatasync(b, b.TempDir(), ops)
-		}
-		b.ReportMetric(ms(total)/float64(b.N*ops), "ms")
-	})
-	b.Run("fdatasync-prezeroed", func(b *testing.B) {
-		const ops = 200
-		var total time.Duration
-		for b.Loop() {
-			total += prezeroedFdatasync(b, b.TempDir(), ops)
-		}
-		b.ReportMetric(ms(total)/float64(b.N*ops), "ms")
-	})
+	for _, f := range []struct {
+		name  string
+		write func(b *testing.B, dir string, ops int) time.Duration
+	}{{"fdatasync", rawFdatasync}, {"fdatasync-prezeroed", prezeroedFdatasync}} {
+		b.Run(f.name, func(b *testing.B) {
+			const ops = 200
+			var total time.Duration
+			for b.Loop() {
+				total += f.write(b, b.TempDir(), ops)
+			}
+			b.ReportMetric(ms(total)/float64(b.N*ops), "ms")
+		})
+	}
 	b.Run("grpc-round-trip", func(b *testing.B) {
 		c := launchMock(b)
 		defer c.Close()

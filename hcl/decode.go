@@ -116,7 +116,7 @@ func (d *decoder) runFile(body *hclsyntax.Body) *RunFile {
 		}
 	}
 	if a := content.Attributes["trusted_keys"]; a != nil {
-		rf.TrustedKeys = d.trustedKeys(a)
+		rf.TrustedKeys, rf.TrustedKeyRanges = d.trustedKeys(a)
 	}
 
 	singles, graphs := d.topBlocks(content.Blocks, rf)

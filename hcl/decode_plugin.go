@@ -67,7 +67,7 @@ func (d *decoder) plugin(blk *hclv2.Block) Plugin {
 		}
 	}
 	if a := attrs["trusted_keys"]; a != nil {
-		p.TrustedKeys = d.trustedKeys(a)
+		p.TrustedKeys, p.Ranges.TrustedKeys = d.trustedKeys(a)
 	}
 	d.confine(&p, confines)
 	return p

@@ -163,18 +163,18 @@ func (d *decoder) preflight(body *hclsyntax.Body, p *Preflight) {
 }
 
 // trustedKeys decodes a trusted_keys list: non-empty strings.
-func (d *decoder) trustedKeys(a *hclv2.Attribute) []string {
+func (d *decoder) trustedKeys(a *hclv2.Attribute) ([]string, []hclv2.Range) {
 	keys, ranges, ok := d.strList(a, `a list of minisign public keys or key file paths, for example trusted_keys = ["keys/release.pub"]`)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	for i, k := range keys {
 		if k == "" {
 			d.errorAt(ranges[i], "Empty trusted key", "Each entry of trusted_keys is a minisign public key (its base64 line) or the path of a .pub file; remove the empty string.")
-			return nil
+			return nil, nil
 		}
 	}
-	return keys
+	return keys, ranges
 }
 
 // checkStorageDir diagnoses a storage directory that can never be created

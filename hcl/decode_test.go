@@ -19,9 +19,10 @@ var ignoreRanges = cmpopts.IgnoreFields(Node{}, "Range")
 var ignorePluginRanges = cmpopts.IgnoreFields(Plugin{}, "Range", "Ranges", "WrittenPath")
 
 // ignorePluginParts ignores the ranges of a plugin's parts, which hold
-// the config's syntax tree, and the path as written: the check goldens,
+// the config's syntax tree, the path as written, and where the run file's
+// trusted keys are: the check goldens (validate's among them),
 // TestConfigRange and TestLockPath cover them.
-var ignorePluginParts = cmpopts.IgnoreFields(Plugin{}, "Ranges", "WrittenPath")
+var ignorePluginParts = cmp.Options{cmpopts.IgnoreFields(Plugin{}, "Ranges", "WrittenPath"), cmpopts.IgnoreFields(RunFile{}, "TrustedKeyRanges")}
 
 // defaults returns the RunFile a run file in dir decodes to before its
 // own settings apply.

@@ -28,6 +28,8 @@ type RunFile struct {
 	// TrustedKeys are minisign public keys (base64 lines or file paths, as
 	// written); a non-empty list makes a valid signature mandatory.
 	TrustedKeys []string `json:"trusted_keys,omitempty"`
+	// TrustedKeyRanges locate each entry of TrustedKeys, for diagnostics.
+	TrustedKeyRanges []hclv2.Range `json:"-"`
 
 	Plugins []Plugin `json:"plugins"`
 	Lanes   []Lane   `json:"lanes"`
@@ -152,6 +154,8 @@ type PluginRanges struct {
 	Path   hclv2.Range // the path value
 	SHA256 hclv2.Range // the sha256 value
 	Config hclv2.Range // the config value
+	// TrustedKeys locate each entry of the block's trusted_keys.
+	TrustedKeys []hclv2.Range
 	// config is the config expression, walked by Plugin.ConfigRange; nil
 	// when the block has no config.
 	config hclsyntax.Expression

@@ -129,6 +129,7 @@ func TestValidateChecks(t *testing.T) {
 		}},
 		{name: "trusted_key_missing", exit: exitUsage, plugin: `sha256 = "` + mock + `"
   trusted_keys = ["keys/none.pub"]`},
+		{name: "trusted_key_missing_unpinned", exit: exitUsage, plugin: `trusted_keys = ["keys/none.pub"]`},
 		{name: "config_unknown_key", lock: true, plugins: true, exit: exitUsage, plugin: `config = {
     efects_file = "effects.log"
   }`},

@@ -40,6 +40,7 @@ func File(ctx context.Context, path string, o Options) (*hcl.RunFile, hclv2.Diag
 	if ld.HasErrors() {
 		return rf, append(diags, hcl.CheckPluginFiles(rf)...)
 	}
+	diags = append(diags, checkTrustedKeys(rf)...)
 	cache := ""
 	if o.Plugins {
 		dir, err := os.MkdirTemp("", "obversa-validate-")
@@ -58,6 +59,9 @@ func File(ctx context.Context, path string, o Options) (*hcl.RunFile, hclv2.Diag
 		}
 		if d := hcl.CheckPin(rf, lf, path, pl); d != nil {
 			diags = append(diags, d)
+		}
+		if _, err := launch.TrustedKeys(rf, pl); err != nil {
+			continue // checkTrustedKeys said which entry
 		}
 		expected := pinOf(pl, lf)
 		if expected == "" {
@@ -246,4 +250,26 @@ func clip(s string) string {
 // errorAt is one error diagnostic at rng.
 func errorAt(rng hclv2.Range, summary, detail string) hclv2.Diagnostics {
 	return hclv2.Diagnostics{{Severity: hclv2.DiagError, Summary: summary, Detail: detail, Subject: rng.Ptr()}}
+}
+
+// checkTrustedKeys loads every entry of the run file's trusted_keys and of
+// each plugin's, as plugin lock and run do, and reports one that is
+// neither a minisign public key nor a readable .pub file at the entry, for
+// every plugin, pinned or not: a run refuses them all the same.
+func checkTrustedKeys(rf *hcl.RunFile) hclv2.Diagnostics {
+	var diags hclv2.Diagnostics
+	check := func(entries []string, ranges []hclv2.Range, whose string) {
+		for i, e := range entries {
+			if _, err := launch.LoadPublicKey(e, rf.Dir); err != nil && i < len(ranges) {
+				diags = append(diags, errorAt(ranges[i], "Invalid trusted key",
+					fmt.Sprintf("%v (in %s). An entry of trusted_keys is a minisign public key (its RW… line, as `obversa plugin keygen` prints it) or the path of a .pub file, relative to the run file; `obversa plugin lock` and `obversa run` refuse the run until it is fixed.", err, whose))[0])
+			}
+		}
+	}
+	check(rf.TrustedKeys, rf.TrustedKeyRanges, "the run file's trusted_keys")
+	for i := range rf.Plugins {
+		pl := &rf.Plugins[i]
+		check(pl.TrustedKeys, pl.Ranges.TrustedKeys, fmt.Sprintf("plugin %q's trusted_keys", pl.Name))
+	}
+	return diags
 }

@@ -143,7 +143,7 @@ func TestDigestIsOverCanonicalEnvelope(t *testing.T) {
 	mustAppend(t, r.events, 0,
 		NewEvent{Type: "a", Data: map[string]any{"z": "é\n", "a": []int{1, 2}}},
 		NewEvent{ID: "custom:id/1", Type: "b:c", Data: 1.5})
-	lines := strings.SplitAfter(string(readBytes(t, eventsPath(r))), "\n")
+	lines := strings.SplitAfter(string(readEvents(t, eventsPath(r))), "\n")
 	for i, e := range readAll(t, r.events) {
 		env := map[string]any{
 			"batch_end": e.BatchEnd, "data": e.Data, "id": e.ID, "prev": e.Prev,

@@ -52,8 +52,8 @@ func (s *stream) Append(ctx context.Context, expectedRev int64, events ...NewEve
 
 // commit writes one prepared batch under the exclusive flock: it picks up
 // (and if need be recovers) what other handles wrote, checks expectedRev,
-// encodes the lines, writes them with one write(2) and calls fdatasync(2)
-// once. The caller holds mu.
+// encodes the lines, makes room in the zero tail, writes them with one
+// pwrite(2) and calls fdatasync(2) once. The caller holds mu.
 func (s *stream) commit(evs []prepared, expectedRev int64) (int64, error) {
 	if err := s.f.Lock(true, true); err != nil {
 		return 0, storageErr("lock", s.path, err)
@@ -66,9 +66,15 @@ func (s *stream) commit(evs []prepared, expectedRev int64) (int64, error) {
 		return 0, err
 	}
 	if size != s.st.size {
-		res, err := s.scanTail(context.Background(), size)
-		if err == nil && res.torn {
-			err = s.cutTorn(size)
+		more, err := s.moreAtEnd()
+		if more {
+			var res scanResult
+			res, err = s.scanTail(context.Background(), size, false)
+			if err == nil && res.torn {
+				if err = s.cutTorn(res.tornEnd); err == nil {
+					size = s.st.size
+				}
+			}
 		}
 		if err != nil {
 			return 0, err
@@ -86,6 +92,7 @@ func (s *stream) commit(evs []prepared, expectedRev int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	s.makeRoom(size, len(buf))
 	if err := s.write(buf); err != nil {
 		return 0, err
 	}
@@ -138,13 +145,14 @@ func (s *stream) encode(evs []prepared) ([]byte, []pendLine, error) {
 	return buf, lines, nil
 }
 
-// write writes b with one write(2). A failed (or short) write is undone:
-// the file is truncated back to the committed size and fdatasync'd, so
-// that no crash brings the partial batch back, and the write's error is
-// returned with the handle still usable. If undoing fails the handle is
-// poisoned.
+// write writes b at the committed end with one pwrite(2), over the zero
+// tail when it has room (a plain append otherwise). A failed (or short)
+// write is undone: the file is truncated back to the committed end (the
+// zero tail goes too) and fdatasync'd, so that no crash brings the partial
+// batch back, and the write's error is returned with the handle still
+// usable. If undoing fails the handle is poisoned.
 func (s *stream) write(b []byte) error {
-	n, err := s.f.Write(b)
+	n, err := s.f.WriteAt(b, s.st.size)
 	if err == nil && n != len(b) {
 		err = io.ErrShortWrite
 	}

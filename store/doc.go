@@ -27,7 +27,8 @@
 // # Event lines
 //
 // events.jsonl holds one event per line (LF-terminated) and is only ever
-// appended to; recovery may cut a torn tail, nothing else changes it. A line
+// appended to; recovery may cut a torn tail, nothing else changes it (a
+// live writer's file ends in a zero tail; see The zero tail). A line
 // is the RFC 8785 canonical JSON of the envelope without its digest, with a
 // last member "digest" added:
 //
@@ -64,6 +65,34 @@
 // repeat in rev, a broken prev link, a duplicate id, and a batch whose lines
 // disagree on batch_end.
 //
+// # The zero tail
+//
+// A writer keeps a zero-filled region past the last line and writes each
+// batch over it, so that the batch's fdatasync changes no file size (on
+// ext4 an overwrite of written blocks skips the journal commit an append
+// needs; docs/decisions.md, "A zero-filled record tail"). When the region
+// has less room than the next batch, the writer first writes 1 MiB of
+// NULs past the batch (tailChunk), made durable by the batch's fdatasync.
+// A fill that fails (ENOSPC, EIO) is given up: the batch is a plain
+// append, and no fill is tried again until the record has grown by
+// another MiB. The lines end at the first NUL byte: the logical end of
+// the stream, which every reader uses instead of the file's size (no event
+// line holds a NUL; canonical JSON escapes it). Another handle notices
+// appends by reading the byte at its committed end, not by stat(2). A
+// writer that closes cleanly truncates the file to its last line and
+// fdatasyncs it, so a finished run's events.jsonl is plain JSON Lines; a
+// live or crashed run's file may end in NULs.
+//
+// A torn overwrite can leave the sectors of its batch that reached the
+// disk between ones that did not (still NUL). So after the last complete
+// batch, bytes past a NUL are a torn write when every run of NULs followed
+// by other bytes ends on a 512-byte boundary and every whole line among
+// them that decodes is a later line of the one torn batch (same batch_end,
+// a rev not yet reached); the torn bytes up to the last byte that is not
+// NUL are moved aside as below. Anything else past a NUL is damage. An
+// open and Verify read the whole zero tail to tell; a handle picking up
+// another's appends stops at the first NUL.
+//
 // # Appends and the fsync policy
 //
 // A run's record has one writer at a time (see Run lock and ownership), and
@@ -73,8 +102,8 @@
 // first, then takes the stream's one mutex and the exclusive flock on
 // events.jsonl, re-reads (and validates) whatever another handle or process
 // appended, checks expectedRev (a stale one fails with REVISION_CONFLICT
-// and writes nothing), encodes the batch, writes it with one write(2) and
-// calls fdatasync(2) once. No Append returns success before that
+// and writes nothing), encodes the batch, writes it with one pwrite(2) at the
+// committed end (over the zero tail) and calls fdatasync(2) once. No Append returns success before that
 // fdatasync has returned. A file is created only with an fsync of its
 // directory (events.jsonl, a torn-tail file, artifact links); directories
 // the package creates are fsynced into their parents.
@@ -99,7 +128,8 @@
 // Opening a run validates events.jsonl. The bytes after the last complete
 // batch are a torn write when they are: an unterminated last line, a last
 // line that is not JSON, or complete lines of one batch that has fewer lines
-// than its batch_end declares. A torn tail is copied to
+// than its batch_end declares — or, past a NUL, what a torn overwrite of
+// the zero tail leaves (see The zero tail). A torn tail is copied to
 // events.jsonl.torn-<ts> (fsynced, directory fsynced), then events.jsonl is
 // truncated to the batch boundary and fdatasync'd. Anything else wrong — a
 // line that is damaged but not last, a last line that is JSON but fails its

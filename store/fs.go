@@ -50,6 +50,9 @@ type File interface {
 	// Write writes at the file offset, or at the end with O_APPEND; one
 	// call is one write(2).
 	io.Writer
+	// WriteAt writes at off with one pwrite(2), extending the file when
+	// it writes past the end. The file must not be opened O_APPEND.
+	io.WriterAt
 	io.Closer
 	// Name returns the name the file was opened with.
 	Name() string

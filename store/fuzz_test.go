@@ -94,25 +94,10 @@ func FuzzRecover(f *testing.F) {
 	f.Add([]byte("\n"))
 	f.Fuzz(func(t *testing.T, content []byte) {
 		ctx := context.Background()
-		dir := filepath.Join(t.TempDir(), "run")
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, eventsFile)
-		if err := os.WriteFile(path, content, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		dir, path := runDirWith(t, content)
 		r, err := OpenRunDir(ctx, dir, Policy{})
 		if err != nil {
-			var ce *CorruptError
-			if !errors.As(err, &ce) {
-				t.Fatalf("open failed with a non-corruption error: %v", err)
-			}
-			after, _ := os.ReadFile(path)
-			torn, _ := filepath.Glob(path + ".torn-*")
-			if !bytes.Equal(after, content) || len(torn) != 0 {
-				t.Fatal("a failed open changed the directory")
-			}
+			refusedOpen(t, err, path, content)
 			return
 		}
 		rev := r.events.Rev()
@@ -137,21 +122,10 @@ func FuzzRecover(f *testing.F) {
 		}
 		r.Close()
 		tornBefore, _ := filepath.Glob(path + ".torn-*")
-		r2, err := OpenRunDir(ctx, dir, Policy{})
-		if err != nil {
-			t.Fatalf("reopen: %v", err)
-		}
-		if got := r2.events.Rev(); got != rev {
-			t.Fatalf("reopen rev %d, want %d", got, rev)
-		}
-		r2.Close()
+		reopenClean(t, dir, rev)
 		tornAfter, _ := filepath.Glob(path + ".torn-*")
 		if len(tornAfter) != len(tornBefore) {
 			t.Fatal("a second open recovered again")
-		}
-		rep, err := Verify(ctx, dir)
-		if err != nil || rep.TornBytes != 0 || rep.Events != rev {
-			t.Fatalf("Verify after recovery: %v, %+v", err, rep)
 		}
 	})
 }
@@ -301,4 +275,94 @@ func seedStreamCache(f *testing.F) (stream, cache []byte) {
 		f.Fatal(err)
 	}
 	return good, encodeCache(st)
+}
+
+// FuzzZeroTail: whatever follows a valid stream — bytes with NULs inside
+// and after lines, then a zero tail of any length — an open never loses
+// an event before it, changes nothing when it refuses, agrees with a
+// read-only open, and leaves a stream that reopens and verifies clean.
+func FuzzZeroTail(f *testing.F) {
+	good := seedStream(f)
+	lines := bytes.SplitAfter(good, newline)
+	f.Add([]byte{}, uint16(0))
+	f.Add([]byte{}, uint16(4096))
+	f.Add([]byte("\x00\x00garbage"), uint16(100))
+	f.Add(lines[0][:30], uint16(600))
+	f.Add(append(make([]byte, 512-len(good)%512), lines[1]...), uint16(512))
+	f.Add(append(make([]byte, 7), lines[2]...), uint16(9))
+	f.Add([]byte("{\"batch_end\":6,\x00\x00\n"), uint16(1))
+	f.Fuzz(func(t *testing.T, tail []byte, pad uint16) {
+		ctx := context.Background()
+		content := append(append(bytes.Clone(good), tail...), make([]byte, pad)...)
+		dir, path := runDirWith(t, content)
+		ro, roErr := OpenRunDirReadOnly(ctx, dir)
+		r, err := OpenRunDir(ctx, dir, Policy{})
+		if (err == nil) != (roErr == nil) {
+			t.Fatalf("the writable open says %v, the read-only open %v", err, roErr)
+		}
+		if err != nil {
+			refusedOpen(t, err, path, content)
+			return
+		}
+		defer ro.Close()
+		rev := r.events.Rev()
+		if rev < 5 || ro.events.Rev() != rev {
+			t.Fatalf("rev %d (read-only %d): events before the tail were lost", rev, ro.events.Rev())
+		}
+		after, _ := os.ReadFile(path)
+		if !bytes.HasPrefix(content, after) || !bytes.HasPrefix(after, good) {
+			t.Fatal("recovery did more than cut a tail")
+		}
+		r.Close()
+		reopenClean(t, dir, rev)
+	})
+}
+
+// refusedOpen checks that an open of content at path failed only with
+// corruption and changed nothing.
+func refusedOpen(t *testing.T, err error, path string, content []byte) {
+	t.Helper()
+	var ce *CorruptError
+	if !errors.As(err, &ce) {
+		t.Fatalf("open failed with a non-corruption error: %v", err)
+	}
+	after, _ := os.ReadFile(path)
+	torn, _ := filepath.Glob(path + ".torn-*")
+	if !bytes.Equal(after, content) || len(torn) != 0 {
+		t.Fatal("a failed open changed the directory")
+	}
+}
+
+// reopenClean checks that the recovered run in dir reopens at rev and
+// verifies with no torn bytes (and the torn-tail check of a second open
+// is the caller's).
+func reopenClean(t *testing.T, dir string, rev int64) {
+	t.Helper()
+	r2, err := OpenRunDir(context.Background(), dir, Policy{})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	if got := r2.events.Rev(); got != rev {
+		t.Fatalf("reopen rev %d, want %d", got, rev)
+	}
+	r2.Close()
+	rep, err := Verify(context.Background(), dir)
+	if err != nil || rep.TornBytes != 0 || rep.Events != rev {
+		t.Fatalf("Verify after recovery: %v, %+v", err, rep)
+	}
+}
+
+// runDirWith makes a run directory whose events.jsonl holds content and
+// returns it and the file's path.
+func runDirWith(t *testing.T, content []byte) (dir, path string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(dir, eventsFile)
+	if err := os.WriteFile(path, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, path
 }

@@ -17,6 +17,12 @@ var errLineTooLong = errors.New("line longer than the 256 MiB limit")
 
 // lineReader splits a byte stream into lines without loading it whole. The
 // line returned by next is valid until the following call.
+//
+// A NUL byte ends the lines: the writer keeps a zero-filled tail past the
+// last line (docs/architecture.md, "The zero tail"), and no event line holds a NUL
+// (canonical JSON escapes it). next returns a line cut short by a NUL as
+// unterminated, and io.EOF from the NUL on, with nul set; skipNULs reads
+// on past the NULs when the caller must know what follows them.
 type lineReader struct {
 	r     io.Reader
 	buf   []byte
@@ -25,6 +31,7 @@ type lineReader struct {
 	off   int64 // stream offset of buf[start]
 	eof   bool
 	err   error // sticky read error other than EOF
+	nul   bool  // buf[start] is a NUL that ended the lines
 }
 
 func newLineReader(r io.Reader, off int64, bufSize int) *lineReader {
@@ -62,7 +69,25 @@ func (lr *lineReader) fill() {
 func (lr *lineReader) next() (line []byte, off int64, terminated bool, err error) {
 	scanned := 0
 	for {
-		if k := bytes.IndexByte(lr.buf[lr.start+scanned:lr.end], '\n'); k >= 0 {
+		if lr.nul {
+			return nil, lr.off, false, io.EOF
+		}
+		seg := lr.buf[lr.start+scanned : lr.end]
+		k := bytes.IndexByte(seg, '\n')
+		if k >= 0 {
+			seg = seg[:k]
+		}
+		if z := bytes.IndexByte(seg, 0); z >= 0 {
+			z += lr.start + scanned
+			line, off = lr.buf[lr.start:z], lr.off
+			lr.off += int64(z - lr.start)
+			lr.start, lr.nul = z, true
+			if len(line) == 0 {
+				return nil, off, false, io.EOF
+			}
+			return line, off, false, nil
+		}
+		if k >= 0 {
 			k += lr.start + scanned
 			line = lr.buf[lr.start:k]
 			off = lr.off
@@ -112,9 +137,13 @@ func (lr *lineReader) skipLine() ([]byte, int64, bool, error) {
 	}
 }
 
-// atEOF reports whether no bytes follow the last line returned. A read
-// error counts as not at EOF (the caller will meet the error next).
+// atEOF reports whether no bytes follow the last line returned, or only
+// from a NUL on (the zero tail, which the caller examines with skipNULs).
+// A read error counts as not at EOF (the caller will meet the error next).
 func (lr *lineReader) atEOF() bool {
+	if lr.nul {
+		return true
+	}
 	for lr.start == lr.end {
 		if lr.eof {
 			return true
@@ -125,4 +154,33 @@ func (lr *lineReader) atEOF() bool {
 		lr.fill()
 	}
 	return false
+}
+
+// skipNULs reads past NUL bytes. It returns the offset of the next byte
+// that is not NUL, or io.EOF (with the offset of the end) when only NULs
+// are left; after it, next reads lines from that byte on.
+func (lr *lineReader) skipNULs() (int64, error) {
+	lr.nul = false
+	for {
+		for lr.start < lr.end {
+			b := lr.buf[lr.start:min(lr.end, lr.start+4096)]
+			if !bytes.Equal(b, zeros[:len(b)]) {
+				for b[0] == 0 {
+					b = b[1:]
+					lr.start++
+					lr.off++
+				}
+				return lr.off, nil
+			}
+			lr.start += len(b)
+			lr.off += int64(len(b))
+		}
+		if lr.err != nil {
+			return lr.off, lr.err
+		}
+		if lr.eof {
+			return lr.off, io.EOF
+		}
+		lr.fill()
+	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"os"
@@ -97,6 +98,17 @@ func mustAppend(t testing.TB, s *stream, expected int64, evs ...NewEvent) int64 
 }
 
 func eventsPath(r *Run) string { return filepath.Join(r.Dir(), eventsFile) }
+
+// readEvents reads an events.jsonl up to its zero tail (a live writer's
+// file carries one; see tail.go).
+func readEvents(t testing.TB, path string) []byte {
+	t.Helper()
+	b := readBytes(t, path)
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
+}
 
 func readBytes(t testing.TB, path string) []byte {
 	t.Helper()

@@ -162,7 +162,7 @@ func TestKnownSecretsInEvents(t *testing.T) {
 			if r.events.Rev() != 1 {
 				t.Fatal("a batch with a secret was written")
 			}
-			noSecretIn(t, "events.jsonl", readBytes(t, eventsPath(r)))
+			noSecretIn(t, "events.jsonl", readEvents(t, eventsPath(r)))
 		})
 	}
 }

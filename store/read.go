@@ -52,8 +52,8 @@ func (s *stream) Follow(ctx context.Context, fromRev int64, fn func(Event) error
 	}
 }
 
-// close closes the stream, saving the validated-prefix cache if this handle
-// appended. An Append waiting for the stream fails with ErrClosed.
+// close closes the stream, saving the validated-prefix cache and cutting
+// off the zero tail if this handle appended. An Append waiting for the stream fails with ErrClosed.
 func (s *stream) close() error {
 	if s.closed.Swap(true) {
 		return nil
@@ -63,6 +63,7 @@ func (s *stream) close() error {
 	close(s.pub.Load().next) // wakes followers, which then see ErrClosed
 	if s.appended && s.failed == nil && !s.ro {
 		s.saveCache()
+		s.trim()
 	}
 	return s.f.Close()
 }

@@ -20,7 +20,7 @@ func buildBatches(t *testing.T, sizes ...int) (dir string, starts []int64) {
 	r := newTestRun(t, Policy{})
 	rev := int64(0)
 	for b, n := range sizes {
-		starts = append(starts, int64(len(readBytes(t, eventsPath(r)))))
+		starts = append(starts, int64(len(readEvents(t, eventsPath(r)))))
 		evs := make([]NewEvent, n)
 		for i := range evs {
 			evs[i] = NewEvent{ID: fmt.Sprintf("b%d-e%d", b, i), Type: "t", Data: map[string]any{"batch": b, "i": i, "text": "some payload"}}

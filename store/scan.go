@@ -75,8 +75,12 @@ type pendLine struct {
 // scanResult describes how a scan ended.
 type scanResult struct {
 	events int64  // lines committed by this scan
-	torn   bool   // the bytes from the state's end to EOF are a torn last batch
+	torn   bool   // the bytes from the state's end to tornEnd are a torn last batch
 	why    string // why the tail is torn
+	// tornEnd is the offset just past the torn bytes: the end of the
+	// stream, or past its last byte that is not NUL when a zero tail
+	// follows.
+	tornEnd int64
 }
 
 // scanner validates lines appended to a chainState. It commits a batch to
@@ -108,6 +112,10 @@ type scanner struct {
 	// would be torn but starts before it is damage, and a file whose
 	// batches end before it lost committed events.
 	evidence int64
+	// wholeTail makes a scan that reaches the zero tail read all of it,
+	// to find what a torn write left past NUL bytes (an open and Verify
+	// do; a handle picking up another's appends stops at the first NUL).
+	wholeTail bool
 }
 
 func newScanner(ctx context.Context, path string, st *chainState, ra io.ReaderAt, lr *lineReader) *scanner {
@@ -189,6 +197,17 @@ func (s *scanner) run() (scanResult, error) {
 		return s.torn(res, last.rev+1, s.lr.off, fmt.Sprintf("batch declares revs %d..%d but only %d line(s) are present",
 			s.pend[0].rev, s.pendEnd, len(s.pend)))
 	}
+	if s.lr.nul && s.wholeTail {
+		// The zero tail: all NULs, or what a torn write left in it.
+		at := s.lr.off
+		end, err := s.tailEnd(s.nextRev, at)
+		if err != nil {
+			return res, err
+		}
+		if end > at {
+			return s.tornTo(res, s.nextRev, at, end, "bytes other than NUL follow the zero tail's first NUL")
+		}
+	}
 	if s.st.size < s.evidence {
 		ev := s.evidence
 		s.evidence = 0 // reported once (Verify carries on after a fault)
@@ -205,6 +224,15 @@ var newline = []byte{'\n'}
 // unless they start before the evidence of what was committed: then the
 // line at lineNo (offset off), where the tear shows, is damage.
 func (s *scanner) torn(res scanResult, lineNo, off int64, why string) (scanResult, error) {
+	end, err := s.tailEnd(lineNo, off)
+	if err != nil {
+		return res, err
+	}
+	return s.tornTo(res, lineNo, off, end, why)
+}
+
+// tornTo is torn once the end of the torn bytes is known.
+func (s *scanner) tornTo(res scanResult, lineNo, off, end int64, why string) (scanResult, error) {
 	if s.st.size < s.evidence {
 		ev := s.evidence
 		s.evidence = 0 // reported once (Verify carries on after a fault)
@@ -212,9 +240,71 @@ func (s *scanner) torn(res scanResult, lineNo, off int64, why string) (scanResul
 			"%s, but %s recorded the stream as committed up to byte %d: a committed event was damaged, this is not a torn write "+
 				"(if events.jsonl was restored on purpose, remove that file)", why, filepath.Base(s.path)+cacheSuffix, ev))
 	}
-	res.torn, res.why = true, why
+	res.torn, res.why, res.tornEnd = true, why, end
 	return res, nil
 }
+
+// tailEnd returns the offset just past the bytes a torn write left: the
+// line reader's offset, or, when the lines ended at a NUL, past the last
+// byte that is not NUL. Past a NUL a torn overwrite of the zero tail can
+// leave the sectors of its batch that reached the disk between ones that
+// did not (simfs.SectorSize), but nothing else: the NULs between them
+// must end on a sector boundary, and every whole line past them that
+// decodes must be a later line of the same batch (a rev the scan has not
+// reached, the torn batch's batch_end). Anything else is damage: a
+// *CorruptError naming line lineNo at offset off.
+func (s *scanner) tailEnd(lineNo, off int64) (int64, error) {
+	lr := s.lr
+	end := lr.off
+	if !lr.nul {
+		return end, nil
+	}
+	batchEnd := int64(0)
+	if len(s.pend) > 0 {
+		batchEnd = s.pendEnd
+	}
+	for {
+		from := lr.off
+		at, err := lr.skipNULs()
+		if err == io.EOF {
+			return end, nil
+		}
+		if err != nil {
+			return 0, storageErr("read", s.path, err)
+		}
+		if at > from && at%sectorSize != 0 {
+			return 0, s.corrupt(lineNo, off, fmt.Sprintf("byte %d follows NUL bytes that end inside a %d-byte sector: damage, not a torn write", at, sectorSize))
+		}
+		line, loff, terminated, err := lr.next()
+		switch {
+		case errors.Is(err, errLineTooLong):
+			return 0, s.corrupt(lineNo, off, fmt.Sprintf("a line longer than 256 MiB at byte %d follows NUL bytes", loff))
+		case err != nil:
+			return 0, storageErr("read", s.path, err)
+		}
+		end = loff + int64(len(line))
+		if !terminated {
+			continue
+		}
+		end++
+		env, problem := decodeLine(line, false)
+		if problem != "" {
+			continue // a fragment of a torn line
+		}
+		if batchEnd == 0 {
+			batchEnd = env.batchEnd
+		}
+		if env.rev < s.nextRev || env.batchEnd != batchEnd || env.rev > env.batchEnd {
+			return 0, s.corrupt(lineNo, off, fmt.Sprintf(
+				"the event at byte %d (rev %d, batch_end %d) follows NUL bytes but is not a later line of the batch torn at rev %d: damage, not a torn write",
+				loff, env.rev, env.batchEnd, s.nextRev))
+		}
+	}
+}
+
+// sectorSize is the unit a disk writes whole: a torn write leaves old
+// bytes in whole sectors.
+const sectorSize = 512
 
 // check validates a decoded line against its position in the stream.
 func (s *scanner) check(env *envelope, lineNo int64) string {

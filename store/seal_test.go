@@ -45,10 +45,7 @@ func TestSealMatchesFileBackend(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	file, err := os.ReadFile(filepath.Join(r.Dir(), eventsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := readEvents(t, filepath.Join(r.Dir(), eventsFile))
 	var stored []Event
 	if err := r.Read(ctx, 1, func(e Event) error { stored = append(stored, e); return nil }); err != nil {
 		t.Fatal(err)

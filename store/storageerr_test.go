@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -38,7 +39,7 @@ func simRun(t *testing.T) (*simfs.FS, *store.Store, store.Record) {
 	return fsys, st, r
 }
 
-// fileContent reads a file of fsys.
+// fileContent reads a file of fsys, an events.jsonl up to its zero tail.
 func fileContent(t *testing.T, fsys store.FS, path string) string {
 	t.Helper()
 	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
@@ -49,6 +50,9 @@ func fileContent(t *testing.T, fsys store.FS, path string) string {
 	fi, _ := f.Stat()
 	b := make([]byte, fi.Size())
 	f.ReadAt(b, 0)
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i] // the zero tail past the committed end
+	}
 	return string(b)
 }
 

@@ -65,6 +65,9 @@ type stream struct {
 	wbuf      []byte        // write buffer reused by appends (mu)
 	failed    error         // sticky ErrStoreFailed (mu)
 	appended  bool          // this handle committed something (mu)
+	// noFillUntil is the committed end below which no zero fill is tried
+	// after one failed (mu; see makeRoom).
+	noFillUntil int64
 
 	pub    atomic.Pointer[published]
 	closed atomic.Bool
@@ -86,10 +89,12 @@ func openStream(ctx context.Context, fsys FS, dir string, pol *policy, readOnly 
 		}
 		s.ro = true
 	} else {
-		f, err = fsys.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+		// Not O_APPEND: batches are written with pwrite(2) at the
+		// committed end, over the zero tail (tail.go).
+		f, err = fsys.OpenFile(path, os.O_RDWR, 0)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			f, err = fsys.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+			f, err = fsys.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 			if err == nil {
 				if err = syncDir(fsys, dir); err != nil {
 					f.Close()
@@ -152,7 +157,7 @@ func (s *stream) load(ctx context.Context) error {
 	// process is not held up by a long validation). Bytes of complete
 	// batches never change, so only a torn or damaged result needs a second
 	// look under the lock, from the last good batch boundary.
-	res, err := s.scanTail(ctx, size)
+	res, err := s.scanTail(ctx, size, true)
 	var ce *CorruptError
 	if err != nil && !errors.As(err, &ce) {
 		return err
@@ -185,12 +190,12 @@ func (s *stream) lockedScan(ctx context.Context, recoverTorn bool) (scanResult, 
 	if err != nil {
 		return scanResult{}, err
 	}
-	res, err := s.scanTail(ctx, size)
+	res, err := s.scanTail(ctx, size, true)
 	if err != nil {
 		return res, err
 	}
 	if res.torn && recoverTorn {
-		if err := s.cutTorn(size); err != nil {
+		if err := s.cutTorn(res.tornEnd); err != nil {
 			return res, err
 		}
 	}
@@ -205,9 +210,11 @@ func (s *stream) fileSize() (int64, error) {
 	return fi.Size(), nil
 }
 
-// scanTail validates [st.size, size) and advances the state over every
-// complete batch in it. The caller holds mu.
-func (s *stream) scanTail(ctx context.Context, size int64) (scanResult, error) {
+// scanTail validates the lines from st.size up to the zero tail or size
+// (the file's size) and advances the state over every complete batch in
+// them; wholeTail reads the zero tail too (scanner.wholeTail). The caller
+// holds mu.
+func (s *stream) scanTail(ctx context.Context, size int64, wholeTail bool) (scanResult, error) {
 	st := s.st
 	if size < st.size {
 		return scanResult{}, &CorruptError{Path: s.path, Line: int(st.rev), Rev: st.rev, Offset: size,
@@ -216,21 +223,26 @@ func (s *stream) scanTail(ctx context.Context, size int64) (scanResult, error) {
 	if size == st.size && size >= s.evidence {
 		return scanResult{}, nil
 	}
-	bufSize := 256 << 10
+	bufSize := 32 << 10 // lines another handle appended, up to the zero tail
+	if wholeTail {
+		bufSize = 256 << 10
+	}
 	if size-st.size < int64(bufSize) {
 		bufSize = int(size-st.size) + 1
 	}
 	lr := newLineReader(io.NewSectionReader(s.f, st.size, size-st.size), st.size, bufSize)
 	sc := newScanner(ctx, s.path, st, s.f, lr)
 	sc.evidence = s.evidence
+	sc.wholeTail = wholeTail
 	return sc.run()
 }
 
-// cutTorn moves the bytes after the last complete batch to
-// events.jsonl.torn-<ts> (fsynced, directory fsynced) and truncates the
-// stream to the batch boundary (fsynced). The caller holds mu and the
+// cutTorn moves the bytes after the last complete batch up to end (the
+// zero tail after them is not copied) to events.jsonl.torn-<ts> (fsynced,
+// directory fsynced) and truncates the stream to the batch boundary
+// (fsynced), which drops the zero tail too. The caller holds mu and the
 // exclusive flock.
-func (s *stream) cutTorn(size int64) error {
+func (s *stream) cutTorn(end int64) error {
 	from := s.st.size
 	base := fmt.Sprintf("%s.torn-%s", s.path, time.Now().UTC().Format("20060102T150405.000000000Z"))
 	name := base
@@ -242,7 +254,7 @@ func (s *stream) cutTorn(size int64) error {
 	if err != nil {
 		return storageErr("create", name, err)
 	}
-	_, err = io.Copy(tf, io.NewSectionReader(s.f, from, size-from))
+	_, err = io.Copy(tf, io.NewSectionReader(s.f, from, end-from))
 	if err == nil {
 		err = tf.Sync()
 	}
@@ -302,11 +314,14 @@ func (s *stream) refresh(ctx context.Context) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	size, err := s.fileSize()
-	if err != nil || size == s.st.size {
+	if more, err := s.moreAtEnd(); !more || err != nil {
 		return err
 	}
-	_, err = s.scanTail(ctx, size)
+	size, err := s.fileSize()
+	if err != nil {
+		return err
+	}
+	_, err = s.scanTail(ctx, size, false)
 	var ce *CorruptError
 	if errors.As(err, &ce) {
 		// Confirm under the lock: an unlocked read can race with another

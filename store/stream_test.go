@@ -162,7 +162,7 @@ func TestAppendInvalid(t *testing.T) {
 			t.Parallel()
 			r := newTestRun(t, Policy{})
 			mustAppend(t, r.events, 0, NewEvent{ID: "first", Type: "t"})
-			before := readBytes(t, eventsPath(r))
+			before := readEvents(t, eventsPath(r))
 			_, err := r.events.Append(context.Background(), tt.expected, tt.events...)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Append: %v, want %v", err, tt.want)
@@ -170,7 +170,7 @@ func TestAppendInvalid(t *testing.T) {
 			if Code(err) != "INVALID_EVENT" {
 				t.Errorf("Code = %q", Code(err))
 			}
-			if after := readBytes(t, eventsPath(r)); string(after) != string(before) {
+			if after := readEvents(t, eventsPath(r)); string(after) != string(before) {
 				t.Errorf("a refused batch changed the file")
 			}
 		})
@@ -380,7 +380,7 @@ func TestEventMarshalJSONIsTheStoredLine(t *testing.T) {
 	t.Parallel()
 	r := newTestRun(t, Policy{})
 	mustAppend(t, r.events, 0, NewEvent{Type: "t", Data: map[string]any{"k": "v"}}, NewEvent{Type: "u"})
-	lines := strings.SplitAfter(string(readBytes(t, eventsPath(r))), "\n")
+	lines := strings.SplitAfter(string(readEvents(t, eventsPath(r))), "\n")
 	for i, e := range readAll(t, r.events) {
 		b, err := json.Marshal(e)
 		if err != nil {

@@ -218,30 +218,17 @@ func dirBlobs(fsys FS, dir string) BlobOpener {
 	}
 }
 
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-// Read implements io.Reader, counting the bytes read.
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
 // verifyLines checks every line r yields and collects the artifact
 // references of the events that passed.
 func verifyLines(ctx context.Context, path string, r io.Reader, evidence int64) (Report, map[string]refUse, error) {
 	var rep Report
-	cr := &countingReader{r: r}
 	st := newChainState()
 	st.ids = nil
 	st.byID = map[string]int64{}
-	lr := newLineReader(cr, 0, 256<<10)
+	lr := newLineReader(r, 0, 256<<10)
 	sc := newScanner(ctx, path, st, nil, lr)
 	sc.evidence = evidence
+	sc.wholeTail = true
 	refs := map[string]refUse{}
 	var pending []refUse
 	sc.onLine = func(env *envelope) {
@@ -278,10 +265,7 @@ func verifyLines(ctx context.Context, path string, r io.Reader, evidence int64) 
 			return rep, nil, err
 		}
 		if res.torn {
-			if _, err := io.Copy(io.Discard, cr); err != nil {
-				return rep, nil, fmt.Errorf("store: verify: read %s: %w", path, err)
-			}
-			rep.TornBytes, rep.TornReason = cr.n-st.size, res.why
+			rep.TornBytes, rep.TornReason = res.tornEnd-st.size, res.why
 		}
 		break
 	}

@@ -65,12 +65,12 @@ func TestVerify(t *testing.T) {
 		f, _ := os.OpenFile(eventsPath(r), os.O_WRONLY|os.O_APPEND, 0)
 		f.WriteString(`{"batch_end":4,"da`)
 		f.Close()
-		before := readBytes(t, eventsPath(r))
+		before := readEvents(t, eventsPath(r))
 		rep, err := Verify(ctx, r.Dir())
 		if err != nil || rep.TornBytes != 18 || rep.Events != 3 || rep.TornReason != "last line is not terminated" {
 			t.Fatalf("Verify: %v, %+v", err, rep)
 		}
-		if string(readBytes(t, eventsPath(r))) != string(before) {
+		if string(readEvents(t, eventsPath(r))) != string(before) {
 			t.Fatal("Verify changed events.jsonl")
 		}
 	})

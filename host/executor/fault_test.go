@@ -26,9 +26,9 @@ func TestFaultOf(t *testing.T) {
 		code   string // "" when the error is not a fault
 		path   string
 	}{
-		{name: "append on a full device", fault: simfs.Fault{Op: simfs.OpWrite, Path: "events.jsonl", Err: syscall.ENOSPC},
+		{name: "append on a full device", fault: simfs.Fault{Op: simfs.OpWrite, Path: "events.jsonl", Err: syscall.ENOSPC, Times: -1},
 			op: func(r store.Record) error { _, err := r.Append(ctx, 0, event); return err }, code: runstate.CodeStorageFull, path: "events.jsonl"},
-		{name: "append over quota", fault: simfs.Fault{Op: simfs.OpWrite, Path: "events.jsonl", Err: syscall.EDQUOT},
+		{name: "append over quota", fault: simfs.Fault{Op: simfs.OpWrite, Path: "events.jsonl", Err: syscall.EDQUOT, Times: -1},
 			op: func(r store.Record) error { _, err := r.Append(ctx, 0, event); return err }, code: runstate.CodeStorageFull, path: "events.jsonl"},
 		{name: "fdatasync fails", fault: simfs.Fault{Op: simfs.OpDatasync, Path: "events.jsonl", Err: syscall.EIO},
 			op: func(r store.Record) error { _, err := r.Append(ctx, 0, event); return err }, code: runstate.CodeRunStorage, path: "events.jsonl"},

@@ -144,6 +144,32 @@ func (h *file) Write(p []byte) (int, error) {
 	return len(b), err
 }
 
+// WriteAt writes p at off (pwrite), extending the file when it writes
+// past the end; a handle opened O_APPEND refuses it, as package os does.
+// A fault with Short writes half of p before failing.
+func (h *file) WriteAt(p []byte, off int64) (int, error) {
+	short, err := h.begin(OpWrite)
+	defer h.fs.mu.Unlock()
+	switch {
+	case err != nil:
+	case h.flag&(os.O_WRONLY|os.O_RDWR) == 0:
+		err = pathErr(OpWrite, h.name, syscall.EBADF)
+	case h.flag&os.O_APPEND != 0 || off < 0:
+		err = pathErr(OpWrite, h.name, syscall.EINVAL)
+	}
+	if err != nil && (!short || h.check(OpWrite) != nil) {
+		return 0, err
+	}
+	b := p
+	if short {
+		b = p[:len(p)/2]
+	}
+	c := change{off: off, data: append([]byte(nil), b...)}
+	h.n.data = c.apply(h.n.data)
+	h.n.pending = append(h.n.pending, c)
+	return len(b), err
+}
+
 func (h *file) Truncate(size int64) error {
 	_, err := h.begin(OpTruncate)
 	defer h.fs.mu.Unlock()

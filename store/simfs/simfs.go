@@ -11,8 +11,10 @@
 //   - Crash drops everything volatile, makes every open handle fail with
 //     ErrCrashed and releases every lock; CrashTorn keeps, per file, a
 //     seeded random prefix of the writes since its last sync, the last of
-//     them possibly cut short (a torn write), and per directory either all
-//     or none of its volatile entries;
+//     them possibly cut short or, when it overwrote bytes inside the file,
+//     with only some of its 512-byte sectors written (a torn write: old
+//     bytes can stay between new ones), and per directory either all or
+//     none of its volatile entries;
 //   - Inject fails the N-th matching operation with an error (ENOSPC,
 //     EIO, …), optionally after writing part of the bytes (a short write);
 //   - SetHook sees every operation before it runs and may fail it (after
@@ -173,7 +175,7 @@ func (f *FS) Crash() { f.crash(nil) }
 // CrashTorn is Crash that keeps some volatile state, as a disk that wrote
 // part of its queue before losing power: for each file a random prefix
 // (seeded) of its changes since its last sync, the last of which may be
-// cut short; for each directory, at random, either all of its volatile
+// cut short or keep only some of its sectors; for each directory, at random, either all of its volatile
 // entries or none.
 func (f *FS) CrashTorn(seed uint64) { f.crash(rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))) }
 
@@ -204,10 +206,19 @@ func (f *FS) crash(rng *rand.Rand) {
 		if rng != nil && len(d.pending) > 0 {
 			keep := rng.IntN(len(d.pending) + 1)
 			for i, c := range d.pending[:keep] {
-				if i == keep-1 && !c.trunc && rng.IntN(2) == 0 {
+				switch {
+				case i != keep-1 || c.trunc:
+					d.data = c.apply(d.data)
+				case c.off+int64(len(c.data)) <= int64(len(d.data)) && rng.IntN(2) == 0:
+					// An overwrite: the file's size does not change, so
+					// the disk may write its sectors in any order.
+					d.data = c.applySectors(d.data, rng)
+				case rng.IntN(2) == 0:
 					c.data = c.data[:rng.IntN(len(c.data)+1)]
+					d.data = c.apply(d.data)
+				default:
+					d.data = c.apply(d.data)
 				}
-				d.data = c.apply(d.data)
 			}
 			d.durable = slices.Clone(d.data)
 		}
@@ -226,6 +237,25 @@ func (c change) apply(b []byte) []byte {
 		b = resize(b, end)
 	}
 	copy(b[c.off:], c.data)
+	return b
+}
+
+// SectorSize is the unit CrashTorn tears a write into when it keeps some
+// of its sectors and not others: a disk writes a 512-byte sector whole or
+// not at all, but the sectors of one write in any order.
+const SectorSize = 512
+
+// applySectors applies an overwrite (a write inside b) of which only a
+// random subset of the SectorSize-aligned sectors reached the disk: the
+// others keep the bytes they held before.
+func (c change) applySectors(b []byte, rng *rand.Rand) []byte {
+	end := c.off + int64(len(c.data))
+	for s := c.off / SectorSize * SectorSize; s < end; s += SectorSize {
+		if rng.IntN(2) == 0 {
+			lo, hi := max(s, c.off), min(s+SectorSize, end)
+			copy(b[lo:hi], c.data[lo-c.off:hi-c.off])
+		}
+	}
 	return b
 }
 

@@ -75,7 +75,9 @@
 // NULs past the batch (tailChunk), made durable by the batch's fdatasync.
 // A fill that fails (ENOSPC, EIO) is given up: the batch is a plain
 // append, and no fill is tried again until the record has grown by
-// another MiB. The lines end at the first NUL byte: the logical end of
+// another MiB. Nor is a fill made on a file system with less than 64 MiB
+// free (fstatfs), where a full device must stop the run at the event
+// that does not fit. The lines end at the first NUL byte: the logical end of
 // the stream, which every reader uses instead of the file's size (no event
 // line holds a NUL; canonical JSON escapes it). Another handle notices
 // appends by reading the byte at its committed end, not by stat(2). A

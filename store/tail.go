@@ -19,6 +19,13 @@ import (
 // record tail"): about 2,600 events of 400 bytes per fill.
 const tailChunk = 1 << 20
 
+// tailRoomFactor is how many times the fill the file system must have
+// free for a writer to fill: on a device with less room left (64 MiB for
+// a 1 MiB fill) the tail is not filled, so that the event that does not
+// fit fails with STORAGE_FULL where it would without a tail (not a MiB
+// of events later) and the room is left to artifacts and other runs.
+const tailRoomFactor = 64
+
 // zeros is read-only NULs, written to fill the tail and compared against
 // to skip it.
 var zeros [256 << 10]byte
@@ -41,7 +48,9 @@ func (s *stream) moreAtEnd() (bool, error) {
 
 // makeRoom makes sure the zero tail past the committed end holds n bytes,
 // the next batch, zero-filling tailChunk bytes more when it does not; size
-// is the file's size. A fill that fails (ENOSPC, EIO, a file system that
+// is the file's size. On a file system with less than tailRoomFactor
+// times the fill free it does not fill (checked once per fill, not per
+// batch), and the batch is a plain append. A fill that fails (ENOSPC, EIO, a file system that
 // refuses) is truncated away where it can be and otherwise ignored: the
 // batch is then written as a plain append that extends the file, and no
 // fill is tried again until the record has grown by another tailChunk, so
@@ -55,6 +64,10 @@ func (s *stream) makeRoom(size int64, n int) {
 	}
 	from := max(size, end)
 	to := (end + int64(n) + tailChunk + 4095) &^ 4095
+	if free, known := freeBytes(s.f); known && free < tailRoomFactor*(to-from) {
+		s.noFillUntil = end + tailChunk
+		return
+	}
 	if err := writeZeros(s.f, from, to); err != nil {
 		_ = s.f.Truncate(from)
 		s.noFillUntil = end + tailChunk

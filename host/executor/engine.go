@@ -92,7 +92,7 @@ func (x *Executor) engine(ctx context.Context, s start) []event {
 		mark := x.oomMark(t.Adapter)
 		res, err := x.callEngine(ctx, s, eng, t, seq, schema)
 		rec := graph.EngineAttemptData{Node: s.node.ID, Position: s.position, Sequence: seq,
-			Requested: mustJSON(t), Effective: json.RawMessage("null")}
+			Requested: identityJSON(t), Effective: json.RawMessage("null")}
 		if err == nil {
 			return x.engineCompleted(ctx, s, rec, res)
 		}
@@ -125,8 +125,8 @@ func (x *Executor) callEngine(ctx context.Context, s start, eng plugin.Engine, t
 // engineCompleted records a call that returned res: its parts are kept,
 // and its final part completes the node. nil means the executor stopped.
 func (x *Executor) engineCompleted(ctx context.Context, s start, rec graph.EngineAttemptData, res *plugin.RunResult) []event {
-	rec.Outcome, rec.Effective, rec.Usage = "completed", mustJSON(res.Effective), mustJSON(res.Usage)
-	err := x.keepParts(ctx, &rec, mustJSON(res.Parts))
+	rec.Outcome, rec.Effective, rec.Usage = "completed", identityJSON(res.Effective), usageJSON(res.Usage)
+	err := x.keepParts(ctx, &rec, partsJSON(res.Parts))
 	if isFault(err) {
 		x.stop(err)
 		return nil
@@ -171,7 +171,7 @@ func (x *Executor) engineFailed(ctx context.Context, s start, t plugin.Identity,
 		return nil, false
 	}
 	code, kind := classify(ctx, err)
-	rec.Outcome, rec.FailureKind, rec.Message, rec.Usage = "failed", kind, err.Error(), mustJSON(plugin.Usage{})
+	rec.Outcome, rec.FailureKind, rec.Message, rec.Usage = "failed", kind, err.Error(), usageJSON(plugin.Usage{})
 	if oom != "" {
 		rec.FailureKind, rec.Message = string(plugin.FailureUnknown), oom
 	}

@@ -35,23 +35,27 @@ const (
 // used. Requested and Effective are null for a call a crash left
 // unfinished. Usage is the call's usage; unknown stays unknown.
 type EngineAttemptData struct {
-	Node        string          `json:"node"`
-	Position    string          `json:"position"`
-	Sequence    int             `json:"sequence"`
-	Requested   json.RawMessage `json:"requested"`
+	// The fields are in RFC 8785 member order, as are the JSON values the
+	// executor puts in Requested, Effective, Usage and Parts, so that the
+	// record keeps the marshalled data as it is instead of sorting its
+	// members on every call (store: canonical data).
 	Effective   json.RawMessage `json:"effective"`
-	Usage       json.RawMessage `json:"usage"`
-	Outcome     string          `json:"outcome"`
 	FailureKind string          `json:"failure_kind,omitempty"`
 	Message     string          `json:"message,omitempty"`
+	Node        string          `json:"node"`
+	Outcome     string          `json:"outcome"`
 	Parts       json.RawMessage `json:"parts,omitempty"`
 	// PartsArtifact references the parts when they were too large to keep
 	// in the event.
 	PartsArtifact *ArtifactRef `json:"parts_artifact,omitempty"`
+	Position      string       `json:"position"`
 	// Refused is the code the record refused the call's result with
 	// (KNOWN_SECRET, RESULT_TOO_LARGE): the record keeps the call and its
 	// usage without its parts and message.
-	Refused string `json:"refused,omitempty"`
+	Refused   string          `json:"refused,omitempty"`
+	Requested json.RawMessage `json:"requested"`
+	Sequence  int             `json:"sequence"`
+	Usage     json.RawMessage `json:"usage"`
 }
 
 // RetiredTarget names what a lane-dead failure proved dead. Empty fields
@@ -90,9 +94,10 @@ type DispatchedData struct {
 // durable before node code runs; RetrySafe is the saved value that governs
 // recovery.
 type AttemptStartedData struct {
+	// In RFC 8785 member order, as EngineAttemptData.
+	AttemptID string `json:"attempt_id"`
 	Node      string `json:"node"`
 	Position  string `json:"position"`
-	AttemptID string `json:"attempt_id"`
 	RetrySafe bool   `json:"retry_safe"`
 }
 

@@ -109,3 +109,46 @@ func TestRawJSONIsEscaped(t *testing.T) {
 		t.Errorf("--raw show changed the run's output: %q", r.stdout)
 	}
 }
+
+// FuzzTermWriterJSON: whatever string a --json object carries, and
+// wherever the output is split between writes, what --raw --json prints
+// is valid JSON holding no control character but the final line feed,
+// and it decodes to the string encoding/json would decode it to.
+func FuzzTermWriterJSON(f *testing.F) {
+	f.Add("plain", 0)
+	f.Add("csi \u009b31m del \x7f esc \x1b[2J", 7)
+	f.Add("bad \xff\xfe utf-8 \xe2\x9c", 3)
+	f.Add("✓ 日本 \u2028 \u0085", 5)
+	f.Fuzz(func(t *testing.T, s string, split int) {
+		js, err := json.Marshal(map[string]string{"text": s})
+		if err != nil {
+			t.Skip()
+		}
+		var want map[string]string
+		if err := json.Unmarshal(js, &want); err != nil {
+			t.Fatal(err)
+		}
+		raw, asJSON := true, true
+		var out bytes.Buffer
+		w := &termWriter{w: &out, raw: &raw, asJSON: &asJSON}
+		line := append(js, '\n')
+		if split < 0 {
+			split = -split
+		}
+		split %= len(line) + 1
+		for _, part := range [][]byte{line[:split], line[split:]} {
+			if _, err := w.Write(part); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.flush()
+		got := strings.TrimSuffix(out.String(), "\n")
+		if i := strings.IndexFunc(got, escaped); i >= 0 || strings.Contains(got, "\n") {
+			t.Fatalf("output holds a control character at %d: %q", i, got)
+		}
+		var back map[string]string
+		if err := json.Unmarshal([]byte(got), &back); err != nil || back["text"] != want["text"] {
+			t.Fatalf("output %q reads back as %q, %v; want %q", got, back, err, want["text"])
+		}
+	})
+}

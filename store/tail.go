@@ -30,18 +30,26 @@ const tailRoomFactor = 64
 // to skip it.
 var zeros [256 << 10]byte
 
-// moreAtEnd reports whether a byte other than NUL follows the committed
-// end: lines another handle (or process) appended, or a torn write. It
-// reads the byte at the committed end; the file's size says nothing, as
+// moreAtEnd reports whether the file changed at the committed end: a
+// byte other than NUL follows it (lines another handle or process
+// appended, or a torn write), or the file no longer reaches it (it was
+// shortened, which scanTail reports as damage). It reads the last
+// committed byte and the one after it; the file's size says nothing, as
 // appends over the zero tail do not change it. The caller holds mu.
 func (s *stream) moreAtEnd() (bool, error) {
-	var b [1]byte
-	n, err := s.f.ReadAt(b[:], s.st.size)
+	var b [2]byte
+	at, want := s.st.size-1, 2
+	if at < 0 {
+		at, want = 0, 1 // an empty stream has no last byte
+	}
+	n, err := s.f.ReadAt(b[2-want:], at)
 	switch {
-	case n == 1:
-		return b[0] != 0, nil
+	case n == want:
+		return b[1] != 0, nil
+	case n == want-1:
+		return false, nil // the file ends at the committed end
 	case err == nil || errors.Is(err, io.EOF):
-		return false, nil
+		return true, nil // shortened below the committed end
 	}
 	return false, storageErr("read", s.path, err)
 }

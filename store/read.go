@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"time"
 )
 
@@ -66,4 +69,70 @@ func (s *stream) close() error {
 		s.trim()
 	}
 	return s.f.Close()
+}
+
+// readID reads the id of committed rev r from the stream.
+func (st *chainState) readID(ra io.ReaderAt, r int64) (string, error) {
+	var id string
+	err := readCommitted(ra, "", st.offsets, st.size, r, r, func(env *envelope) error {
+		id = string(env.id)
+		return nil
+	})
+	return id, err
+}
+
+// readCommitted decodes the committed lines from..to (inclusive) of a
+// stream whose offset index and committed size are given, and calls fn for
+// each. It checks each line's digest and the chain links between the lines
+// it reads, not the canonical form of data (checked when the line was
+// validated: any later change to the bytes changes the digest).
+func readCommitted(ra io.ReaderAt, path string, offsets []int64, size int64, from, to int64, fn func(*envelope) error) error {
+	if from < 1 {
+		from = 1
+	}
+	if to < from {
+		return nil
+	}
+	var off, at int64 = 0, 1
+	if len(offsets) > 0 {
+		i := (from - 1) / indexEvery
+		if i >= int64(len(offsets)) {
+			i = int64(len(offsets)) - 1
+		}
+		off, at = offsets[i], i*indexEvery+1
+	}
+	lr := newLineReader(io.NewSectionReader(ra, off, size-off), off, 64<<10)
+	var prev [32]byte
+	havePrev := false
+	for rev := at; rev <= to; rev++ {
+		line, loff, terminated, err := lr.next()
+		if err == io.EOF || (err == nil && !terminated) {
+			return &CorruptError{Path: path, Line: int(rev), Rev: rev, Offset: loff, Problem: "committed event is missing (the file was shortened)"}
+		}
+		if errors.Is(err, errLineTooLong) {
+			return &CorruptError{Path: path, Line: int(rev), Rev: rev, Offset: loff, Problem: "line is longer than 256 MiB"}
+		}
+		if err != nil {
+			return storageErr("read", path, err)
+		}
+		env, problem := decodeLine(line, false)
+		if problem == "" && env.rev != rev {
+			problem = fmt.Sprintf("rev is %d, want %d", env.rev, rev)
+		}
+		if problem == "" && havePrev {
+			if sum, _ := parseDigest(env.prev); sum != prev {
+				problem = fmt.Sprintf("prev does not match the digest of rev %d", rev-1)
+			}
+		}
+		if problem != "" {
+			return &CorruptError{Path: path, Line: int(rev), Rev: rev, Offset: loff, Problem: problem + " (changed since it was validated)"}
+		}
+		prev, havePrev = env.digest, true
+		if rev >= from {
+			if err := fn(&env); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

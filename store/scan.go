@@ -197,16 +197,8 @@ func (s *scanner) run() (scanResult, error) {
 		return s.torn(res, last.rev+1, s.lr.off, fmt.Sprintf("batch declares revs %d..%d but only %d line(s) are present",
 			s.pend[0].rev, s.pendEnd, len(s.pend)))
 	}
-	if s.lr.nul && s.wholeTail {
-		// The zero tail: all NULs, or what a torn write left in it.
-		at := s.lr.off
-		end, err := s.tailEnd(s.nextRev, at)
-		if err != nil {
-			return res, err
-		}
-		if end > at {
-			return s.tornTo(res, s.nextRev, at, end, "bytes other than NUL follow the zero tail's first NUL")
-		}
+	if res, err := s.zeroTail(res); err != nil || res.torn {
+		return res, err
 	}
 	if s.st.size < s.evidence {
 		ev := s.evidence
@@ -243,68 +235,6 @@ func (s *scanner) tornTo(res scanResult, lineNo, off, end int64, why string) (sc
 	res.torn, res.why, res.tornEnd = true, why, end
 	return res, nil
 }
-
-// tailEnd returns the offset just past the bytes a torn write left: the
-// line reader's offset, or, when the lines ended at a NUL, past the last
-// byte that is not NUL. Past a NUL a torn overwrite of the zero tail can
-// leave the sectors of its batch that reached the disk between ones that
-// did not (simfs.SectorSize), but nothing else: the NULs between them
-// must end on a sector boundary, and every whole line past them that
-// decodes must be a later line of the same batch (a rev the scan has not
-// reached, the torn batch's batch_end). Anything else is damage: a
-// *CorruptError naming line lineNo at offset off.
-func (s *scanner) tailEnd(lineNo, off int64) (int64, error) {
-	lr := s.lr
-	end := lr.off
-	if !lr.nul {
-		return end, nil
-	}
-	batchEnd := int64(0)
-	if len(s.pend) > 0 {
-		batchEnd = s.pendEnd
-	}
-	for {
-		from := lr.off
-		at, err := lr.skipNULs()
-		if err == io.EOF {
-			return end, nil
-		}
-		if err != nil {
-			return 0, storageErr("read", s.path, err)
-		}
-		if at > from && at%sectorSize != 0 {
-			return 0, s.corrupt(lineNo, off, fmt.Sprintf("byte %d follows NUL bytes that end inside a %d-byte sector: damage, not a torn write", at, sectorSize))
-		}
-		line, loff, terminated, err := lr.next()
-		switch {
-		case errors.Is(err, errLineTooLong):
-			return 0, s.corrupt(lineNo, off, fmt.Sprintf("a line longer than 256 MiB at byte %d follows NUL bytes", loff))
-		case err != nil:
-			return 0, storageErr("read", s.path, err)
-		}
-		end = loff + int64(len(line))
-		if !terminated {
-			continue
-		}
-		end++
-		env, problem := decodeLine(line, false)
-		if problem != "" {
-			continue // a fragment of a torn line
-		}
-		if batchEnd == 0 {
-			batchEnd = env.batchEnd
-		}
-		if env.rev < s.nextRev || env.batchEnd != batchEnd || env.rev > env.batchEnd {
-			return 0, s.corrupt(lineNo, off, fmt.Sprintf(
-				"the event at byte %d (rev %d, batch_end %d) follows NUL bytes but is not a later line of the batch torn at rev %d: damage, not a torn write",
-				loff, env.rev, env.batchEnd, s.nextRev))
-		}
-	}
-}
-
-// sectorSize is the unit a disk writes whole: a torn write leaves old
-// bytes in whole sectors.
-const sectorSize = 512
 
 // check validates a decoded line against its position in the stream.
 func (s *scanner) check(env *envelope, lineNo int64) string {
@@ -367,72 +297,6 @@ func (st *chainState) lookupDuplicate(ra io.ReaderAt, p *pendLine) (int64, error
 	}
 	p.collideID, p.collideRev = other, r
 	return 0, nil
-}
-
-// readID reads the id of committed rev r from the stream.
-func (st *chainState) readID(ra io.ReaderAt, r int64) (string, error) {
-	var id string
-	err := readCommitted(ra, "", st.offsets, st.size, r, r, func(env *envelope) error {
-		id = string(env.id)
-		return nil
-	})
-	return id, err
-}
-
-// readCommitted decodes the committed lines from..to (inclusive) of a
-// stream whose offset index and committed size are given, and calls fn for
-// each. It checks each line's digest and the chain links between the lines
-// it reads, not the canonical form of data (checked when the line was
-// validated: any later change to the bytes changes the digest).
-func readCommitted(ra io.ReaderAt, path string, offsets []int64, size int64, from, to int64, fn func(*envelope) error) error {
-	if from < 1 {
-		from = 1
-	}
-	if to < from {
-		return nil
-	}
-	var off, at int64 = 0, 1
-	if len(offsets) > 0 {
-		i := (from - 1) / indexEvery
-		if i >= int64(len(offsets)) {
-			i = int64(len(offsets)) - 1
-		}
-		off, at = offsets[i], i*indexEvery+1
-	}
-	lr := newLineReader(io.NewSectionReader(ra, off, size-off), off, 64<<10)
-	var prev [32]byte
-	havePrev := false
-	for rev := at; rev <= to; rev++ {
-		line, loff, terminated, err := lr.next()
-		if err == io.EOF || (err == nil && !terminated) {
-			return &CorruptError{Path: path, Line: int(rev), Rev: rev, Offset: loff, Problem: "committed event is missing (the file was shortened)"}
-		}
-		if errors.Is(err, errLineTooLong) {
-			return &CorruptError{Path: path, Line: int(rev), Rev: rev, Offset: loff, Problem: "line is longer than 256 MiB"}
-		}
-		if err != nil {
-			return storageErr("read", path, err)
-		}
-		env, problem := decodeLine(line, false)
-		if problem == "" && env.rev != rev {
-			problem = fmt.Sprintf("rev is %d, want %d", env.rev, rev)
-		}
-		if problem == "" && havePrev {
-			if sum, _ := parseDigest(env.prev); sum != prev {
-				problem = fmt.Sprintf("prev does not match the digest of rev %d", rev-1)
-			}
-		}
-		if problem != "" {
-			return &CorruptError{Path: path, Line: int(rev), Rev: rev, Offset: loff, Problem: problem + " (changed since it was validated)"}
-		}
-		prev, havePrev = env.digest, true
-		if rev >= from {
-			if err := fn(&env); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // commit moves the pending batch into the state; end is the offset just past

@@ -134,13 +134,16 @@ func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 	if r.LockNote != "" {
 		fmt.Fprintf(w, "lock:     %s\n", r.LockNote)
 	}
-	if r.Phase == watchdog.PhaseInterrupted {
-		if hints := watchdog.AnswerHints(r.PauseReasons, dir); hints != "" {
-			// A bare resume is refused while positions wait for a person.
-			fmt.Fprintf(w, "next:     no watchdog holds this run; %s\n", hints)
-		} else {
-			fmt.Fprintf(w, "next:     no watchdog holds this run; carry it on with obversa resume %s\n", dir)
-		}
+	// A bare resume is refused while positions wait for a person: name
+	// what answers each, unless the result line did.
+	hints := watchdog.AnswerHints(r.PauseReasons, dir)
+	switch {
+	case r.Phase == watchdog.PhaseInterrupted && hints != "":
+		fmt.Fprintf(w, "next:     no watchdog holds this run; %s\n", hints)
+	case r.Phase == watchdog.PhaseInterrupted:
+		fmt.Fprintf(w, "next:     no watchdog holds this run; carry it on with obversa resume %s\n", dir)
+	case r.Phase == watchdog.PhasePaused && hints != "" && (r.Result == nil || r.Result.Output == nil || len(r.Result.Output.Paused) == 0):
+		fmt.Fprintf(w, "next:     %s\n", hints)
 	}
 	if r.Backoff != nil {
 		fmt.Fprintf(w, "backoff:  restart %d in %d ms\n", r.Backoff.Restart, r.Backoff.RemainingMS)

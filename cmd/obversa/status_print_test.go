@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/watchdog"
 )
 
@@ -29,23 +30,30 @@ usage:    c {"cache_creation":2,"cache_read":3,"input":40,"output":600}
 }
 
 // TestPrintStatusNextAnswersPauses: the next step printed for an
-// interrupted run names the command that answers each position still
-// waiting for a person, since a bare resume is refused while one waits;
-// with none waiting it is a bare resume.
+// interrupted run, or for a paused one whose result names no position,
+// names the command that answers each position still waiting for a
+// person, since a bare resume is refused while one waits; with none
+// waiting an interrupted run's is a bare resume.
 func TestPrintStatusNextAnswersPauses(t *testing.T) {
+	operator := &runstate.Result{Kind: runstate.KindPaused, Code: "OPERATOR_PAUSE", Output: &runstate.Output{Message: "paused by an operator"}}
 	tests := []struct {
 		name    string
+		phase   string
+		result  *runstate.Result
 		reasons []graph.PauseRequest
 		want    string
 	}{
-		{"nothing waits", nil, "next:     no watchdog holds this run; carry it on with obversa resume dir\n"},
-		{"an uncertain attempt waits", []graph.PauseRequest{{Kind: graph.PauseReconcile, Position: "dag/e7/1", AttemptID: "sha256:ab"}},
+		{"nothing waits", watchdog.PhaseInterrupted, nil, nil, "next:     no watchdog holds this run; carry it on with obversa resume dir\n"},
+		{"an uncertain attempt waits", watchdog.PhaseInterrupted, nil, []graph.PauseRequest{{Kind: graph.PauseReconcile, Position: "dag/e7/1", AttemptID: "sha256:ab"}},
 			"next:     no watchdog holds this run; say whether attempt sha256:ab of dag/e7/1 took effect with `obversa resume dir --position dag/e7/1 --reconciled=done|not-done`\n"},
+		{"paused by an operator while an approval waits", watchdog.PhasePaused, operator,
+			[]graph.PauseRequest{{Kind: "OPERATOR_PAUSE"}, {Kind: graph.PauseApproval, Position: "dag/c/1"}},
+			"next:     decide dag/c/1 with `obversa approve dir dag/c/1`\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder
-			printStatus(&b, &watchdog.Report{RunID: "r1", Phase: watchdog.PhaseInterrupted, PauseReasons: tt.reasons}, "dir")
+			printStatus(&b, &watchdog.Report{RunID: "r1", Phase: tt.phase, Result: tt.result, PauseReasons: tt.reasons}, "dir")
 			if !strings.Contains(b.String(), tt.want) {
 				t.Errorf("printStatus:\n%s\nwant a line\n%s", b.String(), tt.want)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -260,12 +261,13 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 			r.PauseReasons = append(r.PauseReasons, graph.PauseRequest{Kind: r.Result.Code})
 		}
 	}
-	if r.Result == nil {
-		// Nothing recorded since the run was last carried on says it
-		// waits, yet positions a person must answer may still be open (a
-		// worker that crashed after a resume of one position of several,
-		// or a live run): list them, as resume asks for them.
-		r.PauseReasons = append(r.PauseReasons, pausedRequests(st)...)
+	if r.Result == nil || r.Result.Kind == runstate.KindPaused || !r.Result.Terminal() {
+		// What was recorded since the run was last carried on may not
+		// name every position a person must still answer (a worker that
+		// crashed, or a run paused by an operator or a full disk, after a
+		// resume of one position of several; a live run): list them all,
+		// as resume asks for them.
+		r.PauseReasons = appendPaused(r.PauseReasons, pausedRequests(st))
 	}
 	if st.Finished() == nil {
 		// Nothing is active once the run ended, even in a record whose
@@ -292,6 +294,17 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 		r.Usage[i] = NodeUsage{Node: u.Node, Usage: usageValue(u.Usage)}
 	}
 	return r
+}
+
+// appendPaused appends to have the requests of more whose position it
+// does not list yet.
+func appendPaused(have, more []graph.PauseRequest) []graph.PauseRequest {
+	for _, p := range more {
+		if !slices.ContainsFunc(have, func(h graph.PauseRequest) bool { return h.Position == p.Position }) {
+			have = append(have, p)
+		}
+	}
+	return have
 }
 
 // active lists the started positions with no result, by position.

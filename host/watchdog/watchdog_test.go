@@ -3,6 +3,7 @@ package watchdog
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -345,6 +346,18 @@ func TestStatusView(t *testing.T) {
 	}
 	if hint := AnswerHints(r.PauseReasons, "R"); hint != "decide dag/a/1 with `obversa approve R dag/a/1`" {
 		t.Errorf("AnswerHints = %q", hint)
+	}
+	// The same, then paused by an operator: the pause recorded names no
+	// position, but a/1 still waits.
+	operator := newRun(t, append(pausedForApproval(),
+		graph.EventRunResumed, runstate.RunResumedData{},
+		graph.EventRunWaiting, json.RawMessage(`{"run_id":"r","kind":"paused","code":"OPERATOR_PAUSE","output":{"message":"paused by an operator"}}`))...)
+	r, err = Status(ctx, DirRef(operator))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Phase != PhasePaused || len(r.PauseReasons) != 2 || r.PauseReasons[0].Kind != "OPERATOR_PAUSE" || r.PauseReasons[1].Position != "dag/a/1" {
+		t.Fatalf("report of a run paused by an operator with a/1 still paused: phase %s, pause reasons %+v", r.Phase, r.PauseReasons)
 	}
 }
 

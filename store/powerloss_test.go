@@ -36,34 +36,15 @@ type plScenario struct {
 // reopens the run and appends two more batches, one of them large. It
 // stops at the first error (the power loss).
 func (sc *plScenario) run(ctx context.Context, st *store.Store) {
-	rec, err := st.CreateRun(ctx, "run", store.Policy{})
-	if err != nil {
+	rec, own, ok := sc.create(ctx, st)
+	if !ok {
 		return
 	}
-	sc.created = true
 	defer rec.Close()
-	own, err := rec.Lock(ctx)
-	if err != nil {
-		return
-	}
 	defer own.Release()
 	rev := int64(0)
 	batch := func(r store.Record, prefix string, n int, data any) bool {
-		var evs []store.NewEvent
-		sc.pending = nil
-		for i := range n {
-			id := fmt.Sprintf("%s-%d", prefix, i)
-			evs = append(evs, store.NewEvent{ID: id, Type: "test:power", Data: data})
-			sc.pending = append(sc.pending, id)
-		}
-		got, err := r.Append(ctx, rev, evs...)
-		if err != nil {
-			return false
-		}
-		rev = got
-		sc.acked = append(sc.acked, sc.pending)
-		sc.pending = nil
-		return true
+		return sc.batch(ctx, r, &rev, "test:power", prefix, n, data)
 	}
 	if !batch(rec, "a", 1, "one") || !batch(rec, "b", 3, map[string]int{"n": 3}) || !batch(rec, "c", 2, nil) {
 		return
@@ -97,6 +78,43 @@ func (sc *plScenario) run(ctx context.Context, st *store.Store) {
 		return
 	}
 	batch(rec, "f", 1, "last")
+}
+
+// create creates the scenario's run and takes its ownership; false when
+// the power went first.
+func (sc *plScenario) create(ctx context.Context, st *store.Store) (store.Record, store.Ownership, bool) {
+	rec, err := st.CreateRun(ctx, "run", store.Policy{})
+	if err != nil {
+		return nil, nil, false
+	}
+	sc.created = true
+	own, err := rec.Lock(ctx)
+	if err != nil {
+		rec.Close()
+		return nil, nil, false
+	}
+	return rec, own, true
+}
+
+// batch appends n events of type typ with ids prefix-0… and data at *rev,
+// noting them pending until acknowledged, and advances *rev; false when
+// the append failed (the power went).
+func (sc *plScenario) batch(ctx context.Context, r store.Record, rev *int64, typ, prefix string, n int, data any) bool {
+	var evs []store.NewEvent
+	sc.pending = nil
+	for i := range n {
+		id := fmt.Sprintf("%s-%d", prefix, i)
+		evs = append(evs, store.NewEvent{ID: id, Type: typ, Data: data})
+		sc.pending = append(sc.pending, id)
+	}
+	got, err := r.Append(ctx, *rev, evs...)
+	if err != nil {
+		return false
+	}
+	*rev = got
+	sc.acked = append(sc.acked, sc.pending)
+	sc.pending = nil
+	return true
 }
 
 // check reopens the run after the power loss: every acknowledged batch is

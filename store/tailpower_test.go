@@ -17,33 +17,17 @@ import (
 // and between a batch's write and its fdatasync. It stops at the first
 // error (the power loss).
 func (sc *plScenario) runTail(ctx context.Context, st *store.Store) {
-	rec, err := st.CreateRun(ctx, "run", store.Policy{})
-	if err != nil {
+	rec, own, ok := sc.create(ctx, st)
+	if !ok {
 		return
 	}
-	sc.created = true
 	defer rec.Close()
-	own, err := rec.Lock(ctx)
-	if err != nil {
-		return
-	}
 	defer own.Release()
 	rev := int64(0)
 	for i, b := range []struct{ n, size int }{{1, 10}, {3, 700}, {2, 300 << 10}, {1, 5}, {4, 200 << 10}, {2, 900}} {
-		var evs []store.NewEvent
-		sc.pending = nil
-		for j := range b.n {
-			id := fmt.Sprintf("b%d-%d", i, j)
-			evs = append(evs, store.NewEvent{ID: id, Type: "test:tail", Data: strings.Repeat("x", b.size)})
-			sc.pending = append(sc.pending, id)
-		}
-		got, err := rec.Append(ctx, rev, evs...)
-		if err != nil {
+		if !sc.batch(ctx, rec, &rev, "test:tail", fmt.Sprintf("b%d", i), b.n, strings.Repeat("x", b.size)) {
 			return
 		}
-		rev = got
-		sc.acked = append(sc.acked, sc.pending)
-		sc.pending = nil
 	}
 }
 

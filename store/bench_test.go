@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -185,66 +184,6 @@ func mustCanon(tb testing.TB, v any) []byte {
 		tb.Fatal(err)
 	}
 	return c
-}
-
-// BenchmarkRawWriteFdatasync is the disk's own limit: write(2) of event
-// lines (the bytes an Append of one event, or a round of 16, writes) then
-// fdatasync(2). "append" grows the file, as the store does; "in-place"
-// overwrites a zero-filled, already synced file, so that fdatasync has no
-// size or extent change to journal — the cost a preallocated events file
-// would pay (docs/decisions.md). Reports the p50 and p99 of fdatasync alone.
-func BenchmarkRawWriteFdatasync(b *testing.B) {
-	line, _ := encodeLine(nil, 12345, 12345, "0b7e2c4e-8a53-4e0c-9f5e-2b8d6f1a9c3d", "graph:node-completed",
-		time.Now(), mustCanon(b, benchData(1)), digestString([32]byte{1}))
-	const prealloc = 32 << 20
-	for _, mode := range []string{"append", "in-place"} {
-		for _, lines := range []int{1, 16} {
-			b.Run(fmt.Sprintf("%s/lines=%d", mode, lines), func(b *testing.B) {
-				buf := bytes.Repeat(line, lines)
-				path := filepath.Join(b.TempDir(), "raw")
-				flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
-				if mode == "in-place" {
-					flags = os.O_WRONLY | os.O_CREATE
-				}
-				f, err := os.OpenFile(path, flags, 0o644)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer f.Close()
-				if mode == "in-place" {
-					if _, err := f.Write(make([]byte, prealloc)); err != nil {
-						b.Fatal(err)
-					}
-					if err := f.Sync(); err != nil {
-						b.Fatal(err)
-					}
-				}
-				var d []time.Duration
-				off := int64(0)
-				for b.Loop() {
-					if mode == "in-place" {
-						if off+int64(len(buf)) > prealloc {
-							off = 0
-						}
-						_, err = f.WriteAt(buf, off)
-						off += int64(len(buf))
-					} else {
-						_, err = f.Write(buf)
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-					t0 := time.Now()
-					if err := (osFile{f}).Datasync(); err != nil {
-						b.Fatal(err)
-					}
-					d = append(d, time.Since(t0))
-				}
-				b.ReportMetric(float64(percentile(d, .5).Nanoseconds())/1e3, "fsync-p50-µs")
-				b.ReportMetric(float64(percentile(d, .99).Nanoseconds())/1e3, "fsync-p99-µs")
-			})
-		}
-	}
 }
 
 // BenchmarkPrepare measures what every Append does before it takes the

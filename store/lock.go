@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/obversa/obversa/internal/regfile"
 )
 
 // lockFile is the run lock's file name inside the run directory.
@@ -85,7 +87,7 @@ func (r *Run) Lock(ctx context.Context) (Ownership, error) {
 	path := filepath.Join(r.dir, lockFile)
 	f, err := r.fsys.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, storageErr("open", path, err)
+		return nil, lockFileErr("open", path, err)
 	}
 	if err := f.Lock(true, false); err != nil {
 		f.Close()
@@ -245,7 +247,7 @@ func readHolder(fsys FS, runDir string) (Holder, bool, error) {
 			return Holder{}, false, nil
 		}
 		if err != nil {
-			return Holder{}, false, storageErr("read", path, err)
+			return Holder{}, false, lockFileErr("read", path, err)
 		}
 		var h Holder
 		if problem = json.Unmarshal(b, &h); problem == nil {
@@ -304,4 +306,20 @@ func HolderAlive(h Holder) bool {
 	}
 	st, ok := processStartTime(h.PID)
 	return ok && st == h.StartTime
+}
+
+// lockFileErr is the *StorageError of op on the run lock file at path. A
+// lock that is not a regular file (a directory, a named pipe) can never be
+// taken: the error says how to make it one again.
+func lockFileErr(op, path string, err error) error {
+	var nr *regfile.NotRegularError
+	if !errors.Is(err, syscall.EISDIR) && !errors.As(err, &nr) {
+		return storageErr(op, path, err)
+	}
+	cause := err
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		cause = pe.Err // the path is named once
+	}
+	return &StorageError{Op: op, Path: path, Err: fmt.Errorf("%w; the run lock must be a regular file: once no obversa process carries this run on, remove it (rm -r %s) and the next command that takes the run makes it again", cause, path)}
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -338,5 +339,39 @@ func TestUnreadableHolderRecord(t *testing.T) {
 	h, found, err := r.Holder(ctx)
 	if err != nil || !found || h.PID != os.Getpid() {
 		t.Fatalf("after Lock: %+v %v %v; want the record rewritten for this process", h, found, err)
+	}
+}
+
+// TestLockNotAFile: a run lock that is a directory or a named pipe is a
+// *StorageError naming it and saying how to make it a file again, for the
+// writer that takes the run and for a reader of its holder alike.
+func TestLockNotAFile(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"directory", "named pipe"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			r := newTestRun(t, Policy{})
+			path := filepath.Join(r.Dir(), lockFile)
+			err := os.RemoveAll(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kind == "directory" {
+				err = os.Mkdir(path, 0o755)
+			} else {
+				err = syscall.Mkfifo(path, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, lockErr := r.Lock(context.Background())
+			_, _, readErr := r.Holder(context.Background())
+			for what, err := range map[string]error{"Lock": lockErr, "Holder": readErr} {
+				var se *StorageError
+				if !errors.As(err, &se) || !strings.Contains(err.Error(), "rm -r "+path) || strings.Count(err.Error(), path) != 2 {
+					t.Errorf("%s of a run whose lock is a %s = %v; want a StorageError naming it once and saying to remove it", what, kind, err)
+				}
+			}
+		})
 	}
 }

@@ -98,7 +98,9 @@ type scanner struct {
 	pendCRC uint32
 	prev    [32]byte // digest of the line before the next one
 	prevSet bool     // false only after a resync past an unparsable line
-	nextRev int64    // rev the next line must hold (== its line number)
+	// resynced is set by resync until the next line passes its rev check.
+	resynced bool
+	nextRev  int64 // rev the next line must hold (== its line number)
 
 	// failEnv is the decoded faulty line when run returned a
 	// *CorruptError for a line that decoded (nil otherwise); resync uses it.
@@ -112,6 +114,9 @@ type scanner struct {
 	// would be torn but starts before it is damage, and a file whose
 	// batches end before it lost committed events.
 	evidence int64
+	// resumeAt is where the bytes after the first NULs start when tailEnd
+	// found damage past them (Verify resumes there: resumeAfterNULs).
+	resumeAt int64
 	// wholeTail makes a scan that reaches the zero tail read all of it,
 	// to find what a torn write left past NUL bytes (an open and Verify
 	// do; a handle picking up another's appends stops at the first NUL).
@@ -176,7 +181,7 @@ func (s *scanner) run() (scanResult, error) {
 		}
 		if dup != 0 {
 			s.failEnv = &env
-			return res, s.corrupt(lineNo, off, fmt.Sprintf("duplicate event id (first used at rev %d)", dup))
+			return res, s.corrupt(env.rev, off, fmt.Sprintf("duplicate event id (first used at rev %d)", dup))
 		}
 		if s.onLine != nil {
 			s.onLine(&env)
@@ -237,16 +242,26 @@ func (s *scanner) tornTo(res scanResult, lineNo, off, end int64, why string) (sc
 }
 
 // check validates a decoded line against its position in the stream.
+// The first line after a resync (Verify) whose rev is ahead of its
+// position is taken as where the numbering resumes, its prev unchecked:
+// the faulty line swallowed line feeds (a zeroed sector, a line feed
+// overwritten), which is one fault, already reported, not one per later
+// line.
 func (s *scanner) check(env *envelope, lineNo int64) string {
+	swallowed := false
 	if env.rev != lineNo {
-		return fmt.Sprintf("rev is %d, want %d (revisions must be contiguous from 1)", env.rev, lineNo)
+		if !s.resynced || env.rev < lineNo {
+			return fmt.Sprintf("rev is %d, want %d (revisions must be contiguous from 1)", env.rev, lineNo)
+		}
+		s.nextRev, swallowed = env.rev, true
 	}
+	s.resynced = false
 	switch {
 	case env.rev == 1:
 		if len(env.prev) != 0 {
 			return `rev 1 must have prev ""`
 		}
-	case !s.prevSet:
+	case !s.prevSet || swallowed:
 		// After a resync past an unparsable line there is nothing to compare.
 	default:
 		sum, _ := parseDigest(env.prev)
@@ -321,6 +336,7 @@ func (s *scanner) resync(lineNo int64) {
 	s.st.rev = lineNo
 	s.st.size = s.lr.off
 	s.nextRev = lineNo + 1
+	s.resynced = true
 	if s.failEnv != nil {
 		s.prev, s.prevSet = s.failEnv.digest, true
 	} else {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 )
 
 // The scanner's side of the zero tail (tail.go): what a torn overwrite of
@@ -45,6 +46,11 @@ func (s *scanner) tailEnd(lineNo, off int64) (int64, error) {
 	if len(s.pend) > 0 {
 		batchEnd = s.pendEnd
 	}
+	resume := int64(0) // where the bytes after the first NULs start
+	damage := func(problem string) (int64, error) {
+		s.resumeAt = resume
+		return 0, s.corrupt(lineNo, off, problem)
+	}
 	for {
 		from := lr.off
 		at, err := lr.skipNULs()
@@ -54,13 +60,16 @@ func (s *scanner) tailEnd(lineNo, off int64) (int64, error) {
 		if err != nil {
 			return 0, storageErr("read", s.path, err)
 		}
+		if resume == 0 {
+			resume = at
+		}
 		if at > from && at%sectorSize != 0 {
-			return 0, s.corrupt(lineNo, off, fmt.Sprintf("byte %d follows NUL bytes that end inside a %d-byte sector: damage, not a torn write", at, sectorSize))
+			return damage(fmt.Sprintf("byte %d follows NUL bytes that end inside a %d-byte sector: damage, not a torn write", at, sectorSize))
 		}
 		line, loff, terminated, err := lr.next()
 		switch {
 		case errors.Is(err, errLineTooLong):
-			return 0, s.corrupt(lineNo, off, fmt.Sprintf("a line longer than 256 MiB at byte %d follows NUL bytes", loff))
+			return damage(fmt.Sprintf("a line longer than 256 MiB at byte %d follows NUL bytes", loff))
 		case err != nil:
 			return 0, storageErr("read", s.path, err)
 		}
@@ -77,11 +86,32 @@ func (s *scanner) tailEnd(lineNo, off int64) (int64, error) {
 			batchEnd = env.batchEnd
 		}
 		if env.rev < s.nextRev || env.batchEnd != batchEnd || env.rev > env.batchEnd {
-			return 0, s.corrupt(lineNo, off, fmt.Sprintf(
+			return damage(fmt.Sprintf(
 				"the event at byte %d (rev %d, batch_end %d) follows NUL bytes but is not a later line of the batch torn at rev %d: damage, not a torn write",
 				loff, env.rev, env.batchEnd, s.nextRev))
 		}
 	}
+}
+
+// resumeAfterNULs moves a Verify scan whose zero-tail check found damage
+// (tailEnd) back to where the bytes after the first NULs start, so the
+// lines tailEnd read past them are checked too; the rest of a line the
+// NULs cut is skipped, as part of the fault already reported. It returns
+// false when there is nothing to resume from (ra nil, or no such damage).
+func (s *scanner) resumeAfterNULs(ra io.ReaderAt) bool {
+	at := s.resumeAt
+	s.resumeAt = 0
+	if at == 0 || ra == nil {
+		return false
+	}
+	open := func() *lineReader { return newLineReader(io.NewSectionReader(ra, at, math.MaxInt64-at), at, 256<<10) }
+	s.lr = open()
+	if line, _, terminated, err := s.lr.next(); err == nil && terminated {
+		if _, problem := decodeLine(line, false); problem == "" {
+			s.lr = open() // the NULs ended where a line starts
+		}
+	}
+	return true
 }
 
 // sectorSize is the unit a disk writes whole: a torn write leaves old

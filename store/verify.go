@@ -73,7 +73,9 @@ type Report struct {
 // "digest": "sha256:…" member and a "size" member): present, of that size,
 // hashing to that digest. After a damaged line it carries on, checking the
 // next line against the damaged line's stored digest, so one edit yields one
-// fault where it was made.
+// fault where it was made; damage that took line feeds with it (a zeroed
+// sector, in the middle or before a zero tail) is one fault too, and the
+// lines after it are checked from the revision the next one holds.
 //
 // It returns ErrRunNotFound for a missing directory and I/O errors as
 // errors. When the report has faults it also returns an error wrapping the
@@ -225,6 +227,7 @@ func verifyLines(ctx context.Context, path string, r io.Reader, evidence int64) 
 	st := newChainState()
 	st.ids = nil
 	st.byID = map[string]int64{}
+	ra, _ := r.(io.ReaderAt)
 	lr := newLineReader(r, 0, 256<<10)
 	sc := newScanner(ctx, path, st, nil, lr)
 	sc.evidence = evidence
@@ -258,6 +261,7 @@ func verifyLines(ctx context.Context, path string, r io.Reader, evidence int64) 
 			}
 			rep.Faults = append(rep.Faults, Fault{Code: "CORRUPT_EVENT_STREAM", Rev: ce.Rev, Line: ce.Line, Problem: ce.Problem})
 			pending = pending[:0]
+			sc.resumeAfterNULs(ra)
 			sc.resync(ce.Rev)
 			continue
 		}

@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/obversa/obversa/plugin"
@@ -298,126 +295,6 @@ func TestRunCallCounting(t *testing.T) {
 	})
 }
 
-func TestRunDelayAndContext(t *testing.T) {
-	t.Parallel()
-	e := configured(t, `{"responses": [{"node": "slow", "delay": "10s", "text": "late"}, {"node": "quick", "delay": "30ms", "text": "late"}]}`)
-	t.Run("delay elapses", func(t *testing.T) {
-		t.Parallel()
-		begin := time.Now()
-		res, _, err := run(t, e, plugin.RunRequest{NodeID: "quick"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if el := time.Since(begin); el < 30*time.Millisecond {
-			t.Errorf("answered after %v, before the 30ms delay", el)
-		}
-		if p, _ := res.Final(); p.Text != "late" {
-			t.Errorf("text %q", p.Text)
-		}
-	})
-	tests := []struct {
-		name string
-		ctx  func() (context.Context, context.CancelFunc)
-		kind plugin.FailureKind
-	}{
-		{"cancelled", func() (context.Context, context.CancelFunc) {
-			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(20*time.Millisecond, cancel)
-			return ctx, cancel
-		}, plugin.FailureAborted},
-		{"deadline", func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), 20*time.Millisecond)
-		}, plugin.FailureTimeout},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			ctx, cancel := tc.ctx()
-			defer cancel()
-			begin := time.Now()
-			_, err := e.Run(ctx, plugin.RunRequest{NodeID: "slow", Target: target}, nil)
-			var f *plugin.Failure
-			if !errors.As(err, &f) || f.Kind != tc.kind {
-				t.Fatalf("Run error = %v, want %s failure", err, tc.kind)
-			}
-			if el := time.Since(begin); el > time.Second {
-				t.Errorf("stopped after %v", el)
-			}
-		})
-	}
-	t.Run("emitter error", func(t *testing.T) {
-		t.Parallel()
-		_, err := e.Run(context.Background(), plugin.RunRequest{NodeID: "n", Prompt: "p", Target: target},
-			func(plugin.RunEvent) error { return errors.New("host gone") })
-		var f *plugin.Failure
-		if !errors.As(err, &f) || f.Kind != plugin.FailureAborted {
-			t.Fatalf("Run error = %v, want aborted failure", err)
-		}
-	})
-}
-
-func TestLogsAndReadiness(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	effects := filepath.Join(dir, "effects.log")
-	calls := filepath.Join(dir, "calls.log")
-	ready := filepath.Join(dir, "ready")
-	cfg, _ := json.Marshal(Config{EffectsFile: effects, CallsLog: calls, ReadyFile: ready})
-	e := configured(t, string(cfg))
-	ctx := context.Background()
-	preflight := plugin.RunRequest{Purpose: plugin.PurposePreflight, Prompt: "ping", Target: target}
-
-	if _, err := e.Admit(ctx, plugin.AdmitRequest{Target: target}); err != nil {
-		t.Fatal(err)
-	}
-	_, err := e.Run(ctx, preflight, nil)
-	var f *plugin.Failure
-	if !errors.As(err, &f) || f.Kind != plugin.FailureTransient || f.Message != "not ready" {
-		t.Fatalf("preflight without ready file = %v, want transient not ready", err)
-	}
-	if err := os.WriteFile(ready, []byte("not yet\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Run(ctx, preflight, nil); err == nil {
-		t.Fatal("preflight with content \"not yet\" succeeded")
-	}
-	if err := os.WriteFile(ready, []byte(" ready\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Run(ctx, preflight, nil); err != nil {
-		t.Fatalf("preflight when ready: %v", err)
-	}
-	if _, err := e.Run(ctx, plugin.RunRequest{NodeID: "draft", Position: "dag/draft/1", AttemptID: "sha256:aa", Target: target}, nil); err != nil {
-		t.Fatal(err)
-	}
-	read := func(p string) string {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	wantEffects := "- - - preflight\n- - - preflight\n- - - preflight\ndraft dag/draft/1 sha256:aa ordinary\n"
-	if diff := cmp.Diff(wantEffects, read(effects)); diff != "" {
-		t.Errorf("effects file (-want +got):\n%s", diff)
-	}
-	wantCalls := "static\nlive:not-ready\nlive:not-ready\nlive:ready\nordinary\n"
-	if diff := cmp.Diff(wantCalls, read(calls)); diff != "" {
-		t.Errorf("calls log (-want +got):\n%s", diff)
-	}
-}
-
-func TestLogWriteFailure(t *testing.T) {
-	t.Parallel()
-	cfg, _ := json.Marshal(Config{EffectsFile: filepath.Join(t.TempDir(), "missing", "effects.log")})
-	e := configured(t, string(cfg))
-	_, _, err := run(t, e, plugin.RunRequest{Prompt: "p"})
-	var f *plugin.Failure
-	if !errors.As(err, &f) || f.Kind != plugin.FailureUnknown {
-		t.Fatalf("Run = %v, want unknown failure", err)
-	}
-}
-
 func TestAdmit(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -480,45 +357,4 @@ func TestConfigured(t *testing.T) {
 		!strings.Contains(err.Error(), "responses[0].fail.kind") {
 		t.Errorf("Configured with a bad kind: %v", err)
 	}
-}
-
-func TestSplitText(t *testing.T) {
-	t.Parallel()
-	for _, s := range []string{"", "a", "ab", "abc", "héllo wörld ✓", strings.Repeat("x", 100)} {
-		parts := splitText(s, 3)
-		if strings.Join(parts, "") != s || len(parts) > 3 {
-			t.Errorf("splitText(%q) = %q", s, parts)
-		}
-		for _, p := range parts {
-			if p == "" || !utf8.ValidString(p) {
-				t.Errorf("splitText(%q) has piece %q", s, p)
-			}
-		}
-	}
-}
-
-// TestRunStreamInterval: with stream_interval a text of several lines is
-// streamed one line per delta, each after the interval, and the deltas
-// still make up the final text.
-func TestRunStreamInterval(t *testing.T) {
-	t.Parallel()
-	e := configured(t, `{"default": {"text": "one\ntwo\nthree", "stream_interval": "20ms"}}`)
-	begin := time.Now()
-	res, events, err := run(t, e, plugin.RunRequest{Prompt: "p"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if el := time.Since(begin); el < 40*time.Millisecond {
-		t.Errorf("answered after %v, before two intervals", el)
-	}
-	var deltas []string
-	for _, ev := range events {
-		if ev.Kind == plugin.EventText {
-			deltas = append(deltas, ev.Text)
-		}
-	}
-	if want := []string{"one\n", "two\n", "three"}; !cmp.Equal(deltas, want) {
-		t.Errorf("deltas %q, want %q", deltas, want)
-	}
-	checkStream(t, res, events)
 }

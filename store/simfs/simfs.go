@@ -11,10 +11,10 @@
 //   - Crash drops everything volatile, makes every open handle fail with
 //     ErrCrashed and releases every lock; CrashTorn keeps, per file, a
 //     seeded random prefix of the writes since its last sync, the last of
-//     them possibly cut short or, when it overwrote bytes inside the file,
-//     with only some of its 512-byte sectors written (a torn write: old
-//     bytes can stay between new ones), and per directory either all or
-//     none of its volatile entries;
+//     them possibly cut short or with only some of its 512-byte sectors
+//     written (a torn write: old bytes can stay between new ones, and
+//     past the file's old end, where a write grew it, NULs), and per
+//     directory either all or none of its volatile entries;
 //   - Inject fails the N-th matching operation with an error (ENOSPC,
 //     EIO, …), optionally after writing part of the bytes (a short write);
 //   - SetHook sees every operation before it runs and may fail it (after
@@ -175,8 +175,9 @@ func (f *FS) Crash() { f.crash(nil) }
 // CrashTorn is Crash that keeps some volatile state, as a disk that wrote
 // part of its queue before losing power: for each file a random prefix
 // (seeded) of its changes since its last sync, the last of which may be
-// cut short or keep only some of its sectors; for each directory, at random, either all of its volatile
-// entries or none.
+// cut short or keep only some of its sectors (NULs past the old end of a
+// write that grew the file); for each directory, at random, either all
+// of its volatile entries or none.
 func (f *FS) CrashTorn(seed uint64) { f.crash(rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))) }
 
 func (f *FS) crash(rng *rand.Rand) {
@@ -212,6 +213,13 @@ func (f *FS) crash(rng *rand.Rand) {
 				case c.off+int64(len(c.data)) <= int64(len(d.data)) && rng.IntN(2) == 0:
 					// An overwrite: the file's size does not change, so
 					// the disk may write its sectors in any order.
+					d.data = c.applySectors(d.data, rng)
+				case rng.IntN(3) == 0:
+					// A write that grows the file: the new size may reach
+					// the disk with only some of its sectors; the others
+					// read as NULs past the old end (unwritten extents)
+					// and keep their old bytes before it.
+					d.data = resize(d.data, max(int64(len(d.data)), c.off+int64(len(c.data))))
 					d.data = c.applySectors(d.data, rng)
 				case rng.IntN(2) == 0:
 					c.data = c.data[:rng.IntN(len(c.data)+1)]

@@ -41,25 +41,25 @@ second Ctrl-C exits at once and leaves it interrupted.`,
 			switch o.Reconciled {
 			case "", "done", "not-done":
 			default:
-				return usageErr(fmt.Errorf("--reconciled=%q: want done (the attempt's effect happened) or not-done (it did not)", o.Reconciled))
+				return usageErr(fmt.Errorf("--reconciled=%s: want done (the attempt's effect happened) or not-done (it did not)", echoArg(o.Reconciled)))
 			}
 			if o.Reconciled != "" && o.Position == "" {
 				return usageErr(errors.New("--reconciled answers a reconcile-attempt pause: add --position POS, the position status names"))
+			}
+			if result != "" && o.Reconciled != "done" {
+				return usageErr(fmt.Errorf("--result is the node's result when its attempt took effect: it goes with --reconciled=done, not %s", echoArg(o.Reconciled)))
+			}
+			if result != "" {
+				if !json.Valid([]byte(result)) {
+					return usageErr(fmt.Errorf("--result %s is not JSON", echoArg(result)))
+				}
+				o.Result = json.RawMessage(result)
 			}
 			ref, err := g.findRun(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			defer ref.Close()
-			if result != "" && o.Reconciled != "done" {
-				return usageErr(fmt.Errorf("--result is the node's result when its attempt took effect: it goes with --reconciled=done, not %q", o.Reconciled))
-			}
-			if result != "" {
-				if !json.Valid([]byte(result)) {
-					return usageErr(fmt.Errorf("--result %q is not JSON", result))
-				}
-				o.Result = json.RawMessage(result)
-			}
 			mode, err := progressMode(progress, asJSON)
 			if err != nil {
 				return err

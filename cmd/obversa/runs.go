@@ -28,7 +28,7 @@ the runs in that phase (repeat it or separate phases by commas): ` + fmt.Sprint(
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, p := range phase {
 				if !slices.Contains(phases, p) {
-					return usageErr(fmt.Errorf("--phase %q is not a phase; use one of %v%s", p, phases, runview.DidYouMean(runview.Closest(p, phases))))
+					return usageErr(fmt.Errorf("--phase %s is not a phase; use one of %v%s", echoArg(p), phases, runview.DidYouMean(runview.Closest(p, phases))))
 				}
 			}
 			var keep func(runview.Summary) bool

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -21,7 +22,9 @@ func newKeeperCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer ref.Close()
-			if _, err := watchdog.Keep(cmd.Context(), ref, os.Stdin); err != nil {
+			if _, err := watchdog.Keep(cmd.Context(), ref, os.Stdin); errors.Is(err, watchdog.ErrNotFromWatchdog) {
+				return usageErr(err)
+			} else if err != nil {
 				return failedErr(err)
 			}
 			return nil

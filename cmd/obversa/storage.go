@@ -112,8 +112,14 @@ func (g *globals) findRun(ctx context.Context, arg string) (runRef, error) {
 // childRun is the run a watchdog names to its worker and keeper
 // (watchdog.Ref.Args): --run-dir, or --run-id in the database --storage
 // names. Nothing is opened yet: a worker connects once it has read libpq's
-// variables from its watchdog.
+// variables from its watchdog. A terminal on stdin, or flags that name no
+// run, mean a person started the command: watchdog.ErrNotFromWatchdog
+// says what to run instead (a worker would otherwise wait on the terminal
+// for the watchdog's first line).
 func (g *globals) childRun(dir, id string) (runRef, error) {
+	if isTerminal(os.Stdin) {
+		return nil, usageErr(watchdog.ErrNotFromWatchdog)
+	}
 	setting, _, err := g.storage()
 	if err != nil {
 		return nil, err
@@ -124,7 +130,7 @@ func (g *globals) childRun(dir, id string) (runRef, error) {
 	case dir == "" && id != "" && pgstore.IsURL(setting):
 		return newDBRun(setting, g.namespace, id), nil
 	}
-	return nil, usageErr(errors.New("name the run with --run-dir DIR, or with --run-id ID and a database --storage"))
+	return nil, usageErr(fmt.Errorf("%w (a watchdog names the run with --run-dir DIR, or with --run-id ID and a database --storage)", watchdog.ErrNotFromWatchdog))
 }
 
 // listRuns lists the runs of the storage and namespace commands use

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime/pprof"
@@ -60,7 +61,9 @@ func newWorkerCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer ref.Close()
-			if _, err := watchdog.Work(cmd.Context(), ref, restart, os.Stdin); err != nil {
+			if _, err := watchdog.Work(cmd.Context(), ref, restart, os.Stdin); errors.Is(err, watchdog.ErrNotFromWatchdog) {
+				return usageErr(err)
+			} else if err != nil {
 				return failedErr(err)
 			}
 			return nil

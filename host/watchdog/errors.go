@@ -38,6 +38,11 @@ var (
 	// names a device, named pipe, socket or directory rather than a
 	// binary; nothing is read from it.
 	ErrNotRegular = errors.New("plugin path is not a regular file")
+	// ErrNotFromWatchdog is returned by Work and Keep when their stdin
+	// does not carry the watchdog's first line (the host variables,
+	// docs/architecture.md): the worker or keeper was started by hand,
+	// not by `obversa run` or `obversa resume`.
+	ErrNotFromWatchdog = errors.New("obversa worker and obversa keeper are started by the watchdog (obversa run, obversa resume), not by hand; to carry a run on, use obversa resume RUN")
 )
 
 // DiagnosticsError carries the run file's diagnostics; the CLI prints them

@@ -67,15 +67,17 @@ func sendEnv(w io.Writer, p *plan.Plan) error {
 // receiveEnv reads the line sendEnv wrote and sets each variable in this
 // process's environment as Go keeps it (os.Setenv), which the kernel's
 // view of the process does not show. It returns the rest of the stream.
+// A stream that ends before that line, or whose first line is not a JSON
+// object, did not come from a watchdog: ErrNotFromWatchdog.
 func receiveEnv(r io.Reader) (io.Reader, error) {
 	br := bufio.NewReader(r)
 	line, err := br.ReadBytes('\n')
 	if err != nil {
-		return br, fmt.Errorf("reading the environment from the watchdog: %w", err)
+		return br, fmt.Errorf("%w (stdin ended before the environment the watchdog hands over: %v)", ErrNotFromWatchdog, err)
 	}
 	var vars map[string]string
 	if err := json.Unmarshal(line, &vars); err != nil {
-		return br, fmt.Errorf("the environment from the watchdog is not a JSON object: %w", err)
+		return br, fmt.Errorf("%w (the first line on stdin is not the environment the watchdog hands over, a JSON object: %v)", ErrNotFromWatchdog, err)
 	}
 	for k, v := range vars {
 		if err := os.Setenv(k, v); err != nil {

@@ -1,6 +1,7 @@
 package watchdog
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -71,5 +72,20 @@ func TestWorkerEnvDropsInheritedStamps(t *testing.T) {
 	}
 	if !passed {
 		t.Errorf("OBVERSA_WORKER_CPUPROFILE was dropped: %v", env)
+	}
+}
+
+// TestReceiveEnvNotFromWatchdog: a stdin that ends before the watchdog's
+// first line, or whose first line is not its JSON object, is a worker or
+// keeper started by hand: the error says who starts them and what to run.
+func TestReceiveEnvNotFromWatchdog(t *testing.T) {
+	for _, in := range []string{"", "{\"A\":", "hello\n", "[]\n"} {
+		_, err := receiveEnv(strings.NewReader(in))
+		if !errors.Is(err, ErrNotFromWatchdog) || !strings.Contains(err.Error(), "obversa resume RUN") {
+			t.Errorf("receiveEnv(%q) = %v, want ErrNotFromWatchdog naming obversa resume", in, err)
+		}
+	}
+	if _, err := receiveEnv(strings.NewReader("{}\nrest")); err != nil {
+		t.Errorf("receiveEnv of the watchdog's line: %v", err)
 	}
 }

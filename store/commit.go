@@ -69,7 +69,7 @@ func (s *stream) commit(evs []prepared, expectedRev int64) (int64, error) {
 		more, err := s.moreAtEnd()
 		if more {
 			var res scanResult
-			res, err = s.scanTail(context.Background(), size, false)
+			res, err = s.scanTail(context.Background(), size, tailCut)
 			if err == nil && res.torn {
 				if err = s.cutTorn(res.tornEnd); err == nil {
 					size = s.st.size

@@ -117,10 +117,8 @@ type scanner struct {
 	// resumeAt is where the bytes after the first NULs start when tailEnd
 	// found damage past them (Verify resumes there: resumeAfterNULs).
 	resumeAt int64
-	// wholeTail makes a scan that reaches the zero tail read all of it,
-	// to find what a torn write left past NUL bytes (an open and Verify
-	// do; a handle picking up another's appends stops at the first NUL).
-	wholeTail bool
+	// tail is how far past the lines' first NUL the scan reads.
+	tail tailMode
 }
 
 func newScanner(ctx context.Context, path string, st *chainState, ra io.ReaderAt, lr *lineReader) *scanner {

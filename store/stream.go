@@ -157,7 +157,7 @@ func (s *stream) load(ctx context.Context) error {
 	// process is not held up by a long validation). Bytes of complete
 	// batches never change, so only a torn or damaged result needs a second
 	// look under the lock, from the last good batch boundary.
-	res, err := s.scanTail(ctx, size, true)
+	res, err := s.scanTail(ctx, size, tailWhole)
 	var ce *CorruptError
 	if err != nil && !errors.As(err, &ce) {
 		return err
@@ -190,7 +190,7 @@ func (s *stream) lockedScan(ctx context.Context, recoverTorn bool) (scanResult, 
 	if err != nil {
 		return scanResult{}, err
 	}
-	res, err := s.scanTail(ctx, size, true)
+	res, err := s.scanTail(ctx, size, tailWhole)
 	if err != nil {
 		return res, err
 	}
@@ -212,9 +212,9 @@ func (s *stream) fileSize() (int64, error) {
 
 // scanTail validates the lines from st.size up to the zero tail or size
 // (the file's size) and advances the state over every complete batch in
-// them; wholeTail reads the zero tail too (scanner.wholeTail). The caller
-// holds mu.
-func (s *stream) scanTail(ctx context.Context, size int64, wholeTail bool) (scanResult, error) {
+// them; mode says how far into the zero tail it reads (tailMode). The
+// caller holds mu.
+func (s *stream) scanTail(ctx context.Context, size int64, mode tailMode) (scanResult, error) {
 	st := s.st
 	if size < st.size {
 		return scanResult{}, &CorruptError{Path: s.path, Line: int(st.rev), Rev: st.rev, Offset: size,
@@ -224,7 +224,7 @@ func (s *stream) scanTail(ctx context.Context, size int64, wholeTail bool) (scan
 		return scanResult{}, nil
 	}
 	bufSize := 32 << 10 // lines another handle appended, up to the zero tail
-	if wholeTail {
+	if mode == tailWhole {
 		bufSize = 256 << 10
 	}
 	if size-st.size < int64(bufSize) {
@@ -233,7 +233,7 @@ func (s *stream) scanTail(ctx context.Context, size int64, wholeTail bool) (scan
 	lr := newLineReader(io.NewSectionReader(s.f, st.size, size-st.size), st.size, bufSize)
 	sc := newScanner(ctx, s.path, st, s.f, lr)
 	sc.evidence = s.evidence
-	sc.wholeTail = wholeTail
+	sc.tail = mode
 	return sc.run()
 }
 
@@ -321,7 +321,7 @@ func (s *stream) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.scanTail(ctx, size, false)
+	_, err = s.scanTail(ctx, size, tailPeek)
 	var ce *CorruptError
 	if errors.As(err, &ce) {
 		// Confirm under the lock: an unlocked read can race with another

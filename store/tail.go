@@ -114,7 +114,7 @@ func (s *stream) trim() {
 		return
 	}
 	if more {
-		res, err := s.scanTail(context.Background(), size, false)
+		res, err := s.scanTail(context.Background(), size, tailPeek)
 		if err != nil || res.torn {
 			return
 		}

@@ -10,13 +10,31 @@ import (
 // The scanner's side of the zero tail (tail.go): what a torn overwrite of
 // it can leave past its first NUL, and what only damage leaves.
 
+// tailMode is how far a scan reads past the first NUL that ends the
+// lines: into the zero tail, where a torn overwrite can leave bytes.
+type tailMode int
+
+const (
+	// tailPeek stops at the first NUL: a handle picking up another's
+	// appends (refresh, trim) needs the complete batches only, and a torn
+	// line there is a write in progress or a dead writer's, which an open
+	// recovers.
+	tailPeek tailMode = iota
+	// tailCut reads past the NULs after a torn line, to move aside all
+	// its bytes: a writer that recovers it (commit).
+	tailCut
+	// tailWhole reads the whole zero tail even after complete batches, to
+	// find what a torn write left past NULs (an open, Verify).
+	tailWhole
+)
+
 // zeroTail examines the zero tail after the last complete batch when the
-// lines ended at a NUL and the scan reads the whole tail (wholeTail): all
+// lines ended at a NUL and the scan reads the whole tail (tailWhole): all
 // NULs, or what a torn write left in it, which it reports as torn (up to
 // its last byte that is not NUL); anything else is a *CorruptError
 // (tailEnd).
 func (s *scanner) zeroTail(res scanResult) (scanResult, error) {
-	if !s.lr.nul || !s.wholeTail {
+	if !s.lr.nul || s.tail != tailWhole {
 		return res, nil
 	}
 	at := s.lr.off
@@ -28,8 +46,8 @@ func (s *scanner) zeroTail(res scanResult) (scanResult, error) {
 }
 
 // tailEnd returns the offset just past the bytes a torn write left: the
-// line reader's offset, or, when the lines ended at a NUL, past the last
-// byte that is not NUL. Past a NUL a torn overwrite of the zero tail can
+// line reader's offset, or, when the lines ended at a NUL and the scan
+// reads past it (not tailPeek), past the last byte that is not NUL. Past a NUL a torn overwrite of the zero tail can
 // leave the sectors of its batch that reached the disk between ones that
 // did not (simfs.SectorSize), but nothing else: the NULs between them
 // must end on a sector boundary, and every whole line past them that
@@ -39,7 +57,7 @@ func (s *scanner) zeroTail(res scanResult) (scanResult, error) {
 func (s *scanner) tailEnd(lineNo, off int64) (int64, error) {
 	lr := s.lr
 	end := lr.off
-	if !lr.nul {
+	if !lr.nul || s.tail == tailPeek {
 		return end, nil
 	}
 	batchEnd := int64(0)

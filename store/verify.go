@@ -231,7 +231,7 @@ func verifyLines(ctx context.Context, path string, r io.Reader, evidence int64) 
 	lr := newLineReader(r, 0, 256<<10)
 	sc := newScanner(ctx, path, st, nil, lr)
 	sc.evidence = evidence
-	sc.wholeTail = true
+	sc.tail = tailWhole
 	refs := map[string]refUse{}
 	var pending []refUse
 	sc.onLine = func(env *envelope) {

@@ -15,6 +15,17 @@ func answerHints(rs *runstate.State, run string) string {
 	return AnswerHints(pausedRequests(rs), run)
 }
 
+// operatorPauseDetail is the recorded message of an operator's pause
+// (detail says who paused it) with the next step: the command that
+// answers each position still waiting for a person when there are any
+// (a plain resume refuses while one waits), else a plain resume.
+func (s *supervisor) operatorPauseDetail(detail string) string {
+	if hints := answerHints(s.rs, s.ref.String()); hints != "" {
+		return fmt.Sprintf("%s; positions wait for a person: %s", detail, hints)
+	}
+	return fmt.Sprintf("%s; carry it on with obversa resume %s", detail, s.ref)
+}
+
 // AnswerHints names, for each paused position of reqs, the command that
 // answers it (run is the run as the command line names it): approve for
 // an approval, resume --reconciled for an attempt whose effect is

@@ -273,7 +273,7 @@ func (s *supervisor) settle(rec context.Context, ws *guard, ex *exit) (*runstate
 	case CodeStopped, CodeTimeout, CodeOutputLimit:
 		return ended(s.finish(rec, ex.reason, ex.detail))
 	case CodeOperatorPause:
-		res, err := s.pause(rec, CodeOperatorPause, ex.detail, nil, nil)
+		res, err := s.pause(rec, CodeOperatorPause, s.operatorPauseDetail(ex.detail), nil, nil)
 		if err != nil {
 			return ended(nil, err)
 		}

@@ -88,7 +88,7 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (ex *exit, err 
 	case <-ctx.Done():
 		ex.reason, ex.detail = CodeStopped, "stopped by request"
 	case <-s.o.Pause:
-		ex.reason, ex.detail = CodeOperatorPause, "paused by an operator (Ctrl-C, SIGTERM or obversa stop --pause); carry it on with obversa resume"
+		ex.reason, ex.detail = CodeOperatorPause, "paused by an operator (Ctrl-C, SIGTERM or obversa stop --pause)"
 	case <-deadline:
 		ex.reason, ex.detail = CodeTimeout, fmt.Sprintf("the run's timeout of %s passed", s.plan.Timeout())
 	case <-out.over:

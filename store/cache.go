@@ -277,7 +277,9 @@ func loadCache(fsys FS, f File, path string, fileSize int64, index bool) (cached
 }
 
 // readCache reads and decodes the cache of the stream at path: nil and no
-// error when there is none, an *IndexError when the file is not a cache.
+// error when there is none, an *IndexError when the file is not a cache,
+// a *StorageError saying how to move it aside when it is not a regular
+// file.
 func readCache(fsys FS, path string) (*chainState, error) {
 	name := path + cacheSuffix
 	b, err := readFile(fsys, name)
@@ -285,7 +287,10 @@ func readCache(fsys FS, path string) (*chainState, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, storageErr("read", name, err)
+		// A directory or pipe in its place is refused with the fix the
+		// damaged index's error gives (IndexError): nothing else is lost.
+		return nil, notFileErr("read", name, err, fmt.Sprintf("the index must be a regular file: move it aside (mv %s %s.bad) "+
+			"and the next open rebuilds it from events.jsonl", name, name))
 	}
 	st, problem := decodeCache(b)
 	if problem != "" {

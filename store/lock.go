@@ -312,6 +312,14 @@ func HolderAlive(h Holder) bool {
 // lock that is not a regular file (a directory, a named pipe) can never be
 // taken: the error says how to make it one again.
 func lockFileErr(op, path string, err error) error {
+	return notFileErr(op, path, err, fmt.Sprintf("the run lock must be a regular file: once no obversa process carries this run on, "+
+		"remove it (rm -r %s) and the next command that takes the run makes it again", path))
+}
+
+// notFileErr is the *StorageError of op on path; when err says path is
+// not a regular file (EISDIR, *regfile.NotRegularError), it ends with fix,
+// how to make it one again.
+func notFileErr(op, path string, err error, fix string) error {
 	var nr *regfile.NotRegularError
 	if !errors.Is(err, syscall.EISDIR) && !errors.As(err, &nr) {
 		return storageErr(op, path, err)
@@ -321,5 +329,5 @@ func lockFileErr(op, path string, err error) error {
 	if errors.As(err, &pe) && pe.Path == path {
 		cause = pe.Err // the path is named once
 	}
-	return &StorageError{Op: op, Path: path, Err: fmt.Errorf("%w; the run lock must be a regular file: once no obversa process carries this run on, remove it (rm -r %s) and the next command that takes the run makes it again", cause, path)}
+	return &StorageError{Op: op, Path: path, Err: fmt.Errorf("%w; %s", cause, fix)}
 }

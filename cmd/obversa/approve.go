@@ -70,6 +70,8 @@ request}, then, when it carried the run on, the run's result object.`,
 			case errors.Is(err, watchdog.ErrAlreadyDecided):
 				// A refusal, not a wrong command line: APPROVAL_DECIDED.
 				return &exitError{code: exitUsage, err: err, reason: CodeApprovalDecided}
+			case errors.Is(err, runstate.ErrEmptyRecord):
+				return failedErr(runErr(ref, err))
 			case err != nil:
 				return failedErr(err)
 			}

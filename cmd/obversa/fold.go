@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/obversa/obversa/host/runstate"
@@ -27,8 +28,29 @@ func foldOwner(ctx context.Context, ref runRef) (st *runstate.State, o watchdog.
 	defer run.Close()
 	st, err = runstate.LoadWithSnapshot(ctx, run, run.Dir())
 	if err != nil {
-		return nil, o, nil, failedErr(fmt.Errorf("%s: %w", ref, err))
+		return nil, o, nil, failedErr(runErr(ref, err))
 	}
 	o, ownerErr = ref.Owner(ctx, run)
 	return st, o, ownerErr, nil
+}
+
+// runErr is err of the run ref names, prefixed with the run, with the fix
+// notStartedFix gives.
+func runErr(ref runRef, err error) error {
+	return notStartedFix(ref, fmt.Errorf("%s: %w", ref, err))
+}
+
+// notStartedFix is err with the fix of an empty record appended
+// (runstate.ErrEmptyRecord: the run was cut off while it was created,
+// before its first event): nothing of it was recorded, so remove it and
+// run the run file again. Any other err is returned as it is.
+func notStartedFix(ref runRef, err error) error {
+	if !errors.Is(err, runstate.ErrEmptyRecord) {
+		return err
+	}
+	fix := "start it again with obversa run"
+	if d, ok := ref.(dirRun); ok {
+		fix = fmt.Sprintf("remove its directory (rm -r %s) and start it again with obversa run", d)
+	}
+	return fmt.Errorf("%w; nothing of this run was recorded (it was cut off while it was created): %s", err, fix)
 }

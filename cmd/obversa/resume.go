@@ -127,6 +127,8 @@ func resumeRun(sigs *signals, ref runRef, o watchdog.ResumeOptions, mode string)
 	case errors.Is(err, watchdog.ErrRunNotPaused), errors.Is(err, watchdog.ErrResumePosition),
 		errors.Is(err, watchdog.ErrResumeEventMismatch), errors.Is(err, watchdog.ErrResultNeeded):
 		return nil, false, usageErr(err)
+	case errors.Is(err, runstate.ErrEmptyRecord):
+		return nil, false, failedErr(runErr(ref, err))
 	case err != nil:
 		return nil, false, failedErr(err)
 	}

@@ -40,13 +40,13 @@ func newStatusCmd(g *globals) *cobra.Command {
 			// recorded since the last.
 			sw, err := watchdog.WatchStatus(ctx, ref)
 			if err != nil {
-				return failedErr(err)
+				return failedErr(notStartedFix(ref, err))
 			}
 			defer sw.Close()
 			for {
 				r, err := sw.Report(ctx)
 				if err != nil {
-					return failedErr(err)
+					return failedErr(notStartedFix(ref, err))
 				}
 				if asJSON {
 					b, _ := json.Marshal(r)

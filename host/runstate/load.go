@@ -3,7 +3,6 @@ package runstate
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"
@@ -25,7 +24,7 @@ func Load(ctx context.Context, r Reader) (*State, error) {
 		return nil, err
 	}
 	if s.start == nil {
-		return nil, fmt.Errorf("%w (the record is empty)", ErrNotStarted)
+		return nil, ErrEmptyRecord
 	}
 	return s, nil
 }
@@ -73,7 +72,7 @@ func Refold(ctx context.Context, r Reader, dir string, from *State) (*State, err
 		return nil, err
 	}
 	if s.start == nil {
-		return nil, fmt.Errorf("%w (the record is empty)", ErrNotStarted)
+		return nil, ErrEmptyRecord
 	}
 	return s, nil
 }
@@ -122,7 +121,7 @@ func firstEvent(ctx context.Context, r Reader) (store.Event, error) {
 		return first, err
 	}
 	if first.Rev == 0 {
-		return first, fmt.Errorf("%w (the record is empty)", ErrNotStarted)
+		return first, ErrEmptyRecord
 	}
 	return first, nil
 }

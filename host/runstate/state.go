@@ -19,6 +19,9 @@ var (
 	// ErrNotStarted is returned when the record's first event is not
 	// graph:run-started (or the record is empty).
 	ErrNotStarted = errors.New("run has no graph:run-started event")
+	// ErrEmptyRecord is the ErrNotStarted of a record with no event at
+	// all (a run cut off while it was created); it matches ErrNotStarted.
+	ErrEmptyRecord = fmt.Errorf("%w (the record is empty)", ErrNotStarted)
 	// ErrUnknownEvent is returned (wrapping graph.ErrInvalidEvent) for an
 	// event type the fold does not know: a record written by a newer
 	// version, or damage that kept its hash chain.

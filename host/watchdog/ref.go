@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"syscall"
 
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/internal/regfile"
 	"github.com/obversa/obversa/store"
 )
 
@@ -63,8 +65,8 @@ type Owner struct {
 	// expiry); empty for the file backend.
 	Detail string
 	// Note says what was set aside to tell the owner: a holder record
-	// that cannot be parsed while nothing holds the lock (stale). Empty
-	// otherwise.
+	// that cannot be parsed while nothing holds the lock (stale), or a
+	// lock that is not a regular file. Empty otherwise.
 	Note string
 }
 
@@ -94,12 +96,20 @@ func (d DirRef) Marker(context.Context) (string, error) { return OwnerMarker(str
 // process runs (store.HolderAlive: this host's pid, start time and boot).
 // A record that cannot be parsed while no process holds the lock is stale:
 // no owner, with Note saying so (docs/decisions.md); while a process holds
-// the lock it is an error (*store.HolderRecordError).
+// the lock it is an error (*store.HolderRecordError). A lock that is not a
+// regular file (a directory, a named pipe) can be held by no process: no
+// owner either, with Note saying how to make it a file again.
 func (d DirRef) Owner(ctx context.Context, run store.Record) (Owner, error) {
 	h, found, err := run.Holder(ctx)
 	var hre *store.HolderRecordError
 	if errors.As(err, &hre) && !hre.Held {
 		return Owner{Note: hre.Error()}, nil
+	}
+	if lockNotAFile(err) {
+		// No process can hold a lock that is not a file (every writer
+		// refuses it), so the run has no owner; readers go on, as those
+		// that never read the lock (events, show) do.
+		return Owner{Note: err.Error()}, nil
 	}
 	if err != nil || !found {
 		return Owner{}, err
@@ -153,4 +163,12 @@ func RecordMarker(ctx context.Context, backend, namespace string, run store.Reco
 		return "", fmt.Errorf("owner marker of run %s: %w", run.ID(), errNoFirstEvent)
 	}
 	return plan.Digest(map[string]string{"backend": backend, "namespace": namespace, "run": run.ID(), "first_event": first, "host": host})
+}
+
+// lockNotAFile reports whether err is the refusal of a run lock that is
+// not a regular file (a directory: EISDIR; a named pipe, a socket, a
+// device: *regfile.NotRegularError).
+func lockNotAFile(err error) bool {
+	var nr *regfile.NotRegularError
+	return errors.Is(err, syscall.EISDIR) || errors.As(err, &nr)
 }

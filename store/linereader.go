@@ -181,6 +181,39 @@ func (lr *lineReader) skipNULs() (int64, error) {
 		if lr.eof {
 			return lr.off, io.EOF
 		}
+		lr.skipHole()
+		if lr.eof {
+			return lr.off, io.EOF
+		}
 		lr.fill()
+	}
+}
+
+// skipHole moves a reader whose buffer is used up past a hole of the file
+// at its offset (dataAt), which reads as NULs: a record's zero tail is
+// written NULs, so only a file made sparse by hand (truncate -s 20G) has
+// one, and reading its gigabytes of NULs took every command tens of
+// seconds. Up to the section's end it sets eof, as reading the hole would
+// have (the offset stays at the hole's start). A reader that is not a
+// section of a file is left as it is.
+func (lr *lineReader) skipHole() {
+	sr, ok := lr.r.(*io.SectionReader)
+	if !ok || lr.start < lr.end {
+		return
+	}
+	outer, base, n := sr.Outer()
+	if pos, err := sr.Seek(0, io.SeekCurrent); err != nil || base+pos != lr.off {
+		return
+	}
+	next, end, ok := dataAt(outer, lr.off)
+	switch {
+	case !ok || (!end && next <= lr.off):
+		return
+	case end || next >= base+n:
+		lr.eof = true // the offset stays where the hole starts
+		return
+	}
+	if _, err := sr.Seek(next-base, io.SeekStart); err == nil {
+		lr.off = next
 	}
 }

@@ -17,6 +17,17 @@ import (
 // committed event.
 func simRun(t *testing.T) (*simfs.FS, *store.Store, store.Record) {
 	t.Helper()
+	fsys, st, r := simRunEmpty(t)
+	if _, err := r.Append(context.Background(), 0, store.NewEvent{ID: "first", Type: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	return fsys, st, r
+}
+
+// simRunEmpty creates run "r" on a fresh simulated file system, owned,
+// with no event.
+func simRunEmpty(t *testing.T) (*simfs.FS, *store.Store, store.Record) {
+	t.Helper()
 	ctx := context.Background()
 	fsys := simfs.New()
 	st, err := store.Open("/storage", "ns", store.WithFS(fsys))
@@ -33,9 +44,6 @@ func simRun(t *testing.T) (*simfs.FS, *store.Store, store.Record) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { own.Release() })
-	if _, err := r.Append(ctx, 0, store.NewEvent{ID: "first", Type: "t"}); err != nil {
-		t.Fatal(err)
-	}
 	return fsys, st, r
 }
 

@@ -7,7 +7,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/obversa/obversa/store"
 	"github.com/obversa/obversa/store/simfs"
 )
 
@@ -19,22 +18,7 @@ import (
 // the MiB of NULs after it, until an open recovers it.
 func TestPickUpStopsAtTheFirstNUL(t *testing.T) {
 	ctx := context.Background()
-	fsys := simfs.New()
-	st, err := store.Open("/storage", "ns", store.WithFS(fsys))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := st.CreateRun(ctx, "r", store.Policy{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
-	if _, err := rec.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rec.Append(ctx, 0, store.NewEvent{Type: "t", Data: "one"}); err != nil {
-		t.Fatal(err)
-	}
+	fsys, st, _ := simRun(t) // one event, over a zero tail
 	ro, err := st.OpenRunReadOnly(ctx, "r")
 	if err != nil {
 		t.Fatal(err)

@@ -64,19 +64,7 @@ func TestZeroFillFallsBack(t *testing.T) {
 	ctx := context.Background()
 	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EOPNOTSUPP, syscall.EIO} {
 		t.Run(errno.Error(), func(t *testing.T) {
-			fsys := simfs.New()
-			st, err := store.Open("/storage", "ns", store.WithFS(fsys))
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec, err := st.CreateRun(ctx, "r", store.Policy{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rec.Close()
-			if _, err := rec.Lock(ctx); err != nil {
-				t.Fatal(err)
-			}
+			fsys, st, rec := simRunEmpty(t)
 			path := st.RunDir("r") + "/events.jsonl"
 			remove := fsys.Inject(simfs.Fault{Op: simfs.OpWrite, Path: "events.jsonl", Err: errno, Short: true})
 			if _, err := rec.Append(ctx, 0, store.NewEvent{ID: "a", Type: "t"}); err != nil {

@@ -1,0 +1,44 @@
+package watchdog
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/obversa/obversa/host/graph"
+)
+
+// TestOperatorEventsRefuse: resume --position refuses a run with no
+// paused position (RUN_NOT_PAUSED) and a position that is not the open
+// one (RESUME_POSITION), naming what is open; the open one is offered
+// again.
+func TestOperatorEventsRefuse(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name     string
+		events   []any
+		position string
+		want     error
+	}{
+		{"nothing paused", nil, "dag/a/1", ErrRunNotPaused},
+		{"another position", pausedForApproval(), "dag/a/2", ErrResumePosition},
+		{"the paused position", pausedForApproval(), "dag/a/1", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run, st, err := openRun(ctx, DirRef(newRun(t, tt.events...)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer run.Close()
+			ev, err := operatorEvents(st, ResumeOptions{Position: tt.position})
+			switch {
+			case tt.want != nil && (!errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.position)):
+				t.Errorf("operatorEvents = %v, %v; want %v naming %s", ev, err, tt.want, tt.position)
+			case tt.want == nil && (err != nil || len(ev) != 1 || ev[0].Type != graph.EventNodeResumed):
+				t.Errorf("operatorEvents = %v, %v; want node-resumed", ev, err)
+			}
+		})
+	}
+}

@@ -46,16 +46,7 @@ func TestApproveQueued(t *testing.T) {
 	ctx := context.Background()
 	runDir := newRun(t, pausedForApproval()...)
 	// The "worker": owns the run and answers requests as the executor does.
-	run, st, err := openRun(ctx, DirRef(runDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	owner, err := run.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer owner.Release()
+	run, st := ownRun(t, runDir)
 
 	if _, err := Approve(ctx, DirRef(runDir), "dag/a/1", false, 200*time.Millisecond); !errors.Is(err, ErrNotAnswered) || !strings.Contains(err.Error(), "withdrawn") {
 		t.Fatalf("approve with nobody answering: %v", err)
@@ -130,16 +121,7 @@ func TestApproveQueued(t *testing.T) {
 func TestApproveQueuedDecidedMeanwhile(t *testing.T) {
 	ctx := context.Background()
 	runDir := newRun(t, pausedForApproval()...)
-	run, st, err := openRun(ctx, DirRef(runDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	owner, err := run.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer owner.Release()
+	run, st := ownRun(t, runDir)
 	done := make(chan error, 1)
 	go func() {
 		_, err := Approve(ctx, DirRef(runDir), "dag/a/1", true, time.Minute)

@@ -8,8 +8,27 @@ import (
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/store"
 )
+
+// ownRun opens the run at runDir as a worker does (its record and the
+// fold of it) and takes its lock; both are let go when t ends.
+func ownRun(t *testing.T, runDir string) (store.Record, *runstate.State) {
+	t.Helper()
+	ctx := context.Background()
+	run, st, err := openRun(ctx, DirRef(runDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run.Close() })
+	owner, err := run.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { owner.Release() })
+	return run, st
+}
 
 // newRun creates a run under a temporary storage directory whose graph
 // has one binding node "a" waiting for approval, records

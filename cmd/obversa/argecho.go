@@ -2,7 +2,8 @@ package main
 
 import (
 	"fmt"
-	"unicode/utf8"
+
+	"github.com/obversa/obversa/internal/runecut"
 )
 
 // maxEchoBytes bounds how much of an operator's value an error quotes
@@ -16,9 +17,5 @@ func echoArg(s string) string {
 	if len(s) <= maxEchoBytes {
 		return fmt.Sprintf("%q", s)
 	}
-	cut := maxEchoBytes
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%q… (%d bytes in all)", s[:cut], len(s))
+	return fmt.Sprintf("%q… (%d bytes in all)", runecut.Prefix(s, maxEchoBytes), len(s))
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	hclv2 "github.com/hashicorp/hcl/v2"
@@ -13,6 +12,7 @@ import (
 	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/internal/runecut"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -240,11 +240,8 @@ func clip(s string) string {
 	if len(s) <= MaxDiagnosticBytes {
 		return s
 	}
-	cut := MaxDiagnosticBytes
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)
+	p := runecut.Prefix(s, MaxDiagnosticBytes)
+	return fmt.Sprintf("%s… (%d more bytes)", p, len(s)-len(p))
 }
 
 // errorAt is one error diagnostic at rng.

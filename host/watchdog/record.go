@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/internal/failpoint"
+	"github.com/obversa/obversa/internal/runecut"
 	"github.com/obversa/obversa/store"
 )
 
@@ -135,9 +135,5 @@ func capText(text string, n int) string {
 		return text
 	}
 	const mark = " … (cut)"
-	cut := n - len(mark)
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
-	return text[:cut] + mark
+	return runecut.Prefix(text, n-len(mark)) + mark
 }

@@ -16,7 +16,8 @@ const module = "github.com/obversa/obversa"
 // command runner, and used by plugin to stop what a plugin started; so is
 // internal/cgroup, shared by plugin confinement and the command runner; internal/testutil is a leaf too, imported by tests only;
 // internal/durable, the fsync of a directory, is a leaf the store,
-// plugin and host share; internal/failpoint is a leaf the host and the plugin launcher mark their
+// plugin and host share; internal/runecut, the cut of text on a rune
+// boundary, is a leaf the host and the command line share; internal/failpoint is a leaf the host and the plugin launcher mark their
 // crash points with; it is compiled away without the failpoints tag.
 // The longest matching
 // prefix decides; "" means nothing of ours. A package, or a prefix it may
@@ -41,7 +42,8 @@ var allowed = map[string][]string{
 	"internal/failpoint":   {},
 	"internal/regfile":     {},
 	"internal/durable":     {},
-	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable"},
+	"internal/runecut":     {},
+	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable", "internal/runecut"},
 	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint"},
 }
 

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/runview"
 	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/internal/regfile"
 	"github.com/obversa/obversa/store"
 	"github.com/obversa/obversa/store/pgstore"
 )
@@ -187,6 +189,11 @@ func (g *globals) runDir(root, arg string) (string, error) {
 		return arg, nil
 	}
 	if err := store.ValidID(arg); err != nil {
+		if fi, serr := os.Stat(arg); serr == nil {
+			return "", usageErr(notRunDir(arg, fi))
+		} else if strings.ContainsRune(arg, filepath.Separator) {
+			return "", usageErr(fmt.Errorf("%w: no run directory %s (%v); pass the run directory printed by `obversa run`, or a run id", store.ErrRunNotFound, arg, serr))
+		}
 		return "", usageErr(fmt.Errorf("%q is neither a run directory nor a run id: %w", arg, err))
 	}
 	st, err := store.Open(root, g.namespace)
@@ -195,9 +202,28 @@ func (g *globals) runDir(root, arg string) (string, error) {
 	}
 	dir := st.RunDir(arg)
 	if _, err := os.Stat(filepath.Join(dir, "events.jsonl")); err != nil {
+		if fi, serr := os.Stat(dir); serr == nil {
+			return "", usageErr(notRunDir(dir, fi))
+		}
 		return "", usageErr(fmt.Errorf("%w: no run %q under %s (namespace %q); pass the run directory printed by `obversa run`, or --storage", store.ErrRunNotFound, arg, root, g.namespace))
 	}
 	return dir, nil
+}
+
+// notRunDir says why path, which exists, is not a run directory: it is
+// not a directory, or it holds no events.jsonl — the storage directory or
+// another directory named by mistake, or a run directory whose creation
+// was cut short before its record was created (store.CreateRun makes the
+// directory first), in which nothing of a run was recorded.
+func notRunDir(path string, fi os.FileInfo) error {
+	if !fi.IsDir() {
+		kind := "a file"
+		if !fi.Mode().IsRegular() {
+			kind = regfile.Kind(fi.Mode())
+		}
+		return fmt.Errorf("%w: %s is not a run directory (it is %s); pass the run directory printed by `obversa run` (<storage>/<namespace>/runs/<run-id>), or a run id", store.ErrRunNotFound, path, kind)
+	}
+	return fmt.Errorf("%w: %s is a directory without events.jsonl, not a run directory; pass the run directory printed by `obversa run` (<storage>/<namespace>/runs/<run-id>; `obversa runs` lists them), or a run id. A run directory without events.jsonl is left by a run whose creation was cut short (or is still under way): nothing of it was recorded, and it can be removed", store.ErrRunNotFound, path)
 }
 
 // dirRun is a run directory of the file backend.

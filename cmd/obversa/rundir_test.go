@@ -1,0 +1,64 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/obversa/obversa/store"
+)
+
+// TestRunDirSaysWhyNotARun: RUN naming something that exists but is not a
+// run — the storage directory, a run directory whose creation was cut
+// short before events.jsonl (or is under way), a file — or a path that does
+// not exist is refused RUN_NOT_FOUND saying what is there, not as an id
+// whose first byte is not allowed.
+func TestRunDirSaysWhyNotARun(t *testing.T) {
+	root := filepath.Join(t.TempDir(), ".obversa")
+	empty := filepath.Join(root, "default", "runs", "r1")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(root, "note.txt")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := &globals{storageFlag: root, namespace: defaultNamespace}
+	for _, tc := range []struct {
+		name, arg string
+		want      []string // in the message
+		notFound  bool     // wraps store.ErrRunNotFound
+	}{
+		{"storage directory", root, []string{root + " is a directory without events.jsonl", "runs/<run-id>"}, true},
+		{"empty run directory by path", empty, []string{empty + " is a directory without events.jsonl", "cut short"}, true},
+		{"empty run directory by id", "r1", []string{empty + " is a directory without events.jsonl", "cut short"}, true},
+		{"a file", file, []string{file + " is not a run directory (it is a file)"}, true},
+		{"a missing path", filepath.Join(root, "nope", "x"), []string{"no run directory " + filepath.Join(root, "nope", "x")}, true},
+		{"a missing id", "r2", []string{`no run "r2" under`}, true},
+		{"not an id", "a b", []string{`"a b" is neither a run directory nor a run id`}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := g.runDir(root, tc.arg)
+			if err == nil {
+				t.Fatalf("runDir(%q) = nil error", tc.arg)
+			}
+			var ee *exitError
+			if !errors.As(err, &ee) || ee.code != exitUsage {
+				t.Errorf("runDir(%q) = %v, want a usage error (exit %d)", tc.arg, err, exitUsage)
+			}
+			if got := errors.Is(err, store.ErrRunNotFound); got != tc.notFound {
+				t.Errorf("errors.Is(ErrRunNotFound) = %v, want %v: %v", got, tc.notFound, err)
+			}
+			if errors.Is(err, store.ErrInvalidID) && tc.notFound {
+				t.Errorf("refused as an invalid id: %v", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}

@@ -142,3 +142,24 @@ func TestKnownSecretTooShort(t *testing.T) {
 		t.Errorf("validate with an 8-byte secret: exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// TestNamespaceFlagIsAUsageError: a --namespace that is not an id is the
+// operator's mistake, refused with exit 2 naming the flag by every command
+// that reads stored runs, not exit 1 as if a run had failed.
+func TestNamespaceFlagIsAUsageError(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	refusalOf(t, dir, exitUsage, "INVALID_ID", "--namespace", "a/b", "status", "--json", "r1")
+	for _, ns := range []string{"", "a/b", "../x"} {
+		for _, args := range [][]string{
+			{"runs"}, {"status", "r1"}, {"events", "r1"}, {"show", "r1"}, {"verify", "r1"}, {"resume", "r1"},
+			{"stop", "r1"}, {"approve", "r1", "dag/a/1"}, {"logs", "r1"}, {"preflight", "r1"}, {"ui"},
+		} {
+			args = append([]string{"--namespace", ns}, args...)
+			r := obversa(t, dir, args...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, "Error: --namespace: INVALID_ID") {
+				t.Errorf("%q: exit %d, stderr %q; want exit %d naming --namespace", args, r.code, r.stderr, exitUsage)
+			}
+		}
+	}
+}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
+	"github.com/obversa/obversa/store"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -57,8 +59,15 @@ func newRootGlobals() (*cobra.Command, *globals) {
 	g.flags = root.PersistentFlags()
 	// No subcommand has a persistent pre-run of its own, so this one runs
 	// for every command, before it prints anything.
-	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		g.json = jsonFlag(cmd)
+		// A namespace is a directory name and a database key: one that
+		// is not an id is the operator's mistake (exit 2), refused before
+		// any storage is opened, whichever command was given.
+		if err := store.ValidID(g.namespace); err != nil {
+			return usageErr(fmt.Errorf("--namespace: %w", err))
+		}
+		return nil
 	}
 	root.AddCommand(newRunCmd(g), newWorkerCmd(g), newKeeperCmd(g), newStatusCmd(g), newEventsCmd(g), newValidateCmd(),
 		newVerifyCmd(g), newPluginCmd(), newStopCmd(g), newResumeCmd(g), newApproveCmd(g), newPreflightCmd(g),

@@ -115,7 +115,7 @@ func TestJSONRunFileCommands(t *testing.T) {
 
 	refusalOf(t, dir, exitUsage, "RUN_EXISTS", "run", "--json", "--run-id", "j", runFile)
 	refusalOf(t, dir, exitUsage, "RUN_NOT_FOUND", "verify", "--json", "no-such-run")
-	refusalOf(t, dir, exitUsage, "INVALID_ID", "verify", "--json", filepath.Join(dir, "no-such-run"))
+	refusalOf(t, dir, exitUsage, "RUN_NOT_FOUND", "verify", "--json", filepath.Join(dir, "no-such-run"))
 	refusalOf(t, dir, exitUsage, CodeUsage, "validate", "--json", "--no-such-flag", runFile)
 }
 

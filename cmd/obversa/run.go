@@ -143,6 +143,11 @@ func existingRun(ctx context.Context, b store.Backend, url, id string, cause err
 		ref = dirRun{watchdog.DirRef(b.(*store.Store).RunDir(id))}
 	}
 	run, err := b.OpenRunReadOnly(ctx, id)
+	if errors.Is(err, store.ErrRunNotFound) {
+		// The directory exists without events.jsonl: store.CreateRun
+		// makes the directory first.
+		return noRecordYet(cause, ref)
+	}
 	if err != nil {
 		return failedErr(err)
 	}
@@ -155,7 +160,21 @@ func existingRun(ctx context.Context, b store.Backend, url, id string, cause err
 		return lockedRefusal(ctx, ref, fmt.Errorf("%w: %s", &store.LockedError{Dir: ref.String(), Holder: o.Holder, Known: true}, cause),
 			"; choose another --run-id")
 	}
+	if run.Rev() == 0 {
+		return noRecordYet(cause, ref)
+	}
 	return usageErr(fmt.Errorf("%w; choose another --run-id, or carry it on with `obversa resume %s`", cause, ref))
+}
+
+// noRecordYet refuses a run id whose run holds no event and no process
+// holds: another `obversa run` of the same id is creating it (between the
+// directory and its lock, watchdog.Create), or a creation was cut short,
+// which `obversa resume` cannot carry on (nothing was recorded).
+func noRecordYet(cause error, ref runRef) error {
+	if _, ok := ref.(*dbRun); ok {
+		return usageErr(fmt.Errorf("%w, with no event recorded: another `obversa run` is creating it, or its creation was cut short (the id cannot be used again); choose another --run-id", cause))
+	}
+	return usageErr(fmt.Errorf("%w, with no event recorded: another `obversa run` is creating it, or its creation was cut short (nothing of it was recorded: once no `obversa run` of this id is running, remove it with rm -r %s); choose another --run-id", cause, ref))
 }
 
 // refusal turns a Prepare error into a usage error; run file diagnostics

@@ -62,3 +62,29 @@ func TestRunDirSaysWhyNotARun(t *testing.T) {
 		})
 	}
 }
+
+// TestRunIDWithoutRecord: `obversa run --run-id ID` where ID's directory
+// holds no event — another `obversa run` of the same id between creating
+// the directory and taking its lock, or a creation cut short — is refused
+// RUN_EXISTS with exit 2 saying so, not RUN_NOT_FOUND with exit 1, and
+// never points to `obversa resume`, which cannot carry on an empty record.
+func TestRunIDWithoutRecord(t *testing.T) {
+	t.Parallel()
+	runFile, dir := rulesRun(t, "", "", "graph \"dag\" {\n  node \"a\" {\n    binding = \"shell\"\n    input = { command = [\"true\"] }\n  }\n}\n")
+	for _, tc := range []struct{ id, events string }{{"no-events-file", ""}, {"empty-events-file", "events.jsonl"}} {
+		runDir := runDirOf(runFile, tc.id)
+		if err := os.MkdirAll(runDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if tc.events != "" {
+			if err := os.WriteFile(filepath.Join(runDir, tc.events), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		obj := refusalOf(t, dir, exitUsage, "RUN_EXISTS", "run", "--json", "--run-id", tc.id, runFile)
+		m, _ := obj["message"].(string)
+		if !strings.Contains(m, "no event recorded") || !strings.Contains(m, "rm -r "+runDir) || strings.Contains(m, "resume") {
+			t.Errorf("%s: message %q; want it to say nothing was recorded and how to remove it, without resume", tc.id, m)
+		}
+	}
+}

@@ -60,7 +60,7 @@ before the run ended).
 func drawRun(cmd *cobra.Command, g *globals, arg string, f diagram.Format) error {
 	ref, err := g.findRun(cmd.Context(), arg)
 	if err != nil {
-		return usageErr(fmt.Errorf("%q is neither a run file nor a run: %w", arg, errors.Unwrap(err)))
+		return usageErr(fmt.Errorf("%s is neither a run file nor a run: %w", echoArg(arg), errors.Unwrap(err)))
 	}
 	defer ref.Close()
 	st, _, err := foldRun(cmd.Context(), ref)

@@ -57,7 +57,7 @@ until it ends or you interrupt.
 					return err
 				}
 				if !runview.Streams(st.Graph(), node) {
-					return usageErr(fmt.Errorf("the run has no node %q%s", node, runview.DidYouMean(runview.SuggestNode(st, node))))
+					return usageErr(fmt.Errorf("the run has no node %s%s", echoArg(node), runview.DidYouMean(runview.SuggestNode(st, node))))
 				}
 			}
 			p := &logPrinter{w: cmd.OutOrStdout(), node: node, asJSON: asJSON, width: 12}

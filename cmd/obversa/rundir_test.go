@@ -35,7 +35,9 @@ func TestRunDirSaysWhyNotARun(t *testing.T) {
 		{"empty run directory by path", empty, []string{empty + " is a directory without events.jsonl", "cut short"}, true},
 		{"empty run directory by id", "r1", []string{empty + " is a directory without events.jsonl", "cut short"}, true},
 		{"a file", file, []string{file + " is not a run directory (it is a file)"}, true},
-		{"a missing path", filepath.Join(root, "nope", "x"), []string{"no run directory " + filepath.Join(root, "nope", "x")}, true},
+		{"a missing path", filepath.Join(root, "nope", "x"), []string{"no run directory \"" + filepath.Join(root, "nope", "x") + "\" (no such file or directory)"}, true},
+		{"a huge missing path", strings.Repeat("a/", 50000), []string{"… (100000 bytes in all)"}, true},
+		{"a huge id", strings.Repeat("a", 100000), []string{"… (100000 bytes in all)"}, false},
 		{"a missing id", "r2", []string{`no run "r2" under`}, true},
 		{"not an id", "a b", []string{`"a b" is neither a run directory nor a run id`}, false},
 	} {
@@ -53,6 +55,9 @@ func TestRunDirSaysWhyNotARun(t *testing.T) {
 			}
 			if errors.Is(err, store.ErrInvalidID) && tc.notFound {
 				t.Errorf("refused as an invalid id: %v", err)
+			}
+			if len(err.Error()) > 2*maxEchoBytes+800 {
+				t.Errorf("runDir(%d bytes): the error quotes it whole (%d bytes)", len(tc.arg), len(err.Error()))
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
@@ -85,6 +90,23 @@ func TestRunIDWithoutRecord(t *testing.T) {
 		m, _ := obj["message"].(string)
 		if !strings.Contains(m, "no event recorded") || !strings.Contains(m, "rm -r "+runDir) || strings.Contains(m, "resume") {
 			t.Errorf("%s: message %q; want it to say nothing was recorded and how to remove it, without resume", tc.id, m)
+		}
+	}
+}
+
+// TestNodeArgumentEchoIsCut: show NODE and logs --node with a name the run
+// does not have quote it cut, not a pasted document whole.
+func TestNodeArgumentEchoIsCut(t *testing.T) {
+	t.Parallel()
+	runFile, dir := rulesRun(t, "", "", "graph \"dag\" {\n  node \"a\" {\n    binding = \"shell\"\n    input = { command = [\"true\"] }\n  }\n}\n")
+	if r := obversa(t, dir, "run", "--run-id", "r", runFile); r.code != 0 {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	big := strings.Repeat("n", 100000)
+	for _, args := range [][]string{{"show", "r", big}, {"logs", "--node", big, "r"}} {
+		r := obversa(t, dir, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "the run has no node") || !strings.Contains(r.stderr, "(100000 bytes in all)") || len(r.stderr) > 2000 {
+			t.Errorf("%s: exit %d, %d bytes of stderr %.300q; want a usage error quoting the node cut", args[0], r.code, len(r.stderr), r.stderr)
 		}
 	}
 }

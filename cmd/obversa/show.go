@@ -92,7 +92,7 @@ func showNode(ctx context.Context, st *runstate.State, ref runRef, name string, 
 	}
 	n, ok := runview.NodeOf(st, id, now)
 	if !ok {
-		return n, usageErr(fmt.Errorf("the run has no node %q%s", name, runview.DidYouMean(runview.SuggestNode(st, name))))
+		return n, usageErr(fmt.Errorf("the run has no node %s%s", echoArg(name), runview.DidYouMean(runview.SuggestNode(st, name))))
 	}
 	if a := runview.ResultArtifact(st.Graph(), id); a != nil {
 		run, err := ref.OpenReadOnly(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,7 +158,7 @@ func (g *globals) listRuns(ctx context.Context, keep func(runview.Summary) bool)
 		}
 	} else {
 		if _, err := os.Stat(setting); err != nil {
-			return nil, nil, usageErr(fmt.Errorf("no storage directory %s: pass the directory of a run file's storage block with --storage (default .obversa beside the run file), or a database's URL", setting))
+			return nil, nil, usageErr(fmt.Errorf("no storage directory %s: pass the directory of a run file's storage block with --storage (default .obversa beside the run file), or a database's URL", echoArg(setting)))
 		}
 		st, err := store.Open(setting, g.namespace)
 		if err != nil {
@@ -192,9 +193,14 @@ func (g *globals) runDir(root, arg string) (string, error) {
 		if fi, serr := os.Stat(arg); serr == nil {
 			return "", usageErr(notRunDir(arg, fi))
 		} else if strings.ContainsRune(arg, filepath.Separator) {
-			return "", usageErr(fmt.Errorf("%w: no run directory %s (%v); pass the run directory printed by `obversa run`, or a run id", store.ErrRunNotFound, arg, serr))
+			why := serr.Error()
+			var pe *fs.PathError
+			if errors.As(serr, &pe) {
+				why = pe.Err.Error()
+			}
+			return "", usageErr(fmt.Errorf("%w: no run directory %s (%s); pass the run directory printed by `obversa run`, or a run id", store.ErrRunNotFound, echoArg(arg), why))
 		}
-		return "", usageErr(fmt.Errorf("%q is neither a run directory nor a run id: %w", arg, err))
+		return "", usageErr(fmt.Errorf("%s is neither a run directory nor a run id: %w", echoArg(arg), err))
 	}
 	st, err := store.Open(root, g.namespace)
 	if err != nil {

@@ -163,3 +163,26 @@ func TestNamespaceFlagIsAUsageError(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongArgumentCountShowsUsage: a command given too few or too many
+// arguments says how it is called, not only cobra's count.
+func TestWrongArgumentCountShowsUsage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "usage: obversa run [--run-id ID] [--json] FILE"},
+		{[]string{"status", "a", "b"}, "usage: obversa status [--json] [--watch] RUN"},
+		{[]string{"show", "a", "b", "c"}, "usage: obversa show [--json] RUN [NODE]"},
+		{[]string{"approve", "r"}, "usage: obversa approve [--deny]"},
+		{[]string{"plugin", "lock"}, "usage: obversa plugin lock [--upgrade] [--json] FILE"},
+		{[]string{"version", "x"}, "usage: obversa version [--json]"},
+	} {
+		r := obversa(t, dir, tc.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("obversa %q: exit %d, stderr %q; want exit %d and %q", tc.args, r.code, r.stderr, exitUsage, tc.want)
+		}
+	}
+}

@@ -72,7 +72,24 @@ func newRootGlobals() (*cobra.Command, *globals) {
 	root.AddCommand(newRunCmd(g), newWorkerCmd(g), newKeeperCmd(g), newStatusCmd(g), newEventsCmd(g), newValidateCmd(),
 		newVerifyCmd(g), newPluginCmd(), newStopCmd(g), newResumeCmd(g), newApproveCmd(g), newPreflightCmd(g),
 		newVersionCmd(), newGraphCmd(g), newLogsCmd(g), newRunsCmd(g), newShowCmd(g), newUICmd(g))
+	withUsageOnArgs(root)
 	return root, g
+}
+
+// withUsageOnArgs makes every command's refusal of its arguments (cobra's
+// "accepts 1 arg(s), received 0") say how the command is called.
+func withUsageOnArgs(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return fmt.Errorf("%w; usage: %s (see %s --help)", err, cmd.UseLine(), cmd.CommandPath())
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		withUsageOnArgs(sub)
+	}
 }
 
 func execute(args []string) int {

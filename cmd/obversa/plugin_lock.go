@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/internal/durable"
 )
 
 // lockedJSON is one plugin of plugin lock's --json result.
@@ -95,7 +95,7 @@ refused unless --upgrade is given. Nothing is written if any plugin fails.`,
 				lf.Set(entry)
 				fmt.Fprintf(w, "%-16s %s%s\n", pl.Name, src.SHA256, signed)
 			}
-			if err := os.WriteFile(path, hcl.EncodeLockFile(lf), 0o644); err != nil {
+			if err := durable.WriteFile(path, hcl.EncodeLockFile(lf), 0o644); err != nil {
 				return failedErr(err)
 			}
 			fmt.Fprintf(w, "wrote %s\n", path)

@@ -2,12 +2,12 @@ package watchdog
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 
 	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/internal/durable"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -76,7 +76,7 @@ func Pins(rf *hcl.RunFile, runFile string, tofu bool, storageDir string) (map[st
 		out[j.pl.Name] = pin
 	}
 	if changed {
-		if err := os.WriteFile(lockPath, hcl.EncodeLockFile(lf), 0o644); err != nil {
+		if err := durable.WriteFile(lockPath, hcl.EncodeLockFile(lf), 0o644); err != nil {
 			return nil, err
 		}
 	}

@@ -16,15 +16,18 @@ import (
 const pluginsDirEnv = "OBVERSA_PLUGINS_DIR"
 
 // defaultPluginsDir is $OBVERSA_PLUGINS_DIR, else ~/.obversa/plugins.
-func defaultPluginsDir() string {
+// Without a home directory (HOME unset) it is a usage error rather than
+// .obversa/plugins under the working directory, which is where a storage
+// directory keeps its plugin cache.
+func defaultPluginsDir() (string, error) {
 	if d := os.Getenv(pluginsDirEnv); d != "" {
-		return d
+		return d, nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return filepath.Join(".obversa", "plugins")
+		return "", usageErr(fmt.Errorf("no plugins directory: %v; pass --dir DIR or set %s", err, pluginsDirEnv))
 	}
-	return filepath.Join(home, ".obversa", "plugins")
+	return filepath.Join(home, ".obversa", "plugins"), nil
 }
 
 // installed is the --json result of plugin install.
@@ -69,7 +72,9 @@ into a run file is printed.`,
 				return err
 			}
 			if dir == "" {
-				dir = defaultPluginsDir()
+				if dir, err = defaultPluginsDir(); err != nil {
+					return err
+				}
 			}
 			inst, err := launch.Install(args[0], launch.InstallOptions{Dir: dir, Keys: keys})
 			if err != nil {

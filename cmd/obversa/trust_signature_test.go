@@ -253,6 +253,16 @@ graph "dag" {
 	if again := obversa(t, work, "plugin", "install", "--key", pub, "--dir", plugins, archive); again.code != 0 || !strings.Contains(again.stdout, "already installed") {
 		t.Errorf("second install: exit %d: %s %s", again.code, again.stdout, again.stderr)
 	}
+	// Without --dir, OBVERSA_PLUGINS_DIR or a home directory, install is
+	// refused rather than placed under the working directory's .obversa,
+	// where a storage directory keeps its plugin cache.
+	nohome := obversaEnv(t, work, []string{"HOME=", pluginsDirEnv + "="}, "plugin", "install", "--key", pub, archive)
+	if nohome.code != exitUsage || !strings.Contains(nohome.stderr, "no plugins directory") || !strings.Contains(nohome.stderr, "--dir") {
+		t.Errorf("install without a home: exit %d: %s %s", nohome.code, nohome.stdout, nohome.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(work, ".obversa", "plugins", "cmd")); err == nil {
+		t.Error("install without a home placed the plugin under the working directory's .obversa")
+	}
 }
 
 // writeRelease writes a .tar.gz holding files inside one top-level

@@ -45,7 +45,7 @@ func stage(src, dir string) (*staged, error) {
 	if err != nil {
 		return nil, err
 	}
-	if out.binary, err = oneBinary(src, binaries); err != nil {
+	if out.binary, err = oneBinary(src, binaries, out.ignored); err != nil {
 		return nil, err
 	}
 	if err := out.copyWanted(byBase, dir); err != nil {
@@ -132,11 +132,24 @@ func (out *staged) topLevel(src string, files []sourceFile) (map[string]sourceFi
 }
 
 // oneBinary returns the one plugin binary of src among binaries; none or
-// several is an ErrInstall.
-func oneBinary(src string, binaries []string) (string, error) {
+// several is an ErrInstall. With none, a file of ignored (deeper than one
+// top-level directory, or beside files in other top-level directories)
+// whose name follows the grammar is named, so the refusal says where the
+// binary must be rather than that there is none.
+func oneBinary(src string, binaries, ignored []string) (string, error) {
 	sort.Strings(binaries)
 	switch len(binaries) {
 	case 0:
+		var misplaced []string
+		for _, name := range ignored {
+			if _, ok := PluginNameFromFile(path.Base(name)); ok {
+				misplaced = append(misplaced, name)
+			}
+		}
+		if len(misplaced) > 0 {
+			return "", fmt.Errorf("%w: %s holds %s where a plugin binary does not count: its files must be at the top level or inside one top-level directory (the archive has no other)",
+				ErrInstall, src, strings.Join(misplaced, ", "))
+		}
 		return "", fmt.Errorf("%w: %s holds no plugin binary: its file must be named %s<name> (the signature beside it %s<name>%s)",
 			ErrInstall, src, BinaryPrefix, BinaryPrefix, plugin.SignatureSuffix)
 	case 1:

@@ -228,6 +228,12 @@ func TestInstallRefuses(t *testing.T) {
 			return writeDir(t, []member{{name: "cmd-engine", content: "x"}, {name: "README", content: "x"}})
 		},
 			"", launch.ErrInstall, []string{"no plugin binary", launch.BinaryPrefix + "<name>"}},
+		{"binary beside another top-level directory", func(t *testing.T) string {
+			ms := good(t)
+			return writeTarGz(t, append(under("a", ms), member{name: "b/README", content: "x"}))
+		}, "", launch.ErrInstall, []string{"holds a/" + launch.BinaryPrefix + "demo where a plugin binary does not count", "one top-level directory"}},
+		{"binary two directories deep", func(t *testing.T) string { return writeTarGz(t, under("a/b", good(t))) },
+			"", launch.ErrInstall, []string{"holds a/b/" + launch.BinaryPrefix + "demo where a plugin binary does not count"}},
 		{"a signature is never a binary", func(t *testing.T) string { return writeDir(t, good(t)[1:]) },
 			"", launch.ErrInstall, []string{"no plugin binary"}},
 		{"two binaries", func(t *testing.T) string {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/obversa/obversa/internal/runecut"
 )
 
 // The go-plugin handshake as a plugin in any language sees it. The host
@@ -86,6 +88,14 @@ type HandshakeLine struct {
 	Multiplex bool
 }
 
+// maxLineEcho and maxFieldEcho bound, in bytes, the line and the field a
+// refusal quotes: a plugin that writes a megabyte of noise to stdout gets
+// an error a person can read.
+const (
+	maxLineEcho  = 200
+	maxFieldEcho = 64
+)
+
 // ParseHandshakeLine parses line (without its newline; surrounding white
 // space is ignored) as a handshake line and checks what the host requires:
 // five to seven fields, CoreProtocolVersion, a positive application
@@ -95,7 +105,7 @@ type HandshakeLine struct {
 // quote what was wrong.
 func ParseHandshakeLine(line string) (HandshakeLine, error) {
 	bad := func(format string, args ...any) (HandshakeLine, error) {
-		return HandshakeLine{}, fmt.Errorf("handshake line %q: %s: %w", truncate(line, 200), fmt.Sprintf(format, args...), ErrHandshake)
+		return HandshakeLine{}, fmt.Errorf("handshake line %q: %s: %w", truncate(line, maxLineEcho), fmt.Sprintf(format, args...), ErrHandshake)
 	}
 	line = strings.TrimSpace(line)
 	parts := strings.Split(line, "|")
@@ -105,19 +115,19 @@ func ParseHandshakeLine(line string) (HandshakeLine, error) {
 	var h HandshakeLine
 	var err error
 	if h.CoreVersion, err = strconv.Atoi(parts[0]); err != nil || h.CoreVersion != CoreProtocolVersion {
-		return bad("core protocol version %q, want %d", parts[0], CoreProtocolVersion)
+		return bad("core protocol version %q, want %d", truncate(parts[0], maxFieldEcho), CoreProtocolVersion)
 	}
 	if h.AppVersion, err = strconv.Atoi(parts[1]); err != nil || h.AppVersion < 1 {
-		return bad("application protocol version %q is not a positive integer", parts[1])
+		return bad("application protocol version %q is not a positive integer", truncate(parts[1], maxFieldEcho))
 	}
 	h.Network, h.Address, h.Protocol = parts[2], parts[3], parts[4]
 	switch {
 	case h.Network != "unix" && h.Network != "tcp":
-		return bad("network %q, want unix or tcp", h.Network)
+		return bad("network %q, want unix or tcp", truncate(h.Network, maxFieldEcho))
 	case h.Address == "":
 		return bad("empty address")
 	case h.Protocol != "grpc":
-		return bad("protocol %q, want grpc", h.Protocol)
+		return bad("protocol %q, want grpc", truncate(h.Protocol, maxFieldEcho))
 	}
 	if len(parts) >= 6 && parts[5] != "" {
 		if h.ServerCert, err = base64.RawStdEncoding.DecodeString(parts[5]); err != nil {
@@ -126,15 +136,18 @@ func ParseHandshakeLine(line string) (HandshakeLine, error) {
 	}
 	if len(parts) == 7 {
 		if h.Multiplex, err = strconv.ParseBool(parts[6]); err != nil {
-			return bad("multiplex field %q is not a boolean", parts[6])
+			return bad("multiplex field %q is not a boolean", truncate(parts[6], maxFieldEcho))
 		}
 	}
 	return h, nil
 }
 
+// truncate bounds text echoed in an error to n bytes, cut on a rune
+// boundary (so a multibyte line is never quoted as broken escapes) and
+// marked with "…" where it was cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	return runecut.Prefix(s, n) + "…"
 }

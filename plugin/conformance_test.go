@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
@@ -355,4 +356,32 @@ func FuzzWireMessageFromProto(f *testing.F) {
 			t.Fatalf("decoded %d kinds of value from %v", set, &m)
 		}
 	})
+}
+
+// TestParseHandshakeLineCutsOnRunes: a refusal quotes a long line and a
+// long field cut on a rune boundary and marked "…", so multibyte noise on
+// a plugin's stdout is never quoted as broken \x escapes.
+func TestParseHandshakeLineCutsOnRunes(t *testing.T) {
+	t.Parallel()
+	for _, line := range []string{
+		strings.Repeat("日", 100),                             // 300 bytes of one field: cut at 200 falls inside a rune
+		strings.Repeat("é", 40) + "|1|unix|/s|grpc",          // the core version field, 80 bytes, over its 64-byte echo
+		"1|1|" + strings.Repeat("ü", 40) + "|/s|grpc",        // the network field
+		"1|1|unix|/s|" + strings.Repeat("ß", 40) + "|" + "x", // the protocol field (then a bad certificate)
+	} {
+		_, err := ParseHandshakeLine(line)
+		if !errors.Is(err, ErrHandshake) {
+			t.Fatalf("ParseHandshakeLine(%.20q…): %v, want ErrHandshake", line, err)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, `\x`) || !utf8.ValidString(msg) {
+			t.Errorf("refusal quotes a cut rune: %s", msg)
+		}
+		if !strings.Contains(msg, "…") {
+			t.Errorf("refusal does not mark its cut: %s", msg)
+		}
+		if len(msg) > 400 {
+			t.Errorf("refusal is %d bytes, want at most 400: %s", len(msg), msg)
+		}
+	}
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/obversa/obversa/internal/runecut"
 )
 
 const (
@@ -82,10 +84,11 @@ func validEventType(t string) error {
 	return nil
 }
 
-// quoteShort quotes s for an error message, cut to 64 bytes.
+// quoteShort quotes s for an error message, cut to 64 bytes on a rune
+// boundary (a multibyte name is not quoted as broken escapes).
 func quoteShort(s string) string {
 	if len(s) > 64 {
-		return strconv.Quote(s[:64]) + "…"
+		return strconv.Quote(runecut.Prefix(s, 64)) + "…"
 	}
 	return strconv.Quote(s)
 }

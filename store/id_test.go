@@ -71,3 +71,16 @@ func TestValidIDNamesTheByte(t *testing.T) {
 		}
 	}
 }
+
+// TestQuoteShortCutsOnRunes: a long name quoted in an error is cut on a
+// rune boundary and marked "…", never quoted as broken \x escapes.
+func TestQuoteShortCutsOnRunes(t *testing.T) {
+	t.Parallel()
+	got := quoteShort(strings.Repeat("日", 30)) // 90 bytes; 64 falls inside a rune
+	if strings.Contains(got, `\x`) || !strings.HasSuffix(got, "…") {
+		t.Errorf("quoteShort = %s, want it cut on a rune boundary and marked with …", got)
+	}
+	if err := ValidID(strings.Repeat("日", 50)); err == nil || strings.Contains(err.Error(), `\x`) {
+		t.Errorf("ValidID of 150 bytes of 日: %v, want a refusal quoting whole runes", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/runview"
+	"github.com/obversa/obversa/internal/runecut"
 	"github.com/obversa/obversa/store"
 )
 
@@ -121,7 +122,7 @@ func summary(res *runstate.Result, dir string) string {
 			if e, ok := out.Errors[id]; ok {
 				line := fmt.Sprintf("\n  %s: %s %s", id, e.Code, e.Message)
 				if len(line) > 300 {
-					line = line[:299] + "…"
+					line = runecut.Prefix(line, 299) + "…"
 				}
 				msg += line
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/obversa/obversa/internal/runecut"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -149,7 +150,7 @@ func (a *Lines) shown(p *partial, text string) Shown {
 
 func cut(s string) string {
 	if len(s) > maxShown {
-		return s[:maxShown] + "…"
+		return runecut.Prefix(s, maxShown) + "…"
 	}
 	return s
 }

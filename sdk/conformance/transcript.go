@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/obversa/obversa/internal/runecut"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -124,9 +125,11 @@ func describePart(p plugin.Part) string {
 	}
 }
 
+// cut bounds text quoted in a report to n bytes, on a rune boundary, and
+// marks the cut with "…".
 func cut(s string, n int) string {
 	if len(s) > n {
-		return s[:n] + "…"
+		return runecut.Prefix(s, n) + "…"
 	}
 	return s
 }

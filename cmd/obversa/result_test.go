@@ -1,0 +1,27 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/obversa/obversa/host/runstate"
+)
+
+// TestSummaryCutsNodeErrorsOnRunes: the line naming why a node failed is
+// bounded, cut on a rune boundary and marked "…", so a long multibyte
+// engine message never reaches the terminal as half a character.
+func TestSummaryCutsNodeErrorsOnRunes(t *testing.T) {
+	res := &runstate.Result{Kind: runstate.KindFail, Code: "DAG_NODE_FAILED", Output: &runstate.Output{
+		Failed: []string{"draft"},
+		Errors: map[string]runstate.NodeError{"draft": {Code: "ENGINE_FAILED", Message: strings.Repeat("日本", 200)}},
+	}}
+	got := summary(res, "dir")
+	if !utf8.ValidString(got) {
+		t.Errorf("summary is not valid UTF-8: %q", got)
+	}
+	line := got[strings.Index(got, "\n  draft:"):]
+	if !strings.HasSuffix(line, "…") || len(line) > 300+len("…") {
+		t.Errorf("failed node's line is %d bytes (%q), want at most 300 and marked with …", len(line), line)
+	}
+}

@@ -346,7 +346,7 @@ func operatorEvents(rs *runstate.State, o ResumeOptions) ([]store.NewEvent, erro
 		case "done":
 			result := o.Result
 			if len(result) == 0 {
-				if err := nullResultUsed(st.Definition(), n); err != nil {
+				if err := nullResultUsed(st.Definition(), st, n); err != nil {
 					return nil, err
 				}
 				result = json.RawMessage("null")

@@ -338,3 +338,33 @@ func tamperInPlace(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestTrustedKeyRefusalNamesPosition: a trusted_keys entry that is
+// neither a key nor a .pub file — the run file's or a plugin's — is
+// refused by plugin lock and by run at the entry's line and column, as
+// validate reports it, naming the list and what an entry may be.
+func TestTrustedKeyRefusalNamesPosition(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, at, whose string
+		replace         map[string]string
+	}{
+		// trustRunFile's TRUST is on line 8, a plugin's KEYS on line 13.
+		{"run file's", "run.hcl:8:17: ", "the run file's trusted_keys", map[string]string{"TRUST": `trusted_keys = ["keys/none.pub"]`}},
+		{"plugin's", "run.hcl:13:19: ", "its own trusted_keys", map[string]string{"KEYS": `trusted_keys = ["keys/none.pub"]`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := newTrustSetup(t, tt.replace)
+			v := obversa(t, s.dir, "validate", s.runFile)
+			if !strings.Contains(v.stderr+v.stdout, tt.at) {
+				t.Fatalf("validate does not report %q:\n%s%s", tt.at, v.stdout, v.stderr)
+			}
+			for _, args := range [][]string{{"plugin", "lock", s.runFile}, {"run", s.runFile}} {
+				r := obversa(t, s.dir, args...)
+				wantStderr(t, r, exitUsage, tt.at+`plugin "shell": `+tt.whose, `"keys/none.pub"`, "an entry of trusted_keys is a minisign public key")
+			}
+			noRunDir(t, s.dir)
+		})
+	}
+}

@@ -61,22 +61,32 @@ func LoadPublicKey(entry, dir string) (plugin.PublicKey, error) {
 // key file is two lines, under 200 bytes.
 const maxKeyFileBytes = 64 << 10
 
+// TrustedKeyHint says what an entry of trusted_keys may be: the fix a
+// refusal of one names.
+const TrustedKeyHint = "an entry of trusted_keys is a minisign public key (its RW… line, as `obversa plugin keygen` prints it) or the path of a .pub file, relative to the run file"
+
 // TrustedKeys returns the keys whose signature a plugin needs (docs/plugins.md):
 // the plugin's own trusted_keys when it has any, else the run file's;
 // nil when neither lists a key, and then no signature is required. A
 // plugin's list replaces the run file's, so an operator can restrict a
 // plugin to its vendor's key. Errors wrap ErrTrustedKey and name the
-// plugin.
+// plugin, the list (the run file's or the plugin's), the entry's place in
+// the run file (file:line:column, as validate reports it) when the
+// decoder recorded it, and what an entry may be.
 func TrustedKeys(rf *hcl.RunFile, pl *hcl.Plugin) ([]plugin.PublicKey, error) {
-	entries := rf.TrustedKeys
+	entries, ranges, whose := rf.TrustedKeys, rf.TrustedKeyRanges, "the run file's trusted_keys"
 	if len(pl.TrustedKeys) > 0 {
-		entries = pl.TrustedKeys
+		entries, ranges, whose = pl.TrustedKeys, pl.Ranges.TrustedKeys, "its own trusted_keys"
 	}
 	var keys []plugin.PublicKey
-	for _, e := range entries {
+	for i, e := range entries {
 		k, err := LoadPublicKey(e, rf.Dir)
 		if err != nil {
-			return nil, fmt.Errorf("plugin %q: trusted_keys: %w", pl.Name, err)
+			at := ""
+			if i < len(ranges) && ranges[i].Filename != "" {
+				at = fmt.Sprintf("%s:%d:%d: ", ranges[i].Filename, ranges[i].Start.Line, ranges[i].Start.Column)
+			}
+			return nil, fmt.Errorf("%splugin %q: %s: %w; %s", at, pl.Name, whose, err, TrustedKeyHint)
 		}
 		keys = append(keys, k)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	hclv2 "github.com/hashicorp/hcl/v2"
 
 	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/launch"
@@ -125,9 +126,10 @@ func TestTrustedKeys(t *testing.T) {
 			}
 		})
 	}
-	rf := &hcl.RunFile{Dir: t.TempDir(), TrustedKeys: []string{"nope.pub"}}
-	if _, err := launch.TrustedKeys(rf, &hcl.Plugin{Name: "p"}); !errors.Is(err, launch.ErrTrustedKey) || !strings.Contains(err.Error(), `plugin "p"`) {
-		t.Errorf("TrustedKeys(missing file) = %v, want ErrTrustedKey naming the plugin", err)
+	rf := &hcl.RunFile{Dir: t.TempDir(), TrustedKeys: []string{"nope.pub"},
+		TrustedKeyRanges: []hclv2.Range{{Filename: "run.hcl", Start: hclv2.Pos{Line: 3, Column: 17}}}}
+	if _, err := launch.TrustedKeys(rf, &hcl.Plugin{Name: "p"}); !errors.Is(err, launch.ErrTrustedKey) || !strings.HasPrefix(err.Error(), `run.hcl:3:17: plugin "p": the run file's trusted_keys`) {
+		t.Errorf("TrustedKeys(missing file) = %v, want ErrTrustedKey at the entry's place naming the plugin", err)
 	}
 }
 

@@ -100,7 +100,7 @@ func checkBytes(rf *hcl.RunFile, pl *hcl.Plugin, expected, runFile, cache string
 	keys, err := launch.TrustedKeys(rf, pl)
 	if err != nil {
 		return launch.Source{}, errorAt(pl.Ranges.Block, "Invalid trusted key",
-			fmt.Sprintf("%v. An entry of trusted_keys is a minisign public key (its RW… line) or the path of a .pub file, relative to the run file.", err))
+			err.Error()+".") // the error names the entry's place and what an entry may be
 	}
 	src, err := launch.CheckSource(pl.Name, pl.Path, expected, keys, cache)
 	var mismatch *plugin.DigestMismatchError

@@ -160,13 +160,19 @@ func TestStorageFullPausesRun(t *testing.T) {
 			if code != exitPaused || res["code"] != "STORAGE_FULL" || !strings.Contains(path, tt.path) || !strings.Contains(o["message"].(string), path) {
 				t.Fatalf("run: exit %d, result %v; want a STORAGE_FULL pause naming %s", code, res, tt.path)
 			}
+			noRepeats(t, "run's result", o["message"].(string))
+			noRepeats(t, "run's stderr", errb.String())
 			st := status(t, runDir)
 			if st.Phase != "paused" || st.RestartsUsed != 0 {
 				t.Errorf("status: phase %q, %d restarts used; want paused, none used", st.Phase, st.RestartsUsed)
 			}
 			if w := recorded(t, runDir, "graph:run-waiting"); len(w) != 1 || w[0]["code"] != "STORAGE_FULL" {
 				t.Errorf("run-waiting %v, want the STORAGE_FULL pause recorded", w)
+			} else {
+				m, _ := w[0]["message"].(string)
+				noRepeats(t, "graph:run-waiting", m)
 			}
+			noRepeats(t, "status's result", lineOf(obversa(t, dir, "status", runDir).stdout, "result:"))
 
 			// Still full (what room the pause left is taken too): resume
 			// is refused with nothing recorded, or — when the slack of
@@ -175,6 +181,7 @@ func TestStorageFullPausesRun(t *testing.T) {
 			events := len(eventLines(t, runDir))
 			more := fill(t, runs, "more", 0)
 			r := obversa(t, dir, "resume", runDir)
+			noRepeats(t, "resume on a full device", lineOf(r.stdout, "paused")+lineOf(r.stderr, "Error"))
 			switch {
 			case r.code == exitUsage && strings.Contains(r.stderr, "STORAGE_FULL"):
 				if n := len(eventLines(t, runDir)); n != events {
@@ -221,6 +228,8 @@ func TestStorageFullRefusesStart(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &ref); err != nil {
 		t.Fatalf("run printed %q (exit %d, stderr %q): %v", r.stdout, r.code, r.stderr, err)
 	}
+	noRepeats(t, "the refusal", ref["message"].(string))
+	noRepeats(t, "the refusal in text", obversa(t, dir, "run", "--run-id", "nospace", runFile).stderr)
 	if r.code != exitUsage || ref["code"] != "STORAGE_FULL" || !strings.Contains(ref["message"].(string), runs) {
 		t.Fatalf("run on a full device: exit %d, refusal %v; want exit %d STORAGE_FULL naming %s", r.code, ref, exitUsage, runs)
 	}

@@ -8,8 +8,11 @@ import (
 
 var (
 	// ErrRecord is returned when the record cannot be read or appended; the
-	// worker stops and the watchdog decides what follows.
-	ErrRecord = errors.New("RUN_STORAGE")
+	// worker stops and the watchdog decides what follows. It wraps the
+	// store's error, whose code (store.Code: STORAGE_FULL, RUN_STORAGE, …)
+	// is the failure's; its own text names no code, so that a message
+	// never carries two.
+	ErrRecord = errors.New("the run's record could not be appended")
 	// ErrNotStarted is returned when the record has no graph:run-started.
 	ErrNotStarted = errors.New("run has no graph:run-started event")
 	// ErrPluginMissing is returned when the plan names a plugin the worker

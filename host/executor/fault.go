@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 
@@ -25,6 +26,10 @@ type Fault struct {
 	// Message says what failed and what to do, naming the path or the
 	// digests.
 	Message string `json:"message"`
+	// Problem is what failed, without the advice: the start of Message
+	// for storage codes ("the run's record could not write P: no space
+	// left on device").
+	Problem string `json:"problem,omitempty"`
 	// Path is the file the record could not write or read (storage codes).
 	Path string `json:"path,omitempty"`
 	// Artifacts are the artifacts the run needs that the record cannot
@@ -64,16 +69,23 @@ func FaultOf(err error) *Fault {
 	if errors.Is(err, store.ErrStorageFull) {
 		f.Code = runstate.CodeStorageFull
 	}
-	what := "the run's record could not be written or read"
+	// The problem is said once, from its parts: the wrapping errors'
+	// text would repeat the code and the path.
+	f.Problem = fmt.Sprintf("the run's record could not be written or read (%v)", err)
 	if se != nil {
 		f.Path = se.Path
-		what = fmt.Sprintf("the run's record could not %s %s", se.Op, se.Path)
+		cause := se.Err
+		var pe *fs.PathError
+		if errors.As(cause, &pe) && pe.Path == se.Path {
+			cause = pe.Err
+		}
+		f.Problem = fmt.Sprintf("the run's record could not %s %s: %v", se.Op, se.Path, cause)
 	}
 	hint := "fix the storage, then carry the run on with `obversa resume`"
 	if f.Code == runstate.CodeStorageFull {
 		hint = "free space on that file system, then carry the run on with `obversa resume`"
 	}
-	f.Message = fmt.Sprintf("%s (%v); %s", what, err, hint)
+	f.Message = f.Problem + "; " + hint
 	return f
 }
 

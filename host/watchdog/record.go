@@ -77,6 +77,20 @@ func (s *supervisor) record(ctx context.Context, typ string, data any) error {
 	return err
 }
 
+// notRecorded says that the pause of fault f could not be recorded
+// because of fault g, saying only what f's message has not said: nothing
+// more when g is f's failure again, g's problem when it shares f's code,
+// else g's code and problem.
+func notRecorded(f, g *executor.Fault) string {
+	switch {
+	case g.Code == f.Code && g.Path == f.Path:
+		return " (this pause could not be recorded either)"
+	case g.Code == f.Code:
+		return fmt.Sprintf(" (this pause could not be recorded either: %s)", g.Problem)
+	}
+	return fmt.Sprintf(" (this pause could not be recorded either: %s %s)", g.Code, g.Problem)
+}
+
 // faultPause records the pause a worker's fault stands for, and the pause
 // anchor when the record can take it. When not even the pause can be
 // recorded, the result says so and is returned unrecorded: the record
@@ -89,7 +103,7 @@ func (s *supervisor) faultPause(ctx context.Context, ws *guard, f *executor.Faul
 		if executor.FaultOf(err) == nil {
 			return nil, err
 		}
-		res.Output.Message += fmt.Sprintf(" (this pause could not be recorded either: %v)", err)
+		res.Output.Message += notRecorded(f, executor.FaultOf(err))
 		return res, nil
 	}
 	if _, err := ws.save(ctx, s, runstate.EventPauseAnchor); err != nil {

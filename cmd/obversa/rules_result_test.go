@@ -178,6 +178,14 @@ graph "dag" {
 			t.Errorf("node %s failed %q, want it to name the known secret OBVERSA_TEST_SECRET", f["node"], msg)
 		}
 	}
+	// Each failed node's line says its code once.
+	for _, node := range []string{"leak", "chatty"} {
+		line := lineOf(r.stdout+r.stderr, node+":")
+		if !strings.Contains(line, "KNOWN_SECRET") {
+			t.Errorf("no line names node %s's failure:\n%s%s", node, r.stdout, r.stderr)
+		}
+		noRepeats(t, "node "+node+"'s line", line)
+	}
 	if r.code != exitFailed || len(codes) != 2 || codes["leak"] != "KNOWN_SECRET" || codes["chatty"] != "KNOWN_SECRET" {
 		t.Fatalf("exit %d, node-failed %v: %s", r.code, codes, r.stderr)
 	}

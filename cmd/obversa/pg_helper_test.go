@@ -257,16 +257,28 @@ func (h hostProcs) marked(t *testing.T) []proc.Proc {
 	return ps
 }
 
-// kill SIGKILLs the host's watchdog and every process carrying its
-// marker, as when the host dies, and keeper if it is not 0.
+// kill SIGKILLs the host's watchdog, keeper (when not 0) and every
+// process carrying its marker, as when the host dies: all at once. Each
+// is frozen first — FreezeTree scans again until no process is new — and
+// only then are they killed, so that none acts on another's end (a shell
+// whose sleep is killed first would run its next command: an effect the
+// dead host never had) and none forks a process after the scan that
+// would outlive the kill.
 func (h hostProcs) kill(t *testing.T, keeper int) {
 	t.Helper()
-	_ = syscall.Kill(h.watchdog, syscall.SIGKILL)
+	top := []int{h.watchdog}
 	if keeper > 0 {
-		_ = syscall.Kill(keeper, syscall.SIGKILL)
+		top = append(top, keeper)
 	}
-	for _, p := range h.marked(t) {
-		_ = syscall.Kill(p.PID, syscall.SIGKILL)
+	for _, pid := range top {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	frozen := proc.FreezeTree(launch.OwnerEnv+"="+h.marker, nil)
+	for _, pid := range top {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for _, p := range frozen {
+		_ = proc.Signal(p, syscall.SIGKILL)
 	}
 	t.Cleanup(func() {
 		for _, p := range h.marked(t) {

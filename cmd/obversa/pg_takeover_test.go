@@ -108,7 +108,10 @@ func slowStarted(t *testing.T, db pgDB, id string) bool {
 // lease has expired; it completes there and verifies.
 func TestPGTakeoverAfterHostDies(t *testing.T) {
 	t.Parallel()
-	db := pgStorage(t, "lease_ttl=3s")
+	// The lease outlasts, by seconds, the time from the kill to host b's
+	// first resume, also on a loaded machine (it renews every third of
+	// its TTL, so at least two thirds are left when the host dies).
+	db := pgStorage(t, "lease_ttl=8s")
 	runFile, dir, effects := pgChain(t, "30")
 	a, _ := startObversa(t, dir, []string{"OBVERSA_HOST=host-a"}, "run", "--storage", db.url, "--run-id", "t", runFile)
 	waitFor(t, 60*time.Second, "the slow node to start on host a", func() bool { return slowStarted(t, db, "t") })
@@ -125,7 +128,7 @@ func TestPGTakeoverAfterHostDies(t *testing.T) {
 	}
 	// From host b the dead host's pid tells nothing: only the lease's
 	// expiry makes the run interrupted.
-	waitFor(t, 20*time.Second, "host b to see the run interrupted", func() bool {
+	waitFor(t, 30*time.Second, "host b to see the run interrupted", func() bool {
 		return pgStatus(t, dir, db, "host-b", "t").Phase == "interrupted"
 	})
 	// Host b has its own disk: its plugin cache is filled from the

@@ -365,7 +365,11 @@ func TestUIBrowserLive(t *testing.T) {
 	step(t, tab, "approving while the worker lives",
 		chromedp.Click(chromedp.CSS(`#waiting .wait[data-position="dag/gate/1"] button.approve`)),
 		chromedp.WaitVisible(chromedp.CSS(`#message.ok`)))
-	msg := value(t, tab, "message", chromedp.Text(chromedp.CSS(`#message`)))
+	// The live page renders the summary again on each update of the run,
+	// replacing #message with a copy: its text is read in the page, from
+	// the element there at the time (a node queried before is detached
+	// by then and reads as "").
+	msg := value(t, tab, "message", chromedp.Poll[string](`document.getElementById("message")?.innerText`))
 	if !strings.Contains(msg, "live worker") {
 		t.Errorf("approval message %q: want the live worker to record it", msg)
 	}

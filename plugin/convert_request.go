@@ -18,7 +18,8 @@ var purposeGo = invert(purposeWire)
 // runRequestToProto encodes req. When req.Timeout is 0 and ctx has a
 // deadline, the remaining time is sent instead, so the plugin always learns
 // the deadline the context carries. It refuses a string field that is not
-// valid UTF-8 (invalidUTF8), which gRPC could not encode.
+// valid UTF-8 (runRequestUTF8, then invalidUTF8 to name it), which gRPC
+// could not encode.
 func runRequestToProto(ctx context.Context, req RunRequest) (*pb.RunRequest, error) {
 	purpose := pb.Purpose_PURPOSE_ORDINARY
 	if req.Purpose != "" {
@@ -42,7 +43,8 @@ func runRequestToProto(ctx context.Context, req RunRequest) (*pb.RunRequest, err
 		WorkspaceMode: req.WorkspaceMode,
 		TimeoutMs:     deadlineMs(effectiveTimeout(ctx, req.Timeout)),
 	}
-	if bad := invalidUTF8(m.ProtoReflect()); bad != "" {
+	if !runRequestUTF8(m) {
+		bad := invalidUTF8(m.ProtoReflect())
 		return nil, fmt.Errorf("field %s is not valid UTF-8; gRPC carries only UTF-8 strings (send binary data as a file in the workspace)", bad)
 	}
 	return m, nil

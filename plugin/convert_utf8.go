@@ -5,7 +5,35 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
+
+// runRequestUTF8 reports whether every string field of m is valid UTF-8,
+// reading the fields directly: it runs on every call, where the
+// reflective walk of invalidUTF8 cost about 3 % of the host's CPU per
+// engine call. TestRunRequestUTF8CoversEveryString fails when a string
+// field is added to RunRequest (or Identity) and not here.
+func runRequestUTF8(m *pb.RunRequest) bool {
+	t := m.GetTarget()
+	return utf8.ValidString(m.GetRunId()) && utf8.ValidString(m.GetNodeId()) &&
+		utf8.ValidString(m.GetPosition()) && utf8.ValidString(m.GetAttemptId()) &&
+		utf8.ValidString(m.GetPrompt()) && validStrings(m.GetTools()) &&
+		utf8.ValidString(m.GetWorkspaceDir()) && utf8.ValidString(m.GetWorkspaceMode()) &&
+		utf8.ValidString(t.GetAdapter()) && utf8.ValidString(t.GetProvider()) &&
+		utf8.ValidString(t.GetModelFamily()) && utf8.ValidString(t.GetModel()) &&
+		validStrings(t.GetTools())
+}
+
+// validStrings reports whether every string of ss is valid UTF-8.
+func validStrings(ss []string) bool {
+	for _, s := range ss {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
+}
 
 // invalidUTF8 returns the path of the first string field of m (nested
 // messages, lists and maps included) that is not valid UTF-8, or "" when

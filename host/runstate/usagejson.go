@@ -9,11 +9,12 @@ import (
 )
 
 // decodeUsage decodes the usage of a graph:engine-attempt-recorded as
-// decode does. The executor writes it with encoding/json, members in
-// plugin.Usage's order, and folds it once per engine call, so that form
-// is read directly; anything else (other spacing or order, null, a number
-// that is not a plain integer) goes through decode. FuzzDecodeUsage holds
-// both to the same result.
+// decode does. The record keeps it in RFC 8785 canonical form (members
+// sorted, integers plain: the executor writes it so, and the store keeps
+// every event's data so), and the fold reads it once per engine call, so
+// that form is read directly; anything else (other spacing or order,
+// null, a number that is not a plain integer) goes through decode.
+// FuzzDecodeUsage holds both to the same result.
 func decodeUsage(raw json.RawMessage, u *plugin.Usage) error {
 	if v, ok := usageFast(raw); ok {
 		*u = v
@@ -22,19 +23,34 @@ func decodeUsage(raw json.RawMessage, u *plugin.Usage) error {
 	return decode(raw, u)
 }
 
-// usageMembers are plugin.Usage's integer members in the order
-// encoding/json writes them (each omitted when zero).
-var usageMembers = []string{`,"input":`, `,"output":`, `,"cache_read":`, `,"cache_creation":`}
-
-// usageFast reads {"known":B[,"input":N][,"output":N][,"cache_read":N][,"cache_creation":N]}
-// and reports whether raw had exactly that form.
+// usageFast reads
+// {["cache_creation":N,]["cache_read":N,]["input":N,]"known":B[,"output":N]}
+// (plugin.Usage's members in RFC 8785 order, each integer omitted when
+// zero) and reports whether raw had exactly that form.
 func usageFast(raw []byte) (plugin.Usage, bool) {
 	var u plugin.Usage
-	b, ok := bytes.CutPrefix(raw, []byte(`{"known":`))
+	b, ok := bytes.CutPrefix(raw, []byte{'{'})
 	if !ok {
 		return u, false
 	}
+	for _, m := range []struct {
+		name string
+		v    *int64
+	}{{`"cache_creation":`, &u.CacheCreation}, {`"cache_read":`, &u.CacheRead}, {`"input":`, &u.Input}} {
+		rest, ok := bytes.CutPrefix(b, []byte(m.name))
+		if !ok {
+			continue
+		}
+		n, after, ok := plainInt(rest)
+		if !ok || len(after) == 0 || after[0] != ',' {
+			return u, false
+		}
+		*m.v, b = n, after[1:]
+	}
+	b, ok = bytes.CutPrefix(b, []byte(`"known":`))
 	switch {
+	case !ok:
+		return u, false
 	case bytes.HasPrefix(b, []byte("true")):
 		u.Known, b = true, b[4:]
 	case bytes.HasPrefix(b, []byte("false")):
@@ -42,17 +58,12 @@ func usageFast(raw []byte) (plugin.Usage, bool) {
 	default:
 		return u, false
 	}
-	fields := []*int64{&u.Input, &u.Output, &u.CacheRead, &u.CacheCreation}
-	for i, name := range usageMembers {
-		rest, ok := bytes.CutPrefix(b, []byte(name))
-		if !ok {
-			continue
-		}
+	if rest, ok := bytes.CutPrefix(b, []byte(`,"output":`)); ok {
 		n, after, ok := plainInt(rest)
 		if !ok {
 			return u, false
 		}
-		*fields[i], b = n, after
+		u.Output, b = n, after
 	}
 	return u, len(b) == 1 && b[0] == '}'
 }

@@ -1,7 +1,9 @@
 package executor
 
 import (
+	"bytes"
 	"encoding/json"
+	"sync"
 
 	"github.com/obversa/obversa/plugin"
 )
@@ -9,57 +11,45 @@ import (
 // The record keeps event data in RFC 8785 canonical form, and takes data
 // already in it as it is; data with members out of order it sorts first
 // (store: canonical data). The plugin types an engine call records are
-// marshalled through these mirrors, whose fields are in RFC 8785 member
-// order, so that a node's graph:engine-attempt-recorded needs no sorting.
-// Each mirror has every JSON member of its plugin type
-// (TestCanonicalMirrors).
+// written in that form by hand (eventjson.go), so that a node's
+// graph:engine-attempt-recorded needs no sorting.
 
-// canonIdentity is plugin.Identity in member order.
-type canonIdentity struct {
-	Adapter     string   `json:"adapter"`
-	Model       string   `json:"model"`
-	ModelFamily string   `json:"model_family"`
-	Provider    string   `json:"provider"`
-	Tools       []string `json:"tools"`
-}
-
-// canonUsage is plugin.Usage in member order.
-type canonUsage struct {
-	CacheCreation int64 `json:"cache_creation,omitempty"`
-	CacheRead     int64 `json:"cache_read,omitempty"`
-	Input         int64 `json:"input,omitempty"`
-	Known         bool  `json:"known"`
-	Output        int64 `json:"output,omitempty"`
-}
-
-// canonPart is plugin.Part in member order.
-type canonPart struct {
-	Final    bool            `json:"final,omitempty"`
-	JSON     json.RawMessage `json:"json,omitempty"`
-	Kind     plugin.PartKind `json:"kind"`
-	Text     string          `json:"text,omitempty"`
-	ToolID   string          `json:"tool_id,omitempty"`
-	ToolName string          `json:"tool_name,omitempty"`
-}
-
-// identityJSON marshals t for the record.
+// identityJSON is t as the record keeps it.
 func identityJSON(t plugin.Identity) json.RawMessage {
-	return mustJSON(canonIdentity{Adapter: t.Adapter, Model: t.Model, ModelFamily: t.ModelFamily, Provider: t.Provider, Tools: t.Tools})
+	return scratch(func(b []byte) ([]byte, bool) { return appendIdentity(b, t), true })
 }
 
-// usageJSON marshals u for the record.
+// usageJSON is u as the record keeps it.
 func usageJSON(u plugin.Usage) json.RawMessage {
-	return mustJSON(canonUsage{CacheCreation: u.CacheCreation, CacheRead: u.CacheRead, Input: u.Input, Known: u.Known, Output: u.Output})
+	return scratch(func(b []byte) ([]byte, bool) { return appendUsage(b, u), true })
 }
 
-// partsJSON marshals parts for the record.
+// partsJSON is parts as the record keeps them.
 func partsJSON(parts []plugin.Part) json.RawMessage {
-	if parts == nil {
-		return mustJSON(parts) // null, as the plugin type marshals
+	b := scratch(func(b []byte) ([]byte, bool) { return appendParts(b, parts) })
+	if b == nil {
+		return mustJSON(parts) // a part's JSON is not JSON: as encoding/json says
 	}
-	out := make([]canonPart, len(parts))
-	for i, p := range parts {
-		out[i] = canonPart{Final: p.Final, JSON: p.JSON, Kind: p.Kind, Text: p.Text, ToolID: p.ToolID, ToolName: p.ToolName}
-	}
-	return mustJSON(out)
+	return b
 }
+
+// scratch returns a copy, of its exact size, of what fn appends to a
+// pooled buffer; nil when fn says it could not.
+func scratch(fn func([]byte) ([]byte, bool)) []byte {
+	sb := scratchBufs.Get().(*scratchBuf)
+	b, ok := fn(sb.b[:0])
+	var out []byte
+	if ok {
+		out = bytes.Clone(b)
+	}
+	if cap(b) <= 64<<10 {
+		sb.b = b[:0] // a rare huge result is not kept
+	}
+	scratchBufs.Put(sb)
+	return out
+}
+
+// scratchBuf is a buffer scratch reuses.
+type scratchBuf struct{ b []byte }
+
+var scratchBufs = sync.Pool{New: func() any { return &scratchBuf{b: make([]byte, 0, 1024)} }}

@@ -148,7 +148,7 @@ func (x *Executor) engineCompleted(ctx context.Context, s start, rec graph.Engin
 	}
 	value := final.JSON
 	if final.Kind != plugin.PartStructured {
-		value = mustJSON(final.Text)
+		value = appendString(make([]byte, 0, len(final.Text)+8), final.Text)
 	}
 	done := x.completed(ctx, s, value)
 	if done == nil {

@@ -176,8 +176,13 @@ func (x *Executor) outOfMemory(name string, mark uint64, err error) string {
 	return fmt.Sprintf("plugin %q exceeded its memory limit of %s (confine.memory): the kernel's OOM killer ended one of its processes: %v", name, confine.FormatBytes(limit), err)
 }
 
-// newEvent marshals data once, for both the record and the fold.
+// newEvent marshals data once, for both the record and the fold: the
+// events every node records by hand in their canonical form
+// (eventjson.go), anything else with encoding/json.
 func newEvent(typ string, data any) event {
+	if b := scratch(func(b []byte) ([]byte, bool) { return appendData(b, data) }); b != nil {
+		return event{NewEvent: store.NewEvent{Type: typ, Data: json.RawMessage(b)}, v: data}
+	}
 	b, err := marshal(data)
 	if err != nil {
 		// Every event payload is a plain struct of ours.

@@ -170,7 +170,7 @@ func newHarness(t *testing.T, s setup) *harness {
 }
 
 // ownedRun creates run id in st, owned by the test, closed at its end.
-func ownedRun(t *testing.T, st *store.Store, id string) store.Record {
+func ownedRun(t testing.TB, st *store.Store, id string) store.Record {
 	t.Helper()
 	ctx := context.Background()
 	run, err := st.CreateRun(ctx, id, store.Policy{})

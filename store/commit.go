@@ -60,27 +60,40 @@ func (s *stream) commit(evs []prepared, expectedRev int64) (int64, error) {
 	}
 	defer s.f.Unlock()
 	// Another handle may have appended (or crashed mid-append) since this
-	// handle last looked.
-	size, err := s.fileSize()
+	// handle last looked: one read of the bytes at the committed end tells
+	// (atEnd), and, when nothing changed, whether the file ends there; its
+	// size past the end is what this handle's own fills and writes made it
+	// (sizeSeen), so an append costs no fstat(2).
+	more, ends, err := s.atEnd()
 	if err != nil {
 		return 0, err
 	}
-	if size != s.st.size {
-		more, err := s.moreAtEnd()
-		if more {
-			var res scanResult
-			res, err = s.scanTail(context.Background(), size, tailCut)
-			if err == nil && res.torn {
-				if err = s.cutTorn(res.tornEnd); err == nil {
-					size = s.st.size
-				}
+	size := s.sizeSeen
+	switch {
+	case more:
+		if size, err = s.fileSize(); err != nil {
+			return 0, err
+		}
+		res, err := s.scanTail(context.Background(), size, tailCut)
+		if err == nil && res.torn {
+			if err = s.cutTorn(res.tornEnd); err == nil {
+				size = s.st.size
 			}
 		}
 		if err != nil {
+			s.sizeSeen = 0
 			return 0, err
 		}
 		s.publish()
+	case ends:
+		size = s.st.size
+	case size <= s.st.size:
+		// NULs follow the end, and this handle has not learned how many.
+		if size, err = s.fileSize(); err != nil {
+			return 0, err
+		}
 	}
+	s.sizeSeen = 0 // until this batch is on disk
 	st := s.st
 	if expectedRev != st.rev {
 		return 0, &ConflictError{Expected: expectedRev, Current: st.rev}
@@ -92,7 +105,7 @@ func (s *stream) commit(evs []prepared, expectedRev int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	s.makeRoom(size, len(buf))
+	size = s.makeRoom(size, len(buf))
 	if err := s.write(buf); err != nil {
 		return 0, err
 	}
@@ -103,6 +116,7 @@ func (s *stream) commit(evs []prepared, expectedRev int64) (int64, error) {
 	last := lines[len(lines)-1]
 	st.crc = crc32.Update(st.crc, castagnoli, buf)
 	st.rev, st.size, st.last, st.lastLine = last.rev, st.size+int64(len(buf)), last.digest, last.off
+	s.sizeSeen = max(size, st.size)
 	s.appended = true
 	s.publish()
 	if st.rev-s.cachedRev >= cacheEveryAppend {

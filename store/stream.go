@@ -68,6 +68,9 @@ type stream struct {
 	// noFillUntil is the committed end below which no zero fill is tried
 	// after one failed (mu; see makeRoom).
 	noFillUntil int64
+	// sizeSeen is the file's size as this handle's last batch left it
+	// (its fill and its write), 0 when not known (mu; see commit).
+	sizeSeen int64
 
 	pub    atomic.Pointer[published]
 	closed atomic.Bool

@@ -37,6 +37,15 @@ var zeros [256 << 10]byte
 // committed byte and the one after it; the file's size says nothing, as
 // appends over the zero tail do not change it. The caller holds mu.
 func (s *stream) moreAtEnd() (bool, error) {
+	more, _, err := s.atEnd()
+	return more, err
+}
+
+// atEnd is moreAtEnd that also reports, when nothing changed, whether
+// the file ends exactly at the committed end (ends) rather than going on
+// in NULs: the one read tells an appender both, so it needs no fstat(2)
+// to learn the file's size (commit). The caller holds mu.
+func (s *stream) atEnd() (more, ends bool, err error) {
 	var b [2]byte
 	at, want := s.st.size-1, 2
 	if at < 0 {
@@ -45,41 +54,52 @@ func (s *stream) moreAtEnd() (bool, error) {
 	n, err := s.f.ReadAt(b[2-want:], at)
 	switch {
 	case n == want:
-		return b[1] != 0, nil
+		return b[1] != 0, false, nil
 	case n == want-1:
-		return false, nil // the file ends at the committed end
+		return false, true, nil // the file ends at the committed end
 	case err == nil || errors.Is(err, io.EOF):
-		return true, nil // shortened below the committed end
+		return true, false, nil // shortened below the committed end
 	}
-	return false, storageErr("read", s.path, err)
+	return false, false, storageErr("read", s.path, err)
 }
 
 // makeRoom makes sure the zero tail past the committed end holds n bytes,
 // the next batch, zero-filling tailChunk bytes more when it does not; size
-// is the file's size. On a file system with less than tailRoomFactor
-// times the fill free it does not fill (checked once per fill, not per
-// batch), and the batch is a plain append. A fill that fails (ENOSPC, EIO, a file system that
-// refuses) is truncated away where it can be and otherwise ignored: the
-// batch is then written as a plain append that extends the file, and no
-// fill is tried again until the record has grown by another tailChunk, so
-// a full disk does not cost a failed fill per batch. The zeros are made
-// durable by the batch's fdatasync. The caller holds mu and the exclusive
-// flock.
-func (s *stream) makeRoom(size int64, n int) {
+// is the file's size as the caller knows it, and makeRoom returns the
+// size after it. The size an appender knows can be larger than the file's
+// only when someone cut into the zero tail by hand (commit); the batch
+// then extends the file as a plain append would, and a fill asks the file
+// system for the size first, so it never leaves a hole. On a file system
+// with less than tailRoomFactor times the fill free it does not fill
+// (checked once per fill, not per batch), and the batch is a plain
+// append. A fill that fails (ENOSPC, EIO, a file system that refuses) is
+// truncated away where it can be and otherwise ignored: the batch is then
+// written as a plain append that extends the file, and no fill is tried
+// again until the record has grown by another tailChunk, so a full disk
+// does not cost a failed fill per batch. The zeros are made durable by
+// the batch's fdatasync. The caller holds mu and the exclusive flock.
+func (s *stream) makeRoom(size int64, n int) int64 {
 	end := s.st.size
 	if size-end >= int64(n) || end < s.noFillUntil {
-		return
+		return size
+	}
+	if fs, err := s.fileSize(); err == nil {
+		size = fs
 	}
 	from := max(size, end)
 	to := (end + int64(n) + tailChunk + 4095) &^ 4095
 	if free, known := freeBytes(s.f); known && free < tailRoomFactor*(to-from) {
 		s.noFillUntil = end + tailChunk
-		return
+		return size
 	}
 	if err := writeZeros(s.f, from, to); err != nil {
-		_ = s.f.Truncate(from)
+		if s.f.Truncate(from) != nil {
+			return 0 // unknown: the next batch asks
+		}
 		s.noFillUntil = end + tailChunk
+		return from
 	}
+	return to
 }
 
 // writeZeros writes NULs over [from, to) of f.

@@ -206,7 +206,7 @@ func benchRunFile(b *testing.B, runFile string, n int, db *pgDB) {
 		b.Fatalf("lock: %s", r.stderr)
 	}
 	var sum graphRun
-	var workerCPU, pluginCPU int64 // ns
+	var workerCPU, pluginCPU, workerGCs int64 // ns, ns, collections
 	cpuRuns := 0
 	for i := 0; i < b.N; i++ {
 		r := runGraph(b, dir, runFile, fmt.Sprintf("b%d", i), storage)
@@ -219,6 +219,7 @@ func benchRunFile(b *testing.B, runFile string, n int, db *pgDB) {
 		if r.cpuKnown {
 			cpuRuns++
 			workerCPU += r.cpu.WorkerNs
+			workerGCs += r.cpu.WorkerGCs
 			for _, ns := range r.cpu.PluginsNs {
 				pluginCPU += ns
 			}
@@ -231,6 +232,7 @@ func benchRunFile(b *testing.B, runFile string, n int, db *pgDB) {
 		// snapshot saved as the worker ends left out.
 		b.ReportMetric(float64(workerCPU)/1e3/float64(cpuRuns*n), "worker-cpu-us/node")
 		b.ReportMetric(float64(pluginCPU)/1e3/float64(cpuRuns*n), "plugin-cpu-us/node")
+		b.ReportMetric(float64(workerGCs)/float64(cpuRuns), "worker-gcs")
 	}
 	b.ReportMetric(ms(sum.wall)/per, "wall-ms/node")
 	b.ReportMetric(ms(sum.toDispatch)/float64(b.N), "start-ms")

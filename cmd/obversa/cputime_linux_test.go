@@ -11,15 +11,37 @@ import (
 
 // TestWorkerCPUTime runs a short chain with watchdog.CPUTimeEnv set: the
 // worker writes the CPU time it and its one plugin used while the executor
-// ran, and nothing else by that name.
+// ran, and nothing else by that name. It collected no garbage meanwhile
+// (a run that allocates less than workerFirstHeap never collects), and
+// with GOGC=1 given to `obversa run` it collects (the operator's setting
+// reaches the worker and wins).
 func TestWorkerCPUTime(t *testing.T) {
 	runFile := graphRunFile(t, 5, 1, func(i int) int { return i - 1 }, false)
 	dir := filepath.Dir(runFile)
 	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
 		t.Fatalf("lock: %s", r.stderr)
 	}
+	for _, gogc := range []string{"", "1"} {
+		c, raw := workerCPUTime(t, dir, runFile, "c"+gogc, gogc)
+		if c.WorkerGCs != 0 && gogc == "" {
+			t.Errorf("the worker collected garbage %d times in a 5-node chain: %s", c.WorkerGCs, raw)
+		}
+		if c.WorkerGCs == 0 && gogc != "" {
+			t.Errorf("with GOGC=%s the worker collected no garbage: %s", gogc, raw)
+		}
+	}
+}
+
+// workerCPUTime runs runFile as run id with watchdog.CPUTimeEnv set (and
+// GOGC when gogc is not empty) and returns what the worker wrote.
+func workerCPUTime(t *testing.T, dir, runFile, id, gogc string) (watchdog.CPUTime, []byte) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "cputime.json")
-	if r := obversaEnv(t, dir, []string{watchdog.CPUTimeEnv + "=" + path}, "run", "--run-id", "c", runFile); r.code != 0 {
+	env := []string{watchdog.CPUTimeEnv + "=" + path}
+	if gogc != "" {
+		env = append(env, "GOGC="+gogc)
+	}
+	if r := obversaEnv(t, dir, env, "run", "--run-id", id, runFile); r.code != 0 {
 		t.Fatalf("run: %d %s", r.code, r.stderr)
 	}
 	raw, err := os.ReadFile(path)
@@ -33,4 +55,5 @@ func TestWorkerCPUTime(t *testing.T) {
 	if c.WorkerNs <= 0 || len(c.PluginsNs) != 1 || c.PluginsNs["mock"] <= 0 {
 		t.Fatalf("CPU time %s: want the worker's and the mock plugin's, both above 0", raw)
 	}
+	return c, raw
 }

@@ -5,11 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
-	"os"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -77,35 +73,14 @@ func newStatusCmd(g *globals) *cobra.Command {
 
 // collectAtExit stops the garbage collector of a process that reads a
 // run once and exits (one status report) until its heap first nears
-// oneShotHeap, and from that collection on leaves it to the default
-// pacing (GOGC=100, no memory limit). Nearly all such a process
-// allocates from a fold snapshot is the run's fold, live until the
-// report is printed, so a collection before then marks the growing fold
-// again and frees next to nothing (the status of a 102 500-event record
-// took 22 % less CPU, at 5 % more resident memory). A record folded
-// without a snapshot makes garbage as it goes, which the bound keeps
-// within oneShotHeap; and a fold larger than the bound, under a memory
-// limit with the collector off, would be collected again and again at
-// the limit: the first collection ends both (docs/decisions.md, "A
-// one-shot status collects garbage late"). A GOGC or GOMEMLIMIT the user
-// set is kept.
-func collectAtExit() {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(oneShotHeap)
-	// The first collection finds the sentinel unreachable.
-	runtime.AddCleanup(&gcSentinel{}, func(struct{}) {
-		debug.SetGCPercent(100)
-		debug.SetMemoryLimit(math.MaxInt64)
-	}, struct{}{})
-}
-
-// gcSentinel is an object no one references: its cleanup runs after the
-// first collection. Larger than 16 bytes, so that it is not placed in
-// a block shared with other small objects, which could keep it alive.
-type gcSentinel struct{ _ [32]byte }
+// oneShotHeap (collectLate). Nearly all such a process allocates from a
+// fold snapshot is the run's fold, live until the report is printed, so
+// a collection before then marks the growing fold again and frees next
+// to nothing (the status of a 102 500-event record took 22 % less CPU,
+// at 5 % more resident memory). A record folded without a snapshot makes
+// garbage as it goes, which the bound keeps within oneShotHeap
+// (docs/decisions.md, "A one-shot status collects garbage late").
+func collectAtExit() { collectLate(oneShotHeap) }
 
 // oneShotHeap is the memory (bytes) at which collectAtExit's process
 // collects for the first time: past a fold of a run of 100 000 events

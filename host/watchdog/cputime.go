@@ -3,6 +3,7 @@ package watchdog
 import (
 	"encoding/json"
 	"os"
+	"runtime/metrics"
 	"time"
 
 	"github.com/obversa/obversa/internal/proc"
@@ -26,6 +27,9 @@ type CPUTime struct {
 	// or the platform does not tell) is left out. The processes a plugin
 	// started are not counted.
 	PluginsNs map[string]int64 `json:"plugins_ns"`
+	// WorkerGCs is how many garbage collections the worker ran in that
+	// time (docs/decisions.md, "The worker collects garbage late").
+	WorkerGCs int64 `json:"worker_gcs"`
 }
 
 // cpuClock samples the CPU time of this process and of clients'
@@ -35,6 +39,7 @@ type cpuClock struct {
 	clients map[string]*plugin.Client
 	self    time.Duration
 	plugins map[string]time.Duration
+	gcs     uint64
 }
 
 // startCPUClock starts measuring when CPUTimeEnv names a file.
@@ -42,8 +47,16 @@ func startCPUClock(clients map[string]*plugin.Client) cpuClock {
 	c := cpuClock{path: os.Getenv(CPUTimeEnv), clients: clients}
 	if c.path != "" {
 		c.self, c.plugins = c.sample()
+		c.gcs = gcCycles()
 	}
 	return c
+}
+
+// gcCycles is how many garbage collections this process has run.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 func (c cpuClock) sample() (self time.Duration, plugins map[string]time.Duration) {
@@ -64,7 +77,7 @@ func (c cpuClock) stop() error {
 		return nil
 	}
 	self, plugins := c.sample()
-	out := CPUTime{WorkerNs: (self - c.self).Nanoseconds(), PluginsNs: map[string]int64{}}
+	out := CPUTime{WorkerNs: (self - c.self).Nanoseconds(), PluginsNs: map[string]int64{}, WorkerGCs: int64(gcCycles() - c.gcs)}
 	for name, d := range plugins {
 		if d0, ok := c.plugins[name]; ok {
 			out.PluginsNs[name] = (d - d0).Nanoseconds()

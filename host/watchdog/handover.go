@@ -20,10 +20,24 @@ import (
 // only (docs/decisions.md, "The host's environment"), the run's owner
 // marker and the ownership handoff. What else the worker needs from the
 // host's environment comes through sendEnv.
+//
+// The Go runtime's collector settings the operator gave the watchdog,
+// GOGC and GOMEMLIMIT, reach the worker too: they carry no secret, and
+// they override the worker's own collection policy (docs/decisions.md,
+// "The worker collects garbage late").
 func workerEnv(marker string, handoff []string) []string {
 	env := hostenv.Minimal(withoutOwner(os.Environ()))
+	for _, name := range gcEnv {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
 	return append(append(env, launch.OwnerEnv+"="+marker), handoff...)
 }
+
+// gcEnv are the variables of the Go runtime's garbage collector a worker
+// takes from its watchdog.
+var gcEnv = []string{"GOGC", "GOMEMLIMIT"}
 
 // handedEnv returns the host variables a worker of plan p needs and does
 // not get in its environment: each plugin's pass_env, the known secrets

@@ -2,6 +2,7 @@ package watchdog
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,6 +73,26 @@ func TestWorkerEnvDropsInheritedStamps(t *testing.T) {
 	}
 	if !passed {
 		t.Errorf("OBVERSA_WORKER_CPUPROFILE was dropped: %v", env)
+	}
+}
+
+// TestWorkerEnvKeepsGCSettings: GOGC and GOMEMLIMIT given to the
+// watchdog reach its worker (they override the worker's own collection
+// policy); other Go runtime variables do not.
+func TestWorkerEnvKeepsGCSettings(t *testing.T) {
+	t.Setenv("GOGC", "150")
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	t.Setenv("GOTRACEBACK", "crash")
+	env := workerEnv("marker", nil)
+	for _, want := range []string{"GOGC=150", "GOMEMLIMIT=1GiB"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("the worker's environment lacks %s: %v", want, env)
+		}
+	}
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "GOTRACEBACK=") {
+			t.Errorf("the worker's environment holds %s", kv)
+		}
 	}
 }
 

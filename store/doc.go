@@ -80,8 +80,11 @@
 // that does not fit. The lines end at the first NUL byte: the logical end of
 // the stream, which every reader uses instead of the file's size (no event
 // line holds a NUL; canonical JSON escapes it). Another handle notices
-// appends by reading the byte at its committed end, not by stat(2). A
-// writer that closes cleanly truncates the file to its last line and
+// appends by reading the byte at its committed end, not by stat(2); that
+// read also tells a writer whether the file ends at its committed end, and
+// otherwise it knows the size from its own fills and writes, so a batch
+// costs no fstat (docs/decisions.md, "An append asks the file system for
+// no size"). A writer that closes cleanly truncates the file to its last line and
 // fdatasyncs it, so a finished run's events.jsonl is plain JSON Lines; a
 // live or crashed run's file may end in NULs.
 //

@@ -93,6 +93,9 @@ func FaultOf(err error) *Fault {
 // failure: a storage error or missing or damaged artifacts. The policy's
 // refusals (a limit, a known secret) are not: they are the node's.
 func isFault(err error) bool {
+	if err == nil {
+		return false
+	}
 	if errors.Is(err, store.ErrStorageLimitExceeded) || errors.Is(err, store.ErrKnownSecret) {
 		return false
 	}

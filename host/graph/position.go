@@ -2,12 +2,13 @@ package graph
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
 // Position names the n-th occurrence (1-based) of a node: "dag/<node>/<n>".
 func Position(node string, n int) string {
-	return fmt.Sprintf("dag/%s/%d", node, n)
+	return "dag/" + node + "/" + strconv.Itoa(n)
 }
 
 // InstancePosition names the n-th occurrence of a for_each node's instance

@@ -149,14 +149,17 @@ func AttemptID(namespace, run, node, position string) string {
 		// The canonical JSON of four plain strings is written directly:
 		// its keys in RFC 8785 order, its strings as they are. It is the
 		// same text Digest hashes, without a JSON round trip per attempt.
-		b := make([]byte, 0, 48+len(namespace)+len(run)+len(node)+len(position))
-		b = append(append(b, `{"namespace":"`...), namespace...)
+		var buf [256]byte // no allocation for the usual lengths
+		b := append(append(buf[:0], `{"namespace":"`...), namespace...)
 		b = append(append(b, `","node":"`...), node...)
 		b = append(append(b, `","position":"`...), position...)
 		b = append(append(b, `","run":"`...), run...)
 		b = append(b, `"}`...)
 		sum := sha256.Sum256(b)
-		return "sha256:" + hex.EncodeToString(sum[:])
+		var id [len("sha256:") + 2*sha256.Size]byte
+		copy(id[:], "sha256:")
+		hex.Encode(id[len("sha256:"):], sum[:])
+		return string(id[:])
 	}
 	d, err := Digest(map[string]string{"namespace": namespace, "run": run, "node": node, "position": position})
 	if err != nil {

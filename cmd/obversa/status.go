@@ -120,6 +120,11 @@ func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 	case r.Phase == watchdog.PhasePaused && hints != "" && (r.Result == nil || r.Result.Output == nil || len(r.Result.Output.Paused) == 0):
 		fmt.Fprintf(w, "next:     %s\n", hints)
 	}
+	if (r.Phase == watchdog.PhasePaused || r.Phase == watchdog.PhaseInterrupted) && r.RemainingTimeoutMS != nil && *r.RemainingTimeoutMS == 0 {
+		// limits.timeout counts pauses (docs/run-file.md): the advice
+		// above records its answers, then the run ends at once.
+		fmt.Fprintf(w, "timeout:  the run's limits.timeout has passed (it counts pauses and the time no watchdog held the run): carrying it on records the answers of positions that wait, then ends the run TIMEOUT; a recorded run keeps the limits it started with\n")
+	}
 	if r.Backoff != nil {
 		fmt.Fprintf(w, "backoff:  restart %d in %d ms\n", r.Backoff.Restart, r.Backoff.RemainingMS)
 	}

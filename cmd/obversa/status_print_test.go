@@ -70,3 +70,29 @@ func TestPrintStatusRunPause(t *testing.T) {
 		t.Errorf("printStatus:\n%s\nwant a line: waiting:  STORAGE_FULL", b.String())
 	}
 }
+
+// TestPrintStatusTimeoutPassed: a paused or interrupted run whose
+// limits.timeout has passed says that carrying it on ends it TIMEOUT,
+// beside the advice to answer what waits; one with time left, or one
+// that ended, does not.
+func TestPrintStatusTimeoutPassed(t *testing.T) {
+	zero, left := int64(0), int64(5000)
+	reasons := []graph.PauseRequest{{Kind: graph.PauseReconcile, Position: "dag/c0/1", AttemptID: "sha256:ab"}}
+	for _, tt := range []struct {
+		phase string
+		left  *int64
+		want  bool
+	}{
+		{watchdog.PhasePaused, &zero, true},
+		{watchdog.PhaseInterrupted, &zero, true},
+		{watchdog.PhasePaused, &left, false},
+		{watchdog.PhasePaused, nil, false},
+		{"failed", &zero, false},
+	} {
+		var b strings.Builder
+		printStatus(&b, &watchdog.Report{RunID: "r1", Phase: tt.phase, PauseReasons: reasons, RemainingTimeoutMS: tt.left}, "dir")
+		if got := strings.Contains(b.String(), "timeout:  the run's limits.timeout has passed"); got != tt.want {
+			t.Errorf("phase %s, remaining %v: timeout line printed %v, want %v:\n%s", tt.phase, tt.left, got, tt.want, b.String())
+		}
+	}
+}

@@ -202,7 +202,7 @@ func ended(res *runstate.Result, err error) (*runstate.Result, bool, error) {
 // run pauses or ends instead.
 func (s *supervisor) ready(rec context.Context, ws *guard, crashSnap *workspace.Snapshot) (*runstate.Result, bool, error) {
 	if !s.deadline.IsZero() && time.Now().After(s.deadline) {
-		return ended(s.finish(rec, CodeTimeout, "the run's timeout passed before a worker could start"))
+		return ended(s.finish(rec, CodeTimeout, "the run's timeout passed before a worker could start (limits.timeout counts pauses and the time no watchdog held the run)"))
 	}
 	// The lease is held while a worker runs; after a crash the
 	// workspace must still be as the crashed worker left it.

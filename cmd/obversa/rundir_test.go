@@ -110,3 +110,20 @@ func TestNodeArgumentEchoIsCut(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerProfileUnwritable: an OBVERSA_WORKER_CPUPROFILE the worker
+// cannot create is a warning in worker.log, not a worker crash on every
+// restart that fails the run RESTART_EXHAUSTED.
+func TestWorkerProfileUnwritable(t *testing.T) {
+	t.Parallel()
+	runFile, dir := rulesRun(t, "", "", "graph \"dag\" {\n  node \"a\" {\n    binding = \"shell\"\n    input = { command = [\"true\"] }\n  }\n}\n")
+	missing := filepath.Join(dir, "missing", "worker.prof")
+	r := obversaEnv(t, dir, []string{cpuProfileEnv + "=" + missing}, "run", "--json", "--run-id", "p", runFile)
+	if r.code != 0 || !strings.Contains(r.stdout, `"kind":"complete"`) {
+		t.Fatalf("run with an unwritable worker profile: exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	log, err := os.ReadFile(filepath.Join(runDirOf(runFile, "p"), "worker.log"))
+	if err != nil || !strings.Contains(string(log), "warning: "+cpuProfileEnv) {
+		t.Errorf("worker.log %q (%v); want the profile's warning", log, err)
+	}
+}

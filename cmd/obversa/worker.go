@@ -63,7 +63,12 @@ func newWorkerCmd(g *globals) *cobra.Command {
 			collectLate(workerFirstHeap)
 			stop, err := startCPUProfile(cpuProfileEnv)
 			if err != nil {
-				return failedErr(err)
+				// A profile is a diagnostic: one that cannot be written
+				// never crashes the worker (every restart would fail the
+				// same way, and the run with RESTART_EXHAUSTED). The
+				// warning goes to worker.log.
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; the worker runs without a CPU profile\n", err)
+				stop = func() {}
 			}
 			defer stop()
 			ref, err := g.childRun(dir, id)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +72,25 @@ func TestDecodeLine(t *testing.T) {
 				t.Fatalf("decodeLine(%s)\nproblem %q, want it to mention %q", tt.line, problem, tt.want)
 			}
 		})
+	}
+}
+
+// TestAppendTSIsTheLayout holds appendTS to time.Time.AppendFormat with
+// tsLayout in UTC, on times in any zone, at the edges of the fields and of
+// the years the direct path writes.
+func TestAppendTSIsTheLayout(t *testing.T) {
+	zone := time.FixedZone("x", -(9*3600 + 30*60))
+	times := []time.Time{time.Time{}, time.Unix(0, 0), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 12, 1, 18, 23, 44, 331_000_001, zone), time.Date(1999, 2, 28, 0, 0, 0, 999_999, time.UTC)}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		times = append(times, time.Unix(r.Int64N(300_000_000_000)-62_000_000_000, r.Int64N(1e9)).In(zone))
+	}
+	for _, ts := range times {
+		want := string(ts.UTC().AppendFormat([]byte("x"), tsLayout))
+		if got := string(appendTS([]byte("x"), ts)); got != want {
+			t.Fatalf("appendTS(%v) = %s, want %s", ts, got, want)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package plugin
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -84,4 +86,33 @@ func fill(m protoreflect.Message, prefix, bad string) {
 			fill(m.Mutable(fd).Message(), path+".", bad)
 		}
 	}
+}
+
+// BenchmarkRunRequestUTF8 times the UTF-8 check of a chain node's
+// request both ways: reading its fields directly (runRequestUTF8, on
+// every call) and walking the message by reflection (invalidUTF8, now
+// only to name the field of a request refused); docs/decisions.md,
+// "Plugin transport", quotes it.
+func BenchmarkRunRequestUTF8(b *testing.B) {
+	req := RunRequest{RunID: "r1", NodeID: "n17", Position: "dag/n17/1", AttemptID: "sha256:" + strings.Repeat("ab", 32),
+		Target: Identity{Adapter: "mock", Provider: "local", ModelFamily: "scripted", Model: "m1", Tools: []string{"read"}},
+		Prompt: strings.Repeat("Summarise the previous node's answer. ", 8), Tools: []string{"read"}, WorkspaceDir: "/tmp/w", WorkspaceMode: "shared"}
+	m, err := runRequestToProto(context.Background(), req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("direct", func(b *testing.B) {
+		for b.Loop() {
+			if !runRequestUTF8(m) {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("reflective", func(b *testing.B) {
+		for b.Loop() {
+			if invalidUTF8(m.ProtoReflect()) != "" {
+				b.Fatal("refused")
+			}
+		}
+	})
 }

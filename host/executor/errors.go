@@ -7,7 +7,7 @@ import (
 )
 
 var (
-	// ErrRecord is returned when the record cannot be read or appended; the
+	// ErrRecord is returned when a batch cannot be appended to the record; the
 	// worker stops and the watchdog decides what follows. It wraps the
 	// store's error, whose code (store.Code: STORAGE_FULL, RUN_STORAGE, …)
 	// is the failure's; its own text names no code, so that a message

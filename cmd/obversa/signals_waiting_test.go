@@ -5,6 +5,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestInterruptNamesWaitingPositions: SIGTERM pauses a run while one of
@@ -29,6 +30,17 @@ func TestInterruptNamesWaitingPositions(t *testing.T) {
 	cmd, out := startRun(t, dir, runFile, "w")
 	runDir := runDirOf(runFile, "w")
 	waitAttempts(t, runDir, 1, "the first attempt")
+	// The executor starts a's attempt before it records c's approval
+	// wait (graph:node-paused): a SIGTERM in between pauses a run where
+	// nothing waits for a person yet. Signal only once c waits.
+	waitFor(t, 30*time.Second, "c to wait for its approval", func() bool {
+		for _, p := range recorded(t, runDir, "graph:node-paused") {
+			if p["position"] == "dag/c/1" {
+				return true
+			}
+		}
+		return false
+	})
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

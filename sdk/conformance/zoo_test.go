@@ -92,7 +92,11 @@ func TestZoo(t *testing.T) {
 			env := helperEnv(tt.mode)
 			mark := zooMarkEnv + "=" + filepath.Base(filepath.Dir(t.TempDir()))
 			env[zooMarkEnv] = strings.TrimPrefix(mark, zooMarkEnv+"=")
-			rep, err := conformance.Check(ctx, bin, conformance.Options{Env: env, HandshakeTimeout: tt.handshake})
+			handshake := tt.handshake
+			if handshake == 0 {
+				handshake = startBound(t)
+			}
+			rep, err := conformance.Check(ctx, bin, conformance.Options{Env: env, HandshakeTimeout: handshake})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -72,6 +73,16 @@ func Decode(src []byte, filename string) (*RunFile, hclv2.Diagnostics) {
 			Severity: hclv2.DiagError,
 			Summary:  "Cannot locate run file",
 			Detail:   fmt.Sprintf("The directory of %s cannot be made absolute: %v.", filename, err),
+		}}
+	}
+	if !utf8.ValidString(dir) {
+		// Paths resolved against it, and the run file's own name, are
+		// recorded as JSON text, which holds only UTF-8: a byte that is
+		// not would be recorded as U+FFFD, a path that does not exist.
+		return nil, hclv2.Diagnostics{{
+			Severity: hclv2.DiagError,
+			Summary:  "Run file's directory is not UTF-8",
+			Detail:   fmt.Sprintf("The directory of %s, %q, is not UTF-8 text. The paths a run records (its run file, workspace root, storage directory, plugins) are JSON text, which holds only UTF-8; rename the directory or move the run file.", filename, dir),
 		}}
 	}
 	file, diags := parseConfig(src, filename)

@@ -149,6 +149,22 @@ func TestDecodeRelativeFilename(t *testing.T) {
 	}
 }
 
+// TestDecodeDirectoryNotUTF8: a run file in a directory whose name is not
+// UTF-8 is refused, naming it, since the paths resolved against it would
+// be recorded as JSON text with U+FFFD for the bad bytes (a directory of a
+// valid UTF-8 name with an escape sequence is fine).
+func TestDecodeDirectoryNotUTF8(t *testing.T) {
+	t.Parallel()
+	src := []byte(prelude + minimalGraph)
+	rf, diags := Decode(src, "/proj/a\xffb/run.hcl")
+	if rf != nil || !diags.HasErrors() || diags[0].Summary != "Run file's directory is not UTF-8" || !strings.Contains(diags[0].Detail, `"/proj/a\xffb"`) {
+		t.Errorf("Decode in a non-UTF-8 directory = %v, %v; want the directory refused by name", rf, diags)
+	}
+	if _, diags := Decode(src, "/proj/\x1b[31m/run.hcl"); diags.HasErrors() {
+		t.Errorf("Decode in a directory named with an escape sequence: %v", diags)
+	}
+}
+
 func TestDecodeFileMissing(t *testing.T) {
 	t.Parallel()
 	rf, diags := DecodeFile(filepath.Join(t.TempDir(), "nope.hcl"))

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	hclv2 "github.com/hashicorp/hcl/v2"
@@ -81,6 +82,10 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 		return nil, &DiagnosticsError{Diags: fd}
 	}
 	if o.Storage != "" {
+		if !utf8.ValidString(o.Storage) {
+			// Recorded in the plan as JSON text, which holds only UTF-8.
+			return nil, fmt.Errorf("--storage %q is not UTF-8 text; a run records its storage directory as JSON text: rename the directory", o.Storage)
+		}
 		abs, err := filepath.Abs(o.Storage)
 		if err != nil {
 			return nil, err

@@ -206,7 +206,7 @@ func benchRunFile(b *testing.B, runFile string, n int, db *pgDB) {
 		b.Fatalf("lock: %s", r.stderr)
 	}
 	var sum graphRun
-	var workerCPU, pluginCPU, workerGCs int64 // ns, ns, collections
+	var workerCPU, pluginCPU, workerGCs, workerAlloc int64 // ns, ns, collections, bytes
 	cpuRuns := 0
 	for i := 0; i < b.N; i++ {
 		r := runGraph(b, dir, runFile, fmt.Sprintf("b%d", i), storage)
@@ -220,6 +220,7 @@ func benchRunFile(b *testing.B, runFile string, n int, db *pgDB) {
 			cpuRuns++
 			workerCPU += r.cpu.WorkerNs
 			workerGCs += r.cpu.WorkerGCs
+			workerAlloc += r.cpu.WorkerAllocBytes
 			for _, ns := range r.cpu.PluginsNs {
 				pluginCPU += ns
 			}
@@ -233,6 +234,7 @@ func benchRunFile(b *testing.B, runFile string, n int, db *pgDB) {
 		b.ReportMetric(float64(workerCPU)/1e3/float64(cpuRuns*n), "worker-cpu-us/node")
 		b.ReportMetric(float64(pluginCPU)/1e3/float64(cpuRuns*n), "plugin-cpu-us/node")
 		b.ReportMetric(float64(workerGCs)/float64(cpuRuns), "worker-gcs")
+		b.ReportMetric(float64(workerAlloc)/1e3/float64(cpuRuns*n), "worker-alloc-KB/node")
 	}
 	b.ReportMetric(ms(sum.wall)/per, "wall-ms/node")
 	b.ReportMetric(ms(sum.toDispatch)/float64(b.N), "start-ms")

@@ -11,7 +11,8 @@ import (
 
 // TestWorkerCPUTime runs a short chain with watchdog.CPUTimeEnv set: the
 // worker writes the CPU time it and its one plugin used while the executor
-// ran, and nothing else by that name. It collected no garbage meanwhile
+// ran, and the bytes it allocated meanwhile, and nothing else by that
+// name. It collected no garbage meanwhile
 // (a run that allocates less than workerFirstHeap never collects), and
 // with GOGC=1 given to `obversa run` it collects (the operator's setting
 // reaches the worker and wins).
@@ -54,6 +55,9 @@ func workerCPUTime(t *testing.T, dir, runFile, id, gogc string) (watchdog.CPUTim
 	}
 	if c.WorkerNs <= 0 || len(c.PluginsNs) != 1 || c.PluginsNs["mock"] <= 0 {
 		t.Fatalf("CPU time %s: want the worker's and the mock plugin's, both above 0", raw)
+	}
+	if c.WorkerAllocBytes <= 0 {
+		t.Fatalf("CPU time %s: want the bytes the worker allocated, above 0", raw)
 	}
 	return c, raw
 }

@@ -30,6 +30,9 @@ type CPUTime struct {
 	// WorkerGCs is how many garbage collections the worker ran in that
 	// time (docs/decisions.md, "The worker collects garbage late").
 	WorkerGCs int64 `json:"worker_gcs"`
+	// WorkerAllocBytes is how many bytes the worker's Go heap allocated
+	// in that time, freed or not (runtime/metrics /gc/heap/allocs:bytes).
+	WorkerAllocBytes int64 `json:"worker_alloc_bytes"`
 }
 
 // cpuClock samples the CPU time of this process and of clients'
@@ -40,6 +43,7 @@ type cpuClock struct {
 	self    time.Duration
 	plugins map[string]time.Duration
 	gcs     uint64
+	allocs  uint64 // bytes
 }
 
 // startCPUClock starts measuring when CPUTimeEnv names a file.
@@ -47,16 +51,17 @@ func startCPUClock(clients map[string]*plugin.Client) cpuClock {
 	c := cpuClock{path: os.Getenv(CPUTimeEnv), clients: clients}
 	if c.path != "" {
 		c.self, c.plugins = c.sample()
-		c.gcs = gcCycles()
+		c.gcs, c.allocs = heapCounts()
 	}
 	return c
 }
 
-// gcCycles is how many garbage collections this process has run.
-func gcCycles() uint64 {
-	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+// heapCounts is how many garbage collections this process has run and
+// how many bytes its heap has allocated.
+func heapCounts() (gcs, allocBytes uint64) {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(s)
-	return s[0].Value.Uint64()
+	return s[0].Value.Uint64(), s[1].Value.Uint64()
 }
 
 func (c cpuClock) sample() (self time.Duration, plugins map[string]time.Duration) {
@@ -77,7 +82,9 @@ func (c cpuClock) stop() error {
 		return nil
 	}
 	self, plugins := c.sample()
-	out := CPUTime{WorkerNs: (self - c.self).Nanoseconds(), PluginsNs: map[string]int64{}, WorkerGCs: int64(gcCycles() - c.gcs)}
+	gcs, allocs := heapCounts()
+	out := CPUTime{WorkerNs: (self - c.self).Nanoseconds(), PluginsNs: map[string]int64{},
+		WorkerGCs: int64(gcs - c.gcs), WorkerAllocBytes: int64(allocs - c.allocs)}
 	for name, d := range plugins {
 		if d0, ok := c.plugins[name]; ok {
 			out.PluginsNs[name] = (d - d0).Nanoseconds()

@@ -9,15 +9,18 @@ import (
 	"github.com/obversa/obversa/host/watchdog"
 )
 
-// TestWorkerCPUTime runs a short chain with watchdog.CPUTimeEnv set: the
+// TestWorkerCPUTime runs a chain with watchdog.CPUTimeEnv set: the
 // worker writes the CPU time it and its one plugin used while the executor
 // ran, and the bytes it allocated meanwhile, and nothing else by that
-// name. It collected no garbage meanwhile
-// (a run that allocates less than workerFirstHeap never collects), and
-// with GOGC=1 given to `obversa run` it collects (the operator's setting
-// reaches the worker and wins).
+// name. It collected no garbage meanwhile (a run that allocates less than
+// workerFirstHeap never collects), and with GOGC=1 given to `obversa run`
+// it collects (the operator's setting reaches the worker and wins). The
+// chain is long enough (60 nodes, about 700 KB allocated) that GOGC=1
+// must collect: its heap goal is the live heap and 1 % of it and of the
+// stacks and globals, which a 5-node chain's 100–170 KB did not always
+// reach.
 func TestWorkerCPUTime(t *testing.T) {
-	runFile := graphRunFile(t, 5, 1, func(i int) int { return i - 1 }, false)
+	runFile := graphRunFile(t, 60, 1, func(i int) int { return i - 1 }, false)
 	dir := filepath.Dir(runFile)
 	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
 		t.Fatalf("lock: %s", r.stderr)

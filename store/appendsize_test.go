@@ -124,3 +124,45 @@ func TestAppendAfterTailCutByHand(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendAfterOtherHandleClosed: a writer whose size of the file comes
+// from its own fills (TestAppendKnowsItsFileSize) loses nothing when
+// another handle appends and closes in between, cutting the zero tail to
+// its last line, or closes having appended nothing: the writer's next
+// batches read back, verify and leave no hole.
+func TestAppendAfterOtherHandleClosed(t *testing.T) {
+	t.Parallel()
+	for _, otherAppends := range []bool{true, false} {
+		t.Run(fmt.Sprintf("other appends %v", otherAppends), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			a := newTestRun(t, Policy{})
+			rev := mustAppend(t, a.events, 0, NewEvent{Type: "t", Data: "first"}) // a fills
+			b, err := OpenRunDir(ctx, a.Dir(), Policy{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if otherAppends {
+				rev = mustAppend(t, b.events, rev, NewEvent{Type: "t", Data: "from b"})
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			big := strings.Repeat("z", 64<<10)
+			for range tailChunk/len(big) + 8 {
+				rev = mustAppend(t, a.events, rev, NewEvent{Type: "t", Data: big})
+			}
+			lines := readEvents(t, eventsPath(a))
+			if int64(len(lines)) != a.events.st.size || bytes.Count(lines, []byte("\n")) != int(rev) {
+				t.Fatalf("%d bytes in %d lines; the writer committed %d bytes, %d events", len(lines), bytes.Count(lines, []byte("\n")), a.events.st.size, rev)
+			}
+			checkNoHole(t, eventsPath(a))
+			if err := a.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if rep, err := Verify(ctx, a.Dir()); err != nil || rep.Events != rev || rep.TornBytes != 0 {
+				t.Fatalf("verify: %+v, %v; want %d events, nothing torn", rep, err, rev)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"unicode/utf8"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 )
@@ -37,7 +38,7 @@ func WriteDiagnostics(w io.Writer, diags hclv2.Diagnostics, sources map[string][
 				}
 				src = b
 			}
-			files[r.Filename] = &hclv2.File{Bytes: src}
+			files[r.Filename] = &hclv2.File{Bytes: cutLongLines(src)}
 		}
 	}
 	var buf bytes.Buffer
@@ -126,6 +127,54 @@ func DiagnosticsJSON(diags hclv2.Diagnostics) []JSONDiagnostic {
 				End:   JSONPos{Line: r.End.Line, Column: r.End.Column, Byte: r.End.Byte}}
 		}
 		out = append(out, j)
+	}
+	return out
+}
+
+// maxShownLineBytes is how much of a source line a written diagnostic
+// shows.
+const maxShownLineBytes = 512
+
+// cutLongLines returns src with every line longer than maxShownLineBytes
+// cut at a rune boundary and marked "…", line numbers unchanged, so that a
+// diagnostic on a huge line (a minified or binary file) does not quote
+// all of it; src itself when no line is that long.
+func cutLongLines(src []byte) []byte {
+	long := false
+	for rest := src; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			i = len(rest)
+		}
+		if i > maxShownLineBytes {
+			long = true
+			break
+		}
+		rest = rest[min(i+1, len(rest)):]
+	}
+	if !long {
+		return src
+	}
+	var out []byte
+	for rest := src; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		line := rest
+		if i >= 0 {
+			line = rest[:i]
+		}
+		if len(line) > maxShownLineBytes {
+			n := maxShownLineBytes
+			for n > 0 && !utf8.RuneStart(line[n]) {
+				n--
+			}
+			line = append(line[:n:n], "…"...)
+		}
+		out = append(out, line...)
+		if i < 0 {
+			break
+		}
+		out = append(out, '\n')
+		rest = rest[i+1:]
 	}
 	return out
 }

@@ -29,7 +29,30 @@ func parseConfig(src []byte, filename string) (*hclv2.File, hclv2.Diagnostics) {
 	if diags := checkNesting(toks); diags.HasErrors() {
 		return nil, diags
 	}
-	return hclsyntax.ParseConfig(src, filename, hclv2.InitialPos)
+	file, diags := hclsyntax.ParseConfig(src, filename, hclv2.InitialPos)
+	return file, capParseDiagnostics(diags, filename)
+}
+
+// MaxParseDiagnostics is how many of the parser's diagnostics of one file
+// are reported; the rest are counted in one more. A file that is not HCL
+// at all (a binary passed by mistake, CR-only line endings) otherwise
+// gives one "Invalid character" per byte, each quoting its line.
+const MaxParseDiagnostics = 50
+
+// capParseDiagnostics keeps the first MaxParseDiagnostics of diags and,
+// when there were more, one error standing for the rest (Extra Omitted).
+func capParseDiagnostics(diags hclv2.Diagnostics, filename string) hclv2.Diagnostics {
+	if len(diags) <= MaxParseDiagnostics {
+		return diags
+	}
+	rest := len(diags) - MaxParseDiagnostics
+	return append(diags[:MaxParseDiagnostics:MaxParseDiagnostics], &hclv2.Diagnostic{
+		Severity: hclv2.DiagError,
+		Summary:  fmt.Sprintf("… and %d more errors in %s", rest, filename),
+		Detail: fmt.Sprintf("The parser found %d errors in %s; the first %d are shown. Check that it is a run file (HCL, UTF-8, LF or CRLF line endings).",
+			len(diags), filename, MaxParseDiagnostics),
+		Extra: Omitted(rest),
+	})
 }
 
 // parseTemplate parses template source (a prompt_file) after checking its

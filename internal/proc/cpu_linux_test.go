@@ -9,11 +9,14 @@ import (
 )
 
 func TestCPUCountsThisProcess(t *testing.T) {
-	self0, err := SelfCPU()
+	// The schedstat window [pid0, pid1] encloses the getrusage window
+	// [self0, self1]: reading /proc costs CPU, which getrusage would count
+	// and schedstat not if pid0 were read after self0.
+	pid0, err := CPU(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid0, err := CPU(os.Getpid())
+	self0, err := SelfCPU()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 )
 
 // maxEchoBytes bounds how much of an operator's value an error quotes
-// back: enough to recognise it, not a screenful of a pasted document.
-const maxEchoBytes = 200
+// back (runecut.EchoBytes, which the host's messages use too).
+const maxEchoBytes = runecut.EchoBytes
 
 // echoArg is s quoted for an error message (Go syntax, so control
 // characters are escaped), cut to maxEchoBytes at a rune boundary with the

@@ -39,7 +39,7 @@ func TestResumeHints(t *testing.T) {
 		t.Fatalf("plain resume: exit %d, want 3 (reconciliation): %s %s", r.code, r.stdout, r.stderr)
 	}
 	r = obversa(t, dir, "resume", runDir)
-	want := "obversa resume " + runDir + " --position dag/a/1 --reconciled=done|not-done"
+	want := "obversa resume " + runDir + " --position dag/a/1 --reconciled=done|not-done [--result JSON]"
 	if r.code != exitUsage || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "obversa approve") {
 		t.Errorf("plain resume of a reconcile pause: exit %d, want 2 naming %q and not approve: %s", r.code, want, r.stderr)
 	}

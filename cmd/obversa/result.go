@@ -137,7 +137,7 @@ func pauseHint(p graph.PauseRequest, dir string) string {
 	case graph.PauseApproval:
 		return fmt.Sprintf("obversa approve %s %s   (or approve --deny; approve carries the run on)", dir, p.Position)
 	case graph.PauseReconcile:
-		return fmt.Sprintf("check whether attempt %s took effect, then obversa resume --position %s --reconciled=done|not-done %s", p.AttemptID, p.Position, dir)
+		return fmt.Sprintf("check whether attempt %s took effect, then obversa resume --position %s --reconciled=done|not-done [--result JSON] %s", p.AttemptID, p.Position, dir)
 	}
 	return fmt.Sprintf("obversa resume --position %s %s", p.Position, dir)
 }

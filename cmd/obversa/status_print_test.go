@@ -45,7 +45,7 @@ func TestPrintStatusNextAnswersPauses(t *testing.T) {
 	}{
 		{"nothing waits", watchdog.PhaseInterrupted, nil, nil, "next:     no watchdog holds this run; carry it on with obversa resume dir\n"},
 		{"an uncertain attempt waits", watchdog.PhaseInterrupted, nil, []graph.PauseRequest{{Kind: graph.PauseReconcile, Position: "dag/e7/1", AttemptID: "sha256:ab"}},
-			"next:     no watchdog holds this run; say whether attempt sha256:ab of dag/e7/1 took effect with `obversa resume dir --position dag/e7/1 --reconciled=done|not-done`\n"},
+			"next:     no watchdog holds this run; say whether attempt sha256:ab of dag/e7/1 took effect with `obversa resume dir --position dag/e7/1 --reconciled=done|not-done [--result JSON]`\n"},
 		{"paused by an operator while an approval waits", watchdog.PhasePaused, operator,
 			[]graph.PauseRequest{{Kind: "OPERATOR_PAUSE"}, {Kind: graph.PauseApproval, Position: "dag/c/1"}},
 			"next:     decide dag/c/1 with `obversa approve dir dag/c/1`\n"},

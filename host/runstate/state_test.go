@@ -3,6 +3,7 @@ package runstate
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -89,6 +90,11 @@ func TestFoldOneRun(t *testing.T) {
 	}
 	if _, err := s.CheckApproval("dag/a/1"); !errors.Is(err, ErrNotAwaitingApproval) {
 		t.Errorf("CheckApproval of a passed position: %v", err)
+	}
+	// A pasted document given as the position is echoed cut, not whole.
+	long := strings.Repeat("x", 100_000)
+	if _, err := s.CheckApproval(long); !errors.Is(err, ErrNotAwaitingApproval) || len(err.Error()) > 400 || !contains(err, "(100000 bytes in all)") {
+		t.Errorf("CheckApproval of a 100 000-byte position: %d bytes of error", len(fmt.Sprint(err)))
 	}
 	if err := s.Apply(store.Event{Rev: 10, Type: graph.EventApproval, Data: mustJSON(graph.ApprovalData{Position: "dag/b/1", Decision: graph.DecisionDeny, Request: "req-1"})}); err != nil {
 		t.Fatal(err)

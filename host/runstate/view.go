@@ -7,6 +7,7 @@ import (
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/internal/runecut"
 )
 
 var (
@@ -141,7 +142,7 @@ func (s *State) CheckApproval(position string) (*graph.NodeState, error) {
 		return nil, fmt.Errorf("%w: %s was already decided: %s by %s", ErrAlreadyDecided, position, n.Approved, by)
 	}
 	if n == nil || n.Status != graph.StatusPaused || n.Pause == nil || n.Pause.Kind != graph.PauseApproval {
-		return nil, fmt.Errorf("%w: %s does not wait for approval (paused positions: %v)", ErrNotAwaitingApproval, position, s.PausedPositions())
+		return nil, fmt.Errorf("%w: %s does not wait for approval (paused positions: %v)", ErrNotAwaitingApproval, runecut.Bound(position, runecut.EchoBytes), s.PausedPositions())
 	}
 	return n, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/internal/proc"
+	"github.com/obversa/obversa/internal/runecut"
 	"github.com/obversa/obversa/store"
 )
 
@@ -338,7 +339,7 @@ func operatorEvents(rs *runstate.State, o ResumeOptions) ([]store.NewEvent, erro
 		}
 	}
 	if n == nil {
-		return nil, fmt.Errorf("%w: %s is not paused; open positions: %v", ErrResumePosition, o.Position, open)
+		return nil, fmt.Errorf("%w: %s is not paused; open positions: %v", ErrResumePosition, runecut.Bound(o.Position, runecut.EchoBytes), open)
 	}
 	resumed := store.NewEvent{Type: graph.EventNodeResumed, Data: graph.ResumedData{Node: n.Def.ID, Position: n.Position, Reason: graph.ResumedOperator}}
 	if n.Pause != nil && n.Pause.Kind == graph.PauseReconcile {

@@ -39,7 +39,7 @@ func AnswerHints(reqs []graph.PauseRequest, run string) string {
 		case p.Kind == graph.PauseApproval:
 			hints = append(hints, fmt.Sprintf("decide %s with `obversa approve %s %s`", p.Position, run, p.Position))
 		case p.Kind == graph.PauseReconcile:
-			hints = append(hints, fmt.Sprintf("say whether attempt %s of %s took effect with `obversa resume %s --position %s --reconciled=done|not-done`", p.AttemptID, p.Position, run, p.Position))
+			hints = append(hints, fmt.Sprintf("say whether attempt %s of %s took effect with `obversa resume %s --position %s --reconciled=done|not-done [--result JSON]`", p.AttemptID, p.Position, run, p.Position))
 		default:
 			hints = append(hints, fmt.Sprintf("offer %s again with `obversa resume %s --position %s`", p.Position, run, p.Position))
 		}

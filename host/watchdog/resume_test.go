@@ -3,6 +3,7 @@ package watchdog
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -40,5 +41,21 @@ func TestOperatorEventsRefuse(t *testing.T) {
 				t.Errorf("operatorEvents = %v, %v; want node-resumed", ev, err)
 			}
 		})
+	}
+}
+
+// TestOperatorEventsEchoBounded: a position pasted by mistake (100 000
+// bytes) is named in the refusal cut to runecut.EchoBytes with its length,
+// not echoed whole.
+func TestOperatorEventsEchoBounded(t *testing.T) {
+	ctx := context.Background()
+	run, st, err := openRun(ctx, DirRef(newRun(t, pausedForApproval()...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	_, err = operatorEvents(st, ResumeOptions{Position: strings.Repeat("x", 100_000)})
+	if !errors.Is(err, ErrResumePosition) || len(err.Error()) > 400 || !strings.Contains(err.Error(), "(100000 bytes in all)") || !strings.Contains(err.Error(), "dag/a/1") {
+		t.Errorf("refusal of a 100 000-byte position: %.300v (%d bytes)", err, len(fmt.Sprint(err)))
 	}
 }

@@ -1,6 +1,9 @@
 package runecut
 
-import "unicode/utf8"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // Prefix returns the longest prefix of s that is at most n bytes long and
 // does not end inside a UTF-8 sequence, so that text cut to a size bound
@@ -20,3 +23,19 @@ func Prefix(s string, n int) string {
 	}
 	return s[:cut]
 }
+
+// Bound returns s when it is at most n bytes long, else its Prefix of n
+// bytes followed by "… (L bytes in all)" (L = len(s)), so that a value an
+// operator typed is echoed in an error recognisably but never whole: a
+// pasted document must not become a screenful of error.
+func Bound(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", Prefix(s, n), len(s))
+}
+
+// EchoBytes bounds how much of an operator's value an error quotes back
+// (bytes): enough to recognise it, not a screenful of a pasted document.
+// The command line and the host use the same bound.
+const EchoBytes = 200

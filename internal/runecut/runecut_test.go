@@ -42,3 +42,20 @@ func FuzzPrefix(f *testing.F) {
 		}
 	})
 }
+
+func TestBound(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"dag/a/1", 200, "dag/a/1"},
+		{"abcd", 4, "abcd"},
+		{"abcde", 4, "abcd… (5 bytes in all)"},
+		{"a日b", 2, "a… (5 bytes in all)"}, // the cut backs off to the rune's start
+	} {
+		if got := Bound(tc.s, tc.n); got != tc.want {
+			t.Errorf("Bound(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+	}
+}

@@ -22,6 +22,7 @@ import (
 // without a snippet. The error is the writer's.
 func WriteDiagnostics(w io.Writer, diags hclv2.Diagnostics, sources map[string][]byte, width uint) error {
 	files := map[string]*hclv2.File{}
+	cuts := map[string][]lineCut{}
 	for _, dg := range diags {
 		for _, r := range []*hclv2.Range{dg.Subject, dg.Context} {
 			if r == nil || r.Filename == "" {
@@ -38,14 +39,15 @@ func WriteDiagnostics(w io.Writer, diags hclv2.Diagnostics, sources map[string][
 				}
 				src = b
 			}
-			files[r.Filename] = &hclv2.File{Bytes: cutLongLines(src)}
+			shown, cut := cutLongLines(src)
+			files[r.Filename], cuts[r.Filename] = &hclv2.File{Bytes: shown}, cut
 		}
 	}
 	var buf bytes.Buffer
 	tw := hclv2.NewDiagnosticTextWriter(&buf, files, width, false)
 	for _, dg := range diags {
 		buf.Reset()
-		if err := tw.WriteDiagnostic(dg); err != nil {
+		if err := tw.WriteDiagnostic(shownAt(dg, cuts)); err != nil {
 			return err
 		}
 		// HCL's writer starts with "Error: summary"; a file:line:col line,
@@ -135,11 +137,16 @@ func DiagnosticsJSON(diags hclv2.Diagnostics) []JSONDiagnostic {
 // shows.
 const maxShownLineBytes = 512
 
+// lineCut is one line cutLongLines shortened: bytes [at, end) of the
+// source became "…".
+type lineCut struct{ at, end int }
+
 // cutLongLines returns src with every line longer than maxShownLineBytes
 // cut at a rune boundary and marked "…", line numbers unchanged, so that a
 // diagnostic on a huge line (a minified or binary file) does not quote
-// all of it; src itself when no line is that long.
-func cutLongLines(src []byte) []byte {
+// all of it, and the cuts made (none when no line is that long, and src
+// is returned as it is).
+func cutLongLines(src []byte) ([]byte, []lineCut) {
 	long := false
 	for rest := src; len(rest) > 0; {
 		i := bytes.IndexByte(rest, '\n')
@@ -153,10 +160,11 @@ func cutLongLines(src []byte) []byte {
 		rest = rest[min(i+1, len(rest)):]
 	}
 	if !long {
-		return src
+		return src, nil
 	}
 	var out []byte
-	for rest := src; len(rest) > 0; {
+	var cuts []lineCut
+	for off, rest := 0, src; len(rest) > 0; {
 		i := bytes.IndexByte(rest, '\n')
 		line := rest
 		if i >= 0 {
@@ -167,14 +175,62 @@ func cutLongLines(src []byte) []byte {
 			for n > 0 && !utf8.RuneStart(line[n]) {
 				n--
 			}
-			line = append(line[:n:n], "…"...)
+			cuts = append(cuts, lineCut{at: off + n, end: off + len(line)})
+			line = append(line[:n:n], cutMark...)
 		}
 		out = append(out, line...)
 		if i < 0 {
 			break
 		}
 		out = append(out, '\n')
-		rest = rest[i+1:]
+		rest, off = rest[i+1:], off+i+1
 	}
-	return out
+	return out, cuts
+}
+
+// cutMark marks where cutLongLines cut a line.
+const cutMark = "…"
+
+// shownAt returns dg with its ranges' byte offsets moved to the text
+// cutLongLines made of their file (HCL's writer finds a snippet's lines
+// by byte offset; lines and columns stay those of the file): past a cut
+// line by what the cut removed, and a place in the cut part of a line to
+// the cut mark. dg itself when no file it names was cut.
+func shownAt(dg *hclv2.Diagnostic, cuts map[string][]lineCut) *hclv2.Diagnostic {
+	moved := func(r *hclv2.Range) *hclv2.Range {
+		if r == nil || len(cuts[r.Filename]) == 0 {
+			return r
+		}
+		m := *r
+		m.Start.Byte = shownByte(r.Start.Byte, cuts[r.Filename], false)
+		m.End.Byte = shownByte(r.End.Byte, cuts[r.Filename], true)
+		return &m
+	}
+	subject, context := moved(dg.Subject), moved(dg.Context)
+	if subject == dg.Subject && context == dg.Context {
+		return dg
+	}
+	c := *dg
+	c.Subject, c.Context = subject, context
+	return &c
+}
+
+// shownByte is byte offset off of a source in the text cuts made of it;
+// an offset in a cut part is the cut mark's start, or its end when end.
+func shownByte(off int, cuts []lineCut, end bool) int {
+	shift := 0
+	for _, c := range cuts {
+		switch {
+		case off >= c.end:
+			shift += c.end - c.at - len(cutMark)
+		case off > c.at:
+			if end {
+				return c.at - shift + len(cutMark)
+			}
+			return c.at - shift
+		default:
+			return off - shift
+		}
+	}
+	return off - shift
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	hclv2 "github.com/hashicorp/hcl/v2"
 )
 
 // TestNotARunFileFloods: a file that is not HCL at all — CR-only line
@@ -34,10 +37,39 @@ func TestNotARunFileFloods(t *testing.T) {
 		t.Error("the long line is not marked cut")
 	}
 	// A file of ordinary lines is shown as it is.
-	if got := cutLongLines([]byte("a\nbb\n")); string(got) != "a\nbb\n" {
+	if got, _ := cutLongLines([]byte("a\nbb\n")); string(got) != "a\nbb\n" {
 		t.Errorf("cutLongLines changed short lines: %q", got)
 	}
-	if got := cutLongLines([]byte(strings.Repeat("é", 400) + "\nx")); !bytes.HasSuffix(got, []byte("…\nx")) || len(got) > maxShownLineBytes+10 {
+	if got, _ := cutLongLines([]byte(strings.Repeat("é", 400) + "\nx")); !bytes.HasSuffix(got, []byte("…\nx")) || len(got) > maxShownLineBytes+10 {
 		t.Errorf("cutLongLines of a long multibyte line: %d bytes, %q…", len(got), got[len(got)-8:])
+	}
+}
+
+// TestCutLineKeepsLaterSnippets: a diagnostic below a line that
+// WriteDiagnostics cuts still shows its own line, and one whose place is
+// in the cut part of a line highlights the cut mark: the snippet is found
+// by byte offsets, which the cut moves.
+func TestCutLineKeepsLaterSnippets(t *testing.T) {
+	t.Parallel()
+	long := "# " + strings.Repeat("x", 2000)
+	src := []byte(long + "\ngraph \"dag\" {\n  node \"n\" {\n    bogus = 1\n  }\n}\n" + long + "é" + long + "\n")
+	after := bytes.Index(src, []byte("bogus"))
+	inCut := len(long) + 1 + len("graph \"dag\" {\n  node \"n\" {\n    bogus = 1\n  }\n}\n") + 1500
+	diags := hclv2.Diagnostics{
+		{Severity: hclv2.DiagError, Summary: "below", Subject: &hclv2.Range{Filename: "f.hcl",
+			Start: hclv2.Pos{Line: 4, Column: 5, Byte: after}, End: hclv2.Pos{Line: 4, Column: 10, Byte: after + 5}}},
+		{Severity: hclv2.DiagError, Summary: "in the cut", Subject: &hclv2.Range{Filename: "f.hcl",
+			Start: hclv2.Pos{Line: 7, Column: 1501, Byte: inCut}, End: hclv2.Pos{Line: 7, Column: 1502, Byte: inCut + 1}}},
+	}
+	var b bytes.Buffer
+	if err := WriteDiagnostics(&b, diags, map[string][]byte{"f.hcl": src}, 0); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "   4:     bogus = 1") {
+		t.Errorf("the diagnostic below the cut line lost its snippet:\n%s", out)
+	}
+	if !strings.Contains(out, "   7: # xxx") || !utf8.ValidString(out) {
+		t.Errorf("the diagnostic in the cut part of a line: want its line, cut, in valid UTF-8:\n%s", out)
 	}
 }

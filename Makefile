@@ -53,15 +53,15 @@ test-short: ## Run the tests, skipping the slowest crash matrices
 	$(GO) test -short -count=1 $(PKGS)
 
 demo: build ## Build, pin and run the quickstart graph on the mock engine
-	$(BIN)/obversa plugin lock examples/quickstart/run.hcl
+	$(BIN)/obversa plugin lock --upgrade examples/quickstart/run.hcl
 	$(BIN)/obversa run --progress examples/quickstart/run.hcl
 
 demo-review-loop: build ## Run examples/review-loop: a draft fails review in round 1 and passes in round 2 (mock engine)
-	$(BIN)/obversa plugin lock examples/review-loop/run.hcl
+	$(BIN)/obversa plugin lock --upgrade examples/review-loop/run.hcl
 	$(BIN)/obversa run --progress examples/review-loop/run.hcl
 
 demo-fix-until-green: build ## Run examples/fix-until-green: edit a Go package until `go test` passes
-	$(BIN)/obversa plugin lock examples/fix-until-green/run.hcl
+	$(BIN)/obversa plugin lock --upgrade examples/fix-until-green/run.hcl
 	$(BIN)/obversa run --progress examples/fix-until-green/run.hcl
 
 bench: ## Run the benchmarks and print one table, graph figures as ratios to floors measured in the same run

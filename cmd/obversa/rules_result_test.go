@@ -9,14 +9,19 @@ import (
 	"testing"
 )
 
-func TestNodeResultRules(t *testing.T) {
-	long := strings.Repeat("x", 3000)
-	runFile, dir := rulesRun(t, `{ responses = [{ node = "big", text = "`+long+`" }, { node = "quiet", text = "q", usage = "unknown" }] }`, "", simpleLane+`
+// limitedStorage is the storage block of the result-size tests: an event
+// payload of 2 KiB, an artifact of 8 KiB.
+const limitedStorage = `
 storage {
   max_event_payload_bytes = 2048
   max_batch_bytes         = 65536
   max_artifact_bytes      = 8192
 }
+`
+
+func TestNodeResultRules(t *testing.T) {
+	long := strings.Repeat("x", 3000)
+	runFile, dir := rulesRun(t, `{ responses = [{ node = "big", text = "`+long+`" }, { node = "quiet", text = "q", usage = "unknown" }] }`, "", simpleLane+limitedStorage+`
 graph "dag" {
   retry_cap_per_node = 0
   node "big" {
@@ -105,12 +110,7 @@ graph "dag" {
 
 	// Larger than the artifact limit: the node fails RESULT_TOO_LARGE.
 	huge := strings.Repeat("y", 9000)
-	runFile, dir = rulesRun(t, `{ responses = [{ node = "big", text = "`+huge+`" }] }`, "", simpleLane+`
-storage {
-  max_event_payload_bytes = 2048
-  max_batch_bytes         = 65536
-  max_artifact_bytes      = 8192
-}
+	runFile, dir = rulesRun(t, `{ responses = [{ node = "big", text = "`+huge+`" }] }`, "", simpleLane+limitedStorage+`
 graph "dag" {
   retry_cap_per_node = 0
   node "big" {

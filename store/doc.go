@@ -84,9 +84,14 @@
 // read also tells a writer whether the file ends at its committed end, and
 // otherwise it knows the size from its own fills and writes, so a batch
 // costs no fstat (docs/decisions.md, "An append asks the file system for
-// no size"). A writer that closes cleanly truncates the file to its last line and
-// fdatasyncs it, so a finished run's events.jsonl is plain JSON Lines; a
-// live or crashed run's file may end in NULs.
+// no size"). The last writable handle to close cleanly truncates the file
+// to its last line and fdatasyncs it, so a finished run's events.jsonl is
+// plain JSON Lines; a live or crashed run's file may end in NULs. Each
+// writable handle holds a shared writer mark while open (File.WriterLock:
+// an open-file-description byte-range lock past any data), and a closing
+// one trims only when it can take the mark exclusive, so no close cuts off
+// the tail another process's writer is writing over (docs/decisions.md,
+// "A closing writer trims only as the last one").
 //
 // A torn overwrite can leave the sectors of its batch that reached the
 // disk between ones that did not (still NUL). So after the last complete

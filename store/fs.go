@@ -72,6 +72,17 @@ type File interface {
 	Lock(exclusive, wait bool) error
 	// Unlock releases the lock this file holds.
 	Unlock() error
+	// WriterLock takes this open file's writer mark, a lock apart from
+	// Lock's that also belongs to the open file and is released by
+	// Close: every writable handle of a stream holds it shared while it
+	// is open, and a closing writer asks for it exclusive, without
+	// waiting, before it cuts off the zero tail — a tail another open
+	// writer may be using (docs/decisions.md, "A closing writer trims
+	// only as the last one"). Asking again converts it; without wait a
+	// mark held elsewhere fails with syscall.EWOULDBLOCK.
+	// errors.ErrUnsupported where the platform or file system has no
+	// such lock.
+	WriterLock(exclusive, wait bool) error
 }
 
 // Option configures Open.

@@ -29,6 +29,8 @@ func runHelper(role string) int {
 		return helperLock()
 	case "adopt":
 		return helperAdopt()
+	case "writer":
+		return helperWriter()
 	case "hold":
 		// Keep inherited descriptors (a run lock) until stdin closes.
 		io.Copy(io.Discard, os.Stdin)
@@ -191,5 +193,32 @@ func helperLock() int {
 	bufio.NewReader(os.Stdin).ReadString('\n')
 	time.Sleep(time.Millisecond)
 	l.Release()
+	return 0
+}
+
+// helperWriter opens STORE_DIR for writing and prints "open", then for
+// each line "append" on stdin appends one event and prints "ok <rev>";
+// when stdin closes it closes the run and prints "closed".
+func helperWriter() int {
+	ctx := context.Background()
+	r, ok := helperRun(ctx)
+	if !ok {
+		return 3
+	}
+	fmt.Println("open")
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		rev, err := r.events.Append(ctx, r.events.Rev(), NewEvent{Type: "test:writer", Data: os.Getpid()})
+		if err != nil {
+			fmt.Printf("err %s\n", Code(err))
+			continue
+		}
+		fmt.Printf("ok %d\n", rev)
+	}
+	if err := r.Close(); err != nil {
+		fmt.Printf("err %s\n", Code(err))
+		return 0
+	}
+	fmt.Println("closed")
 	return 0
 }

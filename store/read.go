@@ -55,8 +55,9 @@ func (s *stream) Follow(ctx context.Context, fromRev int64, fn func(Event) error
 	}
 }
 
-// close closes the stream, saving the validated-prefix cache and cutting
-// off the zero tail if this handle appended. An Append waiting for the stream fails with ErrClosed.
+// close closes the stream, saving the validated-prefix cache if this
+// handle appended and cutting off the zero tail if it is the last writer
+// (lastWriter). An Append waiting for the stream fails with ErrClosed.
 func (s *stream) close() error {
 	if s.closed.Swap(true) {
 		return nil
@@ -64,9 +65,13 @@ func (s *stream) close() error {
 	s.mu <- struct{}{}
 	defer s.unlock()
 	close(s.pub.Load().next) // wakes followers, which then see ErrClosed
-	if s.appended && s.failed == nil && !s.ro {
-		s.saveCache()
-		s.trim()
+	if s.failed == nil && !s.ro {
+		if s.appended {
+			s.saveCache()
+		}
+		if s.lastWriter() {
+			s.trim()
+		}
 	}
 	return s.f.Close()
 }

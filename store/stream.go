@@ -71,6 +71,9 @@ type stream struct {
 	// sizeSeen is the file's size as this handle's last batch left it
 	// (its fill and its write), 0 when not known (mu; see commit).
 	sizeSeen int64
+	// marked says this writable handle holds the writer mark shared
+	// (File.WriterLock; see trim).
+	marked bool
 
 	pub    atomic.Pointer[published]
 	closed atomic.Bool
@@ -113,6 +116,9 @@ func openStream(ctx context.Context, fsys FS, dir string, pol *policy, readOnly 
 		return nil, storageErr("open", path, err)
 	}
 	s.f = f
+	// A writer that cannot mark itself (an unsupported file system) is
+	// not seen by others' closes, and its own close trims as before.
+	s.marked = !s.ro && f.WriterLock(false, true) == nil
 	if err := s.load(ctx); err != nil {
 		f.Close()
 		return nil, err

@@ -114,6 +114,22 @@ func writeZeros(f File, from, to int64) error {
 	return nil
 }
 
+// lastWriter reports whether a closing handle should trim: when it holds
+// the writer mark, whether it can take the mark exclusive, that is, no
+// other writable handle — of this process or another — has the file open
+// (one that has would be using the zero tail, or will make its own and
+// trim it when it closes); a handle that did not append trims too then,
+// so that the last writer to close leaves plain JSON Lines even when an
+// earlier one's tail is left. Without the mark (a file system that has
+// none) a handle trims when it appended, as it did before the mark. The
+// caller holds mu.
+func (s *stream) lastWriter() bool {
+	if !s.marked {
+		return s.appended
+	}
+	return s.f.WriterLock(true, false) == nil
+}
+
 // trim cuts the zero tail off the file of a writer that closes, so that a
 // finished run's events.jsonl is plain JSON Lines: under the exclusive
 // flock it picks up what other handles appended, then truncates the file

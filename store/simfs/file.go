@@ -221,34 +221,46 @@ func (h *file) Stat() (fs.FileInfo, error) {
 
 // Lock takes a flock-style lock belonging to this handle.
 func (h *file) Lock(exclusive, wait bool) error {
+	return h.lock(func(n *inode) *lockState { return &n.flock }, exclusive, wait)
+}
+
+// WriterLock takes the handle's writer mark, a lock apart from Lock's
+// with the same semantics (store.File).
+func (h *file) WriterLock(exclusive, wait bool) error {
+	return h.lock(func(n *inode) *lockState { return &n.writers }, exclusive, wait)
+}
+
+// lock takes the lock of the handle's inode that which picks.
+func (h *file) lock(which func(*inode) *lockState, exclusive, wait bool) error {
 	_, err := h.begin(OpLock)
 	defer h.fs.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	n := h.n
+	l := which(h.n)
 	for {
 		if err := h.check(OpLock); err != nil {
 			return err
 		}
-		free := n.exclusive == nil || n.exclusive == h
+		free := l.exclusive == nil || l.exclusive == h
 		if exclusive {
-			for o := range n.shared {
+			for o := range l.shared {
 				if o != h {
 					free = false
 				}
 			}
 		}
 		if free {
-			h.unlock()
+			l.drop(h)
 			if exclusive {
-				n.exclusive = h
+				l.exclusive = h
 			} else {
-				if n.shared == nil {
-					n.shared = map[*file]bool{}
+				if l.shared == nil {
+					l.shared = map[*file]bool{}
 				}
-				n.shared[h] = true
+				l.shared[h] = true
 			}
+			h.fs.cond.Broadcast()
 			return nil
 		}
 		if !wait {
@@ -265,18 +277,17 @@ func (h *file) Unlock() error {
 	if err := h.check(OpLock); err != nil {
 		return err
 	}
-	h.unlock()
+	h.n.flock.drop(h)
+	h.fs.cond.Broadcast()
 	return nil
 }
 
-// unlock drops the handle's lock and wakes waiters. The caller holds fs.mu.
-func (h *file) unlock() {
-	n := h.n
-	if n.exclusive == h {
-		n.exclusive = nil
+// drop releases h's hold of l. The caller holds fs.mu and wakes waiters.
+func (l *lockState) drop(h *file) {
+	if l.exclusive == h {
+		l.exclusive = nil
 	}
-	delete(n.shared, h)
-	h.fs.cond.Broadcast()
+	delete(l.shared, h)
 }
 
 // Close releases the handle and its lock. Closing a handle a crash
@@ -288,7 +299,9 @@ func (h *file) Close() error {
 		return pathErr("close", h.name, os.ErrClosed)
 	}
 	if h.epoch == h.fs.epoch {
-		h.unlock()
+		h.n.flock.drop(h)
+		h.n.writers.drop(h)
+		h.fs.cond.Broadcast()
 	}
 	h.closed = true
 	return nil

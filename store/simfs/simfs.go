@@ -21,7 +21,8 @@
 //     calling Crash, to lose power at that point);
 //   - flock is kept in memory per open file, with the kernel's semantics:
 //     shared or exclusive, belonging to the open file, converted when asked
-//     again, released on Close.
+//     again, released on Close; so are the writer marks
+//     (store.File.WriterLock), a second lock of the same kind.
 //
 // Paths are absolute; "/" always exists (dir.go holds the namespace
 // operations, file.go the open files). There are no symbolic links,
@@ -111,8 +112,13 @@ type inode struct {
 	pending       []change
 	// A directory's entries as they are and as they survive a crash.
 	entries, durableEntries map[string]*inode
-	// flock state: the open file holding it exclusively, or those holding
-	// it shared.
+	// flock state, and the writer marks (store.File.WriterLock).
+	flock, writers lockState
+}
+
+// lockState is a lock of an inode: the open file holding it exclusively,
+// or those holding it shared.
+type lockState struct {
 	exclusive *file
 	shared    map[*file]bool
 }
@@ -191,7 +197,7 @@ func (f *FS) crash(rng *rand.Rand) {
 			return
 		}
 		seen[d] = true
-		d.exclusive, d.shared = nil, nil
+		d.flock, d.writers = lockState{}, lockState{}
 		if d.dir {
 			if rng == nil || rng.IntN(2) == 0 {
 				d.entries = maps(d.durableEntries)

@@ -319,6 +319,39 @@ func TestLocks(t *testing.T) {
 	}
 }
 
+// TestWriterLockApartFromLock: the writer mark is a second lock with
+// flock's semantics that neither blocks nor is blocked by Lock, and Close
+// releases it.
+func TestWriterLockApartFromLock(t *testing.T) {
+	f := New()
+	a := create(t, f, "/w", "", true)
+	b, err := f.OpenFile("/w", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Lock(true, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WriterLock(false, false); err != nil {
+		t.Fatalf("writer mark beside the same file's flock: %v", err)
+	}
+	if err := b.WriterLock(false, false); err != nil {
+		t.Fatalf("a second shared writer mark beside another file's exclusive flock: %v", err)
+	}
+	if err := a.WriterLock(true, false); !errors.Is(err, syscall.EWOULDBLOCK) {
+		t.Fatalf("exclusive writer mark beside another shared one: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WriterLock(true, false); err != nil {
+		t.Fatalf("exclusive writer mark once the other file closed: %v", err)
+	}
+	if err := a.Lock(false, false); err != nil {
+		t.Fatalf("converting the flock while holding the writer mark: %v", err)
+	}
+}
+
 func TestNamespace(t *testing.T) {
 	f := New()
 	if err := f.Mkdir("/d", 0o755); err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -44,7 +45,11 @@ func (s *stream) moreAtEnd() (bool, error) {
 // atEnd is moreAtEnd that also reports, when nothing changed, whether
 // the file ends exactly at the committed end (ends) rather than going on
 // in NULs: the one read tells an appender both, so it needs no fstat(2)
-// to learn the file's size (commit). The caller holds mu.
+// to learn the file's size (commit). The last committed byte must still
+// be its line's line feed: when it is not (a disk that zeroed the last
+// acknowledged batch, an edit), a *CorruptError naming that line, so
+// that no writer appends past a line that is gone and no reader takes
+// the shorter stream for the record. The caller holds mu.
 func (s *stream) atEnd() (more, ends bool, err error) {
 	var b [2]byte
 	at, want := s.st.size-1, 2
@@ -52,6 +57,9 @@ func (s *stream) atEnd() (more, ends bool, err error) {
 		at, want = 0, 1 // an empty stream has no last byte
 	}
 	n, err := s.f.ReadAt(b[2-want:], at)
+	if want == 2 && n >= 1 && b[0] != '\n' {
+		return false, false, s.lastLineChanged(b[0])
+	}
 	switch {
 	case n == want:
 		return b[1] != 0, false, nil
@@ -61,6 +69,14 @@ func (s *stream) atEnd() (more, ends bool, err error) {
 		return true, false, nil // shortened below the committed end
 	}
 	return false, false, storageErr("read", s.path, err)
+}
+
+// lastLineChanged is the *CorruptError of a committed last line whose
+// line feed is now the byte got.
+func (s *stream) lastLineChanged(got byte) error {
+	st := s.st
+	return &CorruptError{Path: s.path, Line: int(st.rev), Rev: st.rev, Offset: st.lastLine,
+		Problem: fmt.Sprintf("byte %d, the line feed that ended this committed event, is now 0x%02x: the event was changed after it was written (a disk that zeroed acknowledged data, or an edit)", st.size-1, got)}
 }
 
 // makeRoom makes sure the zero tail past the committed end holds n bytes,

@@ -26,6 +26,9 @@ const MaxNesting = 100
 // overflow.
 func parseConfig(src []byte, filename string) (*hclv2.File, hclv2.Diagnostics) {
 	toks, _ := hclsyntax.LexConfig(src, filename, hclv2.InitialPos)
+	if diags := checkLineEnds(toks, filename); diags.HasErrors() {
+		return nil, diags
+	}
 	if diags := checkNesting(toks); diags.HasErrors() {
 		return nil, diags
 	}
@@ -33,9 +36,60 @@ func parseConfig(src []byte, filename string) (*hclv2.File, hclv2.Diagnostics) {
 	return file, capParseDiagnostics(diags, filename)
 }
 
+// checkLineEnds reports a carriage return not followed by a line feed
+// (CR-only line endings, as classic Mac OS and some editors save), which
+// HCL reads nowhere as a line end: it is an invalid character, or, after
+// a comment's start, more of the comment — a file that starts with one is one comment line,
+// and "Missing graph block" would be all it said. Its diagnostic names the
+// file and the first such CR, and replaces the parser's, one per CR.
+func checkLineEnds(toks hclsyntax.Tokens, filename string) hclv2.Diagnostics {
+	for _, t := range toks {
+		switch t.Type {
+		case hclsyntax.TokenInvalid, hclsyntax.TokenComment, hclsyntax.TokenQuotedNewline:
+		default:
+			continue
+		}
+		i := bareCR(t.Bytes)
+		if i < 0 {
+			continue
+		}
+		// Columns count characters (runes here), as HCL's positions do.
+		pos := t.Range.Start
+		line, col := pos.Line, pos.Column
+		for _, c := range string(t.Bytes[:i]) {
+			if c == '\n' {
+				line, col = line+1, 1
+			} else {
+				col++
+			}
+		}
+		start := hclv2.Pos{Line: line, Column: col, Byte: pos.Byte + i}
+		rng := hclv2.Range{Filename: filename, Start: start, End: hclv2.Pos{Line: line, Column: col + 1, Byte: start.Byte + 1}}
+		return hclv2.Diagnostics{{
+			Severity: hclv2.DiagError,
+			Summary:  fmt.Sprintf("CR-only line endings in %s", filename),
+			Detail: fmt.Sprintf("%s ends lines with a carriage return alone (line %d, column %d is the first), which HCL does not read as a line end: after a comment's start the rest of the file stays in the comment, and elsewhere the CR is an invalid character. Save it with LF (or CRLF) line endings, for example: tr '\\r' '\\n' < %s > fixed.hcl",
+				filename, line, col, filename),
+			Subject: &rng,
+		}}
+	}
+	return nil
+}
+
+// bareCR returns the index of the first carriage return in b not
+// followed by a line feed, or -1.
+func bareCR(b []byte) int {
+	for i, c := range b {
+		if c == '\r' && (i+1 == len(b) || b[i+1] != '\n') {
+			return i
+		}
+	}
+	return -1
+}
+
 // MaxParseDiagnostics is how many of the parser's diagnostics of one file
 // are reported; the rest are counted in one more. A file that is not HCL
-// at all (a binary passed by mistake, CR-only line endings) otherwise
+// at all (a binary passed by mistake) otherwise
 // gives one "Invalid character" per byte, each quoting its line.
 const MaxParseDiagnostics = 50
 

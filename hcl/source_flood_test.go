@@ -9,14 +9,15 @@ import (
 	hclv2 "github.com/hashicorp/hcl/v2"
 )
 
-// TestNotARunFileFloods: a file that is not HCL at all — CR-only line
-// endings make a whole file one line, a binary has bytes HCL never uses —
-// gets at most MaxParseDiagnostics parser errors and one counting the
+// TestNotARunFileFloods: a file that is not HCL at all — a binary has
+// bytes HCL never uses, here between lines with no line feed, so the
+// whole file is one line (CR-only line endings did that too; they now get
+// one diagnostic of their own, TestCROnlyLineEndings) — gets at most MaxParseDiagnostics parser errors and one counting the
 // rest, and the written diagnostics quote no line whole: before, each of
 // one error per byte quoted the whole line (2 GB for a 172 KB file).
 func TestNotARunFileFloods(t *testing.T) {
 	t.Parallel()
-	line := "graph \"dag\" {\r  node \"a\" {\r    lane = \"w\"\r    prompt = \"p\"\r  }\r}\r"
+	line := "graph \"dag\" {\x01  node \"a\" {\x01    lane = \"w\"\x01    prompt = \"p\"\x01  }\x01}\x01"
 	src := []byte(strings.Repeat(line, 200))
 	_, diags := Decode(src, "cr.hcl")
 	if len(diags) != MaxParseDiagnostics+1 {

@@ -129,3 +129,50 @@ func hasSummary(diags hclv2.Diagnostics, summary string) bool {
 	}
 	return false
 }
+
+// TestCROnlyLineEndings: a run file or lock file whose lines end in a
+// carriage return alone gets one diagnostic naming the file and the first
+// such CR, whether HCL would have read it as a comment line or as invalid
+// characters (HCL reads a CR alone nowhere, heredocs included); CRLF files
+// are left alone.
+func TestCROnlyLineEndings(t *testing.T) {
+	t.Parallel()
+	lf := "# a comment\ngraph \"dag\" {\n  node \"a\" {\n    lane = \"writer\"\n  }\n}\n"
+	tests := []struct {
+		name, src string
+		line, col int // of the first bare CR; 0: no diagnostic
+	}{
+		{"starts with a comment", strings.ReplaceAll(lf, "\n", "\r"), 1, 12},
+		{"starts with code", strings.ReplaceAll(lf[12:], "\n", "\r"), 1, 14},
+		{"one line of many", strings.Replace(lf, "{\n  node", "{\r  node", 1), 2, 14},
+		{"inside a quoted string", "a = \"x\ry\"\n", 1, 7},
+		{"CRLF", strings.ReplaceAll(lf, "\n", "\r\n"), 0, 0},
+		{"inside a heredoc", "a = <<EOT\nx\ry\nEOT\n", 2, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for _, decode := range []func([]byte, string) hclv2.Diagnostics{
+				func(b []byte, f string) hclv2.Diagnostics { _, d := Decode(b, f); return d },
+				func(b []byte, f string) hclv2.Diagnostics { _, d := DecodeLock(b, f); return d },
+			} {
+				diags := decode([]byte(tt.src), "mac.hcl")
+				got := hasSummary(diags, "CR-only line endings in mac.hcl")
+				if got != (tt.line > 0) {
+					t.Fatalf("CR-only diagnosed = %v, want %v: %v", got, tt.line > 0, diags)
+				}
+				if !got {
+					continue
+				}
+				d := diags[0]
+				if len(diags) != 1 || d.Subject == nil || d.Subject.Filename != "mac.hcl" ||
+					d.Subject.Start.Line != tt.line || d.Subject.Start.Column != tt.col || tt.src[d.Subject.Start.Byte] != '\r' {
+					t.Fatalf("want one diagnostic at mac.hcl:%d,%d on the CR, got %d: %#v", tt.line, tt.col, len(diags), d.Subject)
+				}
+				if !strings.Contains(d.Detail, "LF") {
+					t.Fatalf("the detail does not say how to fix it: %s", d.Detail)
+				}
+			}
+		})
+	}
+}

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -33,6 +37,7 @@ func (s *stream) Follow(ctx context.Context, fromRev int64, fn func(Event) error
 	next := max(fromRev, 1)
 	t := time.NewTicker(followPoll)
 	defer t.Stop()
+	idle := 0
 	for {
 		changed := s.pub.Load().next
 		if err := s.refresh(ctx); err != nil {
@@ -51,8 +56,40 @@ func (s *stream) Follow(ctx context.Context, fromRev int64, fn func(Event) error
 			return ctx.Err()
 		case <-changed:
 		case <-t.C:
+			if idle++; idle%followPresentEvery == 0 {
+				if err := s.present(); err != nil {
+					return err
+				}
+			}
 		}
 	}
+}
+
+// followPresentEvery is how many idle polls of Follow pass between its
+// checks that the file is still there (present): about one a second.
+const followPresentEvery = int(time.Second / followPoll)
+
+// present is Run.Present.
+func (s *stream) present() error {
+	dir := filepath.Dir(s.path)
+	fi, err := s.fsys.Stat(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("%w: %s: its %s was removed while it was read", ErrRunNotFound, dir, eventsFile)
+	case err != nil:
+		return storageErr("stat", s.path, err)
+	}
+	if _, isOS := s.fsys.(osFS); !isOS {
+		return nil
+	}
+	of, err := s.f.Stat()
+	if err != nil {
+		return storageErr("stat", s.path, err)
+	}
+	if !os.SameFile(fi, of) {
+		return fmt.Errorf("%w: %s: its %s was replaced by another file while it was read (the run was removed and one of the same id made)", ErrRunNotFound, dir, eventsFile)
+	}
+	return nil
 }
 
 // close closes the stream, saving the validated-prefix cache if this

@@ -51,9 +51,26 @@ func (r *Run) Read(ctx context.Context, fromRev int64, fn func(Event) error) err
 // as they are committed — through this handle (at once) or by other
 // handles and processes (noticed within 50 ms). It returns when ctx is
 // done (ctx.Err()), when fn returns an error (that error), on a read
-// failure, or with ErrClosed when the handle is closed.
+// failure, with ErrClosed when the handle is closed, or with
+// ErrRunNotFound (Present's) when, while it waits, the run's
+// events.jsonl is removed or replaced (checked about once a second):
+// nothing will be appended to the file it reads any more.
 func (r *Run) Follow(ctx context.Context, fromRev int64, fn func(Event) error) error {
 	return r.events.Follow(ctx, fromRev, fn)
+}
+
+// Present returns nil while the run directory still holds the
+// events.jsonl this handle has open, and an error wrapping ErrRunNotFound,
+// naming the directory, once it does not: the file or the directory was
+// removed, or replaced by another (on the operating system's file system,
+// where open files can be compared). Other errors are a *StorageError.
+// A follower of a run (status --watch) asks it to stop when the run is
+// gone instead of showing its last state without end.
+func (r *Run) Present(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return r.events.present()
 }
 
 // Holder returns the holder recorded in the run's lock file: the last

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -95,6 +97,72 @@ graph "dag" {
 			}
 		case <-time.After(10 * time.Second):
 			t.Errorf("%v on an ended run did not exit within 10 s:\n%s", args, out)
+		}
+	}
+}
+
+// TestFollowersEndWhenTheRunIsRemoved: `events --follow`, `logs --follow`
+// and `status --watch` of a paused run whose directory is then removed
+// stop within a few seconds with RUN_NOT_FOUND and a non-zero exit,
+// instead of waiting on (or printing the last report of) a run that is
+// gone.
+func TestFollowersEndWhenTheRunIsRemoved(t *testing.T) {
+	t.Parallel()
+	runFile, dir := rulesRun(t, "", "", simpleLane+`
+graph "dag" {
+  approval = ["gate"]
+  node "gate" {
+    lane   = "w"
+    prompt = "hello"
+  }
+}
+`)
+	if r := obversa(t, dir, "run", "--run-id", "gone", runFile); r.code != exitPaused {
+		t.Fatalf("run: exit %d, want %d (paused for approval): %s", r.code, exitPaused, r.stderr)
+	}
+	runDir := runDirOf(runFile, "gone")
+	followers := [][]string{{"events", "--follow", runDir}, {"logs", "--follow", runDir}, {"status", "--watch", runDir}, {"status", "--watch", "--json", runDir}}
+	type started struct {
+		cmd  *exec.Cmd
+		out  *testutil.SyncBuffer
+		done chan error
+	}
+	var fs []started
+	for _, args := range followers {
+		cmd, out := startObversa(t, dir, nil, args...)
+		f := started{cmd, out, make(chan error, 1)}
+		go func() { f.done <- cmd.Wait() }()
+		fs = append(fs, f)
+	}
+	// Each has read the run before it goes.
+	deadline := time.Now().Add(10 * time.Second)
+	for i, f := range fs {
+		if followers[i][0] == "logs" {
+			continue // the run's engine streamed nothing to print
+		}
+		for f.out.String() == "" && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if f.out.String() == "" {
+			t.Fatalf("%v printed nothing in 10 s", followers[i])
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // logs --follow has opened the run too
+	if err := os.RemoveAll(runDir); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range fs {
+		select {
+		case err := <-f.done:
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() == 0 {
+				t.Errorf("%v after the run was removed: %v, want a non-zero exit:\n%s", followers[i], err, f.out)
+			}
+			if !strings.Contains(f.out.String(), "RUN_NOT_FOUND") {
+				t.Errorf("%v after the run was removed does not say RUN_NOT_FOUND:\n%s", followers[i], f.out)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v still runs 10 s after the run was removed:\n%s", followers[i], f.out)
 		}
 	}
 }

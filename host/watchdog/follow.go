@@ -63,6 +63,7 @@ func Follow(ctx context.Context, ref Ref, run store.Record, from int64, ending r
 	watch := make(chan error, 1)
 	go func() { watch <- waitOwnerGone(fctx, ref, run, &ended, stop) }()
 	err := run.Follow(fctx, next, step)
+	stopped := fctx.Err() != nil // by waitOwnerGone, or ctx
 	stop()
 	if werr := <-watch; werr != nil && ctx.Err() == nil {
 		return werr
@@ -72,7 +73,7 @@ func Follow(ctx context.Context, ref Ref, run store.Record, from int64, ending r
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case err != nil && fctx.Err() == nil:
+	case err != nil && !stopped:
 		return err
 	}
 	// The run is over without its cleanup recorded: what its record

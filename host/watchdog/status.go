@@ -188,7 +188,14 @@ func (w *StatusWatch) Report(ctx context.Context) (*Report, error) {
 	case w.st == nil:
 		w.st, err = runstate.LoadWithSnapshot(ctx, w.run, w.run.Dir())
 	default:
-		err = w.st.CatchUp(ctx, w.run)
+		// A later report of a run that was removed meanwhile says so,
+		// instead of the last state without end.
+		if p, ok := w.run.(presenter); ok {
+			err = p.Present(ctx)
+		}
+		if err == nil {
+			err = w.st.CatchUp(ctx, w.run)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", w.ref, err)
@@ -204,6 +211,12 @@ func (w *StatusWatch) Report(ctx context.Context) (*Report, error) {
 	}
 	w.over = Over(w.st.Ending(), owner)
 	return View(w.st, w.marker, time.Now(), owner), nil
+}
+
+// presenter is a record that can tell whether its run is still stored
+// (store.Run.Present).
+type presenter interface {
+	Present(ctx context.Context) error
 }
 
 // Over reports whether the run was over (Over) at the last Report: its

@@ -111,14 +111,14 @@ func (p *policy) prepareArtifact(data []byte, mediaType, purpose string) (Artifa
 	}
 	for _, field := range []string{mediaType, purpose} {
 		if name, ok := p.secretIn([]byte(field)); ok {
-			return ArtifactRef{}, nil, fmt.Errorf("%w: the artifact's media type or purpose contains %s (value withheld)", ErrKnownSecret, name)
+			return ArtifactRef{}, nil, secretErrorf("the artifact's media type or purpose contains %s (value withheld)", name)
 		}
 	}
 	switch kind {
 	case mediaText:
 		data, _ = p.redact(data)
 		if name, ok := p.secretIn(data); ok { // only if a secret contains the marker
-			return ArtifactRef{}, nil, fmt.Errorf("%w: a %s artifact (purpose %q) still contains %s after redaction", ErrKnownSecret, mediaType, purpose, name)
+			return ArtifactRef{}, nil, secretErrorf("a %s artifact (purpose %q) still contains %s after redaction", mediaType, purpose, name)
 		}
 	case mediaJSON:
 		if found, path, name := p.secretInJSON(data, "$"); found {
@@ -126,11 +126,11 @@ func (p *policy) prepareArtifact(data []byte, mediaType, purpose string) (Artifa
 			if path != "" {
 				where = "field " + path
 			}
-			return ArtifactRef{}, nil, fmt.Errorf("%w: %s artifact (purpose %q): %s contains %s (value withheld)", ErrKnownSecret, mediaType, purpose, where, name)
+			return ArtifactRef{}, nil, secretErrorf("%s artifact (purpose %q): %s contains %s (value withheld)", mediaType, purpose, where, name)
 		}
 	default:
 		if name, ok := p.secretIn(data); ok {
-			return ArtifactRef{}, nil, fmt.Errorf("%w: %s artifact (purpose %q) contains %s (value withheld)", ErrKnownSecret, mediaType, purpose, name)
+			return ArtifactRef{}, nil, secretErrorf("%s artifact (purpose %q) contains %s (value withheld)", mediaType, purpose, name)
 		}
 	}
 	size := int64(len(data))

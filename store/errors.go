@@ -155,8 +155,10 @@ type ConflictError struct {
 }
 
 // Error describes the conflict.
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("REVISION_CONFLICT: expected rev %d, stream is at rev %d", e.Expected, e.Current)
+func (e *ConflictError) Error() string { return "REVISION_CONFLICT: " + e.problem() }
+
+func (e *ConflictError) problem() string {
+	return fmt.Sprintf("expected rev %d, stream is at rev %d", e.Expected, e.Current)
 }
 
 // Is reports whether target is ErrRevisionConflict.
@@ -175,8 +177,10 @@ type CorruptError struct {
 }
 
 // Error names the file, line, revision and problem.
-func (e *CorruptError) Error() string {
-	return fmt.Sprintf("CORRUPT_EVENT_STREAM: %s line %d (rev %d, byte %d): %s", e.Path, e.Line, e.Rev, e.Offset, e.Problem)
+func (e *CorruptError) Error() string { return "CORRUPT_EVENT_STREAM: " + e.problem() }
+
+func (e *CorruptError) problem() string {
+	return fmt.Sprintf("%s line %d (rev %d, byte %d): %s", e.Path, e.Line, e.Rev, e.Offset, e.Problem)
 }
 
 // Is reports whether target is ErrCorruptEventStream.
@@ -240,12 +244,46 @@ type LimitError struct {
 }
 
 // Error names the limit, the refused size and what was refused.
-func (e *LimitError) Error() string {
-	return fmt.Sprintf("STORAGE_LIMIT_EXCEEDED: %s is %d bytes, %s is %d", e.What, e.Size, e.Limit, e.Max)
+func (e *LimitError) Error() string { return "STORAGE_LIMIT_EXCEEDED: " + e.problem() }
+
+func (e *LimitError) problem() string {
+	return fmt.Sprintf("%s is %d bytes, %s is %d", e.What, e.Size, e.Limit, e.Max)
 }
 
 // Is reports whether target is ErrStorageLimitExceeded.
 func (e *LimitError) Is(target error) bool { return target == ErrStorageLimitExceeded }
+
+// SecretError is returned when an event or an artifact contains a known
+// secret (ErrKnownSecret). Problem names what holds it and the variable
+// the secret came from, never its value.
+type SecretError struct {
+	Problem string // e.g. `event 1 of 2 (type "t"): field data.k contains the known secret API_KEY (value withheld)`
+}
+
+// Error is the code and the problem.
+func (e *SecretError) Error() string { return "KNOWN_SECRET: " + e.problem() }
+
+func (e *SecretError) problem() string { return e.Problem }
+
+// Is reports whether target is ErrKnownSecret.
+func (e *SecretError) Is(target error) bool { return target == ErrKnownSecret }
+
+// secretErrorf is a *SecretError whose problem is formatted.
+func secretErrorf(format string, args ...any) error {
+	return &SecretError{Problem: fmt.Sprintf(format, args...)}
+}
+
+// Problem returns what the store's typed error in err's chain says after
+// its code — a *ConflictError's revisions, a *CorruptError's line and
+// problem, a *LimitError's sizes, a *SecretError's field — for a caller
+// that records the code beside it; err's whole text when it holds none.
+func Problem(err error) string {
+	var p interface{ problem() string }
+	if errors.As(err, &p) {
+		return p.problem()
+	}
+	return err.Error()
+}
 
 // LockedError is returned by Lock when the lock is held elsewhere. It
 // matches ErrProcessLocked and names the holder recorded in the lock file.

@@ -63,3 +63,45 @@ func TestTypedErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestProblemReadsTheTypedError: Problem gives what a typed store error
+// says after its code, through any wrapping, from its fields — the text
+// before the code (a caller's wrapping) and the code never appear — and
+// an error that holds none whole.
+func TestProblemReadsTheTypedError(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"limit", &LimitError{Limit: "max_event_payload_bytes", Max: 10, Size: 20, What: "event 1 of 1 (type \"KNOWN_SECRET: x\")"},
+			"event 1 of 1 (type \"KNOWN_SECRET: x\") is 20 bytes, max_event_payload_bytes is 10"},
+		{"conflict", &ConflictError{Expected: 1, Current: 2}, "expected rev 1, stream is at rev 2"},
+		{"corrupt", &CorruptError{Path: "p", Line: 3, Rev: 3, Offset: 9, Problem: "bad"}, "p line 3 (rev 3, byte 9): bad"},
+		{"no typed error", errors.New("plain: text"), ""}, // the whole text
+	}
+	for _, tt := range tests {
+		for _, err := range []error{tt.err, fmt.Errorf("append: %w", tt.err)} {
+			want := tt.want
+			if want == "" {
+				want = err.Error()
+			}
+			if got := Problem(err); got != want {
+				t.Errorf("%s: Problem(%q) = %q, want %q", tt.name, err, got, want)
+			}
+		}
+	}
+	sealer, err := NewSealer(Policy{KnownSecrets: []string{"sk-problem-secret-1"}, KnownSecretSources: []string{"API_KEY"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, secret := sealer.Prepare([]NewEvent{{Type: "t", Data: map[string]string{"k": "sk-problem-secret-1"}}})
+	var se *SecretError
+	if !errors.As(secret, &se) || !errors.Is(secret, ErrKnownSecret) || Code(secret) != "KNOWN_SECRET" {
+		t.Fatalf("a known secret in an event: %v (%T), want a *SecretError matching ErrKnownSecret", secret, secret)
+	}
+	if got := Problem(fmt.Errorf("commit: %w", secret)); got != se.Problem || strings.Contains(got, "KNOWN_SECRET") || !strings.Contains(got, "API_KEY") || strings.Contains(got, "sk-problem") {
+		t.Errorf("Problem of a known secret: %q", got)
+	}
+}

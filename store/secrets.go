@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -158,10 +157,10 @@ func (p *policy) checkEventSecrets(what, typ, id string, raw, canon []byte) erro
 		return nil
 	}
 	if name, ok := p.secretIn([]byte(typ)); ok {
-		return fmt.Errorf("%w: event %s: its type contains %s (value withheld)", ErrKnownSecret, what, name)
+		return secretErrorf("event %s: its type contains %s (value withheld)", what, name)
 	}
 	if name, ok := p.secretIn([]byte(id)); ok {
-		return fmt.Errorf("%w: event %s (type %q): its id contains %s (value withheld)", ErrKnownSecret, what, typ, name)
+		return secretErrorf("event %s (type %q): its id contains %s (value withheld)", what, typ, name)
 	}
 	for _, b := range [][]byte{canon, raw} {
 		if found, path, name := p.secretInJSON(b, "data"); found {
@@ -169,7 +168,7 @@ func (p *policy) checkEventSecrets(what, typ, id string, raw, canon []byte) erro
 			if path != "" {
 				where = "field " + path
 			}
-			return fmt.Errorf("%w: event %s (type %q): %s contains %s (value withheld)", ErrKnownSecret, what, typ, where, name)
+			return secretErrorf("event %s (type %q): %s contains %s (value withheld)", what, typ, where, name)
 		}
 	}
 	return nil

@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/store"
@@ -19,7 +18,7 @@ func (x *Executor) refuseResult(ctx context.Context, m message, cause error) ([]
 	if code == "STORAGE_LIMIT_EXCEEDED" {
 		code = CodeResultTooLarge
 	}
-	fail := graph.FailedData{Node: m.node, Position: m.position, Code: code, Message: "the record refused the result: " + afterCode(cause)}
+	fail := graph.FailedData{Node: m.node, Position: m.position, Code: code, Message: "the record refused the result: " + store.Problem(cause)}
 	calls := refusedCalls(m.events, code)
 	for {
 		var b batch
@@ -44,18 +43,6 @@ func (x *Executor) refuseResult(ctx context.Context, m message, cause error) ([]
 		}
 		calls = nil
 	}
-}
-
-// afterCode returns what err says after its store code ("KNOWN_SECRET:
-// event 1 of 2 …" gives "event 1 of 2 …"): the failure carries the code
-// beside its message, and the wrapping text before the code says what
-// the message already says. err's whole text when it names no code.
-func afterCode(err error) string {
-	s := err.Error()
-	if i := strings.Index(s, store.Code(err)+": "); i >= 0 {
-		return s[i+len(store.Code(err))+2:]
-	}
-	return s
 }
 
 // refusedCalls returns the engine-call records among events without their

@@ -73,6 +73,7 @@ func newRootGlobals() (*cobra.Command, *globals) {
 		newVerifyCmd(g), newPluginCmd(), newStopCmd(g), newResumeCmd(g), newApproveCmd(g), newPreflightCmd(g),
 		newVersionCmd(), newGraphCmd(g), newLogsCmd(g), newRunsCmd(g), newShowCmd(g), newUICmd(g))
 	withUsageOnArgs(root)
+	root.SetFlagErrorFunc(boundFlagError)
 	return root, g
 }
 
@@ -103,6 +104,9 @@ func execute(args []string) int {
 	cmd, err := root.ExecuteC()
 	if err == nil {
 		return exitComplete
+	}
+	if cmd == root {
+		err = boundUnknownCommand(err)
 	}
 	g.json = wantsJSON(cmd, args)
 	return printFailure(stdout, stderr, err, g.json)

@@ -83,6 +83,11 @@ type File interface {
 	// errors.ErrUnsupported where the platform or file system has no
 	// such lock.
 	WriterLock(exclusive, wait bool) error
+	// WriterUnlock releases this open file's writer mark: a closing
+	// writer that could not take it exclusive gives its own up before
+	// asking once more, so that of writers closing at once one trims.
+	// errors.ErrUnsupported where WriterLock is.
+	WriterUnlock() error
 }
 
 // Option configures Open.

@@ -136,14 +136,20 @@ func writeZeros(f File, from, to int64) error {
 // (one that has would be using the zero tail, or will make its own and
 // trim it when it closes); a handle that did not append trims too then,
 // so that the last writer to close leaves plain JSON Lines even when an
-// earlier one's tail is left. Without the mark (a file system that has
-// none) a handle trims when it appended, as it did before the mark. The
-// caller holds mu.
+// earlier one's tail is left. Writers closing at the same moment each
+// see the others' marks, so one refused gives its own mark up and asks
+// once more: of those, the last to give its mark up finds none left (or
+// one that took it and trims), so one of them trims. Without the mark (a
+// file system that has none) a handle trims when it appended, as it did
+// before the mark. The caller holds mu.
 func (s *stream) lastWriter() bool {
 	if !s.marked {
 		return s.appended
 	}
-	return s.f.WriterLock(true, false) == nil
+	if s.f.WriterLock(true, false) == nil {
+		return true
+	}
+	return s.f.WriterUnlock() == nil && s.f.WriterLock(true, false) == nil
 }
 
 // trim cuts the zero tail off the file of a writer that closes, so that a

@@ -48,3 +48,15 @@ func (f osFile) WriterLock(exclusive, wait bool) error {
 		return err
 	}
 }
+
+// WriterUnlock releases the writer mark (F_UNLCK on its byte); releasing
+// a mark this open file does not hold succeeds.
+func (f osFile) WriterUnlock() error {
+	lk := unix.Flock_t{Type: unix.F_UNLCK, Whence: 0, Start: writerMarkAt, Len: 1}
+	for {
+		err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}

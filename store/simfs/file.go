@@ -282,6 +282,18 @@ func (h *file) Unlock() error {
 	return nil
 }
 
+// WriterUnlock releases this handle's writer mark (store.File).
+func (h *file) WriterUnlock() error {
+	h.fs.mu.Lock()
+	defer h.fs.mu.Unlock()
+	if err := h.check(OpLock); err != nil {
+		return err
+	}
+	h.n.writers.drop(h)
+	h.fs.cond.Broadcast()
+	return nil
+}
+
 // drop releases h's hold of l. The caller holds fs.mu and wakes waiters.
 func (l *lockState) drop(h *file) {
 	if l.exclusive == h {

@@ -320,8 +320,8 @@ func TestLocks(t *testing.T) {
 }
 
 // TestWriterLockApartFromLock: the writer mark is a second lock with
-// flock's semantics that neither blocks nor is blocked by Lock, and Close
-// releases it.
+// flock's semantics that neither blocks nor is blocked by Lock, and
+// WriterUnlock and Close release it.
 func TestWriterLockApartFromLock(t *testing.T) {
 	f := New()
 	a := create(t, f, "/w", "", true)
@@ -337,6 +337,24 @@ func TestWriterLockApartFromLock(t *testing.T) {
 	}
 	if err := b.WriterLock(false, false); err != nil {
 		t.Fatalf("a second shared writer mark beside another file's exclusive flock: %v", err)
+	}
+	if err := a.WriterLock(true, false); !errors.Is(err, syscall.EWOULDBLOCK) {
+		t.Fatalf("exclusive writer mark beside another shared one: %v", err)
+	}
+	if err := b.WriterUnlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WriterLock(true, false); err != nil {
+		t.Fatalf("exclusive writer mark once the other file gave its up: %v", err)
+	}
+	if err := a.WriterUnlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Lock(false, false); !errors.Is(err, syscall.EWOULDBLOCK) {
+		t.Fatalf("WriterUnlock released the file's flock too: %v", err)
+	}
+	if err := b.WriterLock(false, false); err != nil {
+		t.Fatal(err)
 	}
 	if err := a.WriterLock(true, false); !errors.Is(err, syscall.EWOULDBLOCK) {
 		t.Fatalf("exclusive writer mark beside another shared one: %v", err)

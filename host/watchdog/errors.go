@@ -38,6 +38,11 @@ var (
 	// names a device, named pipe, socket or directory rather than a
 	// binary; nothing is read from it.
 	ErrNotRegular = errors.New("plugin path is not a regular file")
+	// ErrStorageNotText is returned by Prepare for a storage directory
+	// (--storage) that is not UTF-8 text: the plan records it as JSON
+	// text, which would hold another path (U+FFFD for each byte that is
+	// not UTF-8).
+	ErrStorageNotText = errors.New("the storage directory is not UTF-8 text")
 	// ErrNotFromWatchdog is returned by Work and Keep when their stdin
 	// does not carry the watchdog's first line (the host variables,
 	// docs/architecture.md): the worker or keeper was started by hand,

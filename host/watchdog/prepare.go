@@ -20,6 +20,7 @@ import (
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/validate"
+	"github.com/obversa/obversa/internal/runecut"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
 )
@@ -66,7 +67,7 @@ type Prepared struct {
 // receipts are written and, with TrustOnFirstUse, the lock file written. Errors: *DiagnosticsError for
 // the run file, for plugin paths that cannot be run
 // (hcl.CheckPluginFiles) and for a config a plugin's Configure rejects
-// (placed by validate.ConfigDiagnostics), ErrUnpinned, ErrPinConflict,
+// (placed by validate.ConfigDiagnostics), ErrStorageNotText, ErrUnpinned, ErrPinConflict,
 // ErrPluginMissing, *plugin.DigestMismatchError, *plugin.UntrustedError (PLUGIN_UNTRUSTED),
 // launch.ErrTrustedKey, launch.ErrSidecar, launch.ErrPluginChanged
 // (PLUGIN_CHANGED) for a tampered cache entry, launch errors naming the
@@ -84,7 +85,8 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 	if o.Storage != "" {
 		if !utf8.ValidString(o.Storage) {
 			// Recorded in the plan as JSON text, which holds only UTF-8.
-			return nil, fmt.Errorf("--storage %q is not UTF-8 text; a run records its storage directory as JSON text: rename the directory", o.Storage)
+			return nil, fmt.Errorf("%w: --storage %s; a run records its storage directory as JSON text: rename the directory",
+				ErrStorageNotText, runecut.Bound(fmt.Sprintf("%q", o.Storage), runecut.EchoBytes))
 		}
 		abs, err := filepath.Abs(o.Storage)
 		if err != nil {

@@ -2,6 +2,7 @@ package watchdog_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +12,10 @@ import (
 )
 
 // TestPrepareStorageNotUTF8: a --storage directory whose name is not
-// UTF-8 is refused before anything is read or recorded: the plan records
-// it as JSON text, where the bad bytes would become U+FFFD, a directory
-// that does not exist.
+// UTF-8 is refused with ErrStorageNotText before anything is read or
+// recorded: the plan records it as JSON text, where the bad bytes would
+// become U+FFFD, a directory that does not exist. A long name is echoed
+// cut.
 func TestPrepareStorageNotUTF8(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -23,8 +25,13 @@ func TestPrepareStorageNotUTF8(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := watchdog.Prepare(context.Background(), runFile, watchdog.PrepareOptions{Storage: filepath.Join(dir, "s\xff")})
-	if err == nil || !strings.Contains(err.Error(), "is not UTF-8 text") {
-		t.Errorf("Prepare with a non-UTF-8 --storage: %v; want it refused as not UTF-8", err)
+	if !errors.Is(err, watchdog.ErrStorageNotText) || !strings.Contains(err.Error(), "is not UTF-8 text") || !strings.Contains(err.Error(), `s\xff`) {
+		t.Errorf("Prepare with a non-UTF-8 --storage: %v; want ErrStorageNotText naming it", err)
+	}
+	long := filepath.Join(dir, strings.Repeat("d", 5000)+"\xff")
+	_, err = watchdog.Prepare(context.Background(), runFile, watchdog.PrepareOptions{Storage: long})
+	if !errors.Is(err, watchdog.ErrStorageNotText) || len(err.Error()) > 600 || !strings.Contains(err.Error(), "bytes in all)") {
+		t.Errorf("Prepare with a long non-UTF-8 --storage: %d bytes of error (%.200q), want ErrStorageNotText echoing it cut", len(err.Error()), err)
 	}
 	if _, serr := os.Stat(filepath.Join(dir, "s\xff")); serr == nil {
 		t.Error("the storage directory was created")

@@ -1,6 +1,9 @@
 package graph
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Event types recorded by the executor (docs/architecture.md#the-executor). The graph folds the
 // ones that change node state; the others are carried for status and audit.
@@ -127,6 +130,13 @@ type FailedData struct {
 	Code        string `json:"code"`
 	Message     string `json:"message"`
 	FailureKind string `json:"failure_kind,omitempty"`
+	// CutOffAt is when the position's attempt was cut off, when that was
+	// before the failure was recorded: a run interrupted (no process
+	// held it) and ended later (`obversa stop`) records the time the run
+	// was last recorded, and the position's elapsed time ends there, not
+	// at the stop (docs/decisions.md, "A cut-off attempt ends when the
+	// run was interrupted"). Nil otherwise.
+	CutOffAt *time.Time `json:"cut_off_at,omitempty"`
 }
 
 // Pause request kinds: what a paused position waits for.

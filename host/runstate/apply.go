@@ -93,6 +93,9 @@ func (s *State) track(v any, ts time.Time) {
 	case graph.CompletedData:
 		s.settled(d.Position, ts)
 	case graph.FailedData:
+		if d.CutOffAt != nil && d.CutOffAt.Before(ts) {
+			ts = *d.CutOffAt
+		}
 		s.settled(d.Position, ts)
 	case graph.PausedData:
 		s.settled(d.Position, ts)

@@ -3,6 +3,7 @@ package runstate
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/plugin"
@@ -178,8 +179,11 @@ func (s *State) Totals() Totals { return s.totals.Totals }
 // running, its record with unknown usage (InterruptedCall), then the
 // position's graph:node-failed ABORTED. It also returns the run's usage as
 // it will be once those are recorded, for the result that follows them in
-// the same append (docs/decisions.md, "Status after the end").
-func (s *State) Aborted(code string) ([]store.NewEvent, *RunUsage) {
+// the same append (docs/decisions.md, "Status after the end"). cutOff is
+// when the positions were cut off, for a run that was interrupted before
+// it ended (the time it was last recorded; FailedData.CutOffAt), zero for
+// one whose end cuts them off now.
+func (s *State) Aborted(code string, cutOff time.Time) ([]store.NewEvent, *RunUsage) {
 	usage := s.totals.clone()
 	var events []store.NewEvent
 	for _, n := range s.graph.InFlight() {
@@ -191,8 +195,15 @@ func (s *State) Aborted(code string) ([]store.NewEvent, *RunUsage) {
 				usage.add(n.Def.Lane, plugin.Usage{})
 			}
 		}
-		events = append(events, store.NewEvent{Type: graph.EventNodeFailed, Data: graph.FailedData{Node: n.Def.ID, Position: n.Position,
-			Code: CodeAborted, Message: fmt.Sprintf("the run ended (%s) while the attempt %s", code, what)}})
+		fail := graph.FailedData{Node: n.Def.ID, Position: n.Position, Code: CodeAborted,
+			Message: fmt.Sprintf("the run ended (%s) while the attempt %s", code, what)}
+		if !cutOff.IsZero() {
+			at := cutOff.UTC()
+			fail.CutOffAt = &at
+			fail.Message = fmt.Sprintf("the run was interrupted while the attempt %s (last recorded at %s) and ended (%s) later",
+				what, at.Format(time.RFC3339), code)
+		}
+		events = append(events, store.NewEvent{Type: graph.EventNodeFailed, Data: fail})
 	}
 	return events, usage
 }

@@ -3,6 +3,7 @@ package runstate
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -43,7 +44,7 @@ func TestUsageTotals(t *testing.T) {
 	if s.Restarts() != 1 {
 		t.Errorf("Restarts %d, want 1", s.Restarts())
 	}
-	events, usage := s.Aborted(CodeStopped)
+	events, usage := s.Aborted(CodeStopped, time.Time{})
 	if len(events) != 2 || events[0].Type != graph.EventEngineAttempt || events[1].Type != graph.EventNodeFailed {
 		t.Fatalf("Aborted events %+v", events)
 	}

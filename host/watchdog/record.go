@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/obversa/obversa/host/executor"
 	"github.com/obversa/obversa/host/graph"
@@ -55,7 +56,14 @@ func appendFolded(ctx context.Context, run store.Record, st *runstate.State, eve
 // every position still in flight first ends ABORTED (runstate.Aborted),
 // and res carries the run's usage with those calls counted as unmeasured.
 func endRun(ctx context.Context, run store.Record, st *runstate.State, res *runstate.Result, before ...store.NewEvent) error {
-	events, usage := st.Aborted(res.Code)
+	return endInterrupted(ctx, run, st, res, time.Time{}, before...)
+}
+
+// endInterrupted is endRun for a run that was interrupted at cutOff (the
+// time it was last recorded) and is ended later: the positions in flight
+// were cut off then (runstate.State.Aborted).
+func endInterrupted(ctx context.Context, run store.Record, st *runstate.State, res *runstate.Result, cutOff time.Time, before ...store.NewEvent) error {
+	events, usage := st.Aborted(res.Code, cutOff)
 	res.Usage = usage
 	all := append(append(before, events...), store.NewEvent{Type: graph.EventRunFinished, Data: res})
 	return appendFolded(ctx, run, st, all...)

@@ -3,6 +3,7 @@ package watchdog
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/store"
@@ -43,8 +44,26 @@ func StopIdle(ctx context.Context, ref Ref) (*runstate.Result, error) {
 	marked, left := stopRun(ctx, marker, st.Plan().TeardownGrace())
 	cleanup := store.NewEvent{Type: runstate.EventCleanup, Data: runstate.NewCleanup(marked, left)}
 	res := runstate.Message(st.Plan().RunID, runstate.KindFail, CodeStopped, "stopped by obversa stop while no watchdog held the run")
-	if err := endRun(ctx, run, st, res, cleanup); err != nil {
+	// Whatever was in flight was cut off when the run was interrupted,
+	// which is after its last record and long before now, maybe.
+	last, err := lastRecorded(ctx, run, st.Rev())
+	if err != nil {
+		return nil, err
+	}
+	if err := endInterrupted(ctx, run, st, res, last, cleanup); err != nil {
 		return nil, conflictHint(err, ref)
 	}
 	return res, nil
+}
+
+// lastRecorded returns the commit time of the record's event at rev.
+func lastRecorded(ctx context.Context, run store.Record, rev int64) (time.Time, error) {
+	var at time.Time
+	err := run.Read(ctx, rev, func(e store.Event) error {
+		if e.Rev == rev {
+			at = e.TS
+		}
+		return nil
+	})
+	return at, err
 }

@@ -19,19 +19,7 @@ import (
 // print what is there and exit at once.
 func TestFollowEndsWithTheRun(t *testing.T) {
 	t.Parallel()
-	runFile, dir := rulesRun(t, "", "", simpleLane+`
-graph "dag" {
-  approval = ["gate"]
-  node "gate" {
-    lane   = "w"
-    prompt = "hello"
-  }
-}
-`)
-	if r := obversa(t, dir, "run", "--run-id", "fw", runFile); r.code != exitPaused {
-		t.Fatalf("run: exit %d, want %d (paused for approval): %s", r.code, exitPaused, r.stderr)
-	}
-	runDir := runDirOf(runFile, "fw")
+	dir, runDir := pausedAtGate(t, "fw")
 	followers := [][]string{{"events", "--follow", runDir}, {"logs", "--follow", runDir}, {"status", "--watch", "--json", runDir}}
 	type started struct {
 		cmd *exec.Cmd
@@ -108,19 +96,7 @@ graph "dag" {
 // gone.
 func TestFollowersEndWhenTheRunIsRemoved(t *testing.T) {
 	t.Parallel()
-	runFile, dir := rulesRun(t, "", "", simpleLane+`
-graph "dag" {
-  approval = ["gate"]
-  node "gate" {
-    lane   = "w"
-    prompt = "hello"
-  }
-}
-`)
-	if r := obversa(t, dir, "run", "--run-id", "gone", runFile); r.code != exitPaused {
-		t.Fatalf("run: exit %d, want %d (paused for approval): %s", r.code, exitPaused, r.stderr)
-	}
-	runDir := runDirOf(runFile, "gone")
+	dir, runDir := pausedAtGate(t, "gone")
 	followers := [][]string{{"events", "--follow", runDir}, {"logs", "--follow", runDir}, {"status", "--watch", runDir}, {"status", "--watch", "--json", runDir}}
 	type started struct {
 		cmd  *exec.Cmd
@@ -165,4 +141,23 @@ graph "dag" {
 			t.Fatalf("%v still runs 10 s after the run was removed:\n%s", followers[i], f.out)
 		}
 	}
+}
+
+// pausedAtGate runs a one-node graph that pauses for approval, with run id
+// id, and returns the directory it ran in and the run directory.
+func pausedAtGate(t *testing.T, id string) (dir, runDir string) {
+	t.Helper()
+	runFile, dir := rulesRun(t, "", "", simpleLane+`
+graph "dag" {
+  approval = ["gate"]
+  node "gate" {
+    lane   = "w"
+    prompt = "hello"
+  }
+}
+`)
+	if r := obversa(t, dir, "run", "--run-id", id, runFile); r.code != exitPaused {
+		t.Fatalf("run: exit %d, want %d (paused for approval): %s", r.code, exitPaused, r.stderr)
+	}
+	return dir, runDirOf(runFile, id)
 }

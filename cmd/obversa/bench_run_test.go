@@ -206,7 +206,7 @@ func benchRunFile(b *testing.B, runFile string, n int, db *pgDB) {
 		b.Fatalf("lock: %s", r.stderr)
 	}
 	var sum graphRun
-	var workerCPU, pluginCPU, workerGCs, workerAlloc int64 // ns, ns, collections, bytes
+	var workerCPU, pluginCPU, workerGCs, workerAlloc, workerSleeps int64 // ns, ns, collections, bytes, sleeps
 	cpuRuns := 0
 	for i := 0; i < b.N; i++ {
 		r := runGraph(b, dir, runFile, fmt.Sprintf("b%d", i), storage)
@@ -221,6 +221,7 @@ func benchRunFile(b *testing.B, runFile string, n int, db *pgDB) {
 			workerCPU += r.cpu.WorkerNs
 			workerGCs += r.cpu.WorkerGCs
 			workerAlloc += r.cpu.WorkerAllocBytes
+			workerSleeps += r.cpu.WorkerSleeps
 			for _, ns := range r.cpu.PluginsNs {
 				pluginCPU += ns
 			}
@@ -235,6 +236,7 @@ func benchRunFile(b *testing.B, runFile string, n int, db *pgDB) {
 		b.ReportMetric(float64(pluginCPU)/1e3/float64(cpuRuns*n), "plugin-cpu-us/node")
 		b.ReportMetric(float64(workerGCs)/float64(cpuRuns), "worker-gcs")
 		b.ReportMetric(float64(workerAlloc)/1e3/float64(cpuRuns*n), "worker-alloc-KB/node")
+		b.ReportMetric(float64(workerSleeps)/float64(cpuRuns*n), "worker-sleeps/node")
 	}
 	b.ReportMetric(ms(sum.wall)/per, "wall-ms/node")
 	b.ReportMetric(ms(sum.toDispatch)/float64(b.N), "start-ms")

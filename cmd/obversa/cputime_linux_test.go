@@ -11,8 +11,8 @@ import (
 
 // TestWorkerCPUTime runs a chain with watchdog.CPUTimeEnv set: the
 // worker writes the CPU time it and its one plugin used while the executor
-// ran, and the bytes it allocated meanwhile, and nothing else by that
-// name. It collected no garbage meanwhile (a run that allocates less than
+// ran, the bytes it allocated and the times its threads waited
+// meanwhile, and nothing else by that name. It collected no garbage meanwhile (a run that allocates less than
 // workerFirstHeap never collects), and with GOGC=1 given to `obversa run`
 // it collects (the operator's setting reaches the worker and wins). The
 // chain is long enough (60 nodes, about 700 KB allocated) that GOGC=1
@@ -61,6 +61,9 @@ func workerCPUTime(t *testing.T, dir, runFile, id, gogc string) (watchdog.CPUTim
 	}
 	if c.WorkerAllocBytes <= 0 {
 		t.Fatalf("CPU time %s: want the bytes the worker allocated, above 0", raw)
+	}
+	if c.WorkerSleeps <= 0 {
+		t.Fatalf("CPU time %s: want the times the worker's threads waited, above 0", raw)
 	}
 	return c, raw
 }

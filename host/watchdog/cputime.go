@@ -33,6 +33,10 @@ type CPUTime struct {
 	// WorkerAllocBytes is how many bytes the worker's Go heap allocated
 	// in that time, freed or not (runtime/metrics /gc/heap/allocs:bytes).
 	WorkerAllocBytes int64 `json:"worker_alloc_bytes"`
+	// WorkerSleeps is how many times the worker's threads gave up their
+	// CPU to wait in that time (proc.SelfSleeps: voluntary context
+	// switches); 0 where the platform does not tell.
+	WorkerSleeps int64 `json:"worker_sleeps"`
 }
 
 // cpuClock samples the CPU time of this process and of clients'
@@ -44,6 +48,7 @@ type cpuClock struct {
 	plugins map[string]time.Duration
 	gcs     uint64
 	allocs  uint64 // bytes
+	sleeps  int64
 }
 
 // startCPUClock starts measuring when CPUTimeEnv names a file.
@@ -52,6 +57,7 @@ func startCPUClock(clients map[string]*plugin.Client) cpuClock {
 	if c.path != "" {
 		c.self, c.plugins = c.sample()
 		c.gcs, c.allocs = heapCounts()
+		c.sleeps, _ = proc.SelfSleeps()
 	}
 	return c
 }
@@ -83,8 +89,12 @@ func (c cpuClock) stop() error {
 	}
 	self, plugins := c.sample()
 	gcs, allocs := heapCounts()
+	sleeps, err := proc.SelfSleeps()
+	if err != nil {
+		sleeps = c.sleeps
+	}
 	out := CPUTime{WorkerNs: (self - c.self).Nanoseconds(), PluginsNs: map[string]int64{},
-		WorkerGCs: int64(gcs - c.gcs), WorkerAllocBytes: int64(allocs - c.allocs)}
+		WorkerGCs: int64(gcs - c.gcs), WorkerAllocBytes: int64(allocs - c.allocs), WorkerSleeps: sleeps - c.sleeps}
 	for name, d := range plugins {
 		if d0, ok := c.plugins[name]; ok {
 			out.PluginsNs[name] = (d - d0).Nanoseconds()

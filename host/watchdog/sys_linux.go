@@ -15,12 +15,30 @@ func workerSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 }
 
+// WorkerTimerSlack is the timer slack, in ns, a worker starts with
+// (prctl(2) PR_SET_TIMERSLACK; every thread of the worker and the
+// processes it starts inherit it): how much later than asked the kernel
+// may end the worker's timed sleeps. It is the Go runtime's monitor
+// thread (sysmon) that sleeps most: 20 µs at a time whenever a thread is
+// in a system call, which at the default 50 µs slack woke it about six
+// times per chain node. At 0.5 ms it wakes about once, while the worker
+// loses nothing it waits for — events and I/O end a sleep at once, only
+// timeouts are later (docs/decisions.md, "The worker's timer slack").
+const WorkerTimerSlack = 500_000
+
 // startLocked starts cmd from a locked OS thread: the parent-death signal
 // follows the thread that forked, and Go never retires it while the
-// process lives.
+// process lives. The thread forks with WorkerTimerSlack, which the child
+// inherits, and gets its own slack back after.
 func startLocked(cmd *exec.Cmd) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	// A larger slack the watchdog was given is kept.
+	if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil && old < WorkerTimerSlack {
+		if unix.Prctl(unix.PR_SET_TIMERSLACK, WorkerTimerSlack, 0, 0, 0) == nil {
+			defer unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(old), 0, 0, 0)
+		}
+	}
 	return cmd.Start()
 }
 

@@ -11,6 +11,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// SelfSleeps returns how many times this process's threads, all of them,
+// gave up their CPU to wait (getrusage's voluntary context switches):
+// each is a wait for I/O, a lock, a timer or another thread's wake-up, so
+// the count measures hand-offs between threads without depending on how
+// busy the machine is.
+func SelfSleeps() (int64, error) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0, err
+	}
+	return ru.Nvcsw, nil
+}
+
 // SelfCPU returns this process's CPU time, user and system, all threads
 // (getrusage).
 func SelfCPU() (time.Duration, error) {

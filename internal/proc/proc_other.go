@@ -57,6 +57,9 @@ func StopTree(context.Context, string, map[int]bool, time.Duration) (found, left
 	return nil, nil
 }
 
+// SelfSleeps returns ErrUnsupported.
+func SelfSleeps() (int64, error) { return 0, ErrUnsupported }
+
 // SelfCPU returns ErrUnsupported.
 func SelfCPU() (time.Duration, error) { return 0, ErrUnsupported }
 

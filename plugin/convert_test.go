@@ -199,6 +199,11 @@ func TestRunMessageDecoding(t *testing.T) {
 		{"bad tool JSON", &pb.RunMessage{Message: &pb.RunMessage_ToolUse{ToolUse: &pb.ToolEvent{Json: []byte("{")}}}, runMessage{}, "not valid JSON"},
 		{"usage overflow", &pb.RunMessage{Message: &pb.RunMessage_Usage{Usage: &pb.Usage{State: &pb.Usage_Reported_{
 			Reported: &pb.Usage_Reported{Input: math.MaxUint64}}}}}, runMessage{}, "out of range"},
+		{"usage the record cannot hold exactly", &pb.RunMessage{Message: &pb.RunMessage_Usage{Usage: &pb.Usage{State: &pb.Usage_Reported_{
+			Reported: &pb.Usage_Reported{CacheRead: 1 << 53}}}}}, runMessage{}, "usage count 9007199254740992 out of range"},
+		{"result usage the record cannot hold exactly", &pb.RunMessage{Message: &pb.RunMessage_Result{Result: &pb.RunResult{
+			Parts: []*pb.Part{{Kind: pb.PartKind_PART_KIND_TEXT, Text: "a", Final: true}},
+			Usage: &pb.Usage{State: &pb.Usage_Reported_{Reported: &pb.Usage_Reported{Output: math.MaxInt64}}}}}}, runMessage{}, "out of range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

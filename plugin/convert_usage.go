@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"fmt"
-	"math"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
@@ -22,8 +21,15 @@ func usageToProto(u Usage) *pb.Usage {
 	}}}
 }
 
+// MaxUsageCount is the largest token count a usage report may carry:
+// 2^53 − 1, the largest integer the record holds exactly (its JSON is
+// I-JSON, RFC 7493 §2.2). A larger count is a protocol violation, refused
+// like any invalid message, rather than a value that could not be
+// recorded.
+const MaxUsageCount = 1<<53 - 1
+
 // usageFromProto decodes m; a missing Usage or one with no state set is
-// unknown.
+// unknown. A count above MaxUsageCount is an error.
 func usageFromProto(m *pb.Usage) (Usage, error) {
 	r := m.GetReported()
 	if r == nil {
@@ -31,8 +37,8 @@ func usageFromProto(m *pb.Usage) (Usage, error) {
 	}
 	counts := []uint64{r.GetInput(), r.GetOutput(), r.GetCacheRead(), r.GetCacheCreation()}
 	for _, c := range counts {
-		if c > math.MaxInt64 {
-			return Usage{}, fmt.Errorf("usage count %d out of range", c)
+		if c > MaxUsageCount {
+			return Usage{}, fmt.Errorf("usage count %d out of range (at most 2^53 − 1, %d)", c, uint64(MaxUsageCount))
 		}
 	}
 	return Usage{

@@ -26,6 +26,8 @@ func TestRunResultValidate(t *testing.T) {
 		{"bad JSON", RunResult{Parts: []Part{{Kind: PartToolUse, JSON: json.RawMessage(`{`)}, text("a", true)}}, "JSON is not valid"},
 		{"structured without JSON", RunResult{Parts: []Part{{Kind: PartStructured, Final: true}}}, "structured part has no JSON"},
 		{"negative usage", RunResult{Parts: []Part{text("a", true)}, Usage: Usage{Known: true, Output: -1}}, "negative"},
+		{"largest usage the record holds", RunResult{Parts: []Part{text("a", true)}, Usage: Usage{Known: true, Output: MaxUsageCount}}, ""},
+		{"usage the record cannot hold exactly", RunResult{Parts: []Part{text("a", true)}, Usage: Usage{Known: true, CacheCreation: MaxUsageCount + 1}}, "above 2^53 − 1"},
 		{"unknown usage with counts", RunResult{Parts: []Part{text("a", true)}, Usage: Usage{Input: 3}}, "unknown usage carries token counts"},
 	}
 	for _, tt := range tests {

@@ -7,7 +7,7 @@ import (
 )
 
 // Validate reports whether u is consistent: reported counts are never
-// negative, and unknown usage carries no counts (unknown is never zero,
+// negative nor above MaxUsageCount, and unknown usage carries no counts (unknown is never zero,
 // docs/writing-plugins.md).
 func (u Usage) Validate() error {
 	if !u.Known {
@@ -18,6 +18,9 @@ func (u Usage) Validate() error {
 	}
 	if u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheCreation < 0 {
 		return fmt.Errorf("reported usage has a negative count: %+v", u)
+	}
+	if u.Input > MaxUsageCount || u.Output > MaxUsageCount || u.CacheRead > MaxUsageCount || u.CacheCreation > MaxUsageCount {
+		return fmt.Errorf("reported usage has a count above 2^53 − 1 (MaxUsageCount): %+v", u)
 	}
 	return nil
 }

@@ -67,6 +67,15 @@ var (
 	// in the stream, an empty batch.
 	ErrInvalidEvent = errors.New("INVALID_EVENT")
 
+	// ErrNotCanonical is matched, beside ErrInvalidEvent (whose code it
+	// keeps), by Append's refusal of event data that has no exact RFC
+	// 8785 canonical form (a *CanonicalError): data that is not JSON, a
+	// number no IEEE 754 double holds exactly (an integer beyond 2^53,
+	// 1e400), a duplicate member name or a lone surrogate (I-JSON, RFC
+	// 7493). Such data comes from a value a writer was given, not from how
+	// it writes: an engine's structured answer, a binding's output.
+	ErrNotCanonical = errors.New("data has no exact RFC 8785 canonical form")
+
 	// ErrInvalidArtifact is returned by PutArtifact for a media type
 	// that is not RFC 6838 or a malformed purpose.
 	ErrInvalidArtifact = errors.New("INVALID_ARTIFACT")
@@ -273,9 +282,28 @@ func secretErrorf(format string, args ...any) error {
 	return &SecretError{Problem: fmt.Sprintf(format, args...)}
 }
 
+// CanonicalError is returned when an event's data has no exact RFC 8785
+// canonical form. It matches ErrInvalidEvent (code INVALID_EVENT) and
+// ErrNotCanonical. Problem names the event and what is wrong, never the
+// data.
+type CanonicalError struct {
+	Problem string // e.g. `event 1 of 4 (type "t"): a number cannot be represented exactly …`
+}
+
+// Error is the code and the problem.
+func (e *CanonicalError) Error() string { return "INVALID_EVENT: " + e.problem() }
+
+func (e *CanonicalError) problem() string { return e.Problem }
+
+// Is reports whether target is ErrInvalidEvent or ErrNotCanonical.
+func (e *CanonicalError) Is(target error) bool {
+	return target == ErrInvalidEvent || target == ErrNotCanonical
+}
+
 // Problem returns what the store's typed error in err's chain says after
 // its code — a *ConflictError's revisions, a *CorruptError's line and
-// problem, a *LimitError's sizes, a *SecretError's field — for a caller
+// problem, a *LimitError's sizes, a *SecretError's field, a
+// *CanonicalError's event — for a caller
 // that records the code beside it; err's whole text when it holds none.
 func Problem(err error) string {
 	var p interface{ problem() string }

@@ -53,6 +53,7 @@ func TestTypedErrors(t *testing.T) {
 		{&LimitError{Limit: "max_artifact_bytes", Max: 10, Size: 11, What: "an artifact"}, ErrStorageLimitExceeded, "an artifact is 11 bytes, max_artifact_bytes is 10"},
 		{&LockedError{Dir: "/r", Holder: Holder{PID: 42, Host: "h"}, Known: true}, ErrProcessLocked, "locked by pid 42 on host \"h\""},
 		{&LockedError{Dir: "/r"}, ErrProcessLocked, "has not yet recorded who it is"},
+		{&CanonicalError{Problem: "event 1 of 1 (type \"t\"): data is not valid JSON"}, ErrNotCanonical, "INVALID_EVENT: event 1 of 1"},
 	}
 	for _, e := range errs {
 		if !errors.Is(e.err, e.sentinel) || errors.Is(e.err, ErrRunExists) {
@@ -79,6 +80,7 @@ func TestProblemReadsTheTypedError(t *testing.T) {
 			"event 1 of 1 (type \"KNOWN_SECRET: x\") is 20 bytes, max_event_payload_bytes is 10"},
 		{"conflict", &ConflictError{Expected: 1, Current: 2}, "expected rev 1, stream is at rev 2"},
 		{"corrupt", &CorruptError{Path: "p", Line: 3, Rev: 3, Offset: 9, Problem: "bad"}, "p line 3 (rev 3, byte 9): bad"},
+		{"not canonical", &CanonicalError{Problem: "event 1 of 2 (type \"t\"): a number cannot be represented exactly"}, "event 1 of 2 (type \"t\"): a number cannot be represented exactly"},
 		{"no typed error", errors.New("plain: text"), ""}, // the whole text
 	}
 	for _, tt := range tests {

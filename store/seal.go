@@ -148,7 +148,7 @@ func prepareEvents(pol *policy, events []NewEvent) ([]prepared, error) {
 		}
 		canon, err := canonicalDataOf(raw, valid)
 		if err != nil {
-			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what(), ev.Type, err)
+			return nil, &CanonicalError{Problem: fmt.Sprintf("event %s (type %q): %v", what(), ev.Type, err)}
 		}
 		if len(canon) > 0 && enc.buf.Len() > 0 && &canon[0] == &enc.buf.Bytes()[0] {
 			canon = bytes.Clone(canon) // the encoder's buffer is reused

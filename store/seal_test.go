@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -97,15 +98,31 @@ func TestSealChecks(t *testing.T) {
 		name   string
 		events []NewEvent
 		want   error
+		// canonical says the refusal is of the data itself: it also
+		// matches ErrNotCanonical.
+		canonical bool
 	}{
-		{"empty batch", nil, ErrInvalidEvent},
-		{"bad type", []NewEvent{{Type: "no spaces"}}, ErrInvalidEvent},
-		{"repeated id", []NewEvent{{ID: "x", Type: "t"}, {ID: "x", Type: "t"}}, ErrInvalidEvent},
-		{"secret", []NewEvent{{Type: "t", Data: map[string]string{"k": "sk-secret"}}}, ErrKnownSecret},
-		{"inexact number", []NewEvent{{Type: "t", Data: uint64(1) << 60}}, ErrInvalidEvent},
+		{"empty batch", nil, ErrInvalidEvent, false},
+		{"bad type", []NewEvent{{Type: "no spaces"}}, ErrInvalidEvent, false},
+		{"repeated id", []NewEvent{{ID: "x", Type: "t"}, {ID: "x", Type: "t"}}, ErrInvalidEvent, false},
+		{"secret", []NewEvent{{Type: "t", Data: map[string]string{"k": "sk-secret"}}}, ErrKnownSecret, false},
+		{"inexact number", []NewEvent{{Type: "t", Data: uint64(1) << 60}}, ErrInvalidEvent, true},
+		{"inexact number in JSON text", []NewEvent{{Type: "t", Data: json.RawMessage(`{"id":123456789012345678901234567890}`)}}, ErrInvalidEvent, true},
+		{"number out of a double's range", []NewEvent{{Type: "t", Data: json.RawMessage(`[1e400]`)}}, ErrInvalidEvent, true},
+		{"duplicate member", []NewEvent{{Type: "t", Data: json.RawMessage(`{"a":1,"a":2}`)}}, ErrInvalidEvent, true},
+		{"lone surrogate", []NewEvent{{Type: "t", Data: json.RawMessage(`{"a":"\ud800"}`)}}, ErrInvalidEvent, true},
+		{"not JSON", []NewEvent{{Type: "t", Data: json.RawMessage(`{"a":`)}}, ErrInvalidEvent, true},
 	} {
-		if _, err := sl.Prepare(tt.events); !errors.Is(err, tt.want) {
+		_, err := sl.Prepare(tt.events)
+		if !errors.Is(err, tt.want) {
 			t.Errorf("%s: Prepare error %v, want %v", tt.name, err, tt.want)
+		}
+		if errors.Is(err, ErrNotCanonical) != tt.canonical {
+			t.Errorf("%s: Prepare error %v matches ErrNotCanonical: %v, want %v", tt.name, err, !tt.canonical, tt.canonical)
+		}
+		var ce *CanonicalError
+		if tt.canonical && (Code(err) != "INVALID_EVENT" || !errors.As(err, &ce) || strings.Contains(Problem(err), "INVALID_EVENT")) {
+			t.Errorf("%s: code %s, %T, problem %q; want INVALID_EVENT from a *CanonicalError", tt.name, Code(err), err, Problem(err))
 		}
 	}
 	prep, err := sl.Prepare([]NewEvent{{Type: "t", Data: strings.Repeat("x", 300)}, {Type: "t"}})

@@ -10,7 +10,6 @@ import (
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/internal/failpoint"
-	"github.com/obversa/obversa/store"
 )
 
 // start is an attempt the loop decided to run once its batch is durable.
@@ -152,7 +151,7 @@ func (x *Executor) handleGroup(ctx context.Context, msgs []message) ([]start, er
 		}
 	}
 	err := x.commit(ctx, b)
-	if errors.Is(err, store.ErrKnownSecret) || errors.Is(err, store.ErrStorageLimitExceeded) {
+	if refusedByRecord(err) {
 		if rerr := x.refold(ctx); rerr != nil {
 			return nil, rerr
 		}

@@ -35,7 +35,7 @@ func (x *Executor) refuseResult(ctx context.Context, m message, cause error) ([]
 			return nil, err
 		}
 		err = x.commit(ctx, b)
-		if len(calls) == 0 || !(errors.Is(err, store.ErrKnownSecret) || errors.Is(err, store.ErrStorageLimitExceeded)) {
+		if len(calls) == 0 || !refusedByRecord(err) {
 			return starts, err
 		}
 		if err := x.refold(ctx); err != nil {
@@ -43,6 +43,16 @@ func (x *Executor) refuseResult(ctx context.Context, m message, cause error) ([]
 		}
 		calls = nil
 	}
+}
+
+// refusedByRecord reports whether err is the record's refusal of what a
+// batch holds rather than a failure to write it: a known secret, a value
+// over a storage limit, or data without an exact canonical form (a
+// plugin's number beyond a double's precision, a duplicate member name).
+// Nothing was written, and the value came from a plugin's answer or an
+// output, so the node it belongs to fails and the run goes on.
+func refusedByRecord(err error) bool {
+	return errors.Is(err, store.ErrKnownSecret) || errors.Is(err, store.ErrStorageLimitExceeded) || errors.Is(err, store.ErrNotCanonical)
 }
 
 // refusedCalls returns the engine-call records among events without their

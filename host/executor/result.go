@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/obversa/obversa/host/runstate"
@@ -29,7 +28,7 @@ func (x *Executor) recordResult(ctx context.Context, b batch, typ string, res *r
 		return nil, err
 	}
 	err := x.commit(ctx, b)
-	if alone && (errors.Is(err, store.ErrKnownSecret) || errors.Is(err, store.ErrStorageLimitExceeded)) {
+	if alone && refusedByRecord(err) {
 		if err := x.refold(ctx); err != nil {
 			return nil, err
 		}

@@ -28,20 +28,32 @@ func (t *Totals) add(u plugin.Usage) {
 		t.UnmeasuredCalls++
 		return
 	}
-	t.Input += u.Input
-	t.Output += u.Output
-	t.CacheRead += u.CacheRead
-	t.CacheCreation += u.CacheCreation
+	t.Input = addCount(t.Input, u.Input)
+	t.Output = addCount(t.Output, u.Output)
+	t.CacheRead = addCount(t.CacheRead, u.CacheRead)
+	t.CacheCreation = addCount(t.CacheCreation, u.CacheCreation)
+}
+
+// addCount adds two token counts, stopping at plugin.MaxUsageCount: a
+// total is recorded (graph:run-finished, graph:run-waiting, the preflight
+// report), and the record holds integers exactly only up to 2^53 − 1. A
+// total there is "at least" that many, which passes every budget.
+func addCount(a, b int64) int64 {
+	if a > plugin.MaxUsageCount-b {
+		return plugin.MaxUsageCount
+	}
+	return a + b
 }
 
 // SumUsage adds two usage totals (tokens): unknown once either is
-// (unknown is never read as zero).
+// (unknown is never read as zero); each count stops at
+// plugin.MaxUsageCount (addCount).
 func SumUsage(a, b plugin.Usage) plugin.Usage {
 	if !a.Known || !b.Known {
 		return plugin.Usage{}
 	}
-	return plugin.Usage{Known: true, Input: a.Input + b.Input, Output: a.Output + b.Output,
-		CacheRead: a.CacheRead + b.CacheRead, CacheCreation: a.CacheCreation + b.CacheCreation}
+	return plugin.Usage{Known: true, Input: addCount(a.Input, b.Input), Output: addCount(a.Output, b.Output),
+		CacheRead: addCount(a.CacheRead, b.CacheRead), CacheCreation: addCount(a.CacheCreation, b.CacheCreation)}
 }
 
 // RunUsage is the usage of a run's nodes: the totals over every recorded

@@ -68,3 +68,43 @@ func TestUsageTotals(t *testing.T) {
 		t.Errorf("a after the abort %+v, want unknown", u)
 	}
 }
+
+// TestUsageSumsStopAtTheLargestExactCount: totals the record carries
+// (graph:run-finished, the preflight report) stop at 2^53 − 1, the largest
+// integer it holds exactly, rather than growing past it (a total the
+// record refuses, so the run could never end) or wrapping negative.
+func TestUsageSumsStopAtTheLargestExactCount(t *testing.T) {
+	const maxCount = plugin.MaxUsageCount
+	call := func(n int64) json.RawMessage {
+		b, _ := json.Marshal(map[string]any{"known": true, "input": n, "output": 1})
+		return b
+	}
+	s, err := record(t,
+		graph.EventRunStarted, started(t),
+		EventWorkerStarted, WorkerStartedData{PID: 1},
+		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}}},
+		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a/1"},
+		graph.EventEngineAttempt, graph.EngineAttemptData{Node: "a", Position: "dag/a/1", Sequence: 1, Usage: call(maxCount)},
+		graph.EventEngineAttempt, graph.EngineAttemptData{Node: "a", Position: "dag/a/1", Sequence: 2, Usage: call(maxCount)},
+		graph.EventEngineAttempt, graph.EngineAttemptData{Node: "a", Position: "dag/a/1", Sequence: 3, Usage: call(5)},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Totals{Input: maxCount, Output: 3}
+	if got := s.RunUsage(); !cmp.Equal(got.Totals, want) || !cmp.Equal(got.Lanes, map[string]Totals{"w": want}) {
+		t.Errorf("RunUsage %+v, want %+v on lane w", got, want)
+	}
+	for _, tt := range []struct{ a, b, want int64 }{
+		{1, 2, 3},
+		{maxCount - 1, 1, maxCount},
+		{maxCount, 1, maxCount},
+		{maxCount, maxCount, maxCount},
+		{1 << 62, 1 << 62, maxCount},
+	} {
+		got := SumUsage(plugin.Usage{Known: true, Input: tt.a, CacheRead: tt.b}, plugin.Usage{Known: true, Input: tt.b, CacheRead: tt.a})
+		if got.Input != tt.want || got.CacheRead != tt.want {
+			t.Errorf("SumUsage of %d and %d = %+v, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

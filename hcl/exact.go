@@ -1,0 +1,112 @@
+package hcl
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	hclv2 "github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// exactNumbers records an error at rng, and returns false, when the
+// constant value v of field holds a number the run's record cannot keep
+// exactly. The definition and plan a run records hold config, input and
+// for_each values as JSON in RFC 8785 canonical form, whose numbers are
+// IEEE 754 doubles (I-JSON, RFC 7493 §2.2): an integer beyond 2^53 or
+// 1e400 would change, so the record refuses it and the run would be
+// refused only when it starts, without saying where. validate reports it
+// here, at its attribute, with the place in the value.
+func (d *decoder) exactNumbers(rng hclv2.Range, field string, v cty.Value) bool {
+	path, lit, ok := inexactNumber(v)
+	if ok {
+		return true
+	}
+	d.errorAt(rng, "Number cannot be recorded exactly",
+		fmt.Sprintf("%s%s is %s, which no IEEE 754 double holds exactly: the run's record keeps numbers as doubles (RFC 8785), so it would change. Write it as a string, for example %q, or as a number of at most 15 significant digits within ±1.8e308.",
+			field, pathString(path), cutNumber(lit), cutNumber(lit)))
+	return false
+}
+
+// inexactNumber returns the path and literal of the first number in v
+// that does not survive a round trip through a float64's shortest form
+// with its decimal value unchanged; ok is true when there is none.
+func inexactNumber(v cty.Value) (path cty.Path, lit string, ok bool) {
+	ok = true
+	_ = cty.Walk(v, func(p cty.Path, x cty.Value) (bool, error) {
+		if !ok || x.IsNull() || !x.IsKnown() || x.Type() != cty.Number {
+			return ok, nil
+		}
+		bf := x.AsBigFloat()
+		if !exactDouble(bf) {
+			path, lit, ok = p.Copy(), numberText(bf), false
+		}
+		return ok, nil
+	})
+	return path, lit, ok
+}
+
+// exactDouble reports whether f has the value of the float64 nearest it,
+// compared at f's own precision, as the decimals a JSON writer prints: 0.1
+// is exact (its shortest double prints "0.1"), 2^53 + 1 and 1e400 are
+// not.
+func exactDouble(f *big.Float) bool {
+	if f.IsInf() {
+		return false
+	}
+	g, _ := f.Float64()
+	if g == 0 && f.Sign() != 0 || math.IsInf(g, 0) {
+		return false // underflow to zero, or overflow
+	}
+	back, _, err := big.ParseFloat(strconv.FormatFloat(g, 'g', -1, 64), 10, max(f.Prec(), 64), big.ToNearestEven)
+	return err == nil && back.Cmp(f) == 0
+}
+
+// pathString writes a path inside a value as attribute steps: .key (or
+// ["key"] for a key that is not an identifier) and [N].
+func pathString(p cty.Path) string {
+	var b strings.Builder
+	for _, st := range p {
+		switch s := st.(type) {
+		case cty.GetAttrStep:
+			writeKey(&b, s.Name)
+		case cty.IndexStep:
+			switch s.Key.Type() {
+			case cty.String:
+				writeKey(&b, s.Key.AsString())
+			case cty.Number:
+				b.WriteString("[" + s.Key.AsBigFloat().Text('f', -1) + "]")
+			}
+		}
+	}
+	return b.String()
+}
+
+func writeKey(b *strings.Builder, k string) {
+	if hclsyntax.ValidIdentifier(k) {
+		b.WriteString("." + k)
+		return
+	}
+	fmt.Fprintf(b, "[%q]", k)
+}
+
+// numberText writes f as a JSON writer would (every digit of an
+// integer), or in exponent form when that is long.
+func numberText(f *big.Float) string {
+	if s := f.Text('f', -1); len(s) <= 40 {
+		return s
+	}
+	return f.Text('g', 20)
+}
+
+// cutNumber bounds a number's text quoted in a diagnostic (1e400 written
+// out has 401 digits).
+func cutNumber(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	return s[:20] + "…" + s[len(s)-8:]
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -41,6 +42,9 @@ printed address has it as ?token=…). See docs/ui.md.`,
 			token, err := readUIToken(tokenFile)
 			if err != nil {
 				return err
+			}
+			if err := checkListen(listen); err != nil {
+				return usageErr(err)
 			}
 			if !ui.IsLoopback(listen) && token == "" {
 				return usageErr(fmt.Errorf("--listen %s is not a loopback address: anyone who reaches it could read and steer runs; give --token FILE (a secret every request must carry) or listen on 127.0.0.1", listen))
@@ -119,6 +123,26 @@ func serveUI(cmd *cobra.Command, srv *ui.Server, ln net.Listener) error {
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return failedErr(err)
+	}
+	return nil
+}
+
+// checkListen refuses a --listen value that is not host:port with a port
+// number (0-65535) or service name, saying the form, before the loopback
+// rule reads it: "8787" alone was refused as "not a loopback address",
+// and "localhost:-1" failed as a run does (exit 1) when the listener was
+// opened.
+func checkListen(listen string) error {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		example := "127.0.0.1:8787"
+		if _, perr := strconv.ParseUint(listen, 10, 16); perr == nil {
+			example = "127.0.0.1:" + listen
+		}
+		return fmt.Errorf("--listen %s is not host:port: give the address and the port, for example --listen %s", echoArg(listen), example)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("--listen %s: port %s is neither a number from 0 to 65535 nor a service name, for example --listen %s", echoArg(listen), echoArg(port), net.JoinHostPort(host, "8787"))
 	}
 	return nil
 }

@@ -17,27 +17,27 @@ func (d *decoder) checkRefs(infos []*nodeInfo, byID map[string]*nodeInfo, acycli
 	for _, info := range infos {
 		ids = append(ids, info.n.ID)
 	}
+	reach := newReachOf(byID)
 	for _, info := range infos {
 		if info.n.Loop == nil {
-			d.checkNodeRefs(info, info.refs, byID, ids, acyclic)
+			d.checkNodeRefs(info, info.refs, byID, reach, ids, acyclic)
 			continue
 		}
 		for _, m := range info.members {
-			d.checkNodeRefs(m, m.refs, byID, ids, acyclic)
+			d.checkNodeRefs(m, m.refs, byID, reach, ids, acyclic)
 		}
-		d.checkNodeRefs(info, info.untilRefs, byID, ids, acyclic)
+		d.checkNodeRefs(info, info.untilRefs, byID, reach, ids, acyclic)
 	}
 }
 
 // checkNodeRefs checks the references of one node, member, or loop's
 // until (from a loop).
-func (d *decoder) checkNodeRefs(from *nodeInfo, refs []resultRef, byID map[string]*nodeInfo, ids []string, acyclic bool) {
+func (d *decoder) checkNodeRefs(from *nodeInfo, refs []resultRef, byID map[string]*nodeInfo, reach *reachOf, ids []string, acyclic bool) {
 	// vertex is the graph vertex whose dependencies from may read.
 	vertex := from
 	if from.loop != nil {
 		vertex = from.loop
 	}
-	var reach, inLoop map[string]bool
 	for _, ref := range refs {
 		target, exists := byID[ref.Node]
 		switch {
@@ -50,7 +50,7 @@ func (d *decoder) checkNodeRefs(from *nodeInfo, refs []resultRef, byID map[strin
 				fmt.Sprintf("%s is the result of this node, which does not exist yet when it runs. Refer to the result of a node it depends on.", ref.Text))
 			continue
 		case target.loop != nil:
-			if !d.memberRefOK(from, target, ref, byID, &inLoop, acyclic) {
+			if !d.memberRefOK(from, target, ref, reach, acyclic) {
 				continue
 			}
 		case vertex.n.Kind == KindFinalizer:
@@ -60,10 +60,7 @@ func (d *decoder) checkNodeRefs(from *nodeInfo, refs []resultRef, byID map[strin
 				continue
 			}
 		case acyclic:
-			if reach == nil {
-				reach = dependencies(byID, vertex.n.DependsOn)
-			}
-			if !reach[ref.Node] {
+			if !reach.dependsOn(vertex.n.DependsOn, ref.Node) {
 				if vertex != from {
 					d.errorAt(ref.Range, fmt.Sprintf("Loop %q does not depend on %q", vertex.n.ID, ref.Node),
 						fmt.Sprintf("%s is only available inside a loop that depends on %q, directly or through other nodes. Add %q to the depends_on of loop %q.", ref.Text, ref.Node, ref.Node, vertex.n.ID))
@@ -81,7 +78,7 @@ func (d *decoder) checkNodeRefs(from *nodeInfo, refs []resultRef, byID map[strin
 // memberRefOK checks a reference to a loop member: from another member of
 // its loop it must be a dependency (this round's result); from the loop's
 // until, any member but the review; from anywhere else it is refused.
-func (d *decoder) memberRefOK(from, target *nodeInfo, ref resultRef, byID map[string]*nodeInfo, inLoop *map[string]bool, acyclic bool) bool {
+func (d *decoder) memberRefOK(from, target *nodeInfo, ref resultRef, reach *reachOf, acyclic bool) bool {
 	loop := target.loop
 	switch {
 	case from == loop:
@@ -95,10 +92,7 @@ func (d *decoder) memberRefOK(from, target *nodeInfo, ref resultRef, byID map[st
 		if !acyclic {
 			return true
 		}
-		if *inLoop == nil {
-			*inLoop = dependencies(byID, from.n.DependsOn)
-		}
-		if !(*inLoop)[ref.Node] {
+		if !reach.dependsOn(from.n.DependsOn, ref.Node) {
 			d.errorAt(ref.Range, fmt.Sprintf("Member %q does not depend on %q", from.n.ID, ref.Node),
 				fmt.Sprintf("%s is this round's result of member %q, only available to members that depend on it. Add %q to the depends_on of %q, or use ${loop.previous.%s} for its previous round's result.", ref.Text, ref.Node, ref.Node, from.n.ID, ref.Node))
 			return false
@@ -157,22 +151,4 @@ func candidates(from *nodeInfo, ids []string) []string {
 		out = append(out, m.n.ID)
 	}
 	return out
-}
-
-// dependencies returns the transitive dependencies reached from deps.
-func dependencies(byID map[string]*nodeInfo, deps []string) map[string]bool {
-	reach := map[string]bool{}
-	queue := append([]string{}, deps...)
-	for len(queue) > 0 {
-		id := queue[0]
-		queue = queue[1:]
-		if reach[id] {
-			continue
-		}
-		reach[id] = true
-		if next, ok := byID[id]; ok {
-			queue = append(queue, next.n.DependsOn...)
-		}
-	}
-	return reach
 }

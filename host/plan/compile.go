@@ -122,11 +122,16 @@ func rawOrNull(r json.RawMessage) any {
 	return r
 }
 
-// Canonical returns the RFC 8785 canonical JSON of v.
+// Canonical returns the RFC 8785 canonical JSON of v: its encoding/json
+// text rewritten in one pass (canonicalJSON), or by jcs.Transform when
+// that pass does not take the text.
 func Canonical(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
+	}
+	if out, ok := canonicalJSON(b); ok {
+		return out, nil
 	}
 	return jcs.Transform(b)
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -114,7 +115,7 @@ func (d *decoder) confinePaths(a *hclv2.Attribute, example string) []string {
 }
 
 // sizePattern is a size with a unit: "512MiB", "1.5 GiB", "100MB".
-var sizePattern = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$`)
+var sizePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$`) })
 
 // sizeUnits are the units size accepts, in bytes.
 var sizeUnits = map[string]float64{
@@ -127,7 +128,7 @@ var sizeUnits = map[string]float64{
 // of the units B, KiB, MiB, GiB, TiB (powers of 1024) or KB, MB, GB, TB
 // (powers of 1000). The result is rounded down to a whole byte.
 func ParseSize(s string) (int64, error) {
-	m := sizePattern.FindStringSubmatch(s)
+	m := sizePattern().FindStringSubmatch(s)
 	if m == nil {
 		return 0, fmt.Errorf("%q is not a size: write a number and a unit, for example \"512MiB\" or \"2GiB\"", s)
 	}

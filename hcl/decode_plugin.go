@@ -79,9 +79,9 @@ func (d *decoder) pluginDigest(a *hclv2.Attribute, p *Plugin) {
 	p.Ranges.SHA256 = a.Expr.Range()
 	if s, ok := d.str(a, `a SHA-256 digest in hex, for example sha256 = "<64 hex digits>"`); ok {
 		switch {
-		case hexPattern64.MatchString(s):
+		case hexPattern64().MatchString(s):
 			p.SHA256 = s
-		case hexPattern64.MatchString(strings.ToLower(s)):
+		case hexPattern64().MatchString(strings.ToLower(s)):
 			d.errorAt(a.Expr.Range(), "sha256 must be lower-case hex",
 				fmt.Sprintf("Write the digest in lower case: sha256 = %q.", strings.ToLower(s)))
 		default:
@@ -98,7 +98,7 @@ func (d *decoder) pluginEnv(attrs hclv2.Attributes, p *Plugin) {
 		if env, ok := d.strMap(a, `an object of strings, for example env = { LOG_LEVEL = "debug" }`); ok {
 			valid := true
 			for _, k := range sortedKeys(env) {
-				if !envNamePattern.MatchString(k) {
+				if !envNamePattern().MatchString(k) {
 					d.errorAt(a.Expr.Range(), fmt.Sprintf("Invalid environment variable name %q", k),
 						"Keys of env are environment variable names: letters, digits and '_', not starting with a digit, for example LOG_LEVEL.")
 					valid = false
@@ -113,7 +113,7 @@ func (d *decoder) pluginEnv(attrs hclv2.Attributes, p *Plugin) {
 		if names, _, ok := d.strList(a, `a list of environment variable names, for example pass_env = ["ANTHROPIC_API_KEY"]`); ok {
 			valid := true
 			for _, k := range names {
-				if !envNamePattern.MatchString(k) {
+				if !envNamePattern().MatchString(k) {
 					d.errorAt(a.Expr.Range(), fmt.Sprintf("Invalid environment variable name %q", k),
 						"pass_env lists environment variable names: letters, digits and '_', not starting with a digit, for example ANTHROPIC_API_KEY.")
 					valid = false

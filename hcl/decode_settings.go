@@ -75,7 +75,7 @@ func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 		names, ranges, ok := d.strList(a, `a list of environment variable names, for example known_secrets_from_env = ["ANTHROPIC_API_KEY"]`)
 		if ok {
 			for i, n := range names {
-				if !envNamePattern.MatchString(n) {
+				if !envNamePattern().MatchString(n) {
 					d.errorAt(ranges[i], fmt.Sprintf("Invalid environment variable name %q", n),
 						"Names in known_secrets_from_env are environment variable names: letters, digits and '_', not starting with a digit, for example \"ANTHROPIC_API_KEY\".")
 					ok = false

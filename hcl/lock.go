@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -25,10 +26,10 @@ const LockFileName = "obversa.lock.hcl"
 const lockHeader = `# This file is maintained by "obversa plugin lock". Manual edits may be lost.`
 
 // keyIDPattern matches a minisign key id: 8 bytes in hex.
-var keyIDPattern = regexp.MustCompile(`^[0-9A-Fa-f]{16}$`)
+var keyIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9A-Fa-f]{16}$`) })
 
 // signaturePattern matches the digest of a .minisig file.
-var signaturePattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+var signaturePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) })
 
 // LockFile is a decoded obversa.lock.hcl (docs/plugins.md): the pinned digest,
 // and optionally the signature, of each plugin binary.
@@ -203,7 +204,7 @@ func (d *decoder) lockedPlugin(blk *hclv2.Block) (LockedPlugin, bool) {
 	}
 	if a := d.required(attrs, "sha256", blk, `sha256 = "<64 lower-case hex digits>"`+"."+lockFix); a != nil {
 		if s, ok := d.str(a, "64 lower-case hex digits"); ok {
-			if hexPattern64.MatchString(s) {
+			if hexPattern64().MatchString(s) {
 				p.SHA256 = s
 			} else {
 				d.errorAt(a.Expr.Range(), "Invalid sha256 digest",
@@ -214,7 +215,7 @@ func (d *decoder) lockedPlugin(blk *hclv2.Block) (LockedPlugin, bool) {
 	keyA, sigA := attrs["key_id"], attrs["signature"]
 	if keyA != nil {
 		if s, ok := d.str(keyA, "16 hex digits"); ok {
-			if keyIDPattern.MatchString(s) {
+			if keyIDPattern().MatchString(s) {
 				p.KeyID = strings.ToUpper(s)
 			} else {
 				d.errorAt(keyA.Expr.Range(), "Invalid key_id",
@@ -224,7 +225,7 @@ func (d *decoder) lockedPlugin(blk *hclv2.Block) (LockedPlugin, bool) {
 	}
 	if sigA != nil {
 		if s, ok := d.str(sigA, `"sha256:<64 hex digits>"`); ok {
-			if signaturePattern.MatchString(s) {
+			if signaturePattern().MatchString(s) {
 				p.Signature = s
 			} else {
 				d.errorAt(sigA.Expr.Range(), "Invalid signature",

@@ -4,22 +4,23 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/agext/levenshtein"
 )
 
 // idPattern is the id grammar shared with the store (docs/architecture.md#the-record): plugin,
 // lane, node, key and namespace names must match it.
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
 
 // envNamePattern is the grammar of an environment variable name.
-var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // hexPattern64 matches a lower-case SHA-256 digest in hex.
-var hexPattern64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var hexPattern64 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 
 // validID reports whether s matches the id grammar.
-func validID(s string) bool { return idPattern.MatchString(s) }
+func validID(s string) bool { return idPattern().MatchString(s) }
 
 // idGrammarDetail explains the id grammar to a user who broke it.
 func idGrammarDetail(what, name string) string {

@@ -50,13 +50,13 @@ func checksumLine(line string) (name, sum string, ok bool) {
 			return "", "", false
 		}
 		name, sum = rest[:i], strings.ToLower(rest[i+len(") = "):])
-		return name, sum, sha256Pattern.MatchString(sum)
+		return name, sum, sha256Pattern().MatchString(sum)
 	}
 	if len(line) < 64 {
 		return "", "", false
 	}
 	sum, rest := strings.ToLower(line[:64]), line[64:]
-	if !sha256Pattern.MatchString(sum) {
+	if !sha256Pattern().MatchString(sum) {
 		return "", "", false
 	}
 	switch {

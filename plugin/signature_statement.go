@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -55,15 +56,15 @@ const (
 
 // Grammars of the statement's fields.
 var (
-	namePattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
-	versionPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.+_-]{0,63}$`)
-	platformWord   = regexp.MustCompile(`^[a-z0-9]{1,32}$`)
-	sha256Pattern  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	namePattern    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`) })
+	versionPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.+_-]{0,63}$`) })
+	platformWord   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]{1,32}$`) })
+	sha256Pattern  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 )
 
 // ValidPluginName reports whether name is a valid signed plugin name:
 // [A-Za-z0-9][A-Za-z0-9_-]{0,127}.
-func ValidPluginName(name string) bool { return namePattern.MatchString(name) }
+func ValidPluginName(name string) bool { return namePattern().MatchString(name) }
 
 // Validate checks every field's grammar; a violation wraps ErrStatement.
 func (s Statement) Validate() error {
@@ -71,17 +72,17 @@ func (s Statement) Validate() error {
 		return fmt.Errorf("%w: %s %q is not %s", ErrStatement, field, value, want)
 	}
 	switch {
-	case !namePattern.MatchString(s.Name):
+	case !namePattern().MatchString(s.Name):
 		return bad("name", s.Name, "[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
-	case !versionPattern.MatchString(s.Version):
+	case !versionPattern().MatchString(s.Version):
 		return bad("version", s.Version, "[A-Za-z0-9][A-Za-z0-9.+_-]{0,63}")
 	case s.Protocol < 1:
 		return bad("protocol", strconv.Itoa(s.Protocol), "a positive integer")
-	case !platformWord.MatchString(s.OS):
+	case !platformWord().MatchString(s.OS):
 		return bad("os", s.OS, "a GOOS value")
-	case !platformWord.MatchString(s.Arch):
+	case !platformWord().MatchString(s.Arch):
 		return bad("arch", s.Arch, "a GOARCH value")
-	case !sha256Pattern.MatchString(s.SHA256):
+	case !sha256Pattern().MatchString(s.SHA256):
 		return bad("sha256", s.SHA256, "64 lower-case hex digits")
 	case strings.ContainsFunc(s.File, func(r rune) bool { return r < 0x20 || r == 0x7f }):
 		return bad("file", s.File, "free of control characters")

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -18,7 +19,7 @@ import (
 
 // namePattern is the id grammar plugin names follow in run files
 // (docs/architecture.md#the-record); an adapter name must fit a run file's plugin label.
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
 
 func caseHealth(ctx context.Context, k *kit) verdict {
 	s, err := k.launch(ctx)
@@ -53,7 +54,7 @@ func caseDescribe(ctx context.Context, k *kit) verdict {
 	}
 	d := answers[0]
 	var problems []string
-	if !namePattern.MatchString(d.Name) {
+	if !namePattern().MatchString(d.Name) {
 		problems = append(problems, fmt.Sprintf("name %q does not follow the id grammar [A-Za-z0-9][A-Za-z0-9._-]{0,127}", d.Name))
 	}
 	if strings.TrimSpace(d.Version) == "" {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -57,7 +58,7 @@ type Config struct {
 // names the setting and how to fix it.
 var ErrConfig = errors.New("pgstore: invalid storage configuration")
 
-var schemaRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+var schemaRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`) })
 
 // ParseURL reads a storage URL into a Config (LocalDir left empty). The
 // URL is postgres://[user@]host[:port]/database[?params]; a "schema"
@@ -138,7 +139,7 @@ func (c *Config) check() error {
 	if c.Schema == "" {
 		c.Schema = DefaultSchema
 	}
-	if !schemaRE.MatchString(c.Schema) {
+	if !schemaRE().MatchString(c.Schema) {
 		return fmt.Errorf("%w: schema %q must be a lower-case SQL identifier ([a-z_][a-z0-9_]{0,62})", ErrConfig, c.Schema)
 	}
 	if c.LeaseTTL == 0 {

@@ -75,7 +75,7 @@ func parseHandoff(v string) (handoff, error) {
 		return handoff{}, fmt.Errorf("%s has no valid epoch (a positive integer)", LeaseEnv)
 	}
 	h.epoch = epoch
-	if !schemaRE.MatchString(h.schema) || store.ValidID(h.namespace) != nil || store.ValidID(h.run) != nil {
+	if !schemaRE().MatchString(h.schema) || store.ValidID(h.namespace) != nil || store.ValidID(h.run) != nil {
 		return handoff{}, fmt.Errorf("%s does not name a schema, namespace and run", LeaseEnv)
 	}
 	if _, err := uuid.Parse(h.id); err != nil {

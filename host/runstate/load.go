@@ -96,6 +96,16 @@ func ReadStart(ctx context.Context, r Reader) (*plan.RunStarted, error) {
 	return s.start, nil
 }
 
+// LoadStart folds only the record's first event, for a process that
+// needs the plan before it opens the record for good (its policy) and
+// then folds the rest through that handle with CatchUp: the start, often
+// most of a fold's work (a large definition decoded, its digests checked,
+// its graph built), is folded once, not once for the plan and again for
+// the fold. Errors as ReadStart's.
+func LoadStart(ctx context.Context, r Reader) (*State, error) {
+	return startOnly(ctx, r)
+}
+
 // startOnly folds the record's first event alone.
 func startOnly(ctx context.Context, r Reader) (*State, error) {
 	e, err := firstEvent(ctx, r)

@@ -272,17 +272,18 @@ func openRun(ctx context.Context, ref Ref) (store.Record, *runstate.State, error
 	if err != nil {
 		return nil, nil, err
 	}
-	rs, err := runstate.ReadStart(ctx, probe)
+	state, err := runstate.LoadStart(ctx, probe)
 	probe.Close()
 	if err != nil {
 		return nil, nil, err
 	}
-	run, err := ref.Open(ctx, Policy(rs.Plan))
+	run, err := ref.Open(ctx, Policy(state.Start().Plan))
 	if err != nil {
 		return nil, nil, err
 	}
-	state, err := runstate.Load(ctx, run)
-	if err != nil {
+	// The start was folded through the probe; the rest of the record
+	// through the handle that keeps the run's policy.
+	if err := state.CatchUp(ctx, run); err != nil {
 		run.Close()
 		return nil, nil, err
 	}

@@ -189,3 +189,36 @@ func TestSnapshotUsageInOrder(t *testing.T) {
 		t.Errorf("a node with two usage totals: %v, want ErrSnapshotInvalid naming it", err)
 	}
 }
+
+// TestLoadStartThenCatchUpIsLoad: the start folded alone (LoadStart) and
+// caught up with the rest of the record is the fold Load makes, to the
+// byte of its snapshot.
+func TestLoadStartThenCatchUpIsLoad(t *testing.T) {
+	ctx := context.Background()
+	run, _ := storeRecord(t, richRun(t)...)
+	full, err := Load(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadStart(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Rev() != 1 || got.Start() == nil {
+		t.Fatalf("LoadStart folded to rev %d (start %v), want the start alone", got.Rev(), got.Start() != nil)
+	}
+	if err := got.CatchUp(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	want, err := full.encodePayload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := got.encodePayload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Rev() != full.Rev() || string(have) != string(want) {
+		t.Fatalf("LoadStart + CatchUp: rev %d, %d payload bytes; Load: rev %d, %d bytes", got.Rev(), len(have), full.Rev(), len(want))
+	}
+}

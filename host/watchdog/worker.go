@@ -84,23 +84,18 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 	defer logf.Close()
 	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: logf, Level: hclog.Debug, JSONFormat: true})
 
-	if err := recordWorkerStarted(ctx, run, state, restart); err != nil {
-		return nil, err
-	}
-	if failpoint.Enabled && failpoint.Flooding() {
-		flood(os.Stdout)
-	}
-	live, err := stream.Open(run.Dir(), stream.Options{MaxBytes: rs.Plan.Storage.MaxStreamBytes, Secrets: pol.KnownSecrets})
+	// The plugins start while the worker records its start and readies
+	// its executor: a launch is mostly waiting for processes, and nothing
+	// a launch does is recorded until the worker's start is. They start
+	// after Adopt, so none inherits the run's ownership.
+	launches := launchPlugins(ctx, rs.Plan, pol, logger)
+	x, live, err := readyExecutor(ctx, run, state, restart, pol, logger)
 	if err != nil {
-		return nil, besideRecord(filepath.Join(run.Dir(), stream.FileName), err)
+		launches.abandon()
+		return nil, err
 	}
 	defer live.Close()
-	x, err := executor.New(executor.Options{Run: run, State: state, Logger: logger, Requests: newRequestQueue(run.Dir()), Stream: live,
-		Redactor: store.NewPolicyRedactor(pol)})
-	if err != nil {
-		return nil, err
-	}
-	set, unlaunched, err := startPlugins(ctx, rs.Plan, pol, logger)
+	set, unlaunched, err := launches.wait()
 	if errors.Is(err, launch.ErrPluginChanged) {
 		// The pinned bytes are gone: no restart can bring them back.
 		return pluginChanged(ctx, run, state, err)
@@ -118,6 +113,64 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 		}
 	}()
 	return execute(ctx, x, rs.Plan)
+}
+
+// readyExecutor records the worker's start, its first append
+// (run:worker-started), and makes the executor that writes the run's live
+// stream, which the caller closes.
+func readyExecutor(ctx context.Context, run store.Record, state *runstate.State, restart int, pol store.Policy, logger hclog.Logger) (*executor.Executor, *stream.Writer, error) {
+	if err := recordWorkerStarted(ctx, run, state, restart); err != nil {
+		return nil, nil, err
+	}
+	if failpoint.Enabled && failpoint.Flooding() {
+		flood(os.Stdout)
+	}
+	p := state.Start().Plan
+	live, err := stream.Open(run.Dir(), stream.Options{MaxBytes: p.Storage.MaxStreamBytes, Secrets: pol.KnownSecrets})
+	if err != nil {
+		return nil, nil, besideRecord(filepath.Join(run.Dir(), stream.FileName), err)
+	}
+	x, err := executor.New(executor.Options{Run: run, State: state, Logger: logger, Requests: newRequestQueue(run.Dir()), Stream: live,
+		Redactor: store.NewPolicyRedactor(pol)})
+	if err != nil {
+		live.Close()
+		return nil, nil, err
+	}
+	return x, live, nil
+}
+
+// pluginLaunches is startPlugins running on a goroutine of its own.
+type pluginLaunches chan pluginLaunch
+
+// pluginLaunch is what startPlugins returned.
+type pluginLaunch struct {
+	set        *launch.Set
+	unlaunched map[string]error
+	err        error
+}
+
+// launchPlugins starts startPlugins and returns at once.
+func launchPlugins(ctx context.Context, p *plan.Plan, pol store.Policy, logger hclog.Logger) pluginLaunches {
+	l := make(pluginLaunches, 1)
+	go func() {
+		set, unlaunched, err := startPlugins(ctx, p, pol, logger)
+		l <- pluginLaunch{set, unlaunched, err}
+	}()
+	return l
+}
+
+// wait returns what startPlugins returned, once it has.
+func (l pluginLaunches) wait() (*launch.Set, map[string]error, error) {
+	r := <-l
+	return r.set, r.unlaunched, r.err
+}
+
+// abandon waits for the launches and closes whatever started, for a
+// worker that returns before it uses its plugins.
+func (l pluginLaunches) abandon() {
+	if set, _, _ := l.wait(); set != nil {
+		_ = set.Close()
+	}
 }
 
 // startPlugins launches the run's plugins from the plugin cache

@@ -140,7 +140,10 @@ func readyExecutor(ctx context.Context, run store.Record, state *runstate.State,
 }
 
 // pluginLaunches is startPlugins running on a goroutine of its own.
-type pluginLaunches chan pluginLaunch
+type pluginLaunches struct {
+	done   chan pluginLaunch
+	cancel context.CancelFunc
+}
 
 // pluginLaunch is what startPlugins returned.
 type pluginLaunch struct {
@@ -150,24 +153,27 @@ type pluginLaunch struct {
 }
 
 // launchPlugins starts startPlugins and returns at once.
-func launchPlugins(ctx context.Context, p *plan.Plan, pol store.Policy, logger hclog.Logger) pluginLaunches {
-	l := make(pluginLaunches, 1)
+func launchPlugins(ctx context.Context, p *plan.Plan, pol store.Policy, logger hclog.Logger) *pluginLaunches {
+	ctx, cancel := context.WithCancel(ctx)
+	l := &pluginLaunches{done: make(chan pluginLaunch, 1), cancel: cancel}
 	go func() {
 		set, unlaunched, err := startPlugins(ctx, p, pol, logger)
-		l <- pluginLaunch{set, unlaunched, err}
+		l.done <- pluginLaunch{set, unlaunched, err}
 	}()
 	return l
 }
 
 // wait returns what startPlugins returned, once it has.
-func (l pluginLaunches) wait() (*launch.Set, map[string]error, error) {
-	r := <-l
+func (l *pluginLaunches) wait() (*launch.Set, map[string]error, error) {
+	r := <-l.done
 	return r.set, r.unlaunched, r.err
 }
 
-// abandon waits for the launches and closes whatever started, for a
-// worker that returns before it uses its plugins.
-func (l pluginLaunches) abandon() {
+// abandon ends the launches (a launch's context bounds only its start)
+// and closes whatever started, for a worker that returns before it uses
+// its plugins.
+func (l *pluginLaunches) abandon() {
+	l.cancel()
 	if set, _, _ := l.wait(); set != nil {
 		_ = set.Close()
 	}

@@ -118,7 +118,9 @@ type runMessage struct {
 // decodeRunMessage decodes and validates one Run stream message.
 func decodeRunMessage(m *pb.RunMessage) (runMessage, error) {
 	w, err := decodeWireMessage(m, func(res *pb.RunResult) (*RunResult, error) {
-		r, err := resultFromProto(res)
+		r, err := decodeResult(res, func(i int, k pb.PartKind) (PartKind, error) {
+			return "", fmt.Errorf("part %d: unknown kind %d", i, k)
+		})
 		if err != nil {
 			return nil, fmt.Errorf("invalid result: %w", err)
 		}
@@ -127,8 +129,18 @@ func decodeRunMessage(m *pb.RunMessage) (runMessage, error) {
 	if err != nil {
 		return runMessage{}, err
 	}
-	if w.Event != nil {
-		// Only a tool event can fail here: the others are valid as decoded.
+	return checkRunMessage(w)
+}
+
+// checkRunMessage validates a decoded Run stream message: its result, or
+// its event (only a tool event can fail: the others are valid as decoded).
+func checkRunMessage(w WireMessage) (runMessage, error) {
+	switch {
+	case w.Result != nil:
+		if err := w.Result.Validate(); err != nil {
+			return runMessage{}, fmt.Errorf("invalid result: %w", err)
+		}
+	case w.Event != nil:
 		if err := w.Event.Validate(); err != nil {
 			return runMessage{}, err
 		}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
@@ -117,7 +118,7 @@ type attemptStream struct {
 // attemptCall is one call in progress on an attemptStream.
 type attemptCall struct {
 	mu    sync.Mutex
-	queue []*pb.AttemptMessage
+	queue []attemptItem
 	wake  chan struct{} // 1-buffered: the queue grew
 }
 
@@ -134,9 +135,18 @@ func (s *attemptStream) broken() bool {
 // read hands messages to their calls until the stream ends, then records
 // why it ended. Messages of a call no longer in progress (cancelled, or
 // ended by a protocol error) are dropped.
+//
+// Each AttemptMessages is received as the unknown fields of an empty
+// message, which keeps its wire bytes as they came, and decoded by
+// decodeAttemptMessages (wire_attempts_decode.go).
 func (s *attemptStream) read() {
+	var raw emptypb.Empty
 	for {
-		msgs, err := s.cl.Recv()
+		err := s.cl.RecvMsg(&raw)
+		var items []attemptItem
+		if err == nil {
+			items, err = decodeAttemptMessages(raw.ProtoReflect().GetUnknown())
+		}
 		if err != nil {
 			s.mu.Lock()
 			s.err = err
@@ -146,8 +156,8 @@ func (s *attemptStream) read() {
 			return
 		}
 		s.mu.Lock()
-		for _, m := range msgs.GetMessages() {
-			if call := s.calls[m.GetCall()]; call != nil {
+		for _, m := range items {
+			if call := s.calls[m.call]; call != nil {
 				call.mu.Lock()
 				call.queue = append(call.queue, m)
 				call.mu.Unlock()
@@ -248,8 +258,7 @@ func (s *attemptStream) run(ctx context.Context, m *pb.RunRequest, emit Emitter)
 				// A terminal message ends the call on the plugin's side
 				// too; anything else (an event refused by emit or by the
 				// protocol) leaves it running there, so it is cancelled.
-				msg := am.GetMessage()
-				finished = am.GetStatusCode() != 0 || msg.GetResult() != nil || msg.GetFailure() != nil
+				finished = am.statusCode != 0 || am.msg.result != nil || am.msg.failure != nil
 				if err != nil && deadlinePassed(ctx) {
 					// The plugin's answer to the call's deadline, which
 					// it counts from timeout_ms: the deadline is what
@@ -279,7 +288,7 @@ func (a *attemptCall) pending() bool {
 }
 
 // take returns the call's queued messages and empties the queue.
-func (a *attemptCall) take() []*pb.AttemptMessage {
+func (a *attemptCall) take() []attemptItem {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	q := a.queue
@@ -289,14 +298,14 @@ func (a *attemptCall) take() []*pb.AttemptMessage {
 
 // attemptMessage handles one message of a call as Run handles one message
 // of its stream; done means the call ended, with res or err.
-func (c *engineClient) attemptMessage(ctx context.Context, am *pb.AttemptMessage, emit Emitter) (res *RunResult, done bool, err error) {
-	if code := am.GetStatusCode(); code != 0 {
-		return nil, true, c.callError(ctx, "Run", status.Error(codes.Code(code), am.GetStatusMessage()))
+func (c *engineClient) attemptMessage(ctx context.Context, am attemptItem, emit Emitter) (res *RunResult, done bool, err error) {
+	if am.statusCode != 0 {
+		return nil, true, c.callError(ctx, "Run", status.Error(codes.Code(am.statusCode), am.statusMsg))
 	}
-	d, err := decodeRunMessage(am.GetMessage())
+	d := am.msg
 	switch {
-	case err != nil:
-		return nil, true, c.protocolError("Run", err)
+	case am.err != nil:
+		return nil, true, c.protocolError("Run", am.err)
 	case d.failure != nil:
 		return nil, true, d.failure
 	case d.result != nil:

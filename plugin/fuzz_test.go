@@ -6,6 +6,7 @@ import (
 
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
@@ -193,12 +194,17 @@ func FuzzAttemptMessage(f *testing.F) {
 	}
 	c := &engineClient{remote: remote{name: "fuzz"}}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var m pb.AttemptMessage
-		if proto.Unmarshal(data, &m) != nil {
+		// The message as the only one of an AttemptMessages.
+		items, err := decodeAttemptMessages(protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), data))
+		if err != nil {
 			return
 		}
+		if len(items) != 1 {
+			t.Fatalf("one message decoded as %d", len(items))
+		}
+		m := items[0]
 		events := 0
-		res, done, err := c.attemptMessage(t.Context(), &m, func(ev RunEvent) error {
+		res, done, err := c.attemptMessage(t.Context(), m, func(ev RunEvent) error {
 			events++
 			if err := ev.Validate(); err != nil {
 				t.Fatalf("handed on an invalid event: %v", err)
@@ -212,8 +218,8 @@ func FuzzAttemptMessage(f *testing.F) {
 			t.Fatalf("done with res %v and err %v", res, err)
 		case res != nil && res.Validate() != nil:
 			t.Fatalf("ended with an invalid result: %v", res.Validate())
-		case m.GetStatusCode() != 0 && err == nil:
-			t.Fatalf("status %d did not end the call with an error", m.GetStatusCode())
+		case m.statusCode != 0 && err == nil:
+			t.Fatalf("status %d did not end the call with an error", m.statusCode)
 		case events > 1 || (done && events > 0):
 			t.Fatalf("%d events handed on (done %v)", events, done)
 		}

@@ -1,0 +1,160 @@
+package plugin
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
+)
+
+// attemptMessagesSeeds are AttemptMessages as plugins send them: every
+// kind of Run stream message, status ends, and a call's messages batched.
+func attemptMessagesSeeds() []*pb.AttemptMessages {
+	result := &RunResult{
+		Parts: []Part{
+			{Kind: PartThinking, Text: "t"},
+			{Kind: PartToolUse, ToolName: "grep", ToolID: "u1", JSON: json.RawMessage(`{"q":"x"}`)},
+			{Kind: PartToolResult, ToolID: "u1", JSON: json.RawMessage(`["a"]`)},
+			{Kind: PartStructured, JSON: json.RawMessage(`{"a":[1,2]}`), Final: true},
+		},
+		Usage:      Usage{Known: true, Input: 1, Output: 2, CacheRead: 3, CacheCreation: 4},
+		Requested:  Identity{Adapter: "a", Provider: "p", ModelFamily: "f", Model: "m", Tools: []string{"grep", "ls"}},
+		Effective:  Identity{Adapter: "a", Provider: "p", Model: "m2"},
+		StopReason: "end_turn",
+	}
+	msg := func(call uint64, m *pb.RunMessage) *pb.AttemptMessage {
+		return &pb.AttemptMessage{Call: call, Message: m}
+	}
+	ev := func(e RunEvent) *pb.RunMessage {
+		m, err := eventToProto(e)
+		if err != nil {
+			panic(err)
+		}
+		return m
+	}
+	final := finalText("done")
+	return []*pb.AttemptMessages{
+		{},
+		{Messages: []*pb.AttemptMessage{{Call: 1}}},
+		{Messages: []*pb.AttemptMessage{{Call: 2, StatusCode: 8, StatusMessage: "too big"}}},
+		{Messages: []*pb.AttemptMessage{
+			msg(3, ev(RunEvent{Kind: EventText, Text: "one "})),
+			msg(3, ev(RunEvent{Kind: EventThinking, Text: "hm"})),
+			msg(3, ev(RunEvent{Kind: EventText, Text: ""})),
+			msg(3, ev(RunEvent{Kind: EventUsage, Usage: Usage{Known: true, Input: 7, Output: 9}})),
+			msg(3, &pb.RunMessage{Message: &pb.RunMessage_Result{Result: resultToProto(final)}}),
+		}},
+		{Messages: []*pb.AttemptMessage{
+			msg(4, ev(RunEvent{Kind: EventToolUse, ToolID: "u1", ToolName: "grep", ToolJSON: json.RawMessage(`{"q":1}`)})),
+			msg(5, ev(RunEvent{Kind: EventToolResult, ToolID: "u1", ToolJSON: json.RawMessage(`"ok"`)})),
+			msg(4, ev(RunEvent{Kind: EventUsage})),
+			msg(4, &pb.RunMessage{Message: &pb.RunMessage_Result{Result: resultToProto(result)}}),
+			msg(5, &pb.RunMessage{Message: &pb.RunMessage_Failure{Failure: failureToProto(&Failure{
+				Kind: FailureRateLimit, Message: "slow down", RetryAfter: 1500 * time.Millisecond, Provider: "p", Model: "m"})}}),
+			msg(6, &pb.RunMessage{Message: &pb.RunMessage_Failure{Failure: &pb.Failure{Kind: 99}}}),
+			msg(7, &pb.RunMessage{Message: &pb.RunMessage_Result{Result: &pb.RunResult{}}}),
+			msg(8, &pb.RunMessage{Message: &pb.RunMessage_ToolUse{ToolUse: &pb.ToolEvent{}}}),
+		}},
+	}
+}
+
+// itemView is an attemptItem as the tests compare it: its error by text.
+type itemView struct {
+	Call       uint64
+	StatusCode uint32
+	StatusMsg  string
+	Event      *RunEvent
+	Result     *RunResult
+	Failure    *Failure
+	Err        string
+}
+
+func viewItems(items []attemptItem) []itemView {
+	out := make([]itemView, len(items))
+	for i, it := range items {
+		out[i] = itemView{Call: it.call, StatusCode: it.statusCode, StatusMsg: it.statusMsg,
+			Event: it.msg.event, Result: it.msg.result, Failure: it.msg.failure}
+		if it.err != nil {
+			out[i].Err = it.err.Error()
+		}
+	}
+	return out
+}
+
+// TestReadAttemptMessagesTakesWhatPluginsSend: the direct reader decodes
+// every message protobuf's encoder writes for a plugin, as protobuf's
+// decoder and the conversions do, without handing it to them.
+func TestReadAttemptMessagesTakesWhatPluginsSend(t *testing.T) {
+	t.Parallel()
+	for i, seed := range attemptMessagesSeeds() {
+		b, err := proto.Marshal(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := readAttemptMessages(b)
+		if !ok {
+			t.Fatalf("seed %d: the direct reader left it to protobuf", i)
+		}
+		want, err := unmarshalAttemptMessages(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(viewItems(want), viewItems(got)); diff != "" {
+			t.Errorf("seed %d: direct reader differs (-protobuf +direct):\n%s", i, diff)
+		}
+	}
+}
+
+// FuzzDecodeAttemptMessages holds the direct reader to protobuf's decoder
+// and the conversions: whatever bytes it takes, it decodes to what they
+// decode, errors included, and it takes nothing they refuse.
+func FuzzDecodeAttemptMessages(f *testing.F) {
+	for _, seed := range attemptMessagesSeeds() {
+		b, err := proto.Marshal(seed)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, ok := readAttemptMessages(data)
+		want, err := unmarshalAttemptMessages(data)
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Fatalf("the direct reader took what protobuf refuses: %v", err)
+		}
+		if diff := cmp.Diff(viewItems(want), viewItems(got)); diff != "" {
+			t.Fatalf("direct reader differs (-protobuf +direct):\n%s", diff)
+		}
+	})
+}
+
+// BenchmarkDecodeAttemptMessages decodes the AttemptMessages of one mock
+// engine call (three text deltas, usage, the result) the direct way and
+// through protobuf's decoder and the conversions.
+func BenchmarkDecodeAttemptMessages(b *testing.B) {
+	seed := attemptMessagesSeeds()[3]
+	raw, err := proto.Marshal(seed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, way := range []struct {
+		name   string
+		decode func([]byte) ([]attemptItem, error)
+	}{{"direct", decodeAttemptMessages}, {"protobuf", unmarshalAttemptMessages}} {
+		b.Run(way.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := way.decode(raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
@@ -138,8 +139,20 @@ type settleRecorder struct {
 }
 
 type settleRecord struct {
-	done     chan struct{}
-	terminal *pb.RunMessage
+	done chan struct{}
+	// terminal is the terminal RunMessage in its wire form, written as
+	// the Run settles (cheaply, wire_attempts_encode.go) and decoded only
+	// when the conformance kit asks for it.
+	terminal []byte
+}
+
+// terminalMessage decodes the recorded terminal message.
+func (r *settleRecord) terminalMessage() *pb.RunMessage {
+	m := &pb.RunMessage{}
+	if err := proto.Unmarshal(r.terminal, m); err != nil {
+		return nil // not reached: the bytes are this package's encoding
+	}
+	return m
 }
 
 func newSettleRecorder() *settleRecorder {
@@ -147,16 +160,17 @@ func newSettleRecorder() *settleRecorder {
 }
 
 // begin records that a Run for id started and returns the function that
-// records its terminal message. An empty id is not recorded.
-func (r *settleRecorder) begin(id string) func(*pb.RunMessage) {
+// records its terminal message, in its wire form. An empty id is not
+// recorded.
+func (r *settleRecorder) begin(id string) func([]byte) {
 	if r == nil || id == "" {
-		return func(*pb.RunMessage) {}
+		return func([]byte) {}
 	}
 	rec := &settleRecord{done: make(chan struct{})}
 	r.mu.Lock()
 	r.runs[id] = rec
 	r.mu.Unlock()
-	return func(m *pb.RunMessage) {
+	return func(m []byte) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		rec.terminal = m
@@ -192,11 +206,11 @@ func (r *settleRecorder) wait(ctx context.Context, id string, d time.Duration) *
 		r.mu.Unlock()
 		if rec != nil {
 			if isClosed(rec.done) {
-				return &pb.SettledResponse{Started: true, Settled: true, Terminal: rec.terminal}
+				return &pb.SettledResponse{Started: true, Settled: true, Terminal: rec.terminalMessage()}
 			}
 			select {
 			case <-rec.done:
-				return &pb.SettledResponse{Started: true, Settled: true, Terminal: rec.terminal}
+				return &pb.SettledResponse{Started: true, Settled: true, Terminal: rec.terminalMessage()}
 			case <-ctx.Done():
 				return &pb.SettledResponse{Started: true}
 			case <-t.C:
@@ -227,17 +241,16 @@ func (e *servedEngine) Run(ctx context.Context, req RunRequest, emit Emitter) (r
 	settle := e.rec.begin(req.AttemptID)
 	defer func() {
 		if v := recover(); v != nil {
-			settle(&pb.RunMessage{Message: &pb.RunMessage_Failure{Failure: failureToProto(
-				&Failure{Kind: FailureUnknown, Message: fmt.Sprintf("plugin panicked in Run: %v", v)})}})
+			settle(appendFailureMessage(nil, &Failure{Kind: FailureUnknown, Message: fmt.Sprintf("plugin panicked in Run: %v", v)}))
 			panic(v)
 		}
 		switch {
 		case err != nil:
-			settle(&pb.RunMessage{Message: &pb.RunMessage_Failure{Failure: failureToProto(errorToFailure(err))}})
+			settle(appendFailureMessage(nil, errorToFailure(err)))
 		case res == nil:
-			settle(&pb.RunMessage{Message: &pb.RunMessage_Failure{Failure: failureToProto(errorToFailure(fmt.Errorf("Run: %w", errNilAnswer)))}})
+			settle(appendFailureMessage(nil, errorToFailure(fmt.Errorf("Run: %w", errNilAnswer))))
 		default:
-			settle(&pb.RunMessage{Message: &pb.RunMessage_Result{Result: resultToProto(res)}})
+			settle(appendResultMessage(nil, res))
 		}
 	}()
 	if req.WorkspaceMode == WorkspaceModeRead && len(req.Tools) == 0 {

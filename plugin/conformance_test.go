@@ -293,7 +293,7 @@ func TestSettleRecorderForgetsOldest(t *testing.T) {
 	t.Parallel()
 	rec := newSettleRecorder()
 	for i := range maxSettledRecords + 10 {
-		rec.begin(fmt.Sprint(i))(&pb.RunMessage{})
+		rec.begin(fmt.Sprint(i))(nil)
 	}
 	if n := len(rec.runs); n != maxSettledRecords {
 		t.Errorf("%d records kept, want %d", n, maxSettledRecords)

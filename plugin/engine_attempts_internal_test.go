@@ -121,15 +121,24 @@ type limitedStream struct {
 	ended error
 }
 
-func (s *limitedStream) Send(m *pb.AttemptMessages) error {
+func (s *limitedStream) SendMsg(v any) error {
 	if s.ended != nil {
 		return s.ended
 	}
+	m := v.(proto.Message)
 	if n := proto.Size(m); n > MaxMessageBytes {
 		s.ended = status.Errorf(codes.ResourceExhausted, "trying to send message larger than max (%d vs. %d)", n, MaxMessageBytes)
 		return s.ended
 	}
-	s.sent = append(s.sent, m)
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return err
+	}
+	var sent pb.AttemptMessages
+	if err := proto.Unmarshal(b, &sent); err != nil {
+		return err
+	}
+	s.sent = append(s.sent, &sent)
 	return nil
 }
 
@@ -139,10 +148,14 @@ func (s *limitedStream) Send(m *pb.AttemptMessages) error {
 // the limit, which would end the stream and every call on it.
 func TestSendBatchKeepsTheStream(t *testing.T) {
 	t.Parallel()
-	text := func(call uint64, n int) *pb.AttemptMessage {
-		return &pb.AttemptMessage{Call: call, Message: &pb.RunMessage{Message: &pb.RunMessage_Text{Text: &pb.Delta{Text: strings.Repeat("x", n)}}}}
+	text := func(call uint64, n int) queuedMessage {
+		msg, err := appendEventMessage(nil, RunEvent{Kind: EventText, Text: strings.Repeat("x", n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return queuedMessage{call, appendAttemptMessage(nil, call, msg)}
 	}
-	batch := []*pb.AttemptMessage{text(1, 30<<20), text(2, 30<<20), text(3, 70<<20), text(4, 10), text(5, 40<<20)}
+	batch := []queuedMessage{text(1, 30<<20), text(2, 30<<20), text(3, 70<<20), text(4, 10), text(5, 40<<20)}
 	s := &limitedStream{}
 	o := newAttemptSender(s, func() {})
 	if err := o.sendBatch(batch); err != nil {

@@ -9,8 +9,6 @@ import (
 	"sync"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
@@ -108,7 +106,7 @@ func (s *engineServer) attempt(ctx context.Context, id uint64, req *pb.RunReques
 		closed bool
 	)
 	emit := func(ev RunEvent) error {
-		m, err := eventToProto(ev)
+		m, err := appendEventMessage(nil, ev)
 		if err != nil {
 			return err
 		}
@@ -126,7 +124,7 @@ func (s *engineServer) attempt(ctx context.Context, id uint64, req *pb.RunReques
 	mu.Lock()
 	closed = true
 	mu.Unlock()
-	_ = out.send(id, s.terminal(res, err))
+	_ = out.send(id, s.appendTerminal(nil, res, err))
 }
 
 // runRecovered calls the implementation's Run and turns a panic into an
@@ -233,10 +231,16 @@ type attemptSender struct {
 	onFail func()
 	mu     sync.Mutex
 	space  *sync.Cond // signalled when the queue shrinks or sending stops
-	queue  []*pb.AttemptMessage
+	queue  []queuedMessage
 	wake   chan struct{}
 	ending bool  // finish was called: loop sends what is queued and returns
 	err    error // the first failed Send; later sends fail with it
+}
+
+// queuedMessage is an AttemptMessage of call in its wire form.
+type queuedMessage struct {
+	call uint64
+	wire []byte
 }
 
 func newAttemptSender(stream pb.Engine_AttemptsServer, onFail func()) *attemptSender {
@@ -245,18 +249,18 @@ func newAttemptSender(stream pb.Engine_AttemptsServer, onFail func()) *attemptSe
 	return o
 }
 
-// send queues m for call id, waiting while the queue is full. It fails
-// once sending has failed.
-func (o *attemptSender) send(id uint64, m *pb.RunMessage) error {
-	return o.put(&pb.AttemptMessage{Call: id, Message: m})
+// send queues msg, the wire form of a RunMessage, for call id, waiting
+// while the queue is full. It fails once sending has failed.
+func (o *attemptSender) send(id uint64, msg []byte) error {
+	return o.put(queuedMessage{id, appendAttemptMessage(make([]byte, 0, len(msg)+16), id, msg)})
 }
 
 // status queues the end of call id with a status error.
 func (o *attemptSender) status(id uint64, code codes.Code, msg string) {
-	_ = o.put(&pb.AttemptMessage{Call: id, StatusCode: uint32(code), StatusMessage: msg})
+	_ = o.put(queuedMessage{id, appendAttemptStatus(nil, id, code, msg)})
 }
 
-func (o *attemptSender) put(m *pb.AttemptMessage) error {
+func (o *attemptSender) put(m queuedMessage) error {
 	o.mu.Lock()
 	for len(o.queue) >= maxQueuedMessages && o.err == nil {
 		o.space.Wait()
@@ -335,18 +339,18 @@ func (o *attemptSender) loop(ctx context.Context) {
 // so a batch is cut before it would pass the limit, and a single message
 // over it is not sent: its call ends with RESOURCE_EXHAUSTED, as the same
 // message would end a Run stream of its own, and the other calls go on.
-func (o *attemptSender) sendBatch(batch []*pb.AttemptMessage) error {
+func (o *attemptSender) sendBatch(batch []queuedMessage) error {
 	from, size := 0, 0
 	flush := func(to int) error {
 		if to == from {
 			return nil
 		}
-		err := o.stream.Send(&pb.AttemptMessages{Messages: batch[from:to]})
+		err := o.stream.SendMsg(attemptBatch(batch[from:to]))
 		from, size = to, 0
 		return err
 	}
 	for i, m := range batch {
-		n := protowire.SizeTag(1) + protowire.SizeBytes(proto.Size(m))
+		n := batchEntrySize(m.wire)
 		if size+n <= MaxMessageBytes {
 			size += n
 			continue
@@ -358,9 +362,9 @@ func (o *attemptSender) sendBatch(batch []*pb.AttemptMessage) error {
 			size = n
 			continue
 		}
-		batch[i] = &pb.AttemptMessage{Call: m.GetCall(), StatusCode: uint32(codes.ResourceExhausted),
-			StatusMessage: fmt.Sprintf("trying to send message larger than max (%d vs. %d)", n, MaxMessageBytes)}
-		size = protowire.SizeTag(1) + protowire.SizeBytes(proto.Size(batch[i]))
+		batch[i].wire = appendAttemptStatus(nil, m.call, codes.ResourceExhausted,
+			fmt.Sprintf("trying to send message larger than max (%d vs. %d)", n, MaxMessageBytes))
+		size = batchEntrySize(batch[i].wire)
 	}
 	return flush(len(batch))
 }

@@ -46,7 +46,8 @@ func (s *engineServer) Admit(ctx context.Context, req *pb.AdmitRequest) (*pb.Adm
 
 // Run implements pb.EngineServer: it streams the implementation's events
 // and then exactly one terminal message. An invalid result is logged and
-// still sent, so that the host reports the protocol violation.
+// still sent, so that the host reports the protocol violation. Messages
+// are written in their wire form (wire_attempts_encode.go).
 func (s *engineServer) Run(req *pb.RunRequest, stream pb.Engine_RunServer) error {
 	r, err := runRequestFromProto(req)
 	if err != nil {
@@ -56,23 +57,22 @@ func (s *engineServer) Run(req *pb.RunRequest, stream pb.Engine_RunServer) error
 	defer out.close()
 
 	res, err := s.impl.Run(stream.Context(), r, out.emit)
-	terminal := s.terminal(res, err)
-	return out.send(terminal)
+	return out.send(s.appendTerminal(nil, res, err))
 }
 
-// terminal is the terminal message of a Run that returned res and err.
-func (s *engineServer) terminal(res *RunResult, err error) *pb.RunMessage {
+// appendTerminal appends the terminal RunMessage of a Run that returned
+// res and err.
+func (s *engineServer) appendTerminal(b []byte, res *RunResult, err error) []byte {
 	switch {
 	case err != nil:
-		return &pb.RunMessage{Message: &pb.RunMessage_Failure{Failure: failureToProto(errorToFailure(err))}}
+		return appendFailureMessage(b, errorToFailure(err))
 	case res == nil:
-		f := errorToFailure(fmt.Errorf("Run: %w", errNilAnswer))
-		return &pb.RunMessage{Message: &pb.RunMessage_Failure{Failure: failureToProto(f)}}
+		return appendFailureMessage(b, errorToFailure(fmt.Errorf("Run: %w", errNilAnswer)))
 	default:
 		if verr := res.Validate(); verr != nil {
 			s.logger.Error("engine returned an invalid result; the host will reject it", "error", verr)
 		}
-		return &pb.RunMessage{Message: &pb.RunMessage_Result{Result: resultToProto(res)}}
+		return appendResultMessage(b, res)
 	}
 }
 
@@ -88,15 +88,16 @@ type runSender struct {
 var errStreamClosed = errors.New("run stream is closed")
 
 func (s *runSender) emit(ev RunEvent) error {
-	m, err := eventToProto(ev)
+	m, err := appendEventMessage(nil, ev)
 	if err != nil {
 		return err
 	}
 	return s.send(m)
 }
 
-// send sends m unless Run has returned or the host has gone away.
-func (s *runSender) send(m *pb.RunMessage) error {
+// send sends msg, the wire form of a RunMessage, unless Run has returned
+// or the host has gone away.
+func (s *runSender) send(msg []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -105,7 +106,7 @@ func (s *runSender) send(m *pb.RunMessage) error {
 	if err := s.stream.Context().Err(); err != nil {
 		return fmt.Errorf("run stream: %w", err)
 	}
-	return s.stream.Send(m)
+	return s.stream.SendMsg(rawMessage(msg))
 }
 
 func (s *runSender) close() {

@@ -1,11 +1,14 @@
 package plugin
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
@@ -157,4 +160,88 @@ func BenchmarkDecodeAttemptMessages(b *testing.B) {
 			}
 		})
 	}
+}
+
+// wireEqual fails t unless got is the wire form protobuf's encoder writes
+// for want.
+func wireEqual(t *testing.T, what string, got []byte, want proto.Message) {
+	t.Helper()
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(want)
+	if err != nil {
+		t.Fatalf("%s: protobuf refuses it: %v", what, err)
+	}
+	if !bytes.Equal(got, b) {
+		t.Fatalf("%s: written as\n%x\nprotobuf writes\n%x", what, got, b)
+	}
+}
+
+// checkAppendRunMessage holds the direct writer of Run stream messages and
+// AttemptMessages to protobuf's encoder of what the conversions build,
+// for every message the inputs make.
+func checkAppendRunMessage(t *testing.T, kind uint8, s1, s2 string, js []byte, n1, n2 int64, final bool) {
+	t.Helper()
+	kinds := []EventKind{EventText, EventThinking, EventToolUse, EventToolResult, EventUsage, "bogus"}
+	ev := RunEvent{Kind: kinds[int(kind)%len(kinds)], Text: s1, ToolID: s1, ToolName: s2, ToolJSON: js,
+		Usage: Usage{Known: final, Input: n1, Output: n2, CacheRead: n2, CacheCreation: n1}}
+	got, err := appendEventMessage(nil, ev)
+	want, werr := eventToProto(ev)
+	if (err == nil) != (werr == nil) {
+		t.Fatalf("event %+v: error %v, eventToProto's %v", ev, err, werr)
+	}
+	if err == nil {
+		wireEqual(t, "event", got, want)
+	}
+	partKinds := []PartKind{PartText, PartThinking, PartToolUse, PartToolResult, PartStructured, "bogus"}
+	res := &RunResult{
+		Parts: []Part{
+			{Kind: partKinds[int(kind)%len(partKinds)], Text: s1, JSON: js, ToolName: s2, ToolID: s1, Final: final},
+			{Kind: PartText, Text: s2, Final: !final},
+		},
+		Usage:      ev.Usage,
+		Requested:  Identity{Adapter: s1, Provider: s2, ModelFamily: s1, Model: s2, Tools: []string{s1, s2}},
+		Effective:  Identity{Model: s1},
+		StopReason: s2,
+	}
+	wireEqual(t, "result", appendResultMessage(nil, res), &pb.RunMessage{Message: &pb.RunMessage_Result{Result: resultToProto(res)}})
+	failureKinds := append([]FailureKind{"", "bogus"}, FailureKinds...)
+	f := &Failure{Kind: failureKinds[int(kind)%len(failureKinds)], Message: s1, RetryAfter: time.Duration(n1), Provider: s2, Model: s1}
+	msg := appendFailureMessage(nil, f)
+	wireEqual(t, "failure", msg, &pb.RunMessage{Message: &pb.RunMessage_Failure{Failure: failureToProto(f)}})
+	var run pb.RunMessage
+	if err := proto.Unmarshal(msg, &run); err != nil {
+		t.Fatal(err)
+	}
+	call := uint64(n2)
+	wireEqual(t, "attempt message", appendAttemptMessage(nil, call, msg), &pb.AttemptMessage{Call: call, Message: &run})
+	wireEqual(t, "attempt status", appendAttemptStatus(nil, call, codes.Code(kind), s1),
+		&pb.AttemptMessage{Call: call, StatusCode: uint32(kind), StatusMessage: wireText(s1)})
+	batch := []queuedMessage{{call, appendAttemptMessage(nil, call, msg)}, {call, appendAttemptStatus(nil, call, codes.Internal, s2)}}
+	raw, err := proto.Marshal(attemptBatch(batch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wireEqual(t, "batch", raw, &pb.AttemptMessages{Messages: []*pb.AttemptMessage{
+		{Call: call, Message: &run}, {Call: call, StatusCode: uint32(codes.Internal), StatusMessage: wireText(s2)}}})
+}
+
+// TestAppendRunMessage: the direct writer writes protobuf's bytes for
+// every kind of message, short and long, valid UTF-8 or not.
+func TestAppendRunMessage(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("é", 70_000)
+	for kind := range uint8(13) {
+		checkAppendRunMessage(t, kind, "", "", nil, 0, 0, false)
+		checkAppendRunMessage(t, kind, "a", "b\xff", []byte(`{"x":1}`), 5, -1, true)
+		checkAppendRunMessage(t, kind, long, strings.Repeat("x", 200), []byte(long), 1<<40, 7, kind%2 == 0)
+	}
+}
+
+// FuzzAppendRunMessage is TestAppendRunMessage for any inputs.
+func FuzzAppendRunMessage(f *testing.F) {
+	f.Add(uint8(0), "hello", "", []byte(nil), int64(0), int64(0), false)
+	f.Add(uint8(2), "u1", "grep", []byte(`{"q":1}`), int64(3), int64(4), true)
+	f.Add(uint8(4), strings.Repeat("y", 300), "\xc3", []byte("[]"), int64(-5), int64(1)<<62, true)
+	f.Fuzz(func(t *testing.T, kind uint8, s1, s2 string, js []byte, n1, n2 int64, final bool) {
+		checkAppendRunMessage(t, kind, s1, s2, js, n1, n2, final)
+	})
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/sdk"
@@ -183,6 +184,13 @@ func (c resultFirstCodec) Marshal(v any) (mem.BufferSlice, error) {
 			}
 		case "AttemptMessages":
 			v = replaceMarked(m)
+		case "Empty":
+			// A Go plugin hands gRPC its Run stream messages and
+			// AttemptMessages in their wire form, as the unknown fields
+			// of an empty message (plugin/wire_attempts_encode.go).
+			if raw := m.ProtoReflect().GetUnknown(); bytes.Contains(raw, []byte(resultFirstMarker)) {
+				v = replaceRaw(raw)
+			}
 		}
 	}
 	return c.CodecV2.Marshal(v)
@@ -206,6 +214,41 @@ func replaceMarked(m proto.Message) proto.Message {
 		}
 	}
 	return out.Interface()
+}
+
+// replaceRaw returns raw, the wire form of an AttemptMessages or of a
+// RunMessage holding resultFirstMarker, with the marked RunMessages as
+// results.
+func replaceRaw(raw []byte) proto.Message {
+	batch := newMessage("obversa.plugin.v1.AttemptMessages")
+	if proto.Unmarshal(raw, batch) == nil && isBatch(batch.ProtoReflect()) {
+		return replaceMarked(batch)
+	}
+	run := newMessage("obversa.plugin.v1.RunMessage")
+	_ = proto.Unmarshal(raw, run)
+	return textResult(run.ProtoReflect())
+}
+
+// newMessage is a new message of the registered type name.
+func newMessage(name protoreflect.FullName) proto.Message {
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(name)
+	if err != nil {
+		panic(err)
+	}
+	return mt.New().Interface()
+}
+
+// isBatch reports whether m, decoded as an AttemptMessages, is one: a
+// RunMessage decoded so has its fields as unknown ones and no call ids.
+func isBatch(m protoreflect.Message) bool {
+	list := m.Get(m.Descriptor().Fields().ByName("messages")).List()
+	for i := range list.Len() {
+		am := list.Get(i).Message()
+		if am.Get(am.Descriptor().Fields().ByName("call")).Uint() == 0 || len(am.GetUnknown()) > 0 {
+			return false
+		}
+	}
+	return list.Len() > 0
 }
 
 // textResult is a RunMessage of msg's type with a result: one final text

@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
@@ -171,11 +170,12 @@ func (s *attemptStream) read() {
 	}
 }
 
-// send sends one request on the stream.
-func (s *attemptStream) send(m *pb.AttemptRequest) error {
+// send sends one request, an AttemptRequest in its wire form
+// (wire_attempts_request.go), on the stream.
+func (s *attemptStream) send(req []byte) error {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
-	return s.cl.Send(m)
+	return s.cl.SendMsg(rawMessage(req))
 }
 
 // start registers a new call; ok is false when the stream has ended.
@@ -197,7 +197,7 @@ func (s *attemptStream) end(id uint64, cancel bool) {
 	delete(s.calls, id)
 	s.mu.Unlock()
 	if cancel {
-		_ = s.send(&pb.AttemptRequest{Call: id, Request: &pb.AttemptRequest_Cancel{Cancel: &pb.AttemptRequest_CancelCall{}}})
+		_ = s.send(appendCancelAttempt(nil, id))
 	}
 }
 
@@ -219,8 +219,8 @@ func (s *attemptStream) run(ctx context.Context, m *pb.RunRequest, emit Emitter)
 	c := s.client
 	finished := false
 	defer func() { s.end(id, !finished) }()
-	req := &pb.AttemptRequest{Call: id, Request: &pb.AttemptRequest_Run{Run: m}}
-	if n := proto.Size(req); n > MaxMessageBytes {
+	req := appendRunAttempt(nil, id, m)
+	if n := len(req); n > MaxMessageBytes {
 		// gRPC refuses a message over its limit by ending the whole
 		// stream, every call on it included: refused here, it ends
 		// this call alone, as it would end a Run stream of its own.

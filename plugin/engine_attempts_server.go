@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
@@ -59,13 +60,21 @@ func (s *engineServer) Attempts(stream pb.Engine_AttemptsServer) error {
 }
 
 // receiveAttempts starts and cancels calls as the host asks until the host
-// closes its side (nil) or the stream fails (its error).
+// closes its side (nil) or the stream fails (its error). Each request is
+// received as the unknown fields of an empty message, which keeps its wire
+// bytes as they came, and read by decodeAttemptRequest
+// (wire_attempts_request.go).
 func (s *engineServer) receiveAttempts(ctx context.Context, stream pb.Engine_AttemptsServer, out *attemptSender, calls *attemptCalls) error {
+	var raw emptypb.Empty
 	for {
-		req, err := stream.Recv()
+		err := stream.RecvMsg(&raw)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
+		if err != nil {
+			return err
+		}
+		req, err := decodeAttemptRequest(raw.ProtoReflect().GetUnknown())
 		if err != nil {
 			return err
 		}

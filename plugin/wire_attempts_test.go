@@ -3,6 +3,7 @@ package plugin
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -243,5 +244,77 @@ func FuzzAppendRunMessage(f *testing.F) {
 	f.Add(uint8(4), strings.Repeat("y", 300), "\xc3", []byte("[]"), int64(-5), int64(1)<<62, true)
 	f.Fuzz(func(t *testing.T, kind uint8, s1, s2 string, js []byte, n1, n2 int64, final bool) {
 		checkAppendRunMessage(t, kind, s1, s2, js, n1, n2, final)
+	})
+}
+
+// attemptRequestSeeds are AttemptRequests as the host sends them.
+func attemptRequestSeeds() []*pb.AttemptRequest {
+	full := &pb.RunRequest{Purpose: pb.Purpose_PURPOSE_PREFLIGHT, RunId: "r", NodeId: "n", Position: "dag/n/1", AttemptId: "a",
+		Target: &pb.Identity{Adapter: "mock", Provider: "local", ModelFamily: "f", Model: "m1", Tools: []string{"grep", ""}},
+		Prompt: strings.Repeat("p", 200), OutputSchema: []byte(`{"type":"object"}`), Tools: []string{"ls", "cat"},
+		WorkspaceDir: "/w", WorkspaceMode: "read", TimeoutMs: 30_000}
+	return []*pb.AttemptRequest{
+		{Call: 1, Request: &pb.AttemptRequest_Run{Run: &pb.RunRequest{}}},
+		{Call: 2, Request: &pb.AttemptRequest_Run{Run: full}},
+		{Call: 3, Request: &pb.AttemptRequest_Run{Run: &pb.RunRequest{Target: &pb.Identity{}, Purpose: -1, TimeoutMs: -2}}},
+		{Call: 4, Request: &pb.AttemptRequest_Cancel{Cancel: &pb.AttemptRequest_CancelCall{}}},
+	}
+}
+
+// TestAttemptRequestWire: the host writes protobuf's bytes for every
+// request, and a plugin reads them back by itself, as protobuf does.
+func TestAttemptRequestWire(t *testing.T) {
+	t.Parallel()
+	for i, seed := range attemptRequestSeeds() {
+		var b []byte
+		switch r := seed.GetRequest().(type) {
+		case *pb.AttemptRequest_Run:
+			b = appendRunAttempt(nil, seed.GetCall(), r.Run)
+		default:
+			b = appendCancelAttempt(nil, seed.GetCall())
+		}
+		wireEqual(t, fmt.Sprintf("request %d", i), b, seed)
+		// A negative enum (written as ten bytes) is left to protobuf.
+		if _, ok := readAttemptRequest(b); !ok && seed.GetRun().GetPurpose() >= 0 {
+			t.Fatalf("request %d: the direct reader left it to protobuf", i)
+		}
+		got, err := decodeAttemptRequest(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(got, seed) {
+			t.Errorf("request %d: read as %v, want %v", i, got, seed)
+		}
+	}
+}
+
+// FuzzAttemptRequestWire holds the host's writer of a Run request and a
+// plugin's reader of any bytes to protobuf: the writer writes protobuf's
+// bytes, and whatever the reader takes, protobuf decodes to the same
+// message.
+func FuzzAttemptRequestWire(f *testing.F) {
+	for _, seed := range attemptRequestSeeds() {
+		b, err := proto.Marshal(seed)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, "s", int64(0))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, s string, n int64) {
+		if got, ok := readAttemptRequest(data); ok {
+			var want pb.AttemptRequest
+			if err := proto.Unmarshal(data, &want); err != nil {
+				t.Fatalf("the direct reader took what protobuf refuses: %v", err)
+			}
+			if !proto.Equal(got, &want) {
+				t.Fatalf("read as %v, protobuf reads %v", got, &want)
+			}
+		}
+		s = wireText(s)
+		m := &pb.RunRequest{Purpose: pb.Purpose(n), RunId: s, NodeId: s, Position: s, AttemptId: s, Prompt: s,
+			Target: &pb.Identity{Model: s, Tools: []string{s, s}}, OutputSchema: data, Tools: []string{s},
+			WorkspaceDir: s, WorkspaceMode: s, TimeoutMs: n}
+		wireEqual(t, "run request", appendRunAttempt(nil, uint64(n), m),
+			&pb.AttemptRequest{Call: uint64(n), Request: &pb.AttemptRequest_Run{Run: m}})
 	})
 }

@@ -149,11 +149,11 @@ func (s *limitedStream) SendMsg(v any) error {
 func TestSendBatchKeepsTheStream(t *testing.T) {
 	t.Parallel()
 	text := func(call uint64, n int) queuedMessage {
-		msg, err := appendEventMessage(nil, RunEvent{Kind: EventText, Text: strings.Repeat("x", n)})
+		msg, err := attemptEvent(call, RunEvent{Kind: EventText, Text: strings.Repeat("x", n)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return queuedMessage{call, appendAttemptMessage(nil, call, msg)}
+		return queuedMessage{call, msg}
 	}
 	batch := []queuedMessage{text(1, 30<<20), text(2, 30<<20), text(3, 70<<20), text(4, 10), text(5, 40<<20)}
 	s := &limitedStream{}

@@ -115,7 +115,7 @@ func (s *engineServer) attempt(ctx context.Context, id uint64, req *pb.RunReques
 		closed bool
 	)
 	emit := func(ev RunEvent) error {
-		m, err := appendEventMessage(nil, ev)
+		m, err := attemptEvent(id, ev)
 		if err != nil {
 			return err
 		}
@@ -127,13 +127,13 @@ func (s *engineServer) attempt(ctx context.Context, id uint64, req *pb.RunReques
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("run stream: %w", err)
 		}
-		return out.send(id, m)
+		return out.put(queuedMessage{id, m})
 	}
 	res, err := s.runRecovered(ctx, r, emit)
 	mu.Lock()
 	closed = true
 	mu.Unlock()
-	_ = out.send(id, s.appendTerminal(nil, res, err))
+	_ = out.put(queuedMessage{id, attemptTerminal(id, terminalSize(res), func(b []byte) []byte { return s.appendTerminal(b, res, err) })})
 }
 
 // runRecovered calls the implementation's Run and turns a panic into an
@@ -258,17 +258,13 @@ func newAttemptSender(stream pb.Engine_AttemptsServer, onFail func()) *attemptSe
 	return o
 }
 
-// send queues msg, the wire form of a RunMessage, for call id, waiting
-// while the queue is full. It fails once sending has failed.
-func (o *attemptSender) send(id uint64, msg []byte) error {
-	return o.put(queuedMessage{id, appendAttemptMessage(make([]byte, 0, len(msg)+16), id, msg)})
-}
-
 // status queues the end of call id with a status error.
 func (o *attemptSender) status(id uint64, code codes.Code, msg string) {
 	_ = o.put(queuedMessage{id, appendAttemptStatus(nil, id, code, msg)})
 }
 
+// put queues m, waiting while the queue is full. It fails once sending
+// has failed.
 func (o *attemptSender) put(m queuedMessage) error {
 	o.mu.Lock()
 	for len(o.queue) >= maxQueuedMessages && o.err == nil {

@@ -57,7 +57,7 @@ func (s *engineServer) Run(req *pb.RunRequest, stream pb.Engine_RunServer) error
 	defer out.close()
 
 	res, err := s.impl.Run(stream.Context(), r, out.emit)
-	return out.send(s.appendTerminal(nil, res, err))
+	return out.send(s.appendTerminal(make([]byte, 0, terminalSize(res)), res, err))
 }
 
 // appendTerminal appends the terminal RunMessage of a Run that returned
@@ -88,7 +88,7 @@ type runSender struct {
 var errStreamClosed = errors.New("run stream is closed")
 
 func (s *runSender) emit(ev RunEvent) error {
-	m, err := appendEventMessage(nil, ev)
+	m, err := appendEventMessage(make([]byte, 0, eventSize(ev)), ev)
 	if err != nil {
 		return err
 	}

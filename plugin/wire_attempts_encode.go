@@ -118,12 +118,46 @@ func appendIdentity(b []byte, id Identity) []byte {
 	return b
 }
 
-// appendAttemptMessage appends an AttemptMessage of call id carrying msg,
-// the wire form of a RunMessage.
-func appendAttemptMessage(b []byte, id uint64, msg []byte) []byte {
-	b = appendVarint(b, 1, id)
-	b = protowire.AppendTag(b, 2, protowire.BytesType)
-	return protowire.AppendBytes(b, msg)
+// attemptEvent is the AttemptMessage of call id carrying ev, written into
+// one buffer of about its size; an unknown kind is an error.
+func attemptEvent(id uint64, ev RunEvent) ([]byte, error) {
+	var err error
+	b := appendVarint(make([]byte, 0, eventSize(ev)+16), 1, id)
+	b = appendNested(b, 2, func(b []byte) []byte {
+		b, err = appendEventMessage(b, ev)
+		return b
+	})
+	return b, err
+}
+
+// attemptTerminal is the AttemptMessage of call id carrying msg, the
+// RunMessage that msg appends, written into a buffer of hint bytes.
+func attemptTerminal(id uint64, hint int, msg func([]byte) []byte) []byte {
+	b := appendVarint(make([]byte, 0, hint+16), 1, id)
+	return appendNested(b, 2, msg)
+}
+
+// eventSize is about the size of ev's RunMessage.
+func eventSize(ev RunEvent) int {
+	return 24 + len(ev.Text) + len(ev.ToolID) + len(ev.ToolName) + len(ev.ToolJSON)
+}
+
+// terminalSize is about the size of the terminal RunMessage of res (nil
+// for a failure).
+func terminalSize(res *RunResult) int {
+	if res == nil {
+		return 128
+	}
+	n := 160 + len(res.StopReason)
+	for _, p := range res.Parts {
+		n += 24 + len(p.Text) + len(p.JSON) + len(p.ToolName) + len(p.ToolID)
+	}
+	for _, id := range []Identity{res.Requested, res.Effective} {
+		for _, t := range id.Tools {
+			n += 2 + len(t)
+		}
+	}
+	return n
 }
 
 // appendAttemptStatus appends an AttemptMessage that ends call id with a

@@ -191,6 +191,11 @@ func checkAppendRunMessage(t *testing.T, kind uint8, s1, s2 string, js []byte, n
 	}
 	if err == nil {
 		wireEqual(t, "event", got, want)
+		am, err := attemptEvent(uint64(n1), ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wireEqual(t, "attempt event", am, &pb.AttemptMessage{Call: uint64(n1), Message: want})
 	}
 	partKinds := []PartKind{PartText, PartThinking, PartToolUse, PartToolResult, PartStructured, "bogus"}
 	res := &RunResult{
@@ -213,10 +218,11 @@ func checkAppendRunMessage(t *testing.T, kind uint8, s1, s2 string, js []byte, n
 		t.Fatal(err)
 	}
 	call := uint64(n2)
-	wireEqual(t, "attempt message", appendAttemptMessage(nil, call, msg), &pb.AttemptMessage{Call: call, Message: &run})
+	am := attemptTerminal(call, 0, func(b []byte) []byte { return appendFailureMessage(b, f) })
+	wireEqual(t, "attempt message", am, &pb.AttemptMessage{Call: call, Message: &run})
 	wireEqual(t, "attempt status", appendAttemptStatus(nil, call, codes.Code(kind), s1),
 		&pb.AttemptMessage{Call: call, StatusCode: uint32(kind), StatusMessage: wireText(s1)})
-	batch := []queuedMessage{{call, appendAttemptMessage(nil, call, msg)}, {call, appendAttemptStatus(nil, call, codes.Internal, s2)}}
+	batch := []queuedMessage{{call, am}, {call, appendAttemptStatus(nil, call, codes.Internal, s2)}}
 	raw, err := proto.Marshal(attemptBatch(batch))
 	if err != nil {
 		t.Fatal(err)

@@ -15,10 +15,12 @@ func (e *Engine) logCall(c *compiled, req plugin.RunRequest) (ready bool, err er
 	if purpose == "" {
 		purpose = plugin.PurposeOrdinary
 	}
-	if err := e.appendLine(c.cfg.EffectsFile, strings.Join([]string{
-		dash(req.NodeID), dash(req.Position), dash(req.AttemptID), string(purpose),
-	}, " ")); err != nil {
-		return false, err
+	if c.cfg.EffectsFile != "" { // the line is built only to be written
+		if err := e.appendLine(c.cfg.EffectsFile, strings.Join([]string{
+			dash(req.NodeID), dash(req.Position), dash(req.AttemptID), string(purpose),
+		}, " ")); err != nil {
+			return false, err
+		}
 	}
 	call := "ordinary"
 	ready = true

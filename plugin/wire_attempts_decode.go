@@ -58,39 +58,41 @@ func unmarshalAttemptMessages(b []byte) ([]attemptItem, error) {
 	return items, nil
 }
 
-// wireReader walks the fields of one message. A field it cannot take
-// (malformed, unknown, of another wire type, seen twice) sets bad.
+// wireReader walks the fields of one message: next moves to a field
+// (num, typ), whose value one of the readers below takes. A field it
+// cannot take (malformed, of another wire type, a field not in repeats
+// seen twice) sets bad and ends the walk.
 type wireReader struct {
-	b    []byte
-	seen uint64 // bit n: field n was read
-	bad  bool
+	b       []byte
+	repeats uint64 // bit n: field n may appear more than once
+	seen    uint64 // bit n: field n was read
+	num     protowire.Number
+	typ     protowire.Type
+	bad     bool
 }
 
-// next returns the next field's number and wire type; false at the end or
-// when the field is malformed.
-func (r *wireReader) next() (protowire.Number, protowire.Type, bool) {
+// next moves to the next field; false at the end or when the field cannot
+// be taken.
+func (r *wireReader) next() bool {
 	if len(r.b) == 0 || r.bad {
-		return 0, 0, false
+		return false
 	}
 	num, typ, n := protowire.ConsumeTag(r.b)
-	if n < 0 || num >= 64 {
+	if n < 0 || num >= 64 || r.seen&(1<<num) != 0 {
+		// A singular field twice: protobuf merges, the slow way decides.
 		r.bad = true
-		return 0, 0, false
+		return false
 	}
-	if r.seen&(1<<num) != 0 {
-		r.bad = true // a singular field twice: protobuf merges, the slow way decides
-		return 0, 0, false
+	if r.repeats&(1<<num) == 0 {
+		r.seen |= 1 << num
 	}
-	r.b = r.b[n:]
-	return num, typ, true
+	r.b, r.num, r.typ = r.b[n:], num, typ
+	return true
 }
 
-// once marks field num as read, for a field that may appear only once.
-func (r *wireReader) once(num protowire.Number) { r.seen |= 1 << num }
-
 // bytes reads a length-delimited field.
-func (r *wireReader) bytes(typ protowire.Type) []byte {
-	if typ != protowire.BytesType {
+func (r *wireReader) bytes() []byte {
+	if r.typ != protowire.BytesType {
 		r.bad = true
 		return nil
 	}
@@ -104,8 +106,8 @@ func (r *wireReader) bytes(typ protowire.Type) []byte {
 }
 
 // str reads a string field, which must be UTF-8 as protobuf requires.
-func (r *wireReader) str(typ protowire.Type) string {
-	v := r.bytes(typ)
+func (r *wireReader) str() string {
+	v := r.bytes()
 	if !utf8.Valid(v) {
 		r.bad = true
 		return ""
@@ -114,8 +116,8 @@ func (r *wireReader) str(typ protowire.Type) string {
 }
 
 // varint reads a varint field no larger than limit.
-func (r *wireReader) varint(typ protowire.Type, limit uint64) uint64 {
-	if typ != protowire.VarintType {
+func (r *wireReader) varint(limit uint64) uint64 {
+	if r.typ != protowire.VarintType {
 		r.bad = true
 		return 0
 	}
@@ -132,16 +134,12 @@ func (r *wireReader) varint(typ protowire.Type, limit uint64) uint64 {
 // in the form the direct reader takes.
 func readAttemptMessages(b []byte) ([]attemptItem, bool) {
 	items := make([]attemptItem, 0, 8)
-	r := wireReader{b: b}
-	for {
-		num, typ, ok := r.next()
-		if !ok {
-			break
-		}
-		if num != 1 {
+	r := wireReader{b: b, repeats: 1 << 1}
+	for r.next() {
+		if r.num != 1 {
 			return nil, false
 		}
-		item, ok := readAttemptMessage(r.bytes(typ))
+		item, ok := readAttemptMessage(r.bytes())
 		if !ok || r.bad {
 			return nil, false
 		}
@@ -156,21 +154,16 @@ func readAttemptMessage(b []byte) (attemptItem, bool) {
 		msg  []byte
 	)
 	r := wireReader{b: b}
-	for {
-		num, typ, ok := r.next()
-		if !ok {
-			break
-		}
-		r.once(num)
-		switch num {
+	for r.next() {
+		switch r.num {
 		case 1:
-			item.call = r.varint(typ, math.MaxUint64)
+			item.call = r.varint(math.MaxUint64)
 		case 2:
-			msg = r.bytes(typ)
+			msg = r.bytes()
 		case 3:
-			item.statusCode = uint32(r.varint(typ, math.MaxUint32))
+			item.statusCode = uint32(r.varint(math.MaxUint32))
 		case 4:
-			item.statusMsg = r.str(typ)
+			item.statusMsg = r.str()
 		default:
 			return attemptItem{}, false
 		}
@@ -189,26 +182,25 @@ func readAttemptMessage(b []byte) (attemptItem, bool) {
 // readRunMessage reads a RunMessage: one field of its oneof, or none.
 func readRunMessage(b []byte) (WireMessage, bool) {
 	r := wireReader{b: b}
-	num, typ, ok := r.next()
-	if !ok {
+	if !r.next() {
 		return WireMessage{Empty: true}, !r.bad
 	}
-	v := r.bytes(typ)
+	v := r.bytes()
 	if r.bad || len(r.b) != 0 {
 		return WireMessage{}, false // a second field of the oneof: the last wins, the slow way decides
 	}
-	switch num {
+	switch r.num {
 	case 1, 2:
 		text, ok := readDelta(v)
 		kind := EventText
-		if num == 2 {
+		if r.num == 2 {
 			kind = EventThinking
 		}
 		return WireMessage{Event: &RunEvent{Kind: kind, Text: text}}, ok
 	case 3, 4:
 		ev, ok := readToolEvent(v)
 		ev.Kind = EventToolUse
-		if num == 4 {
+		if r.num == 4 {
 			ev.Kind = EventToolResult
 		}
 		return WireMessage{Event: &ev}, ok
@@ -228,16 +220,11 @@ func readRunMessage(b []byte) (WireMessage, bool) {
 func readDelta(b []byte) (string, bool) {
 	r := wireReader{b: b}
 	var text string
-	for {
-		num, typ, ok := r.next()
-		if !ok {
-			break
-		}
-		r.once(num)
-		if num != 1 {
+	for r.next() {
+		if r.num != 1 {
 			return "", false
 		}
-		text = r.str(typ)
+		text = r.str()
 	}
 	return text, !r.bad
 }
@@ -245,19 +232,14 @@ func readDelta(b []byte) (string, bool) {
 func readToolEvent(b []byte) (RunEvent, bool) {
 	r := wireReader{b: b}
 	var ev RunEvent
-	for {
-		num, typ, ok := r.next()
-		if !ok {
-			break
-		}
-		r.once(num)
-		switch num {
+	for r.next() {
+		switch r.num {
 		case 1:
-			ev.ToolID = r.str(typ)
+			ev.ToolID = r.str()
 		case 2:
-			ev.ToolName = r.str(typ)
+			ev.ToolName = r.str()
 		case 3:
-			ev.ToolJSON = rawJSON(cloneBytes(r.bytes(typ)))
+			ev.ToolJSON = rawJSON(cloneBytes(r.bytes()))
 		default:
 			return RunEvent{}, false
 		}
@@ -270,15 +252,14 @@ func readToolEvent(b []byte) (RunEvent, bool) {
 func readUsage(b []byte) (Usage, bool) {
 	r := wireReader{b: b}
 	var u Usage
-	num, typ, ok := r.next()
-	if !ok {
+	if !r.next() {
 		return u, !r.bad
 	}
-	v := r.bytes(typ)
+	v := r.bytes()
 	if r.bad || len(r.b) != 0 {
 		return Usage{}, false
 	}
-	switch num {
+	switch r.num {
 	case 1: // unknown: an empty message
 		return u, len(v) == 0
 	case 2:
@@ -287,14 +268,9 @@ func readUsage(b []byte) (Usage, bool) {
 	}
 	r = wireReader{b: v}
 	u.Known = true
-	for {
-		num, typ, ok := r.next()
-		if !ok {
-			break
-		}
-		r.once(num)
-		n := int64(r.varint(typ, math.MaxInt64))
-		switch num {
+	for r.next() {
+		n := int64(r.varint(math.MaxInt64))
+		switch r.num {
 		case 1:
 			u.Input = n
 		case 2:
@@ -313,37 +289,31 @@ func readUsage(b []byte) (Usage, bool) {
 // readRunResult reads a RunResult as decodeResult decodes it; a part of a
 // kind this host does not know is left to it.
 func readRunResult(b []byte) (*RunResult, bool) {
-	r := wireReader{b: b}
+	r := wireReader{b: b, repeats: 1 << 1} // parts repeat
 	res := &RunResult{Parts: make([]Part, 0, 1)}
-	for {
-		num, typ, ok := r.next()
-		if !ok {
-			break
-		}
-		if num != 1 {
-			r.once(num) // parts (1) repeat; the rest appear once
-		}
-		switch num {
+	var ok bool
+	for r.next() {
+		switch r.num {
 		case 1:
-			p, ok := readPart(r.bytes(typ))
-			if !ok {
+			var p Part
+			if p, ok = readPart(r.bytes()); !ok {
 				return nil, false
 			}
 			res.Parts = append(res.Parts, p)
 		case 2:
-			if res.Usage, ok = readUsage(r.bytes(typ)); !ok {
+			if res.Usage, ok = readUsage(r.bytes()); !ok {
 				return nil, false
 			}
 		case 3:
-			if res.Requested, ok = readIdentity(r.bytes(typ)); !ok {
+			if res.Requested, ok = readIdentity(r.bytes()); !ok {
 				return nil, false
 			}
 		case 4:
-			if res.Effective, ok = readIdentity(r.bytes(typ)); !ok {
+			if res.Effective, ok = readIdentity(r.bytes()); !ok {
 				return nil, false
 			}
 		case 5:
-			res.StopReason = r.str(typ)
+			res.StopReason = r.str()
 		default:
 			return nil, false
 		}
@@ -355,25 +325,20 @@ func readPart(b []byte) (Part, bool) {
 	r := wireReader{b: b}
 	var p Part
 	kind := pb.PartKind_PART_KIND_UNSPECIFIED
-	for {
-		num, typ, ok := r.next()
-		if !ok {
-			break
-		}
-		r.once(num)
-		switch num {
+	for r.next() {
+		switch r.num {
 		case 1:
-			kind = pb.PartKind(r.varint(typ, math.MaxInt32))
+			kind = pb.PartKind(r.varint(math.MaxInt32))
 		case 2:
-			p.Text = r.str(typ)
+			p.Text = r.str()
 		case 3:
-			p.JSON = rawJSON(cloneBytes(r.bytes(typ)))
+			p.JSON = rawJSON(cloneBytes(r.bytes()))
 		case 4:
-			p.ToolName = r.str(typ)
+			p.ToolName = r.str()
 		case 5:
-			p.ToolID = r.str(typ)
+			p.ToolID = r.str()
 		case 6:
-			p.Final = r.varint(typ, 1) == 1
+			p.Final = r.varint(1) == 1
 		default:
 			return Part{}, false
 		}
@@ -384,27 +349,20 @@ func readPart(b []byte) (Part, bool) {
 }
 
 func readIdentity(b []byte) (Identity, bool) {
-	r := wireReader{b: b}
+	r := wireReader{b: b, repeats: 1 << 5} // tools repeat
 	var id Identity
-	for {
-		num, typ, ok := r.next()
-		if !ok {
-			break
-		}
-		if num != 5 {
-			r.once(num) // tools (5) repeat; the rest appear once
-		}
-		switch num {
+	for r.next() {
+		switch r.num {
 		case 1:
-			id.Adapter = r.str(typ)
+			id.Adapter = r.str()
 		case 2:
-			id.Provider = r.str(typ)
+			id.Provider = r.str()
 		case 3:
-			id.ModelFamily = r.str(typ)
+			id.ModelFamily = r.str()
 		case 4:
-			id.Model = r.str(typ)
+			id.Model = r.str()
 		case 5:
-			id.Tools = append(id.Tools, r.str(typ))
+			id.Tools = append(id.Tools, r.str())
 		default:
 			return Identity{}, false
 		}
@@ -417,23 +375,18 @@ func readFailure(b []byte) (*Failure, bool) {
 	r := wireReader{b: b}
 	kind := pb.FailureKind_FAILURE_KIND_UNSPECIFIED
 	f := &Failure{}
-	for {
-		num, typ, ok := r.next()
-		if !ok {
-			break
-		}
-		r.once(num)
-		switch num {
+	for r.next() {
+		switch r.num {
 		case 1:
-			kind = pb.FailureKind(r.varint(typ, math.MaxInt32))
+			kind = pb.FailureKind(r.varint(math.MaxInt32))
 		case 2:
-			f.Message = r.str(typ)
+			f.Message = r.str()
 		case 3:
-			f.RetryAfter = msToDuration(int64(r.varint(typ, math.MaxUint64)))
+			f.RetryAfter = msToDuration(int64(r.varint(math.MaxUint64)))
 		case 4:
-			f.Provider = r.str(typ)
+			f.Provider = r.str()
 		case 5:
-			f.Model = r.str(typ)
+			f.Model = r.str()
 		default:
 			return nil, false
 		}

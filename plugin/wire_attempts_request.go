@@ -79,21 +79,16 @@ func decodeAttemptRequest(b []byte) (*pb.AttemptRequest, error) {
 func readAttemptRequest(b []byte) (*pb.AttemptRequest, bool) {
 	m := &pb.AttemptRequest{}
 	r := wireReader{b: b}
-	for {
-		num, typ, ok := r.next()
-		if !ok {
-			break
-		}
-		r.once(num)
-		switch num {
+	for r.next() {
+		switch r.num {
 		case 1:
-			m.Call = r.varint(typ, math.MaxUint64)
+			m.Call = r.varint(math.MaxUint64)
 		case 2, 3:
 			if m.Request != nil {
 				return nil, false // both of the oneof: the last wins, the slow way decides
 			}
-			v := r.bytes(typ)
-			if num == 3 {
+			v := r.bytes()
+			if r.num == 3 {
 				if len(v) != 0 {
 					return nil, false
 				}
@@ -114,44 +109,37 @@ func readAttemptRequest(b []byte) (*pb.AttemptRequest, bool) {
 
 func readRunRequest(b []byte) (*pb.RunRequest, bool) {
 	m := &pb.RunRequest{}
-	r := wireReader{b: b}
-	for {
-		num, typ, ok := r.next()
-		if !ok {
-			break
-		}
-		if num != 9 {
-			r.once(num) // tools (9) repeat; the rest appear once
-		}
-		switch num {
+	r := wireReader{b: b, repeats: 1 << 9} // tools repeat
+	for r.next() {
+		switch r.num {
 		case 1:
-			m.Purpose = pb.Purpose(r.varint(typ, math.MaxInt32))
+			m.Purpose = pb.Purpose(r.varint(math.MaxInt32))
 		case 2:
-			m.RunId = r.str(typ)
+			m.RunId = r.str()
 		case 3:
-			m.NodeId = r.str(typ)
+			m.NodeId = r.str()
 		case 4:
-			m.Position = r.str(typ)
+			m.Position = r.str()
 		case 5:
-			m.AttemptId = r.str(typ)
+			m.AttemptId = r.str()
 		case 6:
-			id, ok := readIdentity(r.bytes(typ))
+			id, ok := readIdentity(r.bytes())
 			if !ok {
 				return nil, false
 			}
 			m.Target = &pb.Identity{Adapter: id.Adapter, Provider: id.Provider, ModelFamily: id.ModelFamily, Model: id.Model, Tools: id.Tools}
 		case 7:
-			m.Prompt = r.str(typ)
+			m.Prompt = r.str()
 		case 8:
-			m.OutputSchema = append([]byte{}, r.bytes(typ)...)
+			m.OutputSchema = append([]byte{}, r.bytes()...)
 		case 9:
-			m.Tools = append(m.Tools, r.str(typ))
+			m.Tools = append(m.Tools, r.str())
 		case 10:
-			m.WorkspaceDir = r.str(typ)
+			m.WorkspaceDir = r.str()
 		case 11:
-			m.WorkspaceMode = r.str(typ)
+			m.WorkspaceMode = r.str()
 		case 12:
-			m.TimeoutMs = int64(r.varint(typ, math.MaxUint64))
+			m.TimeoutMs = int64(r.varint(math.MaxUint64))
 		default:
 			return nil, false
 		}

@@ -58,20 +58,6 @@ func resultToProto(r *RunResult) *pb.RunResult {
 	return m
 }
 
-// resultFromProto decodes and validates a terminal result.
-func resultFromProto(m *pb.RunResult) (*RunResult, error) {
-	r, err := decodeResult(m, func(i int, k pb.PartKind) (PartKind, error) {
-		return "", fmt.Errorf("part %d: unknown kind %d", i, k)
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := r.Validate(); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
 // decodeResult decodes m without validating it. The kind of part i that
 // this host does not know is whatever unknown names it, or the part is
 // refused with unknown's error. The other error is usageFromProto's,

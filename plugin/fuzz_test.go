@@ -87,10 +87,11 @@ func FuzzDecodeResult(f *testing.F) {
 		if proto.Unmarshal(data, &m) != nil {
 			return
 		}
-		r, err := resultFromProto(&m)
+		d, err := decodeRunMessage(&pb.RunMessage{Message: &pb.RunMessage_Result{Result: &m}})
 		if err != nil {
 			return
 		}
+		r := d.result
 		if err := r.Validate(); err != nil {
 			t.Fatalf("accepted an invalid result: %v", err)
 		}

@@ -125,7 +125,11 @@ func TestNodeFailures(t *testing.T) {
 			if strings.Contains(f.Message, secretValue) {
 				t.Errorf("message %q leaks the secret", f.Message)
 			}
-			if el := time.Since(begin); el > 5*time.Second {
+			// The bound tells a timeout that fired from one that did not
+			// (the attempt-timeout case's command would run for an hour);
+			// it is loose because a loaded 2-core machine stalls process
+			// starts for seconds.
+			if el := time.Since(begin); el > time.Minute {
 				t.Errorf("took %v", el)
 			}
 		})

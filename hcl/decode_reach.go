@@ -21,9 +21,23 @@ type reachOf struct {
 	// built on first need.
 	dependents map[string][]string
 	// below are, by id, the nodes that depend on it, directly or not;
-	// filled per target on first need.
+	// filled per target on first need, while kept, the ids they hold
+	// together, is under keptPerNode per node.
 	below map[string]map[string]bool
+	kept  int
+	// lastDeps and lastAll: the depends_on last searched in full (past
+	// the budget) and every id it reaches, for that node's next reference.
+	lastDeps []string
+	lastAll  map[string]bool
 }
+
+// keptPerNode bounds the dependents reachOf keeps, as ids per node of the
+// run file: each far target keeps a set of up to all the nodes, and a
+// file whose nodes each read a different far result would keep one per
+// node (memory quadratic in the nodes). Past it, a far target
+// is looked for among all of the node's dependencies, searched once per
+// node, as before the sets were kept.
+const keptPerNode = 8
 
 func newReachOf(byID map[string]*nodeInfo) *reachOf {
 	return &reachOf{byID: byID}
@@ -39,7 +53,33 @@ func (r *reachOf) dependsOn(deps []string, target string) bool {
 	if found, sure := r.near(deps, target); sure {
 		return found
 	}
-	return r.dependentsOf(target, deps)
+	if _, ok := r.below[target]; ok || r.kept < keptPerNode*len(r.byID) {
+		return r.dependentsOf(target, deps)
+	}
+	return r.all(deps)[target]
+}
+
+// all returns every id deps reaches, itself included, searched once for
+// the deps of the node last asked about.
+func (r *reachOf) all(deps []string) map[string]bool {
+	if len(deps) > 0 && len(deps) == len(r.lastDeps) && &deps[0] == &r.lastDeps[0] {
+		return r.lastAll
+	}
+	seen := map[string]bool{}
+	queue := append([]string{}, deps...)
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if next, ok := r.byID[id]; ok {
+			queue = append(queue, next.n.DependsOn...)
+		}
+	}
+	r.lastDeps, r.lastAll = deps, seen
+	return seen
 }
 
 // near searches from deps for target, visiting at most nearLimit nodes;
@@ -106,5 +146,6 @@ func (r *reachOf) belowOf(target string) map[string]bool {
 		queue = append(queue, r.dependents[id]...)
 	}
 	r.below[target] = b
+	r.kept += len(b)
 	return b
 }

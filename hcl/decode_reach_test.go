@@ -94,3 +94,39 @@ func TestFarReferencesInALongChain(t *testing.T) {
 		t.Fatalf("n150 reading n299: want a refusal, got %v", diags)
 	}
 }
+
+// TestReachOfKeepsBoundedDependents: a chain whose every node reads the
+// result of a different node far above it (past nearLimit) gets the
+// answers of a full search while reachOf keeps at most keptPerNode ids
+// per node (one more target's worth past it); it kept every far target's
+// dependents, memory quadratic in the nodes.
+func TestReachOfKeepsBoundedDependents(t *testing.T) {
+	t.Parallel()
+	const n, back = 1500, nearLimit + 6
+	byID := map[string]*nodeInfo{}
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = fmt.Sprintf("n%d", i)
+		var deps []string
+		if i > 0 {
+			deps = []string{ids[i-1]}
+		}
+		byID[ids[i]] = &nodeInfo{n: &Node{ID: ids[i], DependsOn: deps}}
+	}
+	r := newReachOf(byID)
+	for i := back; i < n; i++ {
+		deps := byID[ids[i]].n.DependsOn
+		for _, target := range []string{ids[i-back], ids[(i+back)%n], ids[i]} {
+			if got, want := r.dependsOn(deps, target), searchAll(byID, deps, target); got != want {
+				t.Fatalf("does %s depend on %s: %v, a full search says %v", ids[i], target, got, want)
+			}
+		}
+	}
+	kept := 0
+	for _, b := range r.below {
+		kept += len(b)
+	}
+	if max := (keptPerNode + 1) * n; kept > max {
+		t.Fatalf("reachOf keeps %d ids of dependents for %d nodes, more than %d", kept, n, max)
+	}
+}

@@ -247,8 +247,8 @@ func readToolEvent(b []byte) (RunEvent, bool) {
 	return ev, !r.bad
 }
 
-// readUsage reads a Usage as usageFromProto decodes it; counts beyond an
-// int64, which usageFromProto refuses, are left to it.
+// readUsage reads a Usage as usageFromProto decodes it; counts above
+// MaxUsageCount, which usageFromProto refuses, are left to it.
 func readUsage(b []byte) (Usage, bool) {
 	r := wireReader{b: b}
 	var u Usage
@@ -269,7 +269,7 @@ func readUsage(b []byte) (Usage, bool) {
 	r = wireReader{b: v}
 	u.Known = true
 	for r.next() {
-		n := int64(r.varint(math.MaxInt64))
+		n := int64(r.varint(MaxUsageCount))
 		switch r.num {
 		case 1:
 			u.Input = n

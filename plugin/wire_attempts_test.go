@@ -113,11 +113,52 @@ func TestReadAttemptMessagesTakesWhatPluginsSend(t *testing.T) {
 	}
 }
 
+// outOfRangeUsage are AttemptMessages whose usage counts the conversions
+// refuse (above MaxUsageCount): as an event and in a result.
+func outOfRangeUsage() []*pb.AttemptMessages {
+	big := &pb.Usage{State: &pb.Usage_Reported_{Reported: &pb.Usage_Reported{Input: 1, Output: MaxUsageCount + 1}}}
+	return []*pb.AttemptMessages{
+		{Messages: []*pb.AttemptMessage{{Call: 1, Message: &pb.RunMessage{Message: &pb.RunMessage_Usage{Usage: big}}}}},
+		{Messages: []*pb.AttemptMessage{{Call: 2, Message: &pb.RunMessage{Message: &pb.RunMessage_Result{
+			Result: &pb.RunResult{Parts: []*pb.Part{{Kind: pb.PartKind_PART_KIND_TEXT, Text: "x", Final: true}}, Usage: big}}}}}},
+	}
+}
+
+// TestReadAttemptMessagesRefusesWhatConversionsRefuse: a usage count the
+// conversions refuse (above MaxUsageCount, a protocol violation) is
+// refused with their error when the direct reader decodes the message: it
+// read any count up to an int64's largest, and the event's or result's
+// check refused it in other words than the conversions (which
+// FuzzDecodeAttemptMessages holds it to).
+func TestReadAttemptMessagesRefusesWhatConversionsRefuse(t *testing.T) {
+	t.Parallel()
+	for i, m := range outOfRangeUsage() {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeAttemptMessages(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := unmarshalAttemptMessages(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) != 1 || want[0].err == nil {
+			t.Fatalf("case %d: the conversions take a usage count above MaxUsageCount: %+v", i, viewItems(want))
+		}
+		if diff := cmp.Diff(viewItems(want), viewItems(got)); diff != "" {
+			t.Errorf("case %d: decoded otherwise than the conversions decode it (-protobuf +decoded):\n%s", i, diff)
+		}
+	}
+}
+
 // FuzzDecodeAttemptMessages holds the direct reader to protobuf's decoder
 // and the conversions: whatever bytes it takes, it decodes to what they
 // decode, errors included, and it takes nothing they refuse.
 func FuzzDecodeAttemptMessages(f *testing.F) {
-	for _, seed := range attemptMessagesSeeds() {
+	for _, seed := range append(attemptMessagesSeeds(), outOfRangeUsage()...) {
 		b, err := proto.Marshal(seed)
 		if err != nil {
 			f.Fatal(err)

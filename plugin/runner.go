@@ -139,7 +139,7 @@ const textBusyRetries = 20
 func (r *procRunner) start(stdout, stderr *os.File) error {
 	for i := 0; ; i++ {
 		r.cmd.Stdout, r.cmd.Stderr = stdout, stderr
-		err := r.cmd.Start()
+		err := startCmd(r.cmd)
 		for _, f := range r.cmd.ExtraFiles {
 			_ = f.Close()
 		}

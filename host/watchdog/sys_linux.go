@@ -4,9 +4,12 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/obversa/obversa/plugin"
 )
 
 // workerSysProcAttr puts the worker in its own process group and asks the
@@ -29,14 +32,19 @@ const WorkerTimerSlack = 500_000
 // startLocked starts cmd from a locked OS thread: the parent-death signal
 // follows the thread that forked, and Go never retires it while the
 // process lives. The thread forks with WorkerTimerSlack, which the child
-// inherits, and gets its own slack back after.
+// inherits, and gets its own slack back after; the child learns that
+// slack from plugin.TimerSlackEnv and starts its plugins with it, so a
+// plugin and the commands it runs keep the timing the host had.
 func startLocked(cmd *exec.Cmd) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	// A larger slack the watchdog was given is kept.
-	if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil && old < WorkerTimerSlack {
+	if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil && old > 0 && old < WorkerTimerSlack {
 		if unix.Prctl(unix.PR_SET_TIMERSLACK, WorkerTimerSlack, 0, 0, 0) == nil {
 			defer unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(old), 0, 0, 0)
+			if cmd.Env != nil {
+				cmd.Env = append(cmd.Env, plugin.TimerSlackEnv+"="+strconv.Itoa(old))
+			}
 		}
 	}
 	return cmd.Start()

@@ -4,16 +4,20 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/obversa/obversa/plugin"
 )
 
 // TestStartLockedTimerSlack: a process started the way the worker is
 // starts with WorkerTimerSlack (docs/decisions.md, "The worker's timer
-// slack"), and the thread that forked it gets its own slack back.
+// slack"), is told the forking thread's own slack for its plugins, and
+// the thread that forked it gets its own slack back.
 func TestStartLockedTimerSlack(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -25,6 +29,7 @@ func TestStartLockedTimerSlack(t *testing.T) {
 		t.Skipf("this thread's timer slack is %d ns already", before)
 	}
 	cmd := exec.Command("sleep", "30")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	if err := startLocked(cmd); err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +43,9 @@ func TestStartLockedTimerSlack(t *testing.T) {
 	}
 	if got, _ := strconv.Atoi(strings.TrimSpace(string(raw))); got != WorkerTimerSlack {
 		t.Errorf("the child's timer slack is %d ns, want %d", got, WorkerTimerSlack)
+	}
+	if want := plugin.TimerSlackEnv + "=" + strconv.Itoa(before); !slices.Contains(cmd.Env, want) {
+		t.Errorf("the child's environment %q lacks %s, the slack its plugins start with", cmd.Env, want)
 	}
 	after, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
 	if err != nil || after != before {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -160,4 +161,62 @@ graph "dag" {
 		t.Fatalf("run: exit %d, want %d (paused for approval): %s", r.code, exitPaused, r.stderr)
 	}
 	return dir, runDirOf(runFile, id)
+}
+
+// TestRunRemovedWhileItRuns: a run whose directory is removed while it
+// runs ends RUN_NOT_FOUND with exit 1, instead of reporting its result
+// and naming a record that is gone.
+func TestRunRemovedWhileItRuns(t *testing.T) {
+	t.Parallel()
+	runFile, dir := rulesRun(t, "", "", simpleLane+`
+graph "dag" {
+  node "wait" {
+    binding    = "shell"
+    input      = { command = ["sleep", "2"] }
+    retry_safe = true
+  }
+}
+`)
+	runDir := runDirOf(runFile, "removed")
+	cmd, out := startObversa(t, dir, nil, "run", "--run-id", "removed", runFile)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(recordedSoFar(runDir, "graph:node-dispatched")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the node was not dispatched in 30 s:\n%s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := os.RemoveAll(runDir); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitFailed {
+			t.Errorf("run after its directory was removed: %v, want exit %d:\n%s", err, exitFailed, out)
+		}
+		if !strings.Contains(out.String(), "RUN_NOT_FOUND") || strings.Contains(out.String(), "complete") {
+			t.Errorf("run after its directory was removed does not say RUN_NOT_FOUND, or says complete:\n%s", out)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("run still runs 60 s after its directory was removed:\n%s", out)
+	}
+}
+
+// recordedSoFar returns the lines of runDir's events.jsonl of type typ, or
+// none while the file does not exist yet.
+func recordedSoFar(runDir, typ string) []string {
+	b, err := os.ReadFile(filepath.Join(runDir, "events.jsonl"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, `"type":"`+typ+`"`) {
+			out = append(out, line)
+		}
+	}
+	return out
 }

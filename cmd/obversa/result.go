@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -24,6 +25,9 @@ const reportNodes = 20
 // and returns the exit status for it.
 func report(ctx context.Context, w io.Writer, res *runstate.Result, ref runRef, asJSON bool) error {
 	dir := ref.String()
+	if err := stillStored(ctx, ref); err != nil {
+		return err
+	}
 	// A large output lives in an artifact; show the whole of it.
 	if out := res.Output; out != nil && out.Artifact != nil {
 		if full, err := readOutput(ctx, ref, *out.Artifact); err == nil {
@@ -169,4 +173,19 @@ func usageLine(u *runstate.RunUsage) string {
 		line += fmt.Sprintf("; %d calls measured no usage (unknown, not counted)", u.UnmeasuredCalls)
 	}
 	return line
+}
+
+// stillStored returns a RUN_NOT_FOUND failure (exit 1) when the run's
+// record was removed while a command carried the run on: the result the
+// run reached is kept nowhere, so it is not reported as if it were.
+// Other errors opening the record leave the report to say what it can.
+func stillStored(ctx context.Context, ref runRef) error {
+	run, err := ref.OpenReadOnly(ctx)
+	if errors.Is(err, store.ErrRunNotFound) {
+		return failedErr(fmt.Errorf("%s: the run's record was removed while the run went on, so what it recorded is not kept: %w", ref, err))
+	}
+	if err == nil {
+		_ = run.Close()
+	}
+	return nil
 }

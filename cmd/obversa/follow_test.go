@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -181,13 +180,7 @@ graph "dag" {
 	cmd, out := startObversa(t, dir, nil, "run", "--run-id", "removed", runFile)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	deadline := time.Now().Add(30 * time.Second)
-	for len(recordedSoFar(runDir, "graph:node-dispatched")) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the node was not dispatched in 30 s:\n%s", out)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitAttempts(t, runDir, 1, "the node's attempt to start")
 	if err := os.RemoveAll(runDir); err != nil {
 		t.Fatal(err)
 	}
@@ -203,20 +196,4 @@ graph "dag" {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("run still runs 60 s after its directory was removed:\n%s", out)
 	}
-}
-
-// recordedSoFar returns the lines of runDir's events.jsonl of type typ, or
-// none while the file does not exist yet.
-func recordedSoFar(runDir, typ string) []string {
-	b, err := os.ReadFile(filepath.Join(runDir, "events.jsonl"))
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, `"type":"`+typ+`"`) {
-			out = append(out, line)
-		}
-	}
-	return out
 }

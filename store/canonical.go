@@ -199,38 +199,6 @@ func sameDecimal(a, b string) bool {
 	return oka && okb && da == db
 }
 
-// appendJCSString appends s as an RFC 8785 string body (without the quotes):
-// '"' and '\' are escaped, \b \f \n \r \t use their short forms, other
-// control characters are \u00xx with lower-case hex, everything else is
-// literal UTF-8 (RFC 8785 §3.2.2.2).
-func appendJCSString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			if c < 0x20 {
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			} else {
-				dst = append(dst, c)
-			}
-		}
-	}
-	return dst
-}
-
 // marshalData turns NewEvent.Data into JSON text. A json.RawMessage passes
 // through unchanged (a nil one is null) and is not yet validated; valid
 // reports whether the text is known to be valid JSON.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+
+	"github.com/obversa/obversa/internal/canonjson"
 )
 
 // Policy is the storage part of the run file's `storage` block
@@ -92,7 +94,8 @@ func compilePolicy(p Policy) (*policy, error) {
 		}
 		cp.raws = append(cp.raws, secretForm{[]byte(s), src})
 		add([]byte(s))
-		add(appendJCSString(nil, s))
+		q := canonjson.AppendString(nil, s)
+		add(q[1 : len(q)-1])
 		if m, err := json.Marshal(s); err == nil {
 			add(m[1 : len(m)-1])
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/internal/canonjson"
 	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
@@ -148,7 +149,7 @@ func (x *Executor) engineCompleted(ctx context.Context, s start, rec graph.Engin
 	}
 	value := final.JSON
 	if final.Kind != plugin.PartStructured {
-		value = appendString(make([]byte, 0, len(final.Text)+8), final.Text)
+		value = canonjson.AppendString(make([]byte, 0, len(final.Text)+8), final.Text)
 	}
 	done := x.completed(ctx, s, value)
 	if done == nil {

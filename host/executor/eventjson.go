@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/internal/canonjson"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -40,11 +40,11 @@ func appendData(b []byte, v any) (_ []byte, ok bool) {
 
 func appendAttemptStarted(b []byte, d graph.AttemptStartedData) []byte {
 	b = append(b, `{"attempt_id":`...)
-	b = appendString(b, d.AttemptID)
+	b = canonjson.AppendString(b, d.AttemptID)
 	b = append(b, `,"node":`...)
-	b = appendString(b, d.Node)
+	b = canonjson.AppendString(b, d.Node)
 	b = append(b, `,"position":`...)
-	b = appendString(b, d.Position)
+	b = canonjson.AppendString(b, d.Position)
 	b = append(b, `,"retry_safe":`...)
 	b = strconv.AppendBool(b, d.RetrySafe)
 	return append(b, '}')
@@ -60,9 +60,9 @@ func appendDispatched(b []byte, d graph.DispatchedData) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"node":`...)
-		b = appendString(b, x.Node)
+		b = canonjson.AppendString(b, x.Node)
 		b = append(b, `,"position":`...)
-		b = appendString(b, x.Position)
+		b = canonjson.AppendString(b, x.Position)
 		b = append(b, '}')
 	}
 	return append(b, "]}"...)
@@ -74,16 +74,16 @@ func appendEngineAttempt(b []byte, d graph.EngineAttemptData) ([]byte, bool) {
 	b, ok = appendRaw(b, d.Effective, ok)
 	if d.FailureKind != "" {
 		b = append(b, `,"failure_kind":`...)
-		b = appendString(b, d.FailureKind)
+		b = canonjson.AppendString(b, d.FailureKind)
 	}
 	if d.Message != "" {
 		b = append(b, `,"message":`...)
-		b = appendString(b, d.Message)
+		b = canonjson.AppendString(b, d.Message)
 	}
 	b = append(b, `,"node":`...)
-	b = appendString(b, d.Node)
+	b = canonjson.AppendString(b, d.Node)
 	b = append(b, `,"outcome":`...)
-	b = appendString(b, d.Outcome)
+	b = canonjson.AppendString(b, d.Outcome)
 	if len(d.Parts) > 0 {
 		b = append(b, `,"parts":`...)
 		b, ok = appendRaw(b, d.Parts, ok)
@@ -93,10 +93,10 @@ func appendEngineAttempt(b []byte, d graph.EngineAttemptData) ([]byte, bool) {
 		b = appendArtifact(b, *d.PartsArtifact)
 	}
 	b = append(b, `,"position":`...)
-	b = appendString(b, d.Position)
+	b = canonjson.AppendString(b, d.Position)
 	if d.Refused != "" {
 		b = append(b, `,"refused":`...)
-		b = appendString(b, d.Refused)
+		b = canonjson.AppendString(b, d.Refused)
 	}
 	b = append(b, `,"requested":`...)
 	b, ok = appendRaw(b, d.Requested, ok)
@@ -110,9 +110,9 @@ func appendEngineAttempt(b []byte, d graph.EngineAttemptData) ([]byte, bool) {
 func appendCompleted(b []byte, d graph.CompletedData) ([]byte, bool) {
 	ok := true
 	b = append(b, `{"node":`...)
-	b = appendString(b, d.Node)
+	b = canonjson.AppendString(b, d.Node)
 	b = append(b, `,"position":`...)
-	b = appendString(b, d.Position)
+	b = canonjson.AppendString(b, d.Position)
 	if len(d.Result) > 0 {
 		b = append(b, `,"result":`...)
 		b, ok = appendRaw(b, d.Result, ok)
@@ -128,11 +128,11 @@ func appendCompleted(b []byte, d graph.CompletedData) ([]byte, bool) {
 // not).
 func appendArtifact(b []byte, r graph.ArtifactRef) []byte {
 	b = append(b, `{"digest":`...)
-	b = appendString(b, r.Digest)
+	b = canonjson.AppendString(b, r.Digest)
 	b = append(b, `,"media_type":`...)
-	b = appendString(b, r.MediaType)
+	b = canonjson.AppendString(b, r.MediaType)
 	b = append(b, `,"purpose":`...)
-	b = appendString(b, r.Purpose)
+	b = canonjson.AppendString(b, r.Purpose)
 	b = append(b, `,"size":`...)
 	b = strconv.AppendInt(b, r.Size, 10)
 	return append(b, '}')
@@ -153,67 +153,17 @@ func appendRaw(b []byte, raw json.RawMessage, ok bool) ([]byte, bool) {
 	return buf.Bytes(), ok
 }
 
-// appendString appends s as an RFC 8785 string: '"' and '\' escaped,
-// control characters as \b \t \n \f \r or \u00xx (lower-case hex),
-// everything else as it is in UTF-8; an invalid UTF-8 byte becomes
-// U+FFFD, as encoding/json writes it.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\r':
-				b = append(b, '\\', 'r')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
 // appendIdentity appends t as identityJSON records it: plugin.Identity's
 // members sorted, tools null when nil.
 func appendIdentity(b []byte, t plugin.Identity) []byte {
 	b = append(b, `{"adapter":`...)
-	b = appendString(b, t.Adapter)
+	b = canonjson.AppendString(b, t.Adapter)
 	b = append(b, `,"model":`...)
-	b = appendString(b, t.Model)
+	b = canonjson.AppendString(b, t.Model)
 	b = append(b, `,"model_family":`...)
-	b = appendString(b, t.ModelFamily)
+	b = canonjson.AppendString(b, t.ModelFamily)
 	b = append(b, `,"provider":`...)
-	b = appendString(b, t.Provider)
+	b = canonjson.AppendString(b, t.Provider)
 	b = append(b, `,"tools":`...)
 	if t.Tools == nil {
 		b = append(b, "null"...)
@@ -223,7 +173,7 @@ func appendIdentity(b []byte, t plugin.Identity) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, tool)
+			b = canonjson.AppendString(b, tool)
 		}
 		b = append(b, ']')
 	}
@@ -284,11 +234,11 @@ func appendParts(b []byte, parts []plugin.Part) ([]byte, bool) {
 			b = append(b, ',')
 		}
 		b = append(b, `"kind":`...)
-		b = appendString(b, string(p.Kind))
+		b = canonjson.AppendString(b, string(p.Kind))
 		for _, m := range []struct{ name, v string }{{`,"text":`, p.Text}, {`,"tool_id":`, p.ToolID}, {`,"tool_name":`, p.ToolName}} {
 			if m.v != "" {
 				b = append(b, m.name...)
-				b = appendString(b, m.v)
+				b = canonjson.AppendString(b, m.v)
 			}
 		}
 		b = append(b, '}')

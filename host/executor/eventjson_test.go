@@ -10,6 +10,7 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/internal/canonjson"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -66,7 +67,7 @@ func TestEventJSONIsCanonical(t *testing.T) {
 		checkEncoded(t, graph.EngineAttemptData{Effective: identityJSON(plugin.Identity{Adapter: s, Tools: []string{s}}), FailureKind: s, Message: s,
 			Node: s, Outcome: "failed", Parts: partsJSON([]plugin.Part{{Kind: plugin.PartText, Text: s, Final: true}}), PartsArtifact: art,
 			Position: s, Refused: s, Requested: identityJSON(plugin.Identity{Model: s}), Sequence: len(s), Usage: usageJSON(plugin.Usage{Known: true, Input: int64(len(s))})}, true)
-		checkEncoded(t, graph.CompletedData{Node: s, Position: s, Result: appendString(nil, s)}, true)
+		checkEncoded(t, graph.CompletedData{Node: s, Position: s, Result: canonjson.AppendString(nil, s)}, true)
 	}
 	checkEncoded(t, graph.DispatchedData{}, true)
 	checkEncoded(t, graph.DispatchedData{Dispatches: []graph.Dispatch{}}, true)
@@ -179,7 +180,7 @@ func FuzzEventJSON(f *testing.F) {
 		checkEncoded(t, graph.EngineAttemptData{Effective: identityJSON(id), FailureKind: b, Message: c, Node: a, Outcome: b,
 			Parts: partsJSON(parts), PartsArtifact: art, Position: c, Refused: a, Requested: identityJSON(id), Sequence: int(n), Usage: usageJSON(u)}, embeds)
 		checkEncoded(t, graph.CompletedData{Node: a, Position: b, Result: raw, ResultArtifact: art}, embeds)
-		checkEncoded(t, graph.CompletedData{Node: a, Position: b, Result: appendString(nil, c)}, true)
+		checkEncoded(t, graph.CompletedData{Node: a, Position: b, Result: canonjson.AppendString(nil, c)}, true)
 		checkForm(t, id, identityJSON(id))
 		checkForm(t, u, usageJSON(u))
 		if embeds {

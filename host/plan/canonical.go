@@ -8,6 +8,8 @@ import (
 	"unicode/utf16"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/obversa/obversa/internal/canonjson"
 )
 
 // canonicalJSON rewrites JSON text as encoding/json writes it (no
@@ -68,7 +70,7 @@ func (c *canon) value() bool {
 	case b == '"':
 		s, _, ok := c.str()
 		if ok {
-			c.out = appendCanonString(c.out, s)
+			c.out = canonjson.AppendString(c.out, s)
 		}
 		return ok
 	case b == 't':
@@ -118,7 +120,7 @@ func (c *canon) number() bool {
 	if digits[0] == '-' {
 		digits = digits[1:]
 	}
-	if len(digits) <= 15 && (digits[0] != '0' || len(tok) == 1) && allDigits(digits) {
+	if len(digits) <= 15 && (digits[0] != '0' || len(tok) == 1) && digitsEnd(digits, 0) == len(digits) {
 		c.out = append(c.out, tok...)
 		return true
 	}
@@ -134,13 +136,13 @@ func (c *canon) number() bool {
 	return true
 }
 
-func allDigits(b []byte) bool {
-	for _, d := range b {
-		if d < '0' || d > '9' {
-			return false
-		}
+// digitsEnd returns the index of the first byte at or after i in b that
+// is not an ASCII digit.
+func digitsEnd(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
 	}
-	return len(b) > 0
+	return i
 }
 
 // jsonNumber reports whether tok follows RFC 8259's number grammar:
@@ -154,19 +156,14 @@ func jsonNumber(tok []byte) bool {
 	case i < len(tok) && tok[i] == '0':
 		i++
 	case i < len(tok) && tok[i] >= '1' && tok[i] <= '9':
-		for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
-			i++
-		}
+		i = digitsEnd(tok, i+1)
 	default:
 		return false
 	}
 	if i < len(tok) && tok[i] == '.' {
 		i++
 		d := i
-		for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
-			i++
-		}
-		if i == d {
+		if i = digitsEnd(tok, i); i == d {
 			return false
 		}
 	}
@@ -176,10 +173,7 @@ func jsonNumber(tok []byte) bool {
 			i++
 		}
 		d := i
-		for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
-			i++
-		}
-		if i == d {
+		if i = digitsEnd(tok, i); i == d {
 			return false
 		}
 	}
@@ -268,7 +262,7 @@ func (c *canon) object() bool {
 		if k > 0 {
 			c.out = append(c.out, ',')
 		}
-		c.out = appendCanonString(c.out, m.name)
+		c.out = canonjson.AppendString(c.out, m.name)
 		c.out = append(c.out, ':')
 		c.out = append(c.out, values[m.start-base:m.end-base]...)
 	}

@@ -126,32 +126,3 @@ func hex4(in []byte, j int) (rune, bool) {
 	}
 	return r, true
 }
-
-// appendCanonString writes s as RFC 8785 does: `"`, `\` and the control
-// characters escaped (the short escapes where JSON has them, else
-// \u00xx), everything else as it is.
-func appendCanonString(out, s []byte) []byte {
-	out = append(out, '"')
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case ch == '"' || ch == '\\':
-			out = append(out, '\\', ch)
-		case ch == '\b':
-			out = append(out, '\\', 'b')
-		case ch == '\f':
-			out = append(out, '\\', 'f')
-		case ch == '\n':
-			out = append(out, '\\', 'n')
-		case ch == '\r':
-			out = append(out, '\\', 'r')
-		case ch == '\t':
-			out = append(out, '\\', 't')
-		case ch < 0x20:
-			out = append(out, '\\', 'u', '0', '0', "0123456789abcdef"[ch>>4], "0123456789abcdef"[ch&0xf])
-		default:
-			out = append(out, ch)
-		}
-	}
-	return append(out, '"')
-}

@@ -17,7 +17,9 @@ const module = "github.com/obversa/obversa"
 // internal/cgroup, shared by plugin confinement and the command runner; internal/testutil is a leaf too, imported by tests only;
 // internal/durable, the fsync of a directory, is a leaf the store,
 // plugin and host share; internal/runecut, the cut of text on a rune
-// boundary, is a leaf every layer shares to bound the text it quotes; internal/failpoint is a leaf the host and the plugin launcher mark their
+// boundary, is a leaf every layer shares to bound the text it quotes; internal/canonjson, RFC 8785's
+// escaping of a string, is a leaf the store and the host share so the
+// record's canonical strings are written one way; internal/failpoint is a leaf the host and the plugin launcher mark their
 // crash points with; it is compiled away without the failpoints tag.
 // The longest matching
 // prefix decides; "" means nothing of ours. A package, or a prefix it may
@@ -26,16 +28,16 @@ const module = "github.com/obversa/obversa"
 // (store/pgstore), test double (store/simfs) or conformance suite
 // (store/storetest).
 var allowed = map[string][]string{
-	"store":                {"internal/regfile", "internal/durable", "internal/runecut"},
-	"store/pgstore":        {"store", "internal/regfile", "internal/durable", "internal/runecut"},
-	"store/simfs":          {"store", "internal/regfile", "internal/durable", "internal/runecut"},
-	"store/storetest":      {"store", "internal/regfile", "internal/durable", "internal/runecut"},
+	"store":                {"internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
+	"store/pgstore":        {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
+	"store/simfs":          {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
+	"store/storetest":      {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
 	"plugin":               {"plugin/internal/", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut"},
 	"hcl":                  {"internal/regfile"},
 	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut"},
 	"internal/proc":        {},
 	"internal/cgroup":      {},
-	"internal/logfile":     {"store", "internal/regfile", "internal/durable", "internal/runecut"},
+	"internal/logfile":     {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
 	"internal/hostenv":     {},
 	"internal/testutil":    {},
 	"internal/exampletest": {"plugin", "internal/testutil", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut"},
@@ -43,7 +45,8 @@ var allowed = map[string][]string{
 	"internal/regfile":     {},
 	"internal/durable":     {},
 	"internal/runecut":     {},
-	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable", "internal/runecut"},
+	"internal/canonjson":   {},
+	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable", "internal/runecut", "internal/canonjson"},
 	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut"},
 }
 

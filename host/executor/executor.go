@@ -83,6 +83,10 @@ type Executor struct {
 	// budgetStop names the budget that stopped dispatching (budget.go);
 	// "" while none has.
 	budgetStop string
+	// undecided says that the last decide stopped before the graph had
+	// nothing more to dispatch, its batch being full (dispatch.go): the
+	// loop decides again into a new batch before it waits.
+	undecided bool
 	// questions are the policy questions askAll answered for the
 	// positions of the decision being recorded, by position.
 	questions map[string]*question

@@ -82,6 +82,14 @@ func (x *Executor) Execute(ctx context.Context) (*runstate.Result, error) {
 	var requests requestPoll
 	defer requests.stop()
 	for {
+		if x.undecided {
+			starts, err := x.decideMore(ctx)
+			if err != nil {
+				return nil, err
+			}
+			x.launch(ctx, starts)
+			continue
+		}
 		if x.active == 0 {
 			return x.finish(ctx)
 		}
@@ -103,11 +111,13 @@ func (x *Executor) Execute(ctx context.Context) (*runstate.Result, error) {
 		// Whatever else has settled meanwhile shares this append: one
 		// fdatasync for every result that is ready (docs/architecture.md#performance-budget).
 		msgs := []message{m}
+		group := x.groupFill(m)
 	drain:
-		for len(msgs) < maxGroup {
+		for len(msgs) < maxGroup && !group.full() {
 			select {
 			case m := <-x.msgs:
 				msgs = append(msgs, m)
+				group.add(m)
 			default:
 				break drain
 			}
@@ -287,10 +297,13 @@ func (x *Executor) newStart(n *graph.NodeState) start {
 // what it asks (a dynamic for_each's keys, a condition, a verdict), then
 // the dispatch decision with each dispatched position's gate (its policy
 // decision, attempt-started, or pause or denial) — asking again after
-// each, until nothing is left to record. Nothing is dispatched once a
-// budget stopped the run (budget.go).
+// each, until nothing is left to record or b is as large as one append
+// may grow (dispatch.go; x.undecided is then set). Nothing is dispatched
+// once a budget stopped the run (budget.go).
 func (x *Executor) decide(b *batch) ([]start, error) {
 	var starts []start
+	var full batchFill
+	x.undecided = false
 	for {
 		d := x.rs.Graph().Decide()
 		switch {
@@ -322,6 +335,12 @@ func (x *Executor) decide(b *batch) ([]start, error) {
 		if x.budgetStop != "" {
 			return starts, nil
 		}
+		if full.reached(x, *b) {
+			// The rest goes into the next batch (Execute).
+			x.undecided = true
+			return starts, nil
+		}
+		ds = ds[:x.dispatchFit(ds)]
 		if err := x.add(b, graph.EventNodeDispatched, graph.DispatchedData{Dispatches: ds}); err != nil {
 			return nil, err
 		}

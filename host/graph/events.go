@@ -87,8 +87,9 @@ type Dispatch struct {
 	Position string `json:"position"`
 }
 
-// DispatchedData is the data of graph:node-dispatched: the whole decision
-// taken at one prefix of the record.
+// DispatchedData is the data of graph:node-dispatched: the decision taken
+// at one prefix of the record, or a leading part of it when the whole does
+// not fit one event (the rest follows in the next node-dispatched).
 type DispatchedData struct {
 	Dispatches []Dispatch `json:"dispatches"`
 }

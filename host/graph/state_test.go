@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -361,5 +362,36 @@ func TestPauseAndResume(t *testing.T) {
 	}
 	if ds, out := next(t, s); len(ds) != 0 || out != nil {
 		t.Fatalf("Next after resume = %v, %v; want nothing new while a is in flight", ds, out)
+	}
+}
+
+// TestDispatchInParts: a decision may be recorded as leading parts, each
+// re-derived at its point of the record; a part that skips a unit or goes
+// beyond the decision is refused.
+func TestDispatchInParts(t *testing.T) {
+	def := &Definition{GlobalConcurrency: 3, Nodes: []NodeDef{node("a", KindRequired), node("b", KindRequired), node("c", KindRequired), node("d", KindRequired)}}
+	s, err := New(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := next(t, s)
+	if len(whole) != 3 {
+		t.Fatalf("decision %v, want three dispatches", whole)
+	}
+	if err := s.Apply(EventNodeDispatched, mustJSON(t, DispatchedData{Dispatches: whole[1:2]})); !errors.Is(err, ErrInvalidEvent) {
+		t.Fatalf("a part that skips the first unit: %v, want ErrInvalidEvent", err)
+	}
+	apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: whole[:1]})
+	rest, _ := next(t, s)
+	if diff := cmp.Diff(whole[1:], rest); diff != "" {
+		t.Fatalf("the rest of the decision (-want +got):\n%s", diff)
+	}
+	beyond := append(slices.Clone(rest), Dispatch{Node: "d", Position: "dag/d/1"})
+	if err := s.Apply(EventNodeDispatched, mustJSON(t, DispatchedData{Dispatches: beyond})); !errors.Is(err, ErrInvalidEvent) {
+		t.Fatalf("a part beyond the decision: %v, want ErrInvalidEvent", err)
+	}
+	apply(t, s, EventNodeDispatched, DispatchedData{Dispatches: rest})
+	if ds, _ := next(t, s); len(ds) != 0 {
+		t.Fatalf("after both parts the graph dispatches %v, want nothing (concurrency 3)", ds)
 	}
 }

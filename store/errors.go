@@ -100,6 +100,14 @@ var (
 	// poisoned) or a reopened one appends again.
 	ErrStorageFull = errors.New("STORAGE_FULL")
 
+	// ErrUnavailable is matched by a *StorageError whose store could not
+	// be reached or could not serve the operation: a database that is
+	// down, restarting, unreachable over the network or out of resources
+	// (store/pgstore). Its code is RUN_STORAGE: the run pauses, and once
+	// the store is back `obversa resume` carries it on
+	// (docs/storage-postgres.md, "When the database is down").
+	ErrUnavailable = errors.New("storage unavailable")
+
 	// ErrClosed is returned by any operation on a closed Run.
 	// Its code is RUN_STORAGE.
 	ErrClosed = errors.New("store closed")

@@ -82,8 +82,11 @@ func FaultOf(err error) *Fault {
 		f.Problem = fmt.Sprintf("the run's record could not %s %s: %v", se.Op, se.Path, cause)
 	}
 	hint := "fix the storage, then carry the run on with `obversa resume`"
-	if f.Code == runstate.CodeStorageFull {
+	switch {
+	case f.Code == runstate.CodeStorageFull:
 		hint = "free space on that file system, then carry the run on with `obversa resume`"
+	case errors.Is(err, store.ErrUnavailable):
+		hint = "once the database is back, carry the run on with `obversa resume`"
 	}
 	f.Message = f.Problem + "; " + hint
 	return f

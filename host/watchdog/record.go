@@ -106,7 +106,7 @@ func notRecorded(f, g *executor.Fault) string {
 // takes over once the record can be written.
 func (s *supervisor) faultPause(ctx context.Context, ws *guard, f *executor.Fault) (*runstate.Result, error) {
 	res := f.Result(s.plan.RunID)
-	res.Output.Message = s.message(res.Output.Message)
+	res.Output.Message = s.message(s.withRun(res.Output.Message))
 	if err := s.record(ctx, graph.EventRunWaiting, res); err != nil {
 		if executor.FaultOf(err) == nil {
 			return nil, err

@@ -64,7 +64,9 @@ type SuperviseOptions struct {
 // cancelled, TIMEOUT, OUTPUT_LIMIT, RESTART_EXHAUSTED,
 // TEARDOWN_INCOMPLETE), and the pause of a worker stopped by a fault of
 // the record (executor.Fault: STORAGE_FULL, RUN_STORAGE,
-// ARTIFACT_NOT_FOUND, ARTIFACT_INTEGRITY), which uses no restart; while
+// ARTIFACT_NOT_FOUND, ARTIFACT_INTEGRITY), which uses no restart — when
+// the record cannot be read or written to record it (a database that is
+// down), that pause is returned unrecorded (unrecordedPause); while
 // it runs it keeps the run's reserve file (reserve.go). run is the caller's handle on the run ref names;
 // each worker finds the run through ref. It returns store.ErrProcessLocked
 // (as *store.LockedError) when another process holds the run, and an error
@@ -130,7 +132,11 @@ func Supervise(ctx context.Context, ref Ref, run store.Record, o SuperviseOption
 		// before its renewals found out.
 		return nil, s.lostOwnership(context.WithoutCancel(ctx), err)
 	}
-	return res, err
+	if err != nil {
+		// The record failed under the watchdog's own reads or writes.
+		return s.unrecordedPause(context.WithoutCancel(ctx), nil, err)
+	}
+	return res, nil
 }
 
 // supervisor carries one run under its lock. It appends only while no
@@ -240,17 +246,19 @@ func (s *supervisor) settle(rec context.Context, ws *guard, ex *exit) (*runstate
 	if ex.reason == reasonLost || s.isLost() {
 		return ended(nil, s.lostOwnership(rec, nil))
 	}
+	// A record that cannot be fenced or read (the database is down)
+	// pauses the run unrecorded, as the worker's fault would.
 	if err := s.fence(rec); err != nil {
-		return ended(nil, err)
+		return ended(s.unrecordedPause(rec, ex.fault, err))
 	}
 	// The worker is gone: what it recorded is what the decisions below
 	// read, and the revision every append below is conditional on.
 	if err := s.rs.CatchUp(rec, s.run); err != nil {
-		return ended(nil, err)
+		return ended(s.unrecordedPause(rec, ex.fault, err))
 	}
 	survivors, err := s.cleanup(rec)
 	if err != nil && (ex.fault == nil || executor.FaultOf(err) == nil) {
-		return ended(nil, err)
+		return ended(s.unrecordedPause(rec, nil, err))
 	}
 	if len(survivors) > 0 {
 		return ended(s.finish(rec, CodeTeardownIncomplete, fmt.Sprintf("%d processes of the run survived SIGKILL", len(survivors))))

@@ -43,7 +43,7 @@ func (r *Run) Append(ctx context.Context, expectedRev int64, events ...store.New
 	}
 	conn, err := r.b.pool.Acquire(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("pgstore: append to %s: %w", r.label, err)
+		return 0, dbErr("append to", r.label, err)
 	}
 	defer conn.Release()
 	a := appender{r: r, own: own, conn: conn.Conn(), batch: batch, exp: expectedRev}
@@ -109,7 +109,7 @@ func (a *appender) run(ctx context.Context) (int64, error) {
 		})
 	a.open = true
 	if err := a.conn.SendBatch(ctx, b).Close(); err != nil {
-		return 0, r.b.rowErr(r.id, err)
+		return 0, dbErr("append to", r.label, err)
 	}
 	r.seen(h.rev)
 	epoch, err := a.own.check(h.lease)
@@ -160,7 +160,9 @@ func (a *appender) commit(ctx context.Context, evs []store.Event) (int64, error)
 	}
 	if a.conn.IsClosed() || ctx.Err() != nil {
 		a.open = false
-		return 0, fmt.Errorf("pgstore: append to %s: the connection failed while the batch was being committed, outcome unknown (read the record to learn it: the batch is there whole or not at all): %w", r.label, err)
+		// The record answers the outcome once it can be read: a storage
+		// fault when the database is what failed.
+		return 0, dbErr("append to", r.label, fmt.Errorf("the connection failed while the batch was being committed, outcome unknown (read the record to learn it: the batch is there whole or not at all): %w", err))
 	}
-	return 0, fmt.Errorf("pgstore: append to %s: %w", r.label, err)
+	return 0, dbErr("append to", r.label, err)
 }

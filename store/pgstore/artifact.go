@@ -103,7 +103,7 @@ func (r *Run) wrap(op string, err error) error {
 			return err
 		}
 	}
-	return fmt.Errorf("pgstore: %s in %s: %w", op, r.label, err)
+	return dbErr(op+" in", r.label, err)
 }
 
 // ReadArtifact returns the bytes ref names after re-hashing them. Errors:

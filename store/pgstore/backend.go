@@ -71,7 +71,7 @@ func Open(ctx context.Context, cfg Config, namespace string) (*Backend, error) {
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("pgstore: connect to %s: %w", cfg, redactErr(err))
+		return nil, dbErr("connect to", cfg.String(), err)
 	}
 	ms, err := loadMigrations(migrationFiles)
 	if err == nil {
@@ -177,7 +177,7 @@ func (b *Backend) CreateRun(ctx context.Context, id string, p store.Policy) (sto
 	}
 	tag, err := b.pool.Exec(ctx, `INSERT INTO runs (namespace, run_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, b.ns, id)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: create run %s: %w", b.label(id), err)
+		return nil, dbErr("create", b.label(id), err)
 	}
 	if tag.RowsAffected() == 0 {
 		return nil, fmt.Errorf("%w: %s", store.ErrRunExists, b.label(id))

@@ -111,7 +111,7 @@ func (l *Lease) Release() error {
 				WHERE namespace = $1 AND run_id = $2 AND epoch = $3 AND lease_id = $4 AND lease_held`, r.b.ns, r.id, epoch, id)
 			cancel()
 			if err != nil {
-				err = fmt.Errorf("pgstore: release lease of %s (epoch %d): %w; it lapses at its expiry", r.label, epoch, err)
+				err = fmt.Errorf("%w; the lease lapses at its expiry", dbErr(fmt.Sprintf("release the lease (epoch %d) of", epoch), r.label, err))
 			}
 		}
 	}
@@ -196,7 +196,7 @@ func (l *Lease) Fence(ctx context.Context) error {
 		return &FencedError{Run: r.label, Epoch: l.epoch, Current: cur}
 	}
 	if err != nil {
-		return fmt.Errorf("pgstore: fence lease of %s (epoch %d): %w", r.label, l.epoch, err)
+		return dbErr(fmt.Sprintf("fence the lease (epoch %d) of", l.epoch), r.label, err)
 	}
 	l.epoch, l.id = epoch, id
 	return nil

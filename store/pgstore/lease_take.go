@@ -117,7 +117,7 @@ func (r *Run) take(ctx context.Context, force int64) (*Lease, error) {
 		if errors.Is(err, store.ErrProcessLocked) || errors.Is(err, store.ErrRunNotFound) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("pgstore: lock %s: %w", r.label, err)
+		return nil, dbErr("lock", r.label, err)
 	}
 	return r.hold(me, epoch, id, false)
 }

@@ -112,7 +112,7 @@ func (r *Run) readRange(ctx context.Context, q querier, from, to int64, fn func(
 		page = page[:0]
 		err := r.b.page(ctx, q, r.id, next, to, func(e store.Event) { page = append(page, e) })
 		if err != nil {
-			return fmt.Errorf("pgstore: read %s: %w", r.label, err)
+			return dbErr("read", r.label, err)
 		}
 		if len(page) == 0 {
 			return r.corrupt(next, "committed event is missing (rows were deleted)")

@@ -125,5 +125,5 @@ func (b *Backend) rowErr(id string, err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%w: %s", store.ErrRunNotFound, b.label(id))
 	}
-	return fmt.Errorf("pgstore: run %s: %w", b.label(id), err)
+	return dbErr("read", b.label(id), err)
 }

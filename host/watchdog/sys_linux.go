@@ -3,12 +3,12 @@ package watchdog
 import (
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -29,25 +29,24 @@ func workerSysProcAttr() *syscall.SysProcAttr {
 // timeouts are later (docs/decisions.md, "The worker's timer slack").
 const WorkerTimerSlack = 500_000
 
-// startLocked starts cmd from a locked OS thread: the parent-death signal
-// follows the thread that forked, and Go never retires it while the
-// process lives. The thread forks with WorkerTimerSlack, which the child
-// inherits, and gets its own slack back after; the child learns that
-// slack from plugin.TimerSlackEnv and starts its plugins with it, so a
-// plugin and the commands it runs keep the timing the host had.
+// startLocked starts cmd from a locked OS thread
+// (proc.StartWithTimerSlack): the parent-death signal follows the thread
+// that forked, and Go never retires it while the process lives. The
+// thread forks with WorkerTimerSlack, which the child inherits, and gets
+// its own slack back after; the child learns that slack from
+// plugin.TimerSlackEnv and starts its plugins with it, so a plugin and the
+// commands it runs keep the timing the host had. (Should the slack not be
+// settable, the child is told the slack it has anyway.)
 func startLocked(cmd *exec.Cmd) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	// A larger slack the watchdog was given is kept.
-	if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil && old > 0 && old < WorkerTimerSlack {
-		if unix.Prctl(unix.PR_SET_TIMERSLACK, WorkerTimerSlack, 0, 0, 0) == nil {
-			defer unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(old), 0, 0, 0)
-			if cmd.Env != nil {
-				cmd.Env = append(cmd.Env, plugin.TimerSlackEnv+"="+strconv.Itoa(old))
-			}
+	return proc.StartWithTimerSlack(cmd, func(own int) int {
+		if own <= 0 || own >= WorkerTimerSlack {
+			return own // a larger slack the watchdog was given is kept
 		}
-	}
-	return cmd.Start()
+		if cmd.Env != nil {
+			cmd.Env = append(cmd.Env, plugin.TimerSlackEnv+"="+strconv.Itoa(own))
+		}
+		return WorkerTimerSlack
+	})
 }
 
 // reapOrphans collects exited processes reparented to the watchdog (it is a

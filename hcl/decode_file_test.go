@@ -38,7 +38,7 @@ func TestDecodeFileFull(t *testing.T) {
 		Storage: Storage{
 			Directory:                   "/var/lib/obversa",
 			Namespace:                   "team-a",
-			MaxEventPayloadBytes:        1000,
+			MaxEventPayloadBytes:        1024,
 			MaxBatchBytes:               2000,
 			MaxArtifactBytes:            3000,
 			MaxTotalArtifactBytesPerRun: 4000,

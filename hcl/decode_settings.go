@@ -18,6 +18,14 @@ import (
 // KNOWN_SECRET (docs/decisions.md, "Known secrets have a minimum length").
 const MinKnownSecretBytes = 8
 
+// MinEventPayloadBytes is the smallest max_event_payload_bytes, in bytes:
+// the host's own events (a worker's start, an attempt's start, a pause,
+// each part of a dispatch decision) must fit one event, and the executor
+// keeps this much room for an event's other fields when it decides
+// whether a value travels inside an event or as an artifact
+// (docs/decisions.md, "The smallest event limit").
+const MinEventPayloadBytes = 1024
+
 // storage decodes the storage block into st, over its defaults.
 func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 	attrs := d.attrs(body, "directory", "url", "namespace", "max_event_payload_bytes", "max_batch_bytes",
@@ -60,6 +68,11 @@ func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 				*s.dst = v
 			}
 		}
+	}
+	if a := attrs["max_event_payload_bytes"]; a != nil && st.MaxEventPayloadBytes < MinEventPayloadBytes {
+		d.errorAt(a.Expr.Range(), "max_event_payload_bytes is too small",
+			fmt.Sprintf("The value of max_event_payload_bytes must be at least %d; got %d. The run's own events (a worker's start, an attempt's start, a pause) must each fit one event, or every worker would fail on its first write. Set it to a value such as 65536 (the default).", MinEventPayloadBytes, st.MaxEventPayloadBytes))
+		st.MaxEventPayloadBytes = DefaultMaxEventPayloadBytes
 	}
 	if st.MaxBatchBytes < st.MaxEventPayloadBytes {
 		rng := body.SrcRange

@@ -7,7 +7,7 @@ workspace {
 storage {
   directory                        = "/var/lib/obversa"
   namespace                        = "team-a"
-  max_event_payload_bytes          = 1000
+  max_event_payload_bytes          = 1024
   max_batch_bytes                  = 2000
   max_artifact_bytes               = 3000
   max_total_artifact_bytes_per_run = 4000

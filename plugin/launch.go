@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/obversa/obversa/internal/failpoint"
+	"github.com/obversa/obversa/plugin/confine"
 )
 
 // defaultStartTimeout bounds the handshake when LaunchConfig.StartTimeout is
@@ -177,19 +178,28 @@ func newLauncher(cfg LaunchConfig, path string) *launcher {
 }
 
 // command builds the plugin's command: the verified binary itself or,
-// confined, the shim that executes it. Given cfg.File, the kernel
-// executes that open file (execFD), not whatever its path names by then.
+// confined where a thread cannot carry the confinement (shim), the shim
+// that executes it. Given cfg.File, the kernel executes that open file
+// (execFD), not whatever its path names by then. A confined plugin
+// started without the shim starts in its memory group (CLONE_INTO_CGROUP)
+// from the confined thread procRunner starts it from (thread).
 func (l *launcher) command() (*exec.Cmd, error) {
 	cfg := l.cfg
 	cmd := exec.CommandContext(l.procCtx, l.path, cfg.Args...)
-	if target := execFD(cfg.File, 3); cfg.Confine == nil && target != "" {
+	if target := execFD(cfg.File, 3); !l.shim() && target != "" {
 		// The file is the child's descriptor 3, open across the exec: a
 		// "#!" script's interpreter opens the script by that name.
+		// A copy of its own, since the command's files are closed once
+		// it started and cfg.File stays the caller's.
+		dup, err := dupFile(cfg.File)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
+		}
 		cmd = exec.CommandContext(l.procCtx, target, cfg.Args...)
-		cmd.Args[0], cmd.ExtraFiles = l.path, []*os.File{cfg.File}
+		cmd.Args[0], cmd.ExtraFiles = l.path, []*os.File{dup}
 	}
-	if cfg.Confine != nil {
-		shim, err := cfg.Confine.CommandFile(cfg.File, l.path, cfg.Args, envValue(l.env, envUnixSocketDir))
+	if l.shim() {
+		shim, err := cfg.Confine.CommandFile(cfg.File, l.path, cfg.Args, l.socketDir())
 		if err != nil {
 			return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
 		}
@@ -199,11 +209,37 @@ func (l *launcher) command() (*exec.Cmd, error) {
 	cmd.Env = l.env
 	setProcAttr(cmd)
 	l.bare.apply(cmd)
-	if cfg.Confine != nil {
+	if l.shim() {
 		setUnshare(cmd, cfg.Confine.Unshareflags())
+	} else if fd, ok := cfg.Confine.GroupFD(); ok {
+		setCgroupFD(cmd, fd)
 	}
 	return cmd, nil
 }
+
+// shim reports whether the plugin starts through the shim: it is confined
+// and its confinement needs a process of its own (confine.Prepared.Direct).
+func (l *launcher) shim() bool {
+	return l.cfg.Confine != nil && !l.cfg.Confine.Direct()
+}
+
+// thread returns the confined thread a plugin confined without the shim
+// is started from (confine.Prepared.NewThread); nil for a plugin that is
+// not.
+func (l *launcher) thread() (*confine.Thread, error) {
+	if l.cfg.Confine == nil || l.shim() {
+		return nil, nil
+	}
+	t, err := l.cfg.Confine.NewThread(l.socketDir())
+	if err != nil {
+		return nil, fmt.Errorf("confining the plugin: %w", err)
+	}
+	return t, nil
+}
+
+// socketDir is the directory of the plugin's unix socket, which a
+// confined plugin may write.
+func (l *launcher) socketDir() string { return envValue(l.env, envUnixSocketDir) }
 
 // clientConfig is go-plugin's configuration for this launch, with the
 // plugin's unix socket in sockets and mTLS as tlsConfig sets it up
@@ -220,7 +256,7 @@ func (l *launcher) clientConfig(sockets string, tlsConfig *tls.Config) *goplugin
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
 			l.env = append(l.env, spec.Env...)
 			var err error
-			l.run, err = newProcRunner(l.command, l.logger, l.cfg.Redact)
+			l.run, err = newProcRunner(l.command, l.thread, l.logger, l.cfg.Redact)
 			return l.run, err
 		},
 		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: sockets},

@@ -32,3 +32,9 @@ func execFD(*os.File, int) string { return "" }
 
 // setUnshare does nothing: confinement needs Linux.
 func setUnshare(*exec.Cmd, uintptr) {}
+
+// setCgroupFD does nothing: control groups need Linux.
+func setCgroupFD(*exec.Cmd, int) {}
+
+// dupFile is never called here (execFD returns ""); it returns f.
+func dupFile(f *os.File) (*os.File, error) { return f, nil }

@@ -54,6 +54,12 @@ func (x *Executor) attempt(runCtx context.Context, s start) {
 // acknowledgement.
 func (x *Executor) settle(ctx context.Context, s start, events []event) {
 	m := message{node: s.node.ID, position: s.position, events: events, settle: true}
+	if s.own {
+		if x.ownErr == nil {
+			x.ownSettle, x.owned = m, true
+		}
+		return
+	}
 	select {
 	case x.msgs <- m:
 	case <-x.loopEnd:
@@ -64,6 +70,9 @@ func (x *Executor) settle(ctx context.Context, s start, events []event) {
 // send hands intermediate events of attempt s to the loop (the attempt
 // goes on) and waits until they are durable.
 func (x *Executor) send(ctx context.Context, s start, events []event) error {
+	if s.own {
+		return x.sendOwn(ctx, s, events)
+	}
 	m := message{node: s.node.ID, position: s.position, events: events, ack: make(chan error, 1)}
 	select {
 	case x.msgs <- m:
@@ -78,6 +87,22 @@ func (x *Executor) send(ctx context.Context, s start, events []event) error {
 	case <-x.loopEnd:
 		return context.Canceled
 	}
+}
+
+// sendOwn is send for the attempt the loop runs itself: it appends the
+// events as the loop would append them for an attempt goroutine. An error
+// that would end the loop there is kept in ownErr, which ends it once the
+// attempt returns; its settle is then dropped, as one handed to a loop
+// that ended is.
+func (x *Executor) sendOwn(ctx context.Context, s start, events []event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	_, err := x.handleGroup(x.ctx, []message{{node: s.node.ID, position: s.position, events: events}})
+	if err != nil && !errors.Is(err, errRefused) {
+		x.ownErr = err
+	}
+	return err
 }
 
 // failed builds a node-failed settle.
@@ -209,6 +234,10 @@ func (x *Executor) pluginDied(err error) bool {
 // of the worker's CPU in a fan-out DAG when each attempt had a goroutine
 // of its own).
 func (x *Executor) launch(ctx context.Context, starts []start) {
+	if len(starts) == 1 && x.active == 0 && !x.undecided && !x.polling() {
+		x.runOwn(ctx, starts[0])
+		return
+	}
 	for _, s := range starts {
 		if failpoint.Enabled {
 			failpoint.Hit(ctx, failpoint.AfterStart, s.node.ID)
@@ -222,6 +251,25 @@ func (x *Executor) launch(ctx context.Context, starts []start) {
 			go x.attempter(l)
 		}
 	}
+}
+
+// runOwn runs s's attempt on the loop's goroutine, when it would be the
+// only one in flight and the loop waits for nothing but it (no position
+// waits for approval, no dispatch is left to decide): nothing else can
+// settle or ask the loop for
+// anything meanwhile, so handing it to an attempt goroutine and its settle
+// back would only add two goroutine switches to each node of a chain
+// (docs/decisions.md, "Plugin transport"). It is launched as any attempt
+// is, after its attempt-started is durable; its settle is kept for the
+// loop (receive), and a cancelled ctx or a stopped run leaves it started
+// in the record as it would on an attempt goroutine.
+func (x *Executor) runOwn(ctx context.Context, s start) {
+	if failpoint.Enabled {
+		failpoint.Hit(ctx, failpoint.AfterStart, s.node.ID)
+	}
+	x.active++
+	s.own = true
+	x.attempt(ctx, s)
 }
 
 // launched is an attempt handed to an attempt goroutine.

@@ -103,6 +103,13 @@ type Executor struct {
 	// idle hands an attempt to an attempt goroutine waiting for one
 	// (launch).
 	idle chan launched
+	// ownSettle is the settle of the attempt the loop ran itself
+	// (runOwn) while owned is set; ownErr is why an append that attempt
+	// made failed, which ends the loop as it would end it for a message
+	// an attempt goroutine handed over.
+	ownSettle message
+	owned     bool
+	ownErr    error
 }
 
 // message is what an attempt goroutine hands to the loop: events to append

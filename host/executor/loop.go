@@ -32,6 +32,8 @@ type start struct {
 	input    json.RawMessage
 	// fault is set when rendering found the record at fault (codeFault).
 	fault error
+	// own is set when the loop runs the attempt itself (runOwn).
+	own bool
 }
 
 // Execute carries the run on until the graph is complete, failed or
@@ -82,6 +84,9 @@ func (x *Executor) Execute(ctx context.Context) (*runstate.Result, error) {
 	var requests requestPoll
 	defer requests.stop()
 	for {
+		if x.ownErr != nil {
+			return nil, x.ownErr
+		}
 		if x.undecided {
 			starts, err := x.decideMore(ctx)
 			if err != nil {
@@ -93,20 +98,12 @@ func (x *Executor) Execute(ctx context.Context) (*runstate.Result, error) {
 		if x.active == 0 {
 			return x.finish(ctx)
 		}
-		var m message
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case err := <-x.fatal:
+		m, ok, err := x.receive(ctx, &requests)
+		if err != nil {
 			return nil, err
-		case <-requests.tick(x.o.Requests != nil && x.rs.AwaitingApproval()):
-			starts, err := x.answerRequests(ctx)
-			if err != nil {
-				return nil, err
-			}
-			x.launch(ctx, starts)
+		}
+		if !ok {
 			continue
-		case m = <-x.msgs:
 		}
 		// Whatever else has settled meanwhile shares this append: one
 		// fdatasync for every result that is ready (docs/architecture.md#performance-budget).
@@ -128,6 +125,38 @@ func (x *Executor) Execute(ctx context.Context) (*runstate.Result, error) {
 		}
 		x.launch(ctx, res)
 	}
+}
+
+// receive returns the next message to append: the settle of the attempt
+// the loop ran itself (launch), else the first an attempt goroutine hands
+// over. ok is false when the loop answered approval requests instead; the
+// error is ctx's end or why the run stopped (stop, pluginDied).
+func (x *Executor) receive(ctx context.Context, requests *requestPoll) (m message, ok bool, err error) {
+	if x.owned {
+		m, x.ownSettle, x.owned = x.ownSettle, message{}, false
+		return m, true, nil
+	}
+	select {
+	case <-ctx.Done():
+		return m, false, ctx.Err()
+	case err := <-x.fatal:
+		return m, false, err
+	case <-requests.tick(x.polling()):
+		starts, err := x.answerRequests(ctx)
+		if err != nil {
+			return m, false, err
+		}
+		x.launch(ctx, starts)
+		return m, false, nil
+	case m = <-x.msgs:
+		return m, true, nil
+	}
+}
+
+// polling reports whether the loop looks for approval requests: while a
+// position waits for approval.
+func (x *Executor) polling() bool {
+	return x.o.Requests != nil && x.rs.AwaitingApproval()
 }
 
 // maxGroup bounds how many attempt messages share one append.

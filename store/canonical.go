@@ -258,3 +258,17 @@ func putEncoder(e *encoder) {
 		encoders.Put(e)
 	}
 }
+
+// CheckData reports whether the JSON text raw can be kept in the record
+// exactly, as (part of) an event's data: valid JSON that is I-JSON (valid
+// UTF-8, no lone surrogate, no member name twice) and whose every number
+// is exactly an IEEE 754 double (docs/decisions.md, "A value the record
+// cannot hold exactly fails its node"). The error wraps ErrNotCanonical
+// and never quotes raw. The conformance kit uses it to fail a plugin's
+// result that a run could not record.
+func CheckData(raw []byte) error {
+	if _, err := canonicalData(raw); err != nil {
+		return fmt.Errorf("%w: %v", ErrNotCanonical, err)
+	}
+	return nil
+}

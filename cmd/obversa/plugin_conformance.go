@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
@@ -17,15 +18,18 @@ func newPluginConformanceCmd() *cobra.Command {
 		asJSON     bool
 		only       []string
 		verbose    bool
+		timeout    time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "conformance [--config FILE] [--json] [--case NAME]... BIN",
+		Use:   "conformance [--config FILE] [--json] [--case NAME]... [--timeout D] BIN",
 		Short: "Check that a plugin binary follows the plugin protocol",
 		Long: `Launches BIN exactly as a run would (pinned by its SHA-256, go-plugin
 handshake, automatic mTLS, the host's environment allow-list) and runs the
 conformance cases against it, one plugin process per case. Prints a table:
 case, result, what was expected, what was seen. Exits 0 when no case failed,
-1 when one did, 2 when the check could not start.
+1 when one did, 2 when the check could not start. --timeout bounds the whole
+check (default 5m): once it passes, the case under way and every case after
+it fail, saying so, so that a plugin that hangs is reported in minutes.
 
 FILE is a JSON conformance file (see sdk/conformance.Options and
 docs/writing-plugins.md): the plugin's type, args, env and config, an
@@ -44,6 +48,10 @@ Cases: ` + strings.Join(conformance.CaseNames(), ", ") + `.`,
 				}
 			}
 			opts.Only = only
+			if timeout <= 0 {
+				return usageErr(fmt.Errorf("--timeout %s: the check's time bound must be positive", timeout))
+			}
+			opts.Timeout = timeout
 			if verbose {
 				opts.Logger = hclog.New(&hclog.LoggerOptions{Output: cmd.ErrOrStderr(), Level: hclog.Debug})
 			}
@@ -71,6 +79,7 @@ Cases: ` + strings.Join(conformance.CaseNames(), ", ") + `.`,
 	cmd.Flags().StringVar(&configFile, "config", "", "JSON conformance file: the plugin's config, args, env, target and scenario requests")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringArrayVar(&only, "case", nil, "run only this case (repeatable); the others are reported as skipped")
+	cmd.Flags().DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "bound of the whole check; the cases left when it passes fail")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log the plugin's stderr and go-plugin's messages to stderr")
 	return cmd
 }

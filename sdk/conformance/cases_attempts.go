@@ -33,14 +33,18 @@ type attemptsRun struct {
 	// stray counts messages for calls never started.
 	stray int
 	end   error // how the stream ended, once it has
+	// rc is the case's check of what the record can store.
+	rc *recordCheck
 }
 
-// read takes messages until done() holds, the stream ends or the wait
-// passes; false when done() does not hold.
-func (r *attemptsRun) read(msgs <-chan recvResult, done func() bool) bool {
+// read takes messages until done() holds, the stream ends, the wait
+// passes or ctx ends; false when done() does not hold.
+func (r *attemptsRun) read(ctx context.Context, msgs <-chan recvResult, done func() bool) bool {
 	timeout := time.After(attemptsWait)
 	for !done() {
 		select {
+		case <-ctx.Done():
+			return false
 		case m, ok := <-msgs:
 			if !ok {
 				return done()
@@ -67,6 +71,7 @@ func (r *attemptsRun) take(m plugin.WireAttemptMessage) {
 		c.after++
 	case m.Status != nil || m.Message.Terminal():
 		c.terminal = &m
+		r.rc.note(c.name+" call", m.Message.Result)
 	case m.Message.Event != nil:
 		c.events++
 		if err := m.Message.Event.Validate(); err != nil {
@@ -113,7 +118,7 @@ func caseRunAttempts(ctx context.Context, k *kit) verdict {
 		return fail("opening the Attempts stream: %v (a plugin that serves it sends its response headers at once; one that does not answers UNIMPLEMENTED)", err)
 	}
 	defer w.Close()
-	r := &attemptsRun{w: w, calls: map[uint64]*attemptCall{}}
+	r := &attemptsRun{w: w, calls: map[uint64]*attemptCall{}, rc: recordCheckOf(ctx)}
 	msgs := pump(w)
 	var seen []string
 	start := func(name string, req plugin.RunRequest) (uint64, error) {
@@ -135,7 +140,7 @@ func caseRunAttempts(ctx context.Context, k *kit) verdict {
 		if waiting, err = start("waiting", req); err != nil {
 			return fail("%v", err)
 		}
-		if !r.read(msgs, func() bool { return r.calls[waiting].events > 0 || r.calls[waiting].terminal != nil }) {
+		if !r.read(ctx, msgs, func() bool { return r.calls[waiting].events > 0 || r.calls[waiting].terminal != nil }) {
 			return fail("the delay scenario's call streamed no event within %s", attemptsWait)
 		}
 	}
@@ -147,7 +152,7 @@ func caseRunAttempts(ctx context.Context, k *kit) verdict {
 		}
 		ordinary = append(ordinary, id)
 	}
-	if !r.read(msgs, func() bool { return r.calls[ordinary[0]].terminal != nil && r.calls[ordinary[1]].terminal != nil }) {
+	if !r.read(ctx, msgs, func() bool { return r.calls[ordinary[0]].terminal != nil && r.calls[ordinary[1]].terminal != nil }) {
 		return fail("two ordinary calls did not both end within %s (stream end: %v)", attemptsWait, r.end)
 	}
 	for _, id := range ordinary {
@@ -170,7 +175,7 @@ func caseRunAttempts(ctx context.Context, k *kit) verdict {
 		if err := w.Cancel(waiting); err != nil {
 			return fail("cancelling the waiting call: %v", err)
 		}
-		if !r.read(msgs, func() bool { return c.terminal != nil }) || time.Since(cancelled) > settleLimit {
+		if !r.read(ctx, msgs, func() bool { return c.terminal != nil }) || time.Since(cancelled) > settleLimit {
 			return fail("the cancelled call sent no terminal message within %s", settleLimit)
 		}
 		if f := c.terminal.Message.Failure; f == nil || f.Kind != plugin.FailureAborted {
@@ -181,7 +186,7 @@ func caseRunAttempts(ctx context.Context, k *kit) verdict {
 	if err := w.CloseSend(); err != nil {
 		return fail("closing the host's side: %v", err)
 	}
-	if !r.read(msgs, func() bool { return r.end != nil }) {
+	if !r.read(ctx, msgs, func() bool { return r.end != nil }) {
 		return fail("%s; the stream did not end within %s of the host closing its side", strings.Join(seen, "; "), attemptsWait)
 	}
 	if !errors.Is(r.end, io.EOF) {

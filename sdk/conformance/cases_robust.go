@@ -36,6 +36,9 @@ func caseLargeRequest(ctx context.Context, k *kit) verdict {
 	req := k.request("robust.large_request")
 	sentence := "This sentence pads a five mebibyte prompt. "
 	req.Prompt = strings.Repeat(sentence, largeRequestBytes/len(sentence)+1)[:largeRequestBytes]
+	// An answer may quote the prompt, which is itself larger than a
+	// run's record keeps.
+	recordCheckOf(ctx).quotesLargeRequests()
 	lctx, cancel := context.WithTimeout(ctx, largeRequestLimit)
 	defer cancel()
 	t := collect(lctx, s, req)

@@ -44,6 +44,8 @@ func caseRunCancel(ctx context.Context, k *kit) verdict {
 		}
 	case <-time.After(10 * time.Second):
 		return fail("the delay scenario streamed no event within 10 s")
+	case <-ctx.Done():
+		return fail("the delay scenario streamed no event before the case's time ran out")
 	}
 	cancelled := time.Now()
 	cancelRun()

@@ -28,7 +28,9 @@ func skip(format string, args ...any) verdict { return verdict{Skip, fmt.Sprintf
 // report. Each case launches its own plugin process. It returns an error
 // only when the check cannot start: invalid opts (ErrOptions) or a binary
 // that is missing, not a regular file or not executable (ErrBinary). ctx
-// bounds the whole check; when it ends, the remaining cases fail.
+// and opts.Timeout (DefaultTimeout) bound the whole check; when either
+// ends, the case under way fails and the remaining cases fail without
+// running, saying why.
 func Check(ctx context.Context, binaryPath string, opts Options) (*Report, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -63,6 +65,10 @@ func Check(ctx context.Context, binaryPath string, opts Options) (*Report, error
 		k.logger = hclog.NewNullLogger()
 	}
 	rep := &Report{Binary: bin, SHA256: sha, Type: string(k.typ), ScenarioControl: "none"}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, opts.timeout())
+	defer cancel()
+	k.over = func() string { return overReason(parent, ctx, opts.timeout()) }
 	failed := map[string]bool{}
 	probed := false
 	for _, c := range cases {
@@ -78,6 +84,8 @@ func Check(ctx context.Context, binaryPath string, opts Options) (*Report, error
 			v = skip("handshake.line failed: the host cannot launch this plugin")
 		case c.configured && failed["configure.valid"]:
 			v = skip("configure.valid failed: the plugin refuses the configuration under test")
+		case ctx.Err() != nil:
+			v = fail("not run: %s", k.over())
 		default:
 			if c.launches && !probed {
 				probed = true
@@ -108,9 +116,23 @@ func (k *kit) runCase(ctx context.Context, c kcase) (v verdict) {
 			v = fail("the kit itself panicked: %v", r)
 		}
 	}()
+	cctx, rc := withRecordCheck(cctx)
 	v = c.run(cctx, k)
-	if v.status != Pass && cctx.Err() != nil {
+	switch {
+	case v.status == Pass || cctx.Err() == nil:
+	case ctx.Err() != nil:
+		v = fail("%s (%s)", v.seen, k.over())
+	default:
 		v = fail("%s (the case ran out of time: %v)", v.seen, cctx.Err())
 	}
-	return v
+	return rc.judge(v)
+}
+
+// overReason says why the check's context ctx (made from parent with the
+// overall bound d) ended.
+func overReason(parent, ctx context.Context, d time.Duration) string {
+	if parent.Err() != nil {
+		return fmt.Sprintf("the check was stopped: %v", parent.Err())
+	}
+	return fmt.Sprintf("the check's time bound of %s passed (Options.Timeout; `obversa plugin conformance --timeout`)", d)
 }

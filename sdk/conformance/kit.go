@@ -28,6 +28,8 @@ type kit struct {
 	service bool
 	kinds   map[plugin.ScenarioKind]bool
 	seq     atomic.Int64
+	// over says why the check's time ended, once it has.
+	over func() string
 }
 
 // probeTimeout bounds the probe's launch, Describe and Scenarios calls.

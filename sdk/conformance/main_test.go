@@ -63,6 +63,9 @@ func servePlugin(mode string) int {
 	if code, ok := zooPlugin(mode); ok {
 		return code
 	}
+	if code, ok := badResultPlugin(mode); ok {
+		return code
+	}
 	switch mode {
 	case "mock":
 		err = sdk.ServeEngine(enginetest.New())

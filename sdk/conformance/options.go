@@ -74,6 +74,11 @@ type Options struct {
 	// CaseTimeout bounds each case; 0 = DefaultCaseTimeout. No case waits
 	// that long unless the plugin hangs.
 	CaseTimeout time.Duration `json:"-"`
+	// Timeout bounds the whole check; 0 = DefaultTimeout. Once it has
+	// passed, the case under way fails and every case after it fails
+	// without running, each saying so (`obversa plugin conformance
+	// --timeout`).
+	Timeout time.Duration `json:"-"`
 }
 
 // ScenarioRequest is the Run request that makes a pass-through plugin
@@ -111,6 +116,12 @@ var DefaultTarget = plugin.Identity{Provider: "local", ModelFamily: "conformance
 
 // DefaultCaseTimeout bounds each case when Options.CaseTimeout is 0.
 const DefaultCaseTimeout = 2 * time.Minute
+
+// DefaultTimeout bounds the whole check when Options.Timeout is 0: a
+// plugin that follows the protocol passes every case in seconds (each
+// case launches it afresh), while one that hangs would otherwise hold each
+// case to its own bound — about ten minutes in all.
+const DefaultTimeout = 5 * time.Minute
 
 // LoadOptions reads a conformance file: a JSON object with the fields of
 // Options. ConfigDirPlaceholder in its strings becomes the file's absolute
@@ -203,6 +214,14 @@ func (o *Options) validate() error {
 		return fmt.Errorf("conformance options: %s: %w", strings.Join(problems, "; "), ErrOptions)
 	}
 	return nil
+}
+
+// timeout is Timeout or its default.
+func (o *Options) timeout() time.Duration {
+	if o.Timeout > 0 {
+		return o.Timeout
+	}
+	return DefaultTimeout
 }
 
 // handshakeTimeout is HandshakeTimeout or its default.

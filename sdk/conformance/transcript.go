@@ -50,6 +50,7 @@ func collect(ctx context.Context, s *session, req plugin.RunRequest) transcript 
 			t.after++
 		case m.Terminal():
 			t.terminal = &m
+			recordCheckOf(ctx).note("", m.Result)
 		case m.Empty:
 			t.empty++
 		default:

@@ -22,6 +22,10 @@ type LaunchConfig struct {
 	Type Type
 	// Path is the absolute path of the plugin binary.
 	Path string
+	// Source is the path the user named for the binary — the run file's
+	// plugin path, a command's argument — when Path is a copy of it (the
+	// plugin cache): errors name both. Empty = Path is what the user named.
+	Source string
 	// SHA256 is the expected digest of the binary as 64 lower-case hex
 	// digits; required. A binary with another digest is never executed.
 	SHA256 string

@@ -11,8 +11,9 @@ import (
 // StartError reports a plugin that was executed but did not complete its
 // handshake, with what the host saw of it. It matches ErrHandshake.
 type StartError struct {
-	// Name is the plugin name, Path the binary executed.
-	Name, Path string
+	// Name is the plugin name, Path the binary executed, Source the path
+	// the user named when Path is a copy of it (LaunchConfig.Source).
+	Name, Path, Source string
 	// What happened, in words: "exited before its handshake", "printed to
 	// stdout before its handshake: \"…\"", "wrote a line of 102400 bytes
 	// on stdout before its handshake (…)", "answered protocol version 2 in
@@ -29,13 +30,20 @@ type StartError struct {
 	// Stderr is the last 4 KiB (at most) of the plugin's stderr, with the
 	// host's known secrets redacted.
 	Stderr string
+	// notPlugin says the binary showed no sign of a handshake (it exited,
+	// printed other text, or said nothing in time); Error adds how to check.
+	notPlugin bool
 }
 
 // Error names the plugin and says what happened, how it ended and what it
 // last wrote to stderr.
 func (e *StartError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "plugin %q: %s %s", e.Name, e.Path, e.What)
+	if e.Source != "" && e.Source != e.Path {
+		fmt.Fprintf(&b, "plugin %q: %s (executed as its verified copy %s) %s", e.Name, e.Source, e.Path, e.What)
+	} else {
+		fmt.Fprintf(&b, "plugin %q: %s %s", e.Name, e.Path, e.What)
+	}
 	if e.Exit != "" {
 		fmt.Fprintf(&b, " (%s)", e.Exit)
 	}
@@ -47,8 +55,16 @@ func (e *StartError) Error() string {
 	} else {
 		b.WriteString("; it wrote nothing to stderr")
 	}
+	if e.notPlugin {
+		b.WriteString(notPluginHint)
+	}
 	return b.String() + ": " + ErrHandshake.Error()
 }
+
+// notPluginHint follows a start error of a binary that showed no sign of
+// being a plugin: it exited, timed out or printed something else before
+// any handshake.
+const notPluginHint = "; check that the path names an Obversa plugin: one built with the sdk (sdk.ServeEngine, sdk.ServeNode or sdk.ServePolicy) prints its handshake line on stdout as it starts (docs/writing-plugins.md)"
 
 // Is reports whether target is ErrHandshake.
 func (e *StartError) Is(target error) bool { return target == ErrHandshake }
@@ -73,7 +89,10 @@ func startError(cfg LaunchConfig, path string, timeout time.Duration, err error,
 	if errors.As(err, &pathErr) || run == nil || run.cmd.Process == nil {
 		return fmt.Errorf("plugin %q: executing %s: %w", cfg.Name, path, err)
 	}
-	e := &StartError{Name: cfg.Name, Path: path}
+	e := &StartError{Name: cfg.Name, Path: path, Source: cfg.Source}
+	if e.Source == "" && path != cfg.Path {
+		e.Source = cfg.Path // Launch executed its own copy
+	}
 	msg := err.Error()
 	<-run.lineDone
 	switch {
@@ -87,13 +106,14 @@ func startError(cfg LaunchConfig, path string, timeout time.Duration, err error,
 		} else {
 			e.What = fmt.Sprintf("printed to stdout before its handshake: %q", line)
 		}
+		e.notPlugin = true
 	case msg == gpExited:
-		e.What = "exited before its handshake"
+		e.What, e.notPlugin = "exited before its handshake", true
 	case strings.HasPrefix(msg, gpVersion):
 		v, _, _ := strings.Cut(strings.TrimPrefix(msg, gpVersion), ",")
 		e.What = fmt.Sprintf("answered protocol version %s in its handshake; this host speaks protocol version %d", v, ProtocolVersion)
 	case msg == gpTimeout:
-		e.What = fmt.Sprintf("did not complete its handshake within %s", timeout)
+		e.What, e.notPlugin = fmt.Sprintf("did not complete its handshake within %s", timeout), true
 	default:
 		e.What = "failed its handshake: " + msg
 	}

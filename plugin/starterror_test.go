@@ -42,8 +42,10 @@ func TestStartFailuresCarryTheirCause(t *testing.T) {
 		mention []string
 		absent  []string
 	}{
-		{"long-line", nil, []string{"wrote a line of 102400 bytes on stdout before its handshake"}, nil},
-		{"exit-message", nil, []string{"exited before its handshake (exit code 1)", "cannot read config /etc/fake.conf", "[REDACTED]"}, []string{"sekrit-123"}},
+		{"long-line", nil, []string{"wrote a line of 102400 bytes on stdout before its handshake"}, []string{"check that the path names"}},
+		{"exit-message", nil, []string{"exited before its handshake (exit code 1)", "cannot read config /etc/fake.conf", "[REDACTED]",
+			// The binary it was given, not only the copy it executed, and how to check it.
+			`plugin "fake": ` + testBin + " (executed as its verified copy ", "check that the path names an Obversa plugin"}, []string{"sekrit-123"}},
 		{"kill-self", nil, []string{"(killed by signal SIGKILL)", "about to die"}, nil},
 		{"bind-long", []string{"TMPDIR=" + long}, []string{"bind: invalid argument", "socket path is over 107 bytes"}, nil},
 	}

@@ -215,6 +215,7 @@ func TestJSONRefusalCodes(t *testing.T) {
 	tests := []struct {
 		name, code string
 		prepare    func(t *testing.T, dir string)
+		mention    []string // in the message
 	}{
 		{name: "binary swapped after lock", code: "PLUGIN_DIGEST_MISMATCH", prepare: func(t *testing.T, dir string) {
 			copyBinary(t, filepath.Join(binDir, "cmd-engine"), filepath.Join(dir, "bin", "mock-engine"))
@@ -226,7 +227,7 @@ func TestJSONRefusalCodes(t *testing.T) {
 			if r := obversa(t, dir, "plugin", "lock", "--upgrade", "run.hcl"); r.code != 0 {
 				t.Fatalf("lock: %s", r.stderr)
 			}
-		}},
+		}, mention: []string{"bin/mock-engine (executed as its verified copy ", "check that the path names an Obversa plugin"}},
 		{name: "binary removed", code: CodeRunFileInvalid, prepare: func(t *testing.T, dir string) {
 			if err := os.Remove(filepath.Join(dir, "bin", "mock-engine")); err != nil {
 				t.Fatal(err)
@@ -245,7 +246,12 @@ func TestJSONRefusalCodes(t *testing.T) {
 				t.Fatalf("lock: %s", r.stderr)
 			}
 			tt.prepare(t, dir)
-			refusalOf(t, dir, exitUsage, tt.code, "run", "--json", "run.hcl")
+			obj := refusalOf(t, dir, exitUsage, tt.code, "run", "--json", "run.hcl")
+			for _, m := range tt.mention {
+				if msg, _ := obj["message"].(string); !strings.Contains(msg, m) {
+					t.Errorf("message lacks %q: %s", m, msg)
+				}
+			}
 		})
 	}
 }

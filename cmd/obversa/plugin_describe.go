@@ -68,7 +68,7 @@ func describeBinary(ctx context.Context, bin string) (*described, error) {
 	defer prep.Release()
 	var errs []error
 	for _, typ := range []plugin.Type{plugin.TypeEngine, plugin.TypeNode, plugin.TypePolicy} {
-		d, err := describeAs(ctx, copied.Path, copied.SHA256, typ, prep, scratch)
+		d, err := describeAs(ctx, path, copied.Path, copied.SHA256, typ, prep, scratch)
 		if err == nil {
 			how := "describe ran it writing only a private scratch directory, without network"
 			if sup.LandlockABI == 0 {
@@ -96,11 +96,11 @@ func inRun(types []plugin.Type) string {
 		network + "; no memory limit (confine { … } and limits { plugin_memory } change these)"
 }
 
-func describeAs(ctx context.Context, path, sum string, typ plugin.Type, prep *confine.Prepared, scratch string) (*plugin.Description, error) {
+func describeAs(ctx context.Context, source, path, sum string, typ plugin.Type, prep *confine.Prepared, scratch string) (*plugin.Description, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	env := append(launch.Env(nil), "TMPDIR="+scratch)
-	c, err := plugin.Launch(ctx, plugin.LaunchConfig{Name: "describe", Type: typ, Path: path, SHA256: sum, Verified: true, Env: env, Confine: prep})
+	c, err := plugin.Launch(ctx, plugin.LaunchConfig{Name: "describe", Type: typ, Path: path, Source: source, SHA256: sum, Verified: true, Env: env, Confine: prep})
 	if err != nil {
 		return nil, err
 	}

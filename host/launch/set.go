@@ -222,7 +222,7 @@ func startOne(ctx context.Context, p plan.PluginPlan, o Options) (*started, erro
 		}
 	}
 	c, err := plugin.Launch(ctx, plugin.LaunchConfig{
-		Name: p.Name, Type: plugin.Type(p.Type), Path: path, SHA256: p.SHA256, Verified: true, File: exe,
+		Name: p.Name, Type: plugin.Type(p.Type), Path: path, Source: p.Source, SHA256: p.SHA256, Verified: true, File: exe,
 		Args: p.Args, Env: env, Logger: logger, Redact: o.Redact, Confine: r.prep, Supervised: o.Supervised,
 		GroupTag: GroupTag(os.Getenv(OwnerEnv)),
 	})

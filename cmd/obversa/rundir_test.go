@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -65,6 +66,29 @@ func TestRunDirSaysWhyNotARun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStorageThatIsAFile: --storage naming a file (the run file, by
+// mistake) is refused as a usage error saying it is not a storage
+// directory — by runs, and by a command given a run id — not as a raw read
+// error with exit 1, or as a run missing under it.
+func TestStorageThatIsAFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "run.hcl")
+	if err := os.WriteFile(file, []byte("graph \"dag\" {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := &globals{storageFlag: file, namespace: defaultNamespace}
+	_, err := g.runDir(file, "r1")
+	_, _, lerr := g.listRuns(context.Background(), nil)
+	for what, err := range map[string]error{"runDir": err, "listRuns": lerr} {
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitUsage {
+			t.Errorf("%s: %v, want a usage error (exit %d)", what, err, exitUsage)
+		}
+		if want := `"` + file + `" is a file, not a storage directory`; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want it to say %q", what, err, want)
+		}
 	}
 }
 

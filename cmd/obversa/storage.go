@@ -157,8 +157,8 @@ func (g *globals) listRuns(ctx context.Context, keep func(runview.Summary) bool)
 			return &dbRun{url: setting, namespace: g.namespace, id: id, b: pb, shared: true}
 		}
 	} else {
-		if _, err := os.Stat(setting); err != nil {
-			return nil, nil, usageErr(fmt.Errorf("no storage directory %s: pass the directory of a run file's storage block with --storage (default .obversa beside the run file), or a database's URL", echoArg(setting)))
+		if err := storageDirErr(setting); err != nil {
+			return nil, nil, err
 		}
 		st, err := store.Open(setting, g.namespace)
 		if err != nil {
@@ -202,6 +202,9 @@ func (g *globals) runDir(root, arg string) (string, error) {
 		}
 		return "", usageErr(fmt.Errorf("%s is neither a run directory nor a run id: %w", echoArg(arg), err))
 	}
+	if fi, err := os.Stat(root); err == nil && !fi.IsDir() {
+		return "", storageDirErr(root)
+	}
 	st, err := store.Open(root, g.namespace)
 	if err != nil {
 		return "", failedErr(err)
@@ -214,6 +217,25 @@ func (g *globals) runDir(root, arg string) (string, error) {
 		return "", usageErr(fmt.Errorf("%w: no run %q under %s (namespace %q); pass the run directory printed by `obversa run`, or --storage", store.ErrRunNotFound, arg, root, g.namespace))
 	}
 	return dir, nil
+}
+
+// storageDirErr refuses setting, a storage directory setting, as a usage
+// error when nothing is there or what is there is not a directory (a run
+// file or another file named by mistake); nil when it is a directory.
+func storageDirErr(setting string) error {
+	const how = "pass the directory of a run file's storage block with --storage (default .obversa beside the run file), or a database's URL"
+	fi, err := os.Stat(setting)
+	switch {
+	case err != nil:
+		return usageErr(fmt.Errorf("no storage directory %s: %s", echoArg(setting), how))
+	case !fi.IsDir():
+		kind := "a file"
+		if !fi.Mode().IsRegular() {
+			kind = regfile.Kind(fi.Mode())
+		}
+		return usageErr(fmt.Errorf("%s is %s, not a storage directory: %s", echoArg(setting), kind, how))
+	}
+	return nil
 }
 
 // notRunDir says why path, which exists, is not a run directory: it is

@@ -117,8 +117,17 @@ func openStream(ctx context.Context, fsys FS, dir string, pol *policy, readOnly 
 	}
 	s.f = f
 	// A writer that cannot mark itself (an unsupported file system) is
-	// not seen by others' closes, and its own close trims as before.
-	s.marked = !s.ro && f.WriterLock(false, true) == nil
+	// not seen by others' closes, and its own close trims as before. The
+	// mark is held exclusive only by a closing writer while it trims;
+	// the wait for it ends with ctx.
+	if !s.ro {
+		err := waitLock(ctx, func() error { return f.WriterLock(false, false) })
+		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			f.Close()
+			return nil, err
+		}
+		s.marked = err == nil
+	}
 	if err := s.load(ctx); err != nil {
 		f.Close()
 		return nil, err
@@ -191,7 +200,7 @@ func (s *stream) load(ctx context.Context) error {
 // lockedScan rescans the tail under flock (exclusive when it may recover)
 // and, when recovering, cuts a torn last batch. The caller holds mu.
 func (s *stream) lockedScan(ctx context.Context, recoverTorn bool) (scanResult, error) {
-	if err := s.f.Lock(recoverTorn, true); err != nil {
+	if err := waitLock(ctx, func() error { return s.f.Lock(recoverTorn, false) }); err != nil {
 		return scanResult{}, storageErr("lock", s.path, err)
 	}
 	defer s.f.Unlock()

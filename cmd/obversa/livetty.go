@@ -68,18 +68,23 @@ type liveView struct {
 func startTTY(run store.Record, live *runview.Live, out *os.File) func() {
 	v := &liveView{live: live, styles: newLiveStyles(out), out: out}
 	_, _ = io.WriteString(out, ansi.ResetModeTextCursorEnable)
-	stopRecord := followRecord(run, live.State().Rev()+1, v.event)
+	stopRecord := followRecord(run, live.State().Rev()+1, v.event, func(err error) {
+		v.warn("the record could not be read: " + err.Error())
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		_ = stream.Follow(ctx, run.Dir(), func(l stream.Line) error {
+		err := stream.Follow(ctx, run.Dir(), func(l stream.Line) error {
 			v.mu.Lock()
 			v.live.Stream(l)
 			v.mu.Unlock()
 			return nil
 		})
+		if err != nil && ctx.Err() == nil {
+			v.warn("the engines' live output is no longer shown: " + err.Error())
+		}
 	}()
 	go func() {
 		defer wg.Done()
@@ -115,6 +120,13 @@ func (v *liveView) event(e store.Event) {
 	for _, n := range notices {
 		v.above = append(v.above, v.notice(n))
 	}
+}
+
+// warn keeps a line above the frame saying what the view could not do.
+func (v *liveView) warn(msg string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.above = append(v.above, v.styles.warn.Render("! view")+"  "+termText(msg))
 }
 
 // notice is the line a failure, retry, pause or crash leaves on screen.

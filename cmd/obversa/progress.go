@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -105,10 +106,18 @@ func watchRun(ref runRef, mode string, w *os.File) *watch {
 // Stop ends the view once it has shown everything recorded so far.
 func (w *watch) Stop() { w.stop() }
 
+// followRetry is how long the view waits before it follows the record
+// again after a read failed (a database that is down, a file it could not
+// read).
+const followRetry = time.Second
+
 // followRecord calls fn for each event recorded after the fold's
 // revision, in order, until the returned func is called; that func then
-// hands fn what is left and returns.
-func followRecord(run store.Record, from int64, fn func(store.Event)) func() {
+// hands fn what is left and returns. When reading the record fails, fail
+// is told once per failure that differs from the last one, and the view
+// follows again from the next event after followRetry, so that it goes
+// on once the record can be read again.
+func followRecord(run store.Record, from int64, fn func(store.Event), fail func(error)) func() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var mu sync.Mutex
@@ -122,17 +131,37 @@ func followRecord(run store.Record, from int64, fn func(store.Event)) func() {
 		}
 		return nil
 	}
+	next := func() int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return last + 1
+	}
+	var told string
+	failed := func(err error) {
+		if err == nil || ctx.Err() != nil || err.Error() == told {
+			return
+		}
+		told = err.Error()
+		fail(err)
+	}
 	go func() {
 		defer close(done)
-		_ = run.Follow(ctx, from, report)
+		for ctx.Err() == nil {
+			failed(run.Follow(ctx, next(), report))
+			t := time.NewTimer(followRetry)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+		}
 	}()
 	return func() {
 		cancel()
 		<-done
-		mu.Lock()
-		next := last + 1
-		mu.Unlock()
-		_ = run.Read(context.Background(), next, report)
+		if err := run.Read(context.Background(), next(), report); err != nil && err.Error() != told {
+			fail(err)
+		}
 	}
 }
 
@@ -142,6 +171,8 @@ func startPlain(run store.Record, from int64, w io.Writer) func() {
 		if line := progressLine(e); line != "" {
 			fmt.Fprintln(w, termText(line))
 		}
+	}, func(err error) {
+		fmt.Fprintln(w, termText("progress: the record could not be read: "+err.Error()))
 	})
 }
 

@@ -211,7 +211,9 @@ func (l *launcher) command() (*exec.Cmd, error) {
 	l.bare.apply(cmd)
 	if l.shim() {
 		setUnshare(cmd, cfg.Confine.Unshareflags())
-	} else if fd, ok := cfg.Confine.GroupFD(); ok {
+	} else if fd, err := cfg.Confine.GroupFD(); err != nil {
+		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
+	} else if fd >= 0 {
 		setCgroupFD(cmd, fd)
 	}
 	return cmd, nil

@@ -2,6 +2,7 @@ package confine
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/obversa/obversa/internal/cgroup"
 	"github.com/obversa/obversa/internal/testutil"
 )
 
@@ -151,7 +153,11 @@ func threadOutput(t *testing.T, p *Prepared, dir, script string) ([]byte, error)
 	}
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir = dir
-	if fd, ok := p.GroupFD(); ok {
+	fd, err := p.GroupFD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fd >= 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
 	}
 	var out bytes.Buffer
@@ -348,4 +354,21 @@ func TestThreadConfinesOnlyItsProcesses(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestGroupFDOpenFails: a v2 memory group whose directory cannot be opened
+// is an error naming it, every time it is asked for, never a start
+// outside the group (which would drop the plugin's memory limit).
+func TestGroupFDOpenFails(t *testing.T) {
+	gone := filepath.Join(t.TempDir(), "gone")
+	p := &Prepared{group: &cgroup.Group{V2: gone}}
+	for i := range 2 {
+		fd, err := p.GroupFD()
+		if err == nil || fd >= 0 || !strings.Contains(err.Error(), gone) || !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("call %d: GroupFD of a missing group = %d, %v; want an error naming %s", i+1, fd, err, gone)
+		}
+	}
+	if fd, err := (&Prepared{}).GroupFD(); fd != -1 || err != nil {
+		t.Errorf("GroupFD without a group = %d, %v; want -1, nil", fd, err)
+	}
 }

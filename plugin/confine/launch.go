@@ -37,9 +37,11 @@ type Prepared struct {
 	rules   *Rules
 	support Support
 	group   *cgroup.Group
-	// dir is the v2 group's directory once GroupFD opened it.
+	// dir is the v2 group's directory once GroupFD opened it; dirErr
+	// why it could not.
 	dirOnce sync.Once
 	dir     *os.File
+	dirErr  error
 	// Missing lists what the kernel could not enforce (Support.Missing).
 	Missing []string
 }

@@ -89,17 +89,22 @@ func confineThread(r *Rules, abi int) error {
 }
 
 // GroupFD returns a descriptor of p's cgroup v2 memory group's directory,
-// to start the plugin in it (SysProcAttr.CgroupFD); false without one.
-// The descriptor is p's, opened once and closed by Release.
-func (p *Prepared) GroupFD() (int, bool) {
+// to start the plugin in it (SysProcAttr.CgroupFD), or -1 when p has no
+// v2 group. The descriptor is p's, opened once and closed by Release. It
+// returns the error opening the directory failed with, naming it: a
+// plugin started without its group would run without its memory limit.
+func (p *Prepared) GroupFD() (int, error) {
 	if p == nil || p.group == nil || p.group.V2 == "" {
-		return 0, false
+		return -1, nil
 	}
 	p.dirOnce.Do(func() {
-		p.dir, _ = os.Open(p.group.V2)
+		var err error
+		if p.dir, err = os.Open(p.group.V2); err != nil {
+			p.dirErr = fmt.Errorf("opening the plugin's memory group: %w", err)
+		}
 	})
-	if p.dir == nil {
-		return 0, false
+	if p.dirErr != nil {
+		return -1, p.dirErr
 	}
-	return int(p.dir.Fd()), true
+	return int(p.dir.Fd()), nil
 }

@@ -12,5 +12,5 @@ func (p *Prepared) NewThread(...string) (*Thread, error) {
 	return nil, errors.New("confinement needs Linux")
 }
 
-// GroupFD returns false: control groups need Linux.
-func (p *Prepared) GroupFD() (int, bool) { return 0, false }
+// GroupFD returns -1: control groups need Linux.
+func (p *Prepared) GroupFD() (int, error) { return -1, nil }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/obversa/obversa/internal/runecut"
 )
@@ -18,4 +20,16 @@ func echoArg(s string) string {
 		return fmt.Sprintf("%q", s)
 	}
 	return fmt.Sprintf("%q… (%d bytes in all)", runecut.Prefix(s, maxEchoBytes), len(s))
+}
+
+// fileFlagErr is the usage error for a file a flag names that cannot be
+// read: it names the flag and the file, says what is wrong with it
+// without Go's "open" wording, and ends with how to fix it (fix).
+func fileFlagErr(flag, file string, err error, fix string) error {
+	why := err.Error()
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		why = pe.Err.Error()
+	}
+	return usageErr(fmt.Errorf("%s %s cannot be read (%s); %s", flag, echoArg(file), why, fix))
 }

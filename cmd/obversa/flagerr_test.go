@@ -38,3 +38,33 @@ func TestFlagErrorEchoIsCut(t *testing.T) {
 		}
 	}
 }
+
+// TestFileFlagsSayHowToFix: a file a flag names that cannot be read — a
+// signing key, a password file, the run browser's token — is refused as a
+// usage error naming the flag and the file and saying what to pass, not as
+// Go's "open FILE: no such file or directory".
+func TestFileFlagsSayHowToFix(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"plugin", "sign", "--key", "nope.key", "bin"}, []string{`--key "nope.key" cannot be read (no such file or directory)`, "obversa plugin keygen"}},
+		{[]string{"plugin", "keygen", "--password-file", "nope.pw"}, []string{`--password-file "nope.pw" cannot be read (no such file or directory)`, "first line is the key's password"}},
+		{[]string{"ui", "--listen", "0.0.0.0:0", "--token", "nope.tok"}, []string{`--token "nope.tok" cannot be read (no such file or directory)`, "openssl rand -hex 32 > nope.tok"}},
+	} {
+		r := obversa(t, dir, tc.args...)
+		if r.code != exitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", tc.args, r.code, exitUsage, r.stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%v: stderr %q lacks %q", tc.args, r.stderr, w)
+			}
+		}
+		if strings.Contains(r.stderr, "open nope") {
+			t.Errorf("%v: stderr holds Go's open error: %q", tc.args, r.stderr)
+		}
+	}
+}

@@ -51,7 +51,7 @@ func readPassword(path string) (string, error) {
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", usageErr(fmt.Errorf("--password-file: %w", err))
+		return "", fileFlagErr("--password-file", path, err, "pass --password-file FILE naming a file whose first line is the key's password")
 	}
 	line, _, _ := bytes.Cut(b, []byte("\n"))
 	pw := string(bytes.TrimSuffix(line, []byte("\r")))

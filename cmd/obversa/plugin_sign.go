@@ -115,7 +115,8 @@ func readSigningKey(key, passwordFile string) (plugin.SigningKey, error) {
 	}
 	text, err := os.ReadFile(key)
 	if err != nil {
-		return plugin.SigningKey{}, usageErr(fmt.Errorf("--key: %w", err))
+		return plugin.SigningKey{}, fileFlagErr("--key", key, err,
+			"pass --key FILE naming a minisign secret key, or make a key pair with `obversa plugin keygen` (minisign.key and minisign.pub)")
 	}
 	k, err := plugin.ParseSigningKey(text, pw)
 	if err != nil {

@@ -96,7 +96,8 @@ func readUIToken(tokenFile string) (string, error) {
 	}
 	b, err := os.ReadFile(tokenFile)
 	if err != nil {
-		return "", usageErr(fmt.Errorf("--token: %w", err))
+		return "", fileFlagErr("--token", tokenFile, err,
+			fmt.Sprintf("--token names a file holding a secret of at least 16 characters, for example one written by `openssl rand -hex 32 > %s`", tokenFile))
 	}
 	token := strings.TrimSpace(string(b))
 	if len(token) < 16 {

@@ -44,8 +44,16 @@ const MaxRoundsLimit = 100
 const GraphForm = "dag"
 
 // DecodeFile reads and decodes a run file; see Decode. A file that cannot
-// be read is reported as an error diagnostic without a source range.
+// be read, or an empty path, is reported as an error diagnostic without a
+// source range.
 func DecodeFile(path string) (*RunFile, hclv2.Diagnostics) {
+	if path == "" {
+		return nil, hclv2.Diagnostics{{
+			Severity: hclv2.DiagError,
+			Summary:  "Cannot read run file",
+			Detail:   `The run file's path is empty (""). Name the run file, for example run.hcl or ./examples/quickstart/run.hcl.`,
+		}}
+	}
 	src, err := regfile.Read(path, MaxRunFileBytes)
 	if err != nil {
 		return nil, hclv2.Diagnostics{{

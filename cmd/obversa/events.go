@@ -75,7 +75,7 @@ interrupt (Ctrl-C, exit 0).`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print each event's envelope as one JSON line")
 	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing new events until the run ends (a paused run: until interrupted)")
-	cmd.Flags().Int64Var(&from, "from", 1, "first revision to print")
+	atLeastVar(cmd.Flags(), &from, "from", 1, 1, "revisions count from 1", "first revision to print")
 	return cmd
 }
 

@@ -21,6 +21,9 @@ func newPluginHashCmd() *cobra.Command {
 		Short: "Print a plugin binary's SHA-256 (the value for `sha256 = …`)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := nonEmptyPath(args[0], "the plugin binary", "obversa plugin hash ./bin/mock-engine"); err != nil {
+				return err
+			}
 			sum, err := plugin.FileSHA256(args[0])
 			if err != nil {
 				return usageErr(err)
@@ -35,4 +38,15 @@ func newPluginHashCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print {path, sha256} as one JSON object")
 	return cmd
+}
+
+// nonEmptyPath refuses an empty path argument as a usage error that says
+// whose path it is and gives an example of the command, instead of the
+// system's error for a file with no name ("stat : no such file or
+// directory").
+func nonEmptyPath(arg, what, example string) error {
+	if arg != "" {
+		return nil
+	}
+	return usageErr(fmt.Errorf(`%s's path is empty (""); name it, for example %s`, what, example))
 }

@@ -67,6 +67,9 @@ $OBVERSA_PLUGINS_DIR or ~/.obversa/plugins) and the plugin block to paste
 into a run file is printed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := nonEmptyPath(args[0], "the plugin archive or directory", "obversa plugin install ./obversa-plugin-mock.tar.gz"); err != nil {
+				return err
+			}
 			keys, err := loadKeys(keyArgs)
 			if err != nil {
 				return err

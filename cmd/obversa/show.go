@@ -131,7 +131,10 @@ func printNode(w io.Writer, n runview.Node) {
 		fmt.Fprintf(w, ", binding %s", n.Binding)
 	}
 	fmt.Fprintln(w, ")")
-	fmt.Fprintf(w, "status:   %s\n", n.Status)
+	fmt.Fprintf(w, "status:   %s\n", shownStatus(n))
+	if n.Review != nil {
+		fmt.Fprintf(w, "review:   %s\n", reviewLine(*n.Review))
+	}
 	if n.Loop != nil {
 		fmt.Fprintf(w, "loop:     %s\n", loopLine(*n.Loop))
 	}

@@ -141,9 +141,12 @@ func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 	var line []byte
 	for _, u := range r.Usage {
 		line = append(append(append(line[:0], "usage:    "...), u.Node...), ' ')
-		if c, ok := u.Usage.(watchdog.UsageCounters); ok {
+		switch c := u.Usage.(type) {
+		case watchdog.UsageCounters:
 			line = c.AppendJSON(line)
-		} else {
+		case string:
+			line = append(line, c...) // "unknown", a word, not JSON
+		default:
 			b, _ := json.Marshal(u.Usage)
 			line = append(line, b...)
 		}

@@ -10,8 +10,8 @@ import (
 )
 
 // TestPrintStatusUsage: each node's usage line prints the counters as
-// their JSON object, or "unknown", one line per node in the report's
-// order.
+// their JSON object, or the word unknown (not a quoted JSON string), one
+// line per node in the report's order.
 func TestPrintStatusUsage(t *testing.T) {
 	r := &watchdog.Report{RunID: "r1", Phase: watchdog.PhaseCompleted, Usage: []watchdog.NodeUsage{
 		{Node: "a", Usage: watchdog.UsageCounters{Input: 1, Output: 5}},
@@ -21,7 +21,7 @@ func TestPrintStatusUsage(t *testing.T) {
 	var b strings.Builder
 	printStatus(&b, r, "dir")
 	want := `usage:    a {"cache_creation":0,"cache_read":0,"input":1,"output":5}
-usage:    b "unknown"
+usage:    b unknown
 usage:    c {"cache_creation":2,"cache_read":3,"input":40,"output":600}
 `
 	if i := strings.Index(b.String(), "usage:"); i < 0 || b.String()[i:] != want {

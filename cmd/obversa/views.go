@@ -52,6 +52,8 @@ func nodeBrief(n runview.Node, width int) string {
 		return firstLine(n.Blocked.Code+": "+n.Blocked.Message, width)
 	case n.Pause != nil:
 		return "waits for " + n.Pause.Kind + " at " + n.Pause.Position
+	case n.Review != nil:
+		return firstLine("verdict "+reviewLine(*n.Review), width)
 	case n.Text != "":
 		return firstLine(n.Text, width)
 	case n.ExitCode != nil:
@@ -87,9 +89,35 @@ func printNodeTable(w io.Writer, nodes []runview.Node, limit int, dir string) {
 		if n.Usage != nil {
 			usage = n.Usage.String()
 		}
-		line := fmt.Sprintf("  %-*s  %-10s %-8s %-22s %s", idw, n.ID, n.Status, elapsedOf(n), usage, nodeBrief(n, 72))
+		line := fmt.Sprintf("  %-*s  %-10s %-8s %-22s %s", idw, n.ID, shownStatus(n), elapsedOf(n), usage, nodeBrief(n, 72))
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
+}
+
+// shownStatus is a node's status in the node table: a loop's review
+// member that ran shows what its verdict did to its round, accepted or
+// rejected, not "passed" beside a failing verdict.
+func shownStatus(n runview.Node) string {
+	if r := n.Review; r != nil && n.Status == runview.StatusPassed {
+		if r.Accepted {
+			return "accepted"
+		}
+		return "rejected"
+	}
+	return n.Status
+}
+
+// reviewLine says what a review member's verdict was: "fail (round
+// rejected): The config has no request timeout."
+func reviewLine(r runview.Review) string {
+	line := r.Verdict + " (round rejected)"
+	if r.Accepted {
+		line = r.Verdict + " (accepted)"
+	}
+	if r.Summary != "" {
+		line += ": " + r.Summary
+	}
+	return line
 }
 
 // loopLine says where a loop stands: "config round 2 of 4 (started,

@@ -86,6 +86,6 @@ func newWorkerCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&dir, "run-dir", "", "run directory (file backend)")
 	cmd.Flags().StringVar(&id, "run-id", "", "run id (in the database --storage names)")
-	cmd.Flags().IntVar(&restart, "restart", 0, "how many workers the watchdog started before this one")
+	atLeastVar(cmd.Flags(), &restart, "restart", 0, 0, "a count", "how many workers the watchdog started before this one")
 	return cmd
 }

@@ -77,13 +77,17 @@ func TestReviewLoop(t *testing.T) {
 	// show, runs and graph RUN show the loop: its round and verdict, each
 	// round's members by name, the loop's frame coloured by its status.
 	_, show, _ := exampletest.Obversa(t, obversa, work, "show", runDir)
-	for _, want := range []string{"loop:     config round 2 of 3 (passed, last review pass)", "config/1/review", "config/2/author"} {
+	// Each round's review member shows what its verdict did to the round,
+	// not "passed" beside a failing verdict.
+	for _, want := range []string{"loop:     config round 2 of 3 (passed, last review pass)", "config/2/author",
+		"config/1/review  rejected", "verdict fail (round rejected): The config has no request timeout.",
+		"config/2/review  accepted", "verdict pass (accepted): The config sets a request timeout."} {
 		if !strings.Contains(show, want) {
 			t.Errorf("show has no %q:\n%s", want, show)
 		}
 	}
 	if _, member, _ := exampletest.Obversa(t, obversa, work, "show", runDir, "dag/config/1/review/1"); !strings.Contains(member, "node:     config/1/review") ||
-		!strings.Contains(member, "The config has no request timeout.") {
+		!strings.Contains(member, "status:   rejected\nreview:   fail (round rejected): The config has no request timeout.") {
 		t.Errorf("show of round 1's review:\n%s", member)
 	}
 	if code, _, errs := exampletest.Obversa(t, obversa, work, "show", runDir, "config/1/reveiw"); code == 0 || !strings.Contains(errs, `did you mean "config/1/review"`) {

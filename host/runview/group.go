@@ -19,6 +19,32 @@ type Loop struct {
 	Code       string `json:"code,omitempty"`
 }
 
+// Review is the verdict of a loop's review member in one round, as
+// recorded (graph.ReviewedData): its status ("pass" or "fail"), its
+// summary, and whether it ended the loop as passed.
+type Review struct {
+	Verdict  string `json:"verdict"`
+	Summary  string `json:"summary,omitempty"`
+	Accepted bool   `json:"accepted"`
+}
+
+// reviewOf returns the recorded verdict of n when n is the review member
+// that gave it in its round; nil otherwise.
+func reviewOf(st *runstate.State, n *graph.NodeState) *Review {
+	if n.Loop == "" {
+		return nil
+	}
+	v := st.Graph().Vertex(n.Loop)
+	if v == nil || v.Loop == nil || n.Round < 1 || n.Round > len(v.Loop.Rounds) {
+		return nil
+	}
+	rd := v.Loop.Rounds[n.Round-1].Review
+	if rd == nil || rd.Member != n.Def.ID {
+		return nil
+	}
+	return &Review{Verdict: rd.Outcome.Status, Summary: rd.Outcome.Summary, Accepted: rd.Accepted}
+}
+
 // ForEach is where a for_each node stands: Expanded once its instances
 // are decided, then how many there are and how many passed, failed for
 // good or are running (dispatched or started) now.

@@ -185,6 +185,11 @@ type Node struct {
 	Pause *graph.PauseRequest `json:"pause,omitempty"`
 	// Approved is the recorded approval decision: "allow", "deny" or "".
 	Approved string `json:"approved,omitempty"`
+	// Review is the verdict a loop's review member gave in its round,
+	// once recorded; nil for any other node. A review member that ran
+	// and answered fail has passed as a node: Review says its round was
+	// rejected.
+	Review *Review `json:"review,omitempty"`
 	// Usage sums the node's engine calls (unknown when one did not
 	// report); nil for a node with no engine call.
 	Usage *Usage `json:"usage,omitempty"`
@@ -300,6 +305,7 @@ func nodeView(st *runstate.State, n *graph.NodeState, now time.Time) Node {
 	if n.Instance || n.Loop != "" {
 		v.Group, v.Key, v.Round = n.Vertex, n.Key, n.Round
 	}
+	v.Review = reviewOf(st, n)
 	if p := st.Position(n.Position); p != nil {
 		if !p.StartedAt.IsZero() {
 			t := p.StartedAt

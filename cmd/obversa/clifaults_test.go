@@ -1,0 +1,86 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/obversa/obversa/host/runview"
+)
+
+// TestOutOfRangeFlagIsUsageError: a whole-number flag refuses a number
+// below what it can mean as it refuses one that is no number: exit 2,
+// naming the flag and the value, before anything is read.
+func TestOutOfRangeFlagIsUsageError(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"events", "--from", "-5", "r"}, `invalid argument "-5" for "--from" flag: must be at least 1`},
+		{[]string{"events", "--from=0", "r"}, `invalid argument "0" for "--from" flag: must be at least 1`},
+		{[]string{"events", "--from", "x", "r"}, `invalid argument "x" for "--from" flag: ParseInt: invalid syntax`},
+		{[]string{"plugin", "sign", "--protocol", "0", "bin"}, `invalid argument "0" for "--protocol" flag: must be at least 1`},
+		{[]string{"worker", "--restart", "-1"}, `invalid argument "-1" for "--restart" flag: must be at least 0`},
+	} {
+		r := obversa(t, dir, tc.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, r.code, r.stdout, r.stderr, exitUsage, tc.want)
+		}
+	}
+}
+
+// TestEmptyPathArgument: a path argument given as "" is refused as a
+// usage error that says the path is empty and names what to give, not
+// with the system's message for a file without a name.
+func TestEmptyPathArgument(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"validate", ""}, `The run file's path is empty (""). Name the run file`},
+		{[]string{"run", ""}, `The run file's path is empty (""). Name the run file`},
+		{[]string{"plugin", "lock", ""}, `The run file's path is empty (""). Name the run file`},
+		{[]string{"plugin", "hash", ""}, `the plugin binary's path is empty (""); name it, for example obversa plugin hash`},
+		{[]string{"plugin", "install", ""}, `the plugin archive or directory's path is empty (""); name it, for example obversa plugin install`},
+	} {
+		r := obversa(t, dir, tc.args...)
+		stderr := strings.Join(strings.Fields(r.stderr), " ") // the diagnostics wrap
+		if r.code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "Reading  failed") || strings.Contains(stderr, "stat :") {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", tc.args, r.code, r.stderr, exitUsage, tc.want)
+		}
+	}
+}
+
+// TestNodeTableReviewMember: a loop's review member that ran shows what
+// its verdict did to its round, beside the verdict; other nodes, and a
+// review member that failed as a node, show their status.
+func TestNodeTableReviewMember(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		node runview.Node
+		want string
+	}{
+		{"rejected", runview.Node{ID: "config/1/review", Status: runview.StatusPassed, Text: `{"status":"fail"}`,
+			Review: &runview.Review{Verdict: "fail", Summary: "No timeout."}},
+			"config/1/review rejected verdict fail (round rejected): No timeout."},
+		{"accepted", runview.Node{ID: "config/2/review", Status: runview.StatusPassed,
+			Review: &runview.Review{Verdict: "pass", Summary: "Fine.", Accepted: true}},
+			"config/2/review accepted verdict pass (accepted): Fine."},
+		{"no verdict yet", runview.Node{ID: "config/3/review", Status: runview.StatusStarted}, "config/3/review started"},
+		{"failed binding reviewer", runview.Node{ID: "config/1/check", Status: runview.StatusFailed,
+			Failure: &runview.Failure{Code: "NODE_FAILED", Message: "verdict fail"}, Review: &runview.Review{Verdict: "fail"}},
+			"config/1/check failed NODE_FAILED: verdict fail"},
+		{"other node", runview.Node{ID: "plan", Status: runview.StatusPassed, Text: "a plan"}, "plan passed a plan"},
+	} {
+		var b strings.Builder
+		printNodeTable(&b, []runview.Node{tc.node, {ID: "config/1/author", Status: runview.StatusPassed}}, 0, "dir")
+		first, _, _ := strings.Cut(b.String(), "\n")
+		if got := strings.Join(strings.Fields(first), " "); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q (spaces folded)", tc.name, first, tc.want)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/pflag"
+)
+
+// atLeast is a whole-number flag value that refuses numbers below min,
+// so a value out of range is refused as a flag error, like one that is
+// no number: a usage error (exit 2) naming the flag and the value
+// (boundFlagError, docs/cli.md). what says why min is the least.
+type atLeast[T int | int64] struct {
+	p    *T
+	min  T
+	what string
+}
+
+// atLeastVar defines flag name on fs as an integer of at least min,
+// default def, stored in p.
+func atLeastVar[T int | int64](fs *pflag.FlagSet, p *T, name string, def, min T, what, usage string) {
+	*p = def
+	fs.Var(&atLeast[T]{p: p, min: min, what: what}, name, usage)
+}
+
+func (v *atLeast[T]) String() string { return strconv.FormatInt(int64(*v.p), 10) }
+
+// Type is the value's name in help text, as pflag names its integers.
+func (v *atLeast[T]) Type() string { return "int" }
+
+// Set parses s as pflag parses an integer; a number below min is refused.
+func (v *atLeast[T]) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, strconv.IntSize)
+	if err != nil {
+		return err
+	}
+	if T(n) < v.min {
+		return fmt.Errorf("must be at least %d (%s)", v.min, v.what)
+	}
+	*v.p = T(n)
+	return nil
+}

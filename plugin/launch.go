@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/obversa/obversa/internal/failpoint"
+	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/plugin/confine"
 )
 
@@ -191,7 +192,7 @@ func (l *launcher) command() (*exec.Cmd, error) {
 		// "#!" script's interpreter opens the script by that name.
 		// A copy of its own, since the command's files are closed once
 		// it started and cfg.File stays the caller's.
-		dup, err := dupFile(cfg.File)
+		dup, err := proc.DupFile(cfg.File)
 		if err != nil {
 			return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
 		}

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -88,21 +87,4 @@ func unread(f *os.File) int {
 // is open as fd (CLONE_INTO_CGROUP), after setProcAttr.
 func setCgroupFD(cmd *exec.Cmd, fd int) {
 	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
-}
-
-// dupFile returns a new descriptor of f's open file, closed on exec.
-func dupFile(f *os.File) (*os.File, error) {
-	sc, err := f.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	nfd := -1
-	cerr := sc.Control(func(fd uintptr) { nfd, err = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) })
-	if cerr != nil {
-		return nil, cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("duplicating %s: %w", f.Name(), err)
-	}
-	return os.NewFile(uintptr(nfd), f.Name()), nil
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/obversa/obversa/internal/proc"
 )
 
 // shimExitCode is the status of a shim that could not confine or execute
@@ -206,7 +208,7 @@ func shimCommand(p payload, exe *os.File, args []string) (*exec.Cmd, error) {
 	if exe != nil {
 		// A copy of its own, since the command's files are closed once it
 		// started and exe stays the caller's.
-		dup, err := dupFile(exe)
+		dup, err := proc.DupFile(exe)
 		if err != nil {
 			f.Close()
 			return nil, err
@@ -214,21 +216,4 @@ func shimCommand(p payload, exe *os.File, args []string) (*exec.Cmd, error) {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, dup)
 	}
 	return cmd, nil
-}
-
-// dupFile returns a new descriptor of f's open file, closed on exec.
-func dupFile(f *os.File) (*os.File, error) {
-	sc, err := f.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	nfd := -1
-	cerr := sc.Control(func(fd uintptr) { nfd, err = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) })
-	if cerr != nil {
-		return nil, cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("duplicating %s: %w", f.Name(), err)
-	}
-	return os.NewFile(uintptr(nfd), f.Name()), nil
 }

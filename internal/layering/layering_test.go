@@ -35,6 +35,7 @@ var allowed = map[string][]string{
 	"plugin":               {"plugin/internal/", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut"},
 	"hcl":                  {"internal/regfile"},
 	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut"},
+	"sdk/conformance":      {"plugin", "sdk/", "store", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/canonjson"},
 	"internal/proc":        {},
 	"internal/cgroup":      {},
 	"internal/logfile":     {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
 )
@@ -17,6 +16,12 @@ import (
 // node"); a result the record cannot store fails its node in every run
 // (INVALID_EVENT, RESULT_TOO_LARGE), however well the plugin follows the
 // protocol otherwise.
+
+// defaultMaxArtifactBytes is the largest result a run keeps by default,
+// in bytes (storage.max_artifact_bytes, defaultMaxArtifactBytes; a
+// test holds the two equal): the kit imports neither the run-file decoder
+// nor the host (docs/architecture.md#packages-and-imports).
+const defaultMaxArtifactBytes = 1 << 20
 
 // recordCheckName names the check in the report.
 const recordCheckName = "record"
@@ -114,9 +119,9 @@ func unstorable(r *plugin.RunResult, anySize bool) []string {
 			out = append(out, fmt.Sprintf("part %d (%s): %v", i+1, p.Kind, err))
 		}
 	}
-	if !anySize && size > hcl.DefaultMaxArtifactBytes {
+	if !anySize && size > defaultMaxArtifactBytes {
 		out = append(out, fmt.Sprintf("its parts hold %d bytes, more than the %d a run keeps by default (storage.max_artifact_bytes; the node would fail RESULT_TOO_LARGE)",
-			size, hcl.DefaultMaxArtifactBytes))
+			size, defaultMaxArtifactBytes))
 	}
 	return out
 }

@@ -256,9 +256,9 @@ func (x *Executor) launch(ctx context.Context, starts []start) {
 // runOwn runs s's attempt on the loop's goroutine, when it would be the
 // only one in flight and the loop waits for nothing but it (no position
 // waits for approval, no dispatch is left to decide): nothing else can
-// settle or ask the loop for
-// anything meanwhile, so handing it to an attempt goroutine and its settle
-// back would only add two goroutine switches to each node of a chain
+// settle or ask the loop for anything meanwhile, so handing it to an
+// attempt goroutine and its settle back would only add two goroutine
+// switches to each node of a chain
 // (docs/decisions.md, "Plugin transport"). It is launched as any attempt
 // is, after its attempt-started is durable; its settle is kept for the
 // loop (receive), and a cancelled ctx or a stopped run leaves it started

@@ -18,7 +18,6 @@ import (
 
 	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/internal/proc"
-	"github.com/obversa/obversa/plugin/confine"
 )
 
 // defaultStartTimeout bounds the handshake when LaunchConfig.StartTimeout is
@@ -179,15 +178,12 @@ func newLauncher(cfg LaunchConfig, path string) *launcher {
 }
 
 // command builds the plugin's command: the verified binary itself or,
-// confined where a thread cannot carry the confinement (shim), the shim
-// that executes it. Given cfg.File, the kernel executes that open file
-// (execFD), not whatever its path names by then. A confined plugin
-// started without the shim starts in its memory group (CLONE_INTO_CGROUP)
-// from the confined thread procRunner starts it from (thread).
+// confined, the shim that executes it. Given cfg.File, the kernel
+// executes that open file (execFD), not whatever its path names by then.
 func (l *launcher) command() (*exec.Cmd, error) {
 	cfg := l.cfg
 	cmd := exec.CommandContext(l.procCtx, l.path, cfg.Args...)
-	if target := execFD(cfg.File, 3); !l.shim() && target != "" {
+	if target := execFD(cfg.File, 3); cfg.Confine == nil && target != "" {
 		// The file is the child's descriptor 3, open across the exec: a
 		// "#!" script's interpreter opens the script by that name.
 		// A copy of its own, since the command's files are closed once
@@ -199,8 +195,8 @@ func (l *launcher) command() (*exec.Cmd, error) {
 		cmd = exec.CommandContext(l.procCtx, target, cfg.Args...)
 		cmd.Args[0], cmd.ExtraFiles = l.path, []*os.File{dup}
 	}
-	if l.shim() {
-		shim, err := cfg.Confine.CommandFile(cfg.File, l.path, cfg.Args, l.socketDir())
+	if cfg.Confine != nil {
+		shim, err := cfg.Confine.CommandFile(cfg.File, l.path, cfg.Args, envValue(l.env, envUnixSocketDir))
 		if err != nil {
 			return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
 		}
@@ -210,39 +206,11 @@ func (l *launcher) command() (*exec.Cmd, error) {
 	cmd.Env = l.env
 	setProcAttr(cmd)
 	l.bare.apply(cmd)
-	if l.shim() {
+	if cfg.Confine != nil {
 		setUnshare(cmd, cfg.Confine.Unshareflags())
-	} else if fd, err := cfg.Confine.GroupFD(); err != nil {
-		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
-	} else if fd >= 0 {
-		setCgroupFD(cmd, fd)
 	}
 	return cmd, nil
 }
-
-// shim reports whether the plugin starts through the shim: it is confined
-// and its confinement needs a process of its own (confine.Prepared.Direct).
-func (l *launcher) shim() bool {
-	return l.cfg.Confine != nil && !l.cfg.Confine.Direct()
-}
-
-// thread returns the confined thread a plugin confined without the shim
-// is started from (confine.Prepared.NewThread); nil for a plugin that is
-// not.
-func (l *launcher) thread() (*confine.Thread, error) {
-	if l.cfg.Confine == nil || l.shim() {
-		return nil, nil
-	}
-	t, err := l.cfg.Confine.NewThread(l.socketDir())
-	if err != nil {
-		return nil, fmt.Errorf("confining the plugin: %w", err)
-	}
-	return t, nil
-}
-
-// socketDir is the directory of the plugin's unix socket, which a
-// confined plugin may write.
-func (l *launcher) socketDir() string { return envValue(l.env, envUnixSocketDir) }
 
 // clientConfig is go-plugin's configuration for this launch, with the
 // plugin's unix socket in sockets and mTLS as tlsConfig sets it up
@@ -259,7 +227,7 @@ func (l *launcher) clientConfig(sockets string, tlsConfig *tls.Config) *goplugin
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
 			l.env = append(l.env, spec.Env...)
 			var err error
-			l.run, err = newProcRunner(l.command, l.thread, l.logger, l.cfg.Redact)
+			l.run, err = newProcRunner(l.command, l.logger, l.cfg.Redact)
 			return l.run, err
 		},
 		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: sockets},

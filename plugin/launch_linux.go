@@ -82,9 +82,3 @@ func unread(f *os.File) int {
 	_ = sc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
 	return n
 }
-
-// setCgroupFD starts the process in the cgroup v2 group whose directory
-// is open as fd (CLONE_INTO_CGROUP), after setProcAttr.
-func setCgroupFD(cmd *exec.Cmd, fd int) {
-	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
-}

@@ -32,6 +32,3 @@ func execFD(*os.File, int) string { return "" }
 
 // setUnshare does nothing: confinement needs Linux.
 func setUnshare(*exec.Cmd, uintptr) {}
-
-// setCgroupFD does nothing: control groups need Linux.
-func setCgroupFD(*exec.Cmd, int) {}

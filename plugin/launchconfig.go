@@ -38,11 +38,10 @@ type LaunchConfig struct {
 	// File, when set, is Path opened, with its bytes verified
 	// (OpenCached). Every launch executes this open file rather than the
 	// path, so a file renamed over Path after the check is not what runs:
-	// the plugin is its descriptor 3 and the kernel executes
-	// /proc/self/fd/3; confined through the shim, the shim executes
-	// /proc/self/fd/4. A binary executed so keeps descriptor 3 open,
-	// unless the shim started it; a "#!" script must, in every case,
-	// since its interpreter opens the script
+	// unconfined, the plugin is its descriptor 3 and the kernel executes
+	// /proc/self/fd/3; confined, the shim executes /proc/self/fd/4. A
+	// binary executed so keeps descriptor 3 open, unconfined; a "#!"
+	// script must, confined or not, since its interpreter opens the script
 	// by that name (docs/decisions.md, "Plugins run from the verified
 	// file"). Elsewhere than Linux, Path is executed. The caller closes it
 	// once Launch has returned.
@@ -70,13 +69,11 @@ type LaunchConfig struct {
 	Logger hclog.Logger
 	// StartTimeout bounds the wait for the handshake; 0 = 10 s.
 	StartTimeout time.Duration
-	// Confine, when set, starts the plugin confined (plugin/confine),
-	// with the plugin's socket directory writable: from a thread confined
-	// by the rules (confine.Thread), in the plugin's memory group, or,
-	// where that group is a cgroup v1 group, through this running binary
-	// as the shim, which joins the group, applies the rules and executes
-	// exactly the verified binary. The caller releases it once the Client
-	// is closed. nil = unconfined.
+	// Confine, when set, starts the plugin confined (plugin/confine):
+	// through this running binary as the shim, which joins the plugin's
+	// cgroup, applies the Landlock rules (with the plugin's socket
+	// directory writable) and executes exactly the verified binary. The
+	// caller releases it once the Client is closed. nil = unconfined.
 	Confine *confine.Prepared
 	// Supervised says that a supervisor outside this process stops
 	// whatever the plugin starts once it is done (a run's worker: the

@@ -16,8 +16,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
-
-	"github.com/obversa/obversa/plugin/confine"
 )
 
 const (
@@ -47,11 +45,8 @@ const (
 // closed, so that nothing a plugin leaves behind can stall Close.
 type procRunner struct {
 	newCmd func() (*exec.Cmd, error)
-	// newThread returns the confined thread the process is started from,
-	// nil when it starts from any thread.
-	newThread func() (*confine.Thread, error)
-	cmd       *exec.Cmd
-	logger    hclog.Logger
+	cmd    *exec.Cmd
+	logger hclog.Logger
 
 	outR, errR *os.File
 	handshake  *io.PipeReader
@@ -69,19 +64,18 @@ type procRunner struct {
 	lineDone chan struct{} // closed once the first line was handled
 }
 
-func newProcRunner(newCmd func() (*exec.Cmd, error), newThread func() (*confine.Thread, error), logger hclog.Logger, redact func(string) string) (*procRunner, error) {
+func newProcRunner(newCmd func() (*exec.Cmd, error), logger hclog.Logger, redact func(string) string) (*procRunner, error) {
 	cmd, err := newCmd()
 	if err != nil {
 		return nil, err
 	}
 	return &procRunner{
-		newCmd:    newCmd,
-		newThread: newThread,
-		cmd:       cmd,
-		logger:    logger,
-		stderr:    &tailReader{tail: newTail(stderrTailBytes), redact: redact, eof: make(chan struct{})},
-		exited:    make(chan struct{}),
-		lineDone:  make(chan struct{}),
+		newCmd:   newCmd,
+		cmd:      cmd,
+		logger:   logger,
+		stderr:   &tailReader{tail: newTail(stderrTailBytes), redact: redact, eof: make(chan struct{})},
+		exited:   make(chan struct{}),
+		lineDone: make(chan struct{}),
 	}, nil
 }
 
@@ -122,13 +116,12 @@ func (r *procRunner) Start(context.Context) error {
 }
 
 // describe returns the log fields of the command: the plugin binary's
-// path and arguments, and what the kernel executes when that is not the
-// path: the verified open file (/proc/self/fd/3) or the shim (the running
-// binary, plugin/confine).
+// path and arguments, and, for a confined plugin, the shim that executes
+// it (the running binary, plugin/confine).
 func (r *procRunner) describe() []any {
 	kv := []any{"path", r.cmd.Args[0], "args", r.cmd.Args}
 	if r.cmd.Path != r.cmd.Args[0] {
-		kv = append(kv, "executes", r.cmd.Path)
+		kv = append(kv, "shim", r.cmd.Path)
 	}
 	return kv
 }
@@ -139,34 +132,11 @@ func (r *procRunner) describe() []any {
 // execs (golang.org/issue/22315).
 const textBusyRetries = 20
 
-// start starts the command with stdout and stderr on the given pipes:
-// from the confined thread newThread returns, when it returns one, which
-// then lives until the process has exited (its parent-death signal is
-// bound to that thread, setProcAttr), or else from any thread.
+// start starts the command with stdout and stderr on the given pipes,
+// retrying an exec refused with ETXTBSY on a fresh command. The extra
+// files handed to the child (a confined plugin's rules) are closed here
+// once it started.
 func (r *procRunner) start(stdout, stderr *os.File) error {
-	th, err := r.newThread()
-	if err != nil {
-		return err
-	}
-	if th == nil {
-		return r.startRetrying(stdout, stderr)
-	}
-	th.Do(func() { err = r.startRetrying(stdout, stderr) })
-	if err != nil {
-		th.Close()
-		return err
-	}
-	go func() {
-		<-r.exited
-		th.Close()
-	}()
-	return nil
-}
-
-// startRetrying starts the command, retrying an exec refused with ETXTBSY
-// on a fresh command. The extra files handed to the child (the verified
-// binary, a shim's rules) are closed here once it started.
-func (r *procRunner) startRetrying(stdout, stderr *os.File) error {
 	for i := 0; ; i++ {
 		r.cmd.Stdout, r.cmd.Stderr = stdout, stderr
 		err := startCmd(r.cmd)

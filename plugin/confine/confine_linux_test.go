@@ -1,20 +1,14 @@
 package confine
 
 import (
-	"bytes"
-	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
-	"github.com/obversa/obversa/internal/cgroup"
 	"github.com/obversa/obversa/internal/testutil"
 )
 
@@ -91,40 +85,20 @@ func TestBuild(t *testing.T) {
 	}
 }
 
-// startWays are the two ways a confined process starts: through the shim
-// (Prepared.Command) and from a confined thread (Prepared.NewThread).
-var startWays = []string{"shim", "thread"}
-
-// shell runs script confined by s, started way, and returns its combined
-// output.
-func shell(t *testing.T, s Spec, dir, script, way string) (string, *Prepared) {
+// shell runs script confined by s and returns its combined output.
+func shell(t *testing.T, s Spec, dir, script string) (string, *Prepared) {
 	t.Helper()
-	return shellOn(t, Detect(), s, dir, script, way)
+	return shellOn(t, Detect(), s, dir, script)
 }
 
 // shellOn is shell on a kernel with sup.
-func shellOn(t *testing.T, sup Support, s Spec, dir, script, way string) (string, *Prepared) {
+func shellOn(t *testing.T, sup Support, s Spec, dir, script string) (string, *Prepared) {
 	t.Helper()
 	p, err := Prepare(s, sup, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Release() })
-	var out []byte
-	if way == "thread" {
-		out, err = threadOutput(t, p, dir, script)
-	} else {
-		out, err = shimOutput(t, p, dir, script)
-	}
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatal(err)
-	}
-	return string(out), p
-}
-
-// shimOutput runs script through the shim and returns its combined
-// output.
-func shimOutput(t *testing.T, p *Prepared, dir, script string) ([]byte, error) {
 	cmd, err := p.Command("/bin/sh", []string{"-c", script})
 	if err != nil {
 		t.Fatal(err)
@@ -138,36 +112,10 @@ func shimOutput(t *testing.T, p *Prepared, dir, script string) ([]byte, error) {
 	for _, f := range cmd.ExtraFiles {
 		f.Close()
 	}
-	return out, err
-}
-
-// threadOutput runs script from a confined thread, in the memory group
-// when there is one, and returns its combined output.
-func threadOutput(t *testing.T, p *Prepared, dir, script string) ([]byte, error) {
-	if !p.Direct() {
-		t.Skip("the memory group is a cgroup v1 group: the shim confines")
-	}
-	th, err := p.NewThread()
-	if err != nil {
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("/bin/sh", "-c", script)
-	cmd.Dir = dir
-	fd, err := p.GroupFD()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fd >= 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
-	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	th.Do(func() { err = cmd.Start() })
-	if err == nil {
-		err = cmd.Wait()
-	}
-	th.Close()
-	return out.Bytes(), err
+	return string(out), p
 }
 
 func needLandlock(t *testing.T) Support {
@@ -192,15 +140,13 @@ func TestConfinedWrites(t *testing.T) {
 		modes = append(modes, split)
 	}
 	for _, sup := range modes {
-		for _, way := range startWays {
-			t.Run(map[bool]string{true: "mount", false: "split"}[sup.MountNS]+"/"+way, func(t *testing.T) {
-				confinedWrites(t, sup, way)
-			})
-		}
+		t.Run(map[bool]string{true: "mount", false: "split"}[sup.MountNS], func(t *testing.T) {
+			confinedWrites(t, sup)
+		})
 	}
 }
 
-func confinedWrites(t *testing.T, sup Support, way string) {
+func confinedWrites(t *testing.T, sup Support) {
 	l := newLayout(t)
 	script := `
 w() { if (echo y > "$1") 2>/dev/null; then echo "$2 ok"; else echo "$2 denied"; fi; }
@@ -217,7 +163,7 @@ mv .obversa moved 2>/dev/null; test -d .obversa && echo "storage-mv denied"
 cat ` + l.secret + `/key >/dev/null 2>&1 || echo "secret denied"
 cat top.txt >/dev/null && echo "read ok"
 `
-	out, _ := shellOn(t, sup, l.spec(), l.ws, script, way)
+	out, _ := shellOn(t, sup, l.spec(), l.ws, script)
 	want := []string{"src ok", "top ok", "scratch ok", "record denied", "record-new denied", "outside denied",
 		"devnull ok", "record-rm denied", "storage-mv denied", "secret denied", "read ok"}
 	if sup.MountNS {
@@ -239,12 +185,6 @@ cat top.txt >/dev/null && echo "read ok"
 // network (by TCP and by Multipath TCP), allowed with it.
 func TestConfinedNetwork(t *testing.T) {
 	needLandlock(t)
-	for _, way := range startWays {
-		t.Run(way, func(t *testing.T) { confinedNetwork(t, way) })
-	}
-}
-
-func confinedNetwork(t *testing.T, way string) {
 	port := testutil.Loopback(t)
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -252,7 +192,7 @@ func confinedNetwork(t *testing.T, way string) {
 	}
 	script := bash + ` -c 'exec 3<>/dev/tcp/127.0.0.1/` + strconv.Itoa(port) + `' 2>&1 && echo connected`
 	for _, network := range []bool{false, true} {
-		out, _ := shell(t, Spec{Network: network}, t.TempDir(), script, way)
+		out, _ := shell(t, Spec{Network: network}, t.TempDir(), script)
 		switch {
 		case network && !strings.Contains(out, "connected"):
 			t.Errorf("network = true: %s", out)
@@ -262,7 +202,7 @@ func confinedNetwork(t *testing.T, way string) {
 	}
 	if py, err := exec.LookPath("python3"); err == nil {
 		mptcp := py + ` -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); s.connect(("127.0.0.1", ` + strconv.Itoa(port) + `)); print("connected")'`
-		if out, _ := shell(t, Spec{}, t.TempDir(), mptcp, way); strings.Contains(out, "connected") {
+		if out, _ := shell(t, Spec{}, t.TempDir(), mptcp); strings.Contains(out, "connected") {
 			t.Errorf("Multipath TCP reached the listener without network: %s", out)
 		}
 	}
@@ -274,13 +214,9 @@ func TestConfinedMemory(t *testing.T) {
 	if Detect().Cgroup.Memory == "" {
 		t.Skipf("kernel: %s", Detect())
 	}
-	for _, way := range startWays {
-		t.Run(way, func(t *testing.T) {
-			out, p := shell(t, Spec{MemoryBytes: 32 << 20}, t.TempDir(), `head -c 200000000 /dev/zero | tail -n 1 >/dev/null; echo "status $?"`, way)
-			if strings.Contains(out, "status 0") || p.OOMKills() == 0 {
-				t.Errorf("allocating 200 MB under a 32 MiB limit: %q, %d OOM kills", out, p.OOMKills())
-			}
-		})
+	out, p := shell(t, Spec{MemoryBytes: 32 << 20}, t.TempDir(), `head -c 200000000 /dev/zero | tail -n 1 >/dev/null; echo "status $?"`)
+	if strings.Contains(out, "status 0") || p.OOMKills() == 0 {
+		t.Errorf("allocating 200 MB under a 32 MiB limit: %q, %d OOM kills", out, p.OOMKills())
 	}
 }
 
@@ -313,62 +249,5 @@ func TestMemoryGroupCarriesTheTag(t *testing.T) {
 		if made == 0 {
 			t.Errorf("tag %q: no memory group made", tag)
 		}
-	}
-}
-
-// TestThreadConfinesOnlyItsProcesses: once confined threads have started
-// and ended, every thread of this process still writes outside their
-// rules and binds TCP sockets — the runtime never hands a confined thread
-// another goroutine.
-func TestThreadConfinesOnlyItsProcesses(t *testing.T) {
-	needLandlock(t)
-	p, err := Prepare(Spec{Own: []string{t.TempDir()}}, Detect(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Release()
-	for range 8 {
-		th, err := p.NewThread()
-		if err != nil {
-			t.Fatal(err)
-		}
-		th.Do(func() {})
-		th.Close()
-	}
-	dir := t.TempDir()
-	var wg sync.WaitGroup
-	for i := range 32 {
-		wg.Go(func() {
-			// Locked, each goroutine holds a thread of its own.
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)), nil, 0o644); err != nil {
-				t.Errorf("writing outside the rules: %v", err)
-			}
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Errorf("binding TCP: %v", err)
-				return
-			}
-			l.Close()
-		})
-	}
-	wg.Wait()
-}
-
-// TestGroupFDOpenFails: a v2 memory group whose directory cannot be opened
-// is an error naming it, every time it is asked for, never a start
-// outside the group (which would drop the plugin's memory limit).
-func TestGroupFDOpenFails(t *testing.T) {
-	gone := filepath.Join(t.TempDir(), "gone")
-	p := &Prepared{group: &cgroup.Group{V2: gone}}
-	for i := range 2 {
-		fd, err := p.GroupFD()
-		if err == nil || fd >= 0 || !strings.Contains(err.Error(), gone) || !errors.Is(err, os.ErrNotExist) {
-			t.Fatalf("call %d: GroupFD of a missing group = %d, %v; want an error naming %s", i+1, fd, err, gone)
-		}
-	}
-	if fd, err := (&Prepared{}).GroupFD(); fd != -1 || err != nil {
-		t.Errorf("GroupFD without a group = %d, %v; want -1, nil", fd, err)
 	}
 }

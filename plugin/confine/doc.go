@@ -4,21 +4,16 @@
 // unless allowed, neither connect nor bind TCP sockets; and a memory
 // cgroup (internal/cgroup) that limits it and its descendants.
 //
-// The rules are applied before the plugin's first instruction, so the
-// plugin cannot opt out. A Thread carries them: an OS thread of the host
-// confined by them (mount namespace, no_new_privs, the seccomp filter,
-// the Landlock ruleset), from which the plugin is forked into its memory
-// group; the thread runs nothing else and ends with the plugin. Where the
-// memory group is a cgroup v1 group (Prepared.Direct is false) the host
-// starts the plugin through the running host binary itself
-// (/proc/self/exe) in a hidden shim mode instead (the first argument is
-// ShimArg, the rules arrive on file descriptor 3): the shim joins the
-// plugin's cgroup, applies the same rules to itself and executes exactly
-// the verified binary the host named. A Landlock domain survives execve
-// and is inherited by every child; it cannot be lifted. Any binary that
-// imports this package answers the shim mode before its main runs (this
-// package's init), so a host cannot launch a confined plugin through a
-// shim other than itself.
+// The rules are applied in the child before it executes the plugin, so
+// the plugin cannot opt out: the host starts the plugin through the
+// running host binary itself (/proc/self/exe) in a hidden shim mode (the
+// first argument is ShimArg, the rules arrive on file descriptor 3). The
+// shim joins the plugin's cgroup, sets no_new_privs, restricts itself with
+// the Landlock ruleset and executes exactly the verified binary the host
+// named. A Landlock domain survives execve and is inherited by every child;
+// it cannot be lifted. Any binary that imports this package answers the
+// shim mode before its main runs (this package's init), so a host cannot
+// launch a confined plugin through a shim other than itself.
 //
 // Landlock rules are allow-lists. Build expands a Spec into them:
 //

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
-	"sync"
 
 	"github.com/obversa/obversa/internal/cgroup"
 )
@@ -37,11 +37,6 @@ type Prepared struct {
 	rules   *Rules
 	support Support
 	group   *cgroup.Group
-	// dir is the v2 group's directory once GroupFD opened it; dirErr
-	// why it could not.
-	dirOnce sync.Once
-	dir     *os.File
-	dirErr  error
 	// Missing lists what the kernel could not enforce (Support.Missing).
 	Missing []string
 }
@@ -101,7 +96,14 @@ func (p *Prepared) Command(path string, args []string, extraWrite ...string) (*e
 // between is not what runs; path stays the plugin's argv[0]. A nil exe
 // executes path.
 func (p *Prepared) CommandFile(exe *os.File, path string, args []string, extraWrite ...string) (*exec.Cmd, error) {
-	return shimCommand(payload{Exec: path, Rules: p.rulesWith(extraWrite), ABI: p.support.LandlockABI, Cgroup: p.group}, exe, args)
+	r := *p.rules
+	r.Paths = slices.Clone(r.Paths)
+	for _, d := range extraWrite {
+		if rd, err := Resolve(d); err == nil {
+			r.Paths = append(r.Paths, Rule{Path: rd, Write: true})
+		}
+	}
+	return shimCommand(payload{Exec: path, Rules: &r, ABI: p.support.LandlockABI, Cgroup: p.group}, exe, args)
 }
 
 // Unshareflags returns the namespaces the shim must start in: a mount
@@ -151,14 +153,10 @@ func (p *Prepared) Procs() []int {
 	return p.group.Procs()
 }
 
-// Release removes the plugin's cgroup, once its processes are gone, and
-// closes the descriptor GroupFD opened.
+// Release removes the plugin's cgroup, once its processes are gone.
 func (p *Prepared) Release() error {
 	if p == nil || p.group == nil {
 		return nil
-	}
-	if p.dir != nil {
-		_ = p.dir.Close()
 	}
 	return p.group.Remove()
 }

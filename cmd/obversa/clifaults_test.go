@@ -84,3 +84,25 @@ func TestNodeTableReviewMember(t *testing.T) {
 		}
 	}
 }
+
+// TestStorageURLPasswordIsUsageError: a database storage URL holding a
+// password, from --storage or OBVERSA_STORAGE_URL, is refused by every
+// command as a bad flag value is: exit 2, the password masked.
+func TestStorageURLPasswordIsUsageError(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "--storage", "postgres://x@127.0.0.1:1/db?password=s3cret", "abc"}, "password parameter"},
+		{[]string{"runs", "--storage", "postgres://x:s3cret@127.0.0.1:1/db"}, "holds a password"},
+		{[]string{"events", "--storage", "postgres://x@127.0.0.1:1/db?password=s3cret", "abc"}, "password parameter"},
+		{[]string{"run", "--storage", "postgres://x@127.0.0.1:1/db?password=s3cret", "run.hcl"}, "password parameter"},
+	} {
+		r := obversa(t, dir, tc.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "s3cret") {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q without the password", tc.args, r.code, r.stderr, exitUsage, tc.want)
+		}
+	}
+}

@@ -36,16 +36,30 @@ const defaultStorage = ".obversa"
 // storage URL variable that is not a postgres:// URL is a usage error.
 func (g *globals) storage() (setting string, chosen bool, err error) {
 	if g.flags != nil && g.flags.Changed("storage") {
-		return g.storageFlag, true, nil
+		return g.storageFlag, true, checkStorageURL(g.storageFlag, "--storage")
 	}
 	if u := os.Getenv(storageURLEnv); u != "" {
 		if !pgstore.IsURL(u) {
 			return "", false, usageErr(fmt.Errorf("%s is set to %s, which is not a postgres:// URL; unset it to keep runs in a directory (--storage DIR)",
 				storageURLEnv, pgstore.Redact(u)))
 		}
-		return u, true, nil
+		return u, true, checkStorageURL(u, storageURLEnv)
 	}
 	return g.storageFlag, false, nil
+}
+
+// checkStorageURL refuses a database URL setting that from names (the
+// flag or the variable) as a usage error (exit 2, as other bad flag
+// values) when pgstore.ParseURL does: one holding a password, or with a
+// bad parameter or password file. A directory setting is not checked here.
+func checkStorageURL(setting, from string) error {
+	if !pgstore.IsURL(setting) {
+		return nil
+	}
+	if _, err := pgstore.ParseURL(setting); err != nil {
+		return usageErr(fmt.Errorf("%s: %w", from, err))
+	}
+	return nil
 }
 
 // openStorage opens the backend that holds namespace's runs: the

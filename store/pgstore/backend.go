@@ -71,7 +71,7 @@ func Open(ctx context.Context, cfg Config, namespace string) (*Backend, error) {
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, dbErr("connect to", cfg.String(), err)
+		return nil, connectErr(cfg, err)
 	}
 	ms, err := loadMigrations(migrationFiles)
 	if err == nil {

@@ -86,3 +86,35 @@ func isOwn(err error) bool {
 	}
 	return false
 }
+
+// connectErr is dbErr for the first connection Open makes. When the
+// database cannot be reached (unavailable) it gives the reason once (the
+// driver repeats it for every address and TLS attempt, quoting its own
+// connection settings) and what to check: whether the server runs, and
+// the storage URL, which it names without a password (Config.String).
+func connectErr(cfg Config, err error) error {
+	if isOwn(err) || !unavailable(err) {
+		return dbErr("connect to", cfg.String(), err)
+	}
+	return &store.StorageError{Op: "connect to", Path: cfg.String(), Err: fmt.Errorf(
+		"%w: %s; is the PostgreSQL server running and accepting connections there? Check the storage URL's host, port and database",
+		store.ErrUnavailable, connectReason(err))}
+}
+
+// connectReason is the innermost reason of a failed connection: the
+// network error (dial tcp HOST: connect: connection refused), the
+// server's message, else the first line of err.
+func connectReason(err error) string {
+	var oe *net.OpError
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &oe):
+		return oe.Error()
+	case errors.As(err, &pe):
+		return fmt.Sprintf("%s (SQLSTATE %s)", pe.Message, pe.Code)
+	case pgconn.Timeout(err):
+		return "the connection timed out"
+	}
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return strings.TrimSuffix(first, ":")
+}

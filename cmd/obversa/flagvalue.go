@@ -24,6 +24,7 @@ func atLeastVar[T int | int64](fs *pflag.FlagSet, p *T, name string, def, min T,
 	fs.Var(&atLeast[T]{p: p, min: min, what: what}, name, usage)
 }
 
+// String is the value as pflag prints a default: the number in decimal.
 func (v *atLeast[T]) String() string { return strconv.FormatInt(int64(*v.p), 10) }
 
 // Type is the value's name in help text, as pflag names its integers.

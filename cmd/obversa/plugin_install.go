@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/obversa/obversa/host/launch"
+	"github.com/obversa/obversa/plugin"
 )
 
 // pluginsDirEnv overrides the default plugins directory.
@@ -83,53 +84,61 @@ into a run file is printed.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			st := inst.Statement
-			if inst.KeyID == "" {
-				fmt.Fprintln(cmd.ErrOrStderr(), "warning: no --key given: the signature's origin was not verified, only that it names these bytes")
-			}
-			trusted := make([]string, 0, len(keys))
-			for _, k := range keys {
-				if k.ID() == inst.KeyID {
-					trusted = append(trusted, fmt.Sprintf("%q", k.String()))
-				}
-			}
-			types := []string{}
-			d, err := describeBinary(cmd.Context(), inst.Path)
-			if err != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: describing the plugin failed: %v\n", err)
-			} else {
-				for _, t := range d.Description.Types {
-					types = append(types, string(t))
-				}
-			}
-			var block strings.Builder
-			printPluginBlock(&block, st.Name, types, inst.Path, inst.SHA256, trusted)
-			w := cmd.OutOrStdout()
-			if asJSON {
-				writeJSON(w, installed{Name: st.Name, Version: st.Version, Platform: st.Platform(), SHA256: inst.SHA256, Path: inst.Path,
-					KeyID: inst.KeyID, AlreadyInstalled: inst.AlreadyInstalled, Ignored: append([]string{}, inst.Ignored...), Types: types, Block: block.String()})
-				return nil
-			}
-			verb := "installed"
-			if inst.AlreadyInstalled {
-				verb = "already installed"
-			}
-			fmt.Fprintf(w, "%s %s %s (%s, sha256 %s) at %s\n", verb, st.Name, st.Version, st.Platform(), inst.SHA256, inst.Path)
-			if inst.KeyID != "" {
-				fmt.Fprintf(w, "signature verified: key %s\n", inst.KeyID)
-			}
-			for _, f := range inst.Ignored {
-				fmt.Fprintf(w, "ignored %s\n", f)
-			}
-			fmt.Fprintln(w, "\nadd it to a run file:")
-			fmt.Fprint(w, block.String())
-			return nil
+			return reportInstall(cmd, inst, keys, asJSON)
 		},
 	}
 	cmd.Flags().StringArrayVar(&keyArgs, "key", nil, "trusted public key, inline or a .pub file (repeatable)")
 	cmd.Flags().StringVar(&dir, "dir", "", "plugins directory (default $"+pluginsDirEnv+" or ~/.obversa/plugins)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was installed and the plugin block as one JSON object")
 	return cmd
+}
+
+// reportInstall tells what install placed (inst): the warning an
+// unverified origin earns, then, as text or with asJSON one JSON object,
+// the plugin, where it lies, the key that verified it, what was ignored
+// and the plugin block to paste into a run file.
+func reportInstall(cmd *cobra.Command, inst *launch.Installed, keys []plugin.PublicKey, asJSON bool) error {
+	st := inst.Statement
+	if inst.KeyID == "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning: no --key given: the signature's origin was not verified, only that it names these bytes")
+	}
+	trusted := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if k.ID() == inst.KeyID {
+			trusted = append(trusted, fmt.Sprintf("%q", k.String()))
+		}
+	}
+	types := []string{}
+	d, err := describeBinary(cmd.Context(), inst.Path)
+	if err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: describing the plugin failed: %v\n", err)
+	} else {
+		for _, t := range d.Description.Types {
+			types = append(types, string(t))
+		}
+	}
+	var block strings.Builder
+	printPluginBlock(&block, st.Name, types, inst.Path, inst.SHA256, trusted)
+	w := cmd.OutOrStdout()
+	if asJSON {
+		writeJSON(w, installed{Name: st.Name, Version: st.Version, Platform: st.Platform(), SHA256: inst.SHA256, Path: inst.Path,
+			KeyID: inst.KeyID, AlreadyInstalled: inst.AlreadyInstalled, Ignored: append([]string{}, inst.Ignored...), Types: types, Block: block.String()})
+		return nil
+	}
+	verb := "installed"
+	if inst.AlreadyInstalled {
+		verb = "already installed"
+	}
+	fmt.Fprintf(w, "%s %s %s (%s, sha256 %s) at %s\n", verb, st.Name, st.Version, st.Platform(), inst.SHA256, inst.Path)
+	if inst.KeyID != "" {
+		fmt.Fprintf(w, "signature verified: key %s\n", inst.KeyID)
+	}
+	for _, f := range inst.Ignored {
+		fmt.Fprintf(w, "ignored %s\n", f)
+	}
+	fmt.Fprintln(w, "\nadd it to a run file:")
+	fmt.Fprint(w, block.String())
+	return nil
 }
 
 // printPluginBlock prints a run file's plugin block for an installed

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,6 +105,30 @@ func TestStorageURLPasswordIsUsageError(t *testing.T) {
 		r := obversa(t, dir, tc.args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "s3cret") {
 			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q without the password", tc.args, r.code, r.stderr, exitUsage, tc.want)
+		}
+	}
+}
+
+// TestDescribeNotAPluginIsRefused: `plugin describe` of something that
+// is not a plugin binary — missing, a directory, not executable as a
+// program, a program that never speaks the handshake — is refused as a
+// user input problem (exit 2), as `validate --plugins` refuses a plugin
+// that fails to start, naming the path.
+func TestDescribeNotAPluginIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk")
+	if err := os.WriteFile(junk, []byte("#!/bin/sh\necho junk\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	text := filepath.Join(dir, "text")
+	if err := os.WriteFile(text, []byte("not a program\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, bin := range []string{"/bin/true", junk, text, dir, filepath.Join(dir, "missing")} {
+		r := obversa(t, dir, "plugin", "describe", bin)
+		if r.code != exitUsage || !strings.Contains(r.stderr, filepath.Base(bin)) || r.stdout != "" {
+			t.Errorf("describe %s: exit %d, stdout %q, stderr %q; want exit %d naming it", bin, r.code, r.stdout, r.stderr, exitUsage)
 		}
 	}
 }

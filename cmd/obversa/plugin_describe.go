@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -127,7 +129,7 @@ would run.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := describeBinary(cmd.Context(), args[0])
 			if err != nil {
-				return failedErr(err)
+				return describeErr(args[0], err)
 			}
 			if asJSON {
 				b, _ := json.Marshal(d)
@@ -140,6 +142,33 @@ would run.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the answer as one JSON object")
 	return cmd
+}
+
+// notAPlugin are the errors of a BIN that is not a plugin binary one can
+// launch: missing, not a regular file, a signature or key file, not
+// executable, or a program that does not answer as a plugin of the types
+// describe asks for.
+var notAPlugin = []error{
+	fs.ErrNotExist, plugin.ErrPluginMissing, plugin.ErrNotRegular, launch.ErrSidecar,
+	syscall.ENOEXEC, syscall.EACCES, plugin.ErrHandshake, plugin.ErrNotServing,
+	plugin.ErrWrongType, launch.ErrStart,
+}
+
+// describeErr is the exit status of describe's error for BIN bin: a BIN that is not
+// a plugin (notAPlugin) is refused as a user input problem (exit 2), as
+// `run` and `validate --plugins` refuse a plugin that fails to start
+// (docs/cli.md, exit codes); anything else failed (exit 1).
+func describeErr(bin string, err error) error {
+	if errors.Is(err, syscall.ENOEXEC) {
+		// The error names only the private copy that was executed.
+		err = fmt.Errorf("%s is not a program this system can execute; name the plugin binary: %w", echoArg(bin), err)
+	}
+	for _, e := range notAPlugin {
+		if errors.Is(err, e) {
+			return usageErr(err)
+		}
+	}
+	return failedErr(err)
 }
 
 func printDescription(w io.Writer, d *described) {

@@ -38,7 +38,8 @@ type Pin struct {
 // re-pins: ErrPinConflict, ErrUnpinned, ErrPluginMissing, ErrNotRegular
 // (a device, pipe or directory), *plugin.DigestMismatchError,
 // *plugin.UntrustedError, launch.ErrTrustedKey, launch.ErrSidecar,
-// launch.ErrPluginChanged, or a *DiagnosticsError for an invalid lock
+// launch.ErrPluginChanged, *CacheCopyError (a storage directory that
+// cannot hold the plugin cache), or a *DiagnosticsError for an invalid lock
 // file.
 func Pins(rf *hcl.RunFile, runFile string, tofu bool, storageDir string) (map[string]Pin, error) {
 	lockPath := hcl.LockFilePath(runFile)

@@ -101,6 +101,10 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 		rf.Storage.Namespace = o.Namespace
 	}
 	pins, err := Pins(rf, path, o.TrustOnFirstUse, rf.Storage.Directory)
+	var ce *CacheCopyError
+	if o.Storage != "" && errors.As(err, &ce) {
+		ce.Chosen = "--storage"
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +205,7 @@ func pinError(err error, rf *hcl.RunFile, pl *hcl.Plugin, runFile string) error 
 	case errors.Is(err, fs.ErrNotExist):
 		// The binary is there; what was not found is on the way to the
 		// plugin cache under the storage directory.
-		return fmt.Errorf("plugin %q: its binary %s could not be copied into the plugin cache: %w; check `storage.directory` in %s", pl.Name, pl.Path, err, rf.Filename)
+		return &CacheCopyError{Plugin: pl.Name, Path: pl.Path, Chosen: "`storage.directory` in " + rf.Filename, Err: err}
 	case errors.As(err, &mismatch) && pl.SHA256 != "":
 		return fmt.Errorf("%w; if the new binary is trusted, set sha256 = %q in %s, or remove sha256 there and re-pin with `obversa plugin lock --upgrade %s`",
 			err, mismatch.Actual, rf.Filename, runFile)
@@ -210,6 +214,28 @@ func pinError(err error, rf *hcl.RunFile, pl *hcl.Plugin, runFile string) error 
 	}
 	return err
 }
+
+// CacheCopyError is a plugin binary that is there but could not be
+// copied into the plugin cache under the storage directory, because a
+// directory on the way does not exist: Chosen names what chose the
+// storage directory (`storage.directory` in the run file, or --storage),
+// the place to fix.
+type CacheCopyError struct {
+	// Plugin and Path name the plugin and its binary.
+	Plugin, Path string
+	// Chosen names what chose the storage directory.
+	Chosen string
+	// Err is the copy's error (it matches fs.ErrNotExist).
+	Err error
+}
+
+// Error names the plugin, its binary, the cause and where to look.
+func (e *CacheCopyError) Error() string {
+	return fmt.Sprintf("plugin %q: its binary %s could not be copied into the plugin cache: %v; check %s", e.Plugin, e.Path, e.Err, e.Chosen)
+}
+
+// Unwrap returns the copy's error.
+func (e *CacheCopyError) Unwrap() error { return e.Err }
 
 // missing reports whether path itself does not exist (not some other
 // file an operation on it needed).

@@ -34,7 +34,8 @@ func TestRefusalCodesApprove(t *testing.T) {
 	}
 	r = obversa(t, dir, "approve", "--json", "--no-resume", "--deny", runDir, "dag/a/1")
 	ref := decodeRefusal(t, r)
-	if r.code != exitUsage || ref.Code != CodeApprovalDecided || !strings.Contains(ref.Message, "already decided: allow") {
+	if r.code != exitUsage || ref.Code != CodeApprovalDecided || !strings.Contains(ref.Message, "dag/a/1 is already decided: allow by ") ||
+		strings.Count(ref.Message, "decided") != 1 {
 		t.Errorf("second approve: exit %d, %+v; want exit 2 %s naming allow", r.code, ref, CodeApprovalDecided)
 	}
 }

@@ -139,7 +139,7 @@ func (s *State) CheckApproval(position string) (*graph.NodeState, error) {
 				by = "request " + id
 			}
 		}
-		return nil, fmt.Errorf("%w: %s was already decided: %s by %s", ErrAlreadyDecided, position, n.Approved, by)
+		return nil, fmt.Errorf("%s is %w: %s by %s", position, ErrAlreadyDecided, n.Approved, by)
 	}
 	if n == nil || n.Status != graph.StatusPaused || n.Pause == nil || n.Pause.Kind != graph.PauseApproval {
 		return nil, fmt.Errorf("%w: %s does not wait for approval (paused positions: %v)", ErrNotAwaitingApproval, runecut.Bound(position, runecut.EchoBytes), s.PausedPositions())

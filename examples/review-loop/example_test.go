@@ -74,8 +74,17 @@ func TestReviewLoop(t *testing.T) {
 	if err := json.Unmarshal([]byte(status), &st); err != nil || len(st.Loops) != 1 || st.Loops[0].Round != 2 || st.Loops[0].Status != "passed" {
 		t.Errorf("status: %v %s", err, status)
 	}
-	// show, runs and graph RUN show the loop: its round and verdict, each
-	// round's members by name, the loop's frame coloured by its status.
+	checkLoopViews(t, obversa, work, runDir)
+	if code, out, errs := exampletest.Obversa(t, obversa, work, "verify", runDir); code != 0 {
+		t.Errorf("verify: exit %d: %s %s", code, out, errs)
+	}
+}
+
+// checkLoopViews checks that show, runs and graph RUN show the loop: its
+// round and verdict, each round's members by name, the loop's frame
+// coloured by its status.
+func checkLoopViews(t *testing.T, obversa, work, runDir string) {
+	t.Helper()
 	_, show, _ := exampletest.Obversa(t, obversa, work, "show", runDir)
 	// Each round's review member shows what its verdict did to the round,
 	// not "passed" beside a failing verdict.
@@ -100,8 +109,5 @@ func TestReviewLoop(t *testing.T) {
 	}
 	if _, dot, _ := exampletest.Obversa(t, obversa, work, "graph", "--format", "dot", runDir); !strings.Contains(dot, "review review · passed") {
 		t.Errorf("graph RUN:\n%s", dot)
-	}
-	if code, out, errs := exampletest.Obversa(t, obversa, work, "verify", runDir); code != 0 {
-		t.Errorf("verify: exit %d: %s %s", code, out, errs)
 	}
 }

@@ -166,24 +166,21 @@ func caseRunAttempts(ctx context.Context, k *kit) verdict {
 	}
 	seen = append(seen, "two calls ended with valid results")
 	if waiting != 0 {
-		c := r.calls[waiting]
-		if c.terminal != nil {
-			return fail("the delay scenario's call ended before it was cancelled, with %s", describeAttemptEnd(c.terminal))
-		}
 		seen[0] += " while a delayed call waited"
-		cancelled := time.Now()
-		if err := w.Cancel(waiting); err != nil {
-			return fail("cancelling the waiting call: %v", err)
+		saw, bad := r.cancelWaiting(ctx, msgs, waiting)
+		if bad != nil {
+			return *bad
 		}
-		if !r.read(ctx, msgs, func() bool { return c.terminal != nil }) || time.Since(cancelled) > settleLimit {
-			return fail("the cancelled call sent no terminal message within %s", settleLimit)
-		}
-		if f := c.terminal.Message.Failure; f == nil || f.Kind != plugin.FailureAborted {
-			return fail("the cancelled call ended with %s, want an aborted failure", describeAttemptEnd(c.terminal))
-		}
-		seen = append(seen, fmt.Sprintf("the cancelled call ended aborted within %s", time.Since(cancelled).Round(time.Millisecond)))
+		seen = append(seen, saw)
 	}
-	if err := w.CloseSend(); err != nil {
+	return r.closeAndEnd(ctx, msgs, seen)
+}
+
+// closeAndEnd closes the host's side of the stream and passes when the
+// plugin then ends it OK with nothing the protocol forbids on the way;
+// seen is what the case saw before, for the verdict.
+func (r *attemptsRun) closeAndEnd(ctx context.Context, msgs <-chan recvResult, seen []string) verdict {
+	if err := r.w.CloseSend(); err != nil {
 		return fail("closing the host's side: %v", err)
 	}
 	if !r.read(ctx, msgs, func() bool { return r.end != nil }) {
@@ -196,6 +193,31 @@ func caseRunAttempts(ctx context.Context, k *kit) verdict {
 		return fail("%s: %s", strings.Join(seen, "; "), strings.Join(ps, "; "))
 	}
 	return pass("%s; the stream ended OK once the host closed its side", strings.Join(seen, "; "))
+}
+
+// cancelWaiting checks that the delay scenario's call id is still open,
+// cancels it and waits for it to end aborted within settleLimit. It returns
+// what it saw, or the failing verdict.
+func (r *attemptsRun) cancelWaiting(ctx context.Context, msgs <-chan recvResult, id uint64) (string, *verdict) {
+	c := r.calls[id]
+	if c.terminal != nil {
+		v := fail("the delay scenario's call ended before it was cancelled, with %s", describeAttemptEnd(c.terminal))
+		return "", &v
+	}
+	cancelled := time.Now()
+	if err := r.w.Cancel(id); err != nil {
+		v := fail("cancelling the waiting call: %v", err)
+		return "", &v
+	}
+	if !r.read(ctx, msgs, func() bool { return c.terminal != nil }) || time.Since(cancelled) > settleLimit {
+		v := fail("the cancelled call sent no terminal message within %s", settleLimit)
+		return "", &v
+	}
+	if f := c.terminal.Message.Failure; f == nil || f.Kind != plugin.FailureAborted {
+		v := fail("the cancelled call ended with %s, want an aborted failure", describeAttemptEnd(c.terminal))
+		return "", &v
+	}
+	return fmt.Sprintf("the cancelled call ended aborted within %s", time.Since(cancelled).Round(time.Millisecond)), nil
 }
 
 // problems lists what the stream carried that the protocol forbids.

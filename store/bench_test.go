@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/obversa/obversa/internal/canonjson"
 )
 
 // benchEvent is a typical event payload, the shape of a node-completed
@@ -179,7 +181,7 @@ func mustCanon(tb testing.TB, v any) []byte {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	c, err := canonicalData(raw)
+	c, err := canonjson.Data(raw, false)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 package store
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/obversa/obversa/internal/canonjson"
+)
 
 // BenchmarkCanonicalEngineCall puts the data of a chain node's
 // graph:engine-attempt-recorded and graph:node-attempt-started in
@@ -23,10 +27,10 @@ func BenchmarkCanonicalEngineCall(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := canonicalDataOf(call, true); err != nil {
+				if _, err := canonjson.Data(call, true); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := canonicalDataOf(start, true); err != nil {
+				if _, err := canonjson.Data(start, true); err != nil {
 					b.Fatal(err)
 				}
 			}

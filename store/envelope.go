@@ -9,6 +9,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/obversa/obversa/internal/canonjson"
 )
 
 // tsLayout is the on-disk timestamp: RFC 3339, milliseconds, UTC.
@@ -154,7 +156,7 @@ const (
 // decodeLine decodes one line (without its line feed) strictly: the members
 // must be exactly those of the envelope, in canonical order, each value in
 // canonical form; the digest must match. With checkData, data must also be
-// its own RFC 8785 canonical form (one pass of isCanonicalJSON; without it
+// its own RFC 8785 canonical form (one pass of canonjson.IsCanonical; without it
 // the digest alone protects bytes that were validated before). The line slice is
 // briefly modified and restored while hashing. problem is "" on success and
 // never quotes event content.
@@ -170,7 +172,7 @@ func decodeLine(line []byte, checkData bool) (env envelope, problem string) {
 	if problem = checkEnvelope(&env); problem != "" {
 		return env, problem
 	}
-	if checkData && !isCanonicalJSON(env.data) {
+	if checkData && !canonjson.IsCanonical(env.data) {
 		// A misplaced member ends up inside what the layout takes for
 		// data; name it rather than blame data.
 		if p := describeEnvelopeProblem(line); p != layoutProblem {

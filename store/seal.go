@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/obversa/obversa/internal/canonjson"
 )
 
 // Sealer applies the record's rules to events and artifacts for a backend
@@ -146,7 +148,7 @@ func prepareEvents(pol *policy, events []NewEvent) ([]prepared, error) {
 				return nil, err
 			}
 		}
-		canon, err := canonicalDataOf(raw, valid)
+		canon, err := canonjson.Data(raw, valid)
 		if err != nil {
 			return nil, &CanonicalError{Problem: fmt.Sprintf("event %s (type %q): %v", what(), ev.Type, err)}
 		}

@@ -1,7 +1,9 @@
-// Package canonjson writes JSON strings in their RFC 8785 canonical form
-// (docs/architecture.md#the-record): the one escaping the record's
-// canonical text, the executor's hand-written event data and the store's
-// search for secrets in that text all use, so the three cannot drift
-// apart. It is a leaf (standard library only) shared by the store and the
-// host.
+// Package canonjson holds the record's RFC 8785 canonical JSON
+// (docs/architecture.md#the-record): Data, the canonical form of event data
+// and the refusal of data whose canonical form would change it, which the
+// file record's appends and the conformance kit's check of results both
+// apply; and AppendString, the one string escaping the record's canonical
+// text, the executor's hand-written event data and the store's search for
+// secrets in that text all use. It is a leaf (the standard library and the
+// JCS library) shared by the store, the host and the conformance kit.
 package canonjson

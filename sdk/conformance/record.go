@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/obversa/obversa/internal/canonjson"
 	"github.com/obversa/obversa/plugin"
-	"github.com/obversa/obversa/store"
 )
 
 // The check "record": every result a case receives must be one a run can
@@ -102,7 +102,8 @@ func (rc *recordCheck) judge(v verdict) verdict {
 // outside 0…2^53−1 (plugin.MaxUsageCount, the largest integer the record's
 // JSON holds exactly), a part's JSON that has no exact canonical form (a
 // number no double holds exactly, invalid UTF-8, a lone surrogate, a
-// member name twice: store.CheckData), and, unless anySize, parts larger
+// member name twice: canonjson.Data, the rule the file record
+// appends by), and, unless anySize, parts larger
 // in all than the record keeps by default (max_artifact_bytes).
 func unstorable(r *plugin.RunResult, anySize bool) []string {
 	var out []string
@@ -115,8 +116,8 @@ func unstorable(r *plugin.RunResult, anySize bool) []string {
 		if len(p.JSON) == 0 {
 			continue
 		}
-		if err := store.CheckData(p.JSON); err != nil {
-			out = append(out, fmt.Sprintf("part %d (%s): %v", i+1, p.Kind, err))
+		if _, err := canonjson.Data(p.JSON, false); err != nil {
+			out = append(out, fmt.Sprintf("part %d (%s): data has no exact RFC 8785 canonical form: %v", i+1, p.Kind, err))
 		}
 	}
 	if !anySize && size > defaultMaxArtifactBytes {

@@ -1,4 +1,4 @@
-package store
+package canonjson
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ func TestSortMembersMatchesLibrary(t *testing.T) {
 		}{},
 	}
 	for _, v := range values {
-		raw, _, err := marshalData(v, newEncoder())
+		raw, err := marshalAsRecord(v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,4 +116,16 @@ func FuzzCanonicalData(f *testing.F) {
 			t.Fatalf("canonicalData(%q) refused (%v) what the library canonicalises exactly", b, err)
 		}
 	})
+}
+
+// marshalAsRecord marshals v as the file record marshals event data:
+// encoding/json without HTML escaping, no trailing newline.
+func marshalAsRecord(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

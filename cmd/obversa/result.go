@@ -97,7 +97,13 @@ func summary(res *runstate.Result, dir string) string {
 	case runstate.KindPaused:
 		switch {
 		case out.PreflightEventID != "":
-			return fmt.Sprintf("paused %s: resume with `obversa resume --preflight %s %s`", res.Code, out.PreflightEventID, dir)
+			// Say why preflight paused (the probe's cause, a plugin's
+			// stderr tail), then how to carry on: docs/preflight.md.
+			msg := "paused " + res.Code
+			if out.Message != "" {
+				msg += ": " + out.Message
+			}
+			return msg + fmt.Sprintf("\n  next: fix the cause, then obversa resume --preflight %s %s", out.PreflightEventID, dir)
 		case res.Code != "":
 			return fmt.Sprintf("paused %s: %s", res.Code, out.Message)
 		}

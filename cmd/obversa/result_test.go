@@ -25,3 +25,22 @@ func TestSummaryCutsNodeErrorsOnRunes(t *testing.T) {
 		t.Errorf("failed node's line is %d bytes (%q), want at most 300 and marked with …", len(line), line)
 	}
 }
+
+// TestSummaryPreflightPauseSaysWhy: a preflight pause's human result
+// quotes its cause from the record (a probe's failure, a plugin's stderr
+// tail), not only the command that carries the run on.
+func TestSummaryPreflightPauseSaysWhy(t *testing.T) {
+	res := &runstate.Result{Kind: runstate.KindPaused, Code: "PREFLIGHT_PAUSED", Output: &runstate.Output{
+		PreflightEventID: "preflight-pause-1",
+		Message:          `lane "writer" target python/hosted/echo/echo-1: health check failed: launcher: a.py changed`,
+	}}
+	got := summary(res, "dir")
+	for _, want := range []string{
+		`paused PREFLIGHT_PAUSED: lane "writer" target python/hosted/echo/echo-1: health check failed: launcher: a.py changed`,
+		"\n  next: fix the cause, then obversa resume --preflight preflight-pause-1 dir",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary is %q, want it to hold %q", got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -86,6 +87,10 @@ func testRunPluginCrashIsExited(t *testing.T, path string) {
 	}
 	if errors.Is(err, context.Canceled) {
 		t.Errorf("dead plugin reported as a cancelled request: %v", err)
+	}
+	var ee *plugin.ExitedError
+	if !errors.As(err, &ee) || ee.Name != "fake" || ee.Method != "Run" || ee.Status != "exit code 7" || !filepath.IsAbs(ee.Path) {
+		t.Errorf("error = %#v, want an *ExitedError naming plugin fake, Run, exit code 7 and the binary's path", err)
 	}
 	if !c.Exited() {
 		t.Error("Exited() = false after the plugin died")

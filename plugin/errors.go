@@ -37,9 +37,9 @@ var (
 	ErrPluginTransport = errors.New("plugin transport error")
 
 	// ErrPluginExited is returned when a call failed because the plugin
-	// process exited. Errors wrapping it also wrap ErrPluginTransport. A
-	// request cancelled by its own context wraps the context's error
-	// instead.
+	// process exited (an *ExitedError says which and how). Errors wrapping
+	// it also wrap ErrPluginTransport. A request cancelled by its own
+	// context wraps the context's error instead.
 	ErrPluginExited = errors.New("plugin process exited")
 
 	// ErrNotServing is returned by Client.Health when the plugin answers
@@ -90,3 +90,35 @@ func (e *DigestMismatchError) Error() string {
 func (e *DigestMismatchError) Is(target error) bool {
 	return target == ErrDigestMismatch
 }
+
+// ExitedError is the error of a call that failed because the plugin
+// process exited under it: which plugin, the binary it ran, and how it
+// ended. It matches ErrPluginExited and ErrPluginTransport.
+type ExitedError struct {
+	// Name is the plugin name from the run file.
+	Name string
+	// Path is the binary the process ran (the plugin cache's copy in a
+	// run); "" when unknown.
+	Path string
+	// Method is the call that broke off ("Run", "Invoke", ...).
+	Method string
+	// Status is how the process ended: "exit code N", "killed by signal
+	// SIGKILL"; "" when the host killed it or it could not be told.
+	Status string
+}
+
+// Error says that the plugin died, naming it, its binary and its end.
+func (e *ExitedError) Error() string {
+	s := fmt.Sprintf("plugin %q", e.Name)
+	if e.Path != "" {
+		s += " (" + e.Path + ")"
+	}
+	s += " died during " + e.Method
+	if e.Status != "" {
+		s += ": " + e.Status
+	}
+	return s
+}
+
+// Unwrap returns ErrPluginExited and ErrPluginTransport.
+func (e *ExitedError) Unwrap() []error { return []error{ErrPluginExited, ErrPluginTransport} }

@@ -310,18 +310,24 @@ func (l *launcher) connect() (*Client, error) {
 	}
 	switch shim := raw.(type) {
 	case *engineClient:
-		shim.name = cfg.Name
+		shim.remote = l.remote(shim.done)
 		c.engine, c.remote = shim, shim.remote
 	case *nodeClient:
-		shim.name = cfg.Name
+		shim.remote = l.remote(shim.done)
 		c.node, c.remote = shim, shim.remote
 	case *policyClient:
-		shim.name = cfg.Name
+		shim.remote = l.remote(shim.done)
 		c.policy, c.remote = shim, shim.remote
 	default:
 		return nil, fmt.Errorf("plugin %q: dispensed %T: %w", cfg.Name, raw, ErrWrongType)
 	}
 	return c, nil
+}
+
+// remote is what the client shims know of the launched process, whose
+// exit go-plugin reports through done.
+func (l *launcher) remote(done context.Context) remote {
+	return remote{name: l.cfg.Name, done: done, path: l.cfg.Path, status: l.run.exitWithin}
 }
 
 // kill SIGKILLs the plugin's process group, if go-plugin has started it.

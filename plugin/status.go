@@ -65,6 +65,12 @@ type remote struct {
 	name string
 	// done is cancelled by go-plugin when the plugin process has exited.
 	done context.Context
+	// path is the binary the process runs, for ExitedError ("" outside
+	// a launch).
+	path string
+	// status describes how the process ended, waiting up to its argument
+	// (procRunner.exitWithin); nil outside a launch.
+	status func(time.Duration) string
 }
 
 // join returns a context that ends when ctx ends or the plugin process
@@ -134,7 +140,7 @@ func (r *remote) callError(ctx context.Context, method string, err error) error 
 	switch st.Code() {
 	case codes.Unavailable, codes.Canceled, codes.Internal:
 		if r.exited() {
-			return fmt.Errorf("plugin %q: %s: %w: %w", r.name, method, ErrPluginExited, ErrPluginTransport)
+			return r.exitedError(method)
 		}
 		return fmt.Errorf("plugin %q: %s: %s: %w", r.name, method, st.Message(), ErrPluginTransport)
 	case codes.ResourceExhausted:
@@ -158,3 +164,13 @@ func (r *remote) protocolError(method string, err error) error {
 // errNilAnswer is what a server shim reports when an implementation
 // returned neither a value nor an error.
 var errNilAnswer = errors.New("implementation returned neither a value nor an error")
+
+// exitedError is the *ExitedError of a call to method that failed because
+// the process exited.
+func (r *remote) exitedError(method string) error {
+	e := &ExitedError{Name: r.name, Path: r.path, Method: method}
+	if r.status != nil {
+		e.Status = r.status(exitGrace)
+	}
+	return e
+}

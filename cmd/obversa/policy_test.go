@@ -140,7 +140,7 @@ func TestPolicyThatCannotAnswerPauses(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ mode, reason string }{
 		{"policy-panic", "the policy has a bug"},
-		{"policy-exit", "plugin process exited"},
+		{"policy-exit", `plugin "broken" (`},
 		{"policy-hang", "no answer within the policy timeout of 1s"},
 		{"policy-bad-verdict", "is not allow, wait or deny"},
 	}

@@ -218,6 +218,9 @@ func progressLine(e store.Event) string {
 		return "  resumed    " + d.Position
 	case runstate.EventWorkerExited:
 		// Whether a restart follows is the watchdog's next event to say.
+		if d.Code != "" && d.Message != "" {
+			return fmt.Sprintf("  worker stopped: %s %s", d.Code, d.Message)
+		}
 		if d.Signal != "" {
 			return fmt.Sprintf("  worker crashed (signal %s)", d.Signal)
 		}

@@ -15,6 +15,8 @@ func TestProgressLineWorkers(t *testing.T) {
 	tests := []struct{ typ, data, want string }{
 		{runstate.EventWorkerExited, `{"pid":7,"exit_code":1,"restart":2,"reason":"crash"}`, "  worker crashed (exit 1)"},
 		{runstate.EventWorkerExited, `{"pid":7,"exit_code":-1,"signal":"killed","restart":0,"reason":"crash"}`, "  worker crashed (signal killed)"},
+		{runstate.EventWorkerExited, `{"pid":7,"exit_code":1,"restart":0,"reason":"crash","code":"PLUGIN_DIED","message":"plugin \"p\" (/c/p) died during Run: killed by signal SIGKILL, under the attempt at g/a/1"}`,
+			`  worker stopped: PLUGIN_DIED plugin "p" (/c/p) died during Run: killed by signal SIGKILL, under the attempt at g/a/1`},
 		{runstate.EventWorkerStarted, `{"pid":8,"start_time":1,"restart":2}`, "  worker restarted (restart 2)"},
 		{runstate.EventWorkerStarted, `{"pid":8,"start_time":1,"restart":0}`, ""},
 	}

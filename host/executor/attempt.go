@@ -169,7 +169,7 @@ func (x *Executor) invoke(ctx context.Context, s start) []event {
 		if oom != "" {
 			return x.failed(s, CodeOutOfMemory, "", oom)
 		}
-		if x.pluginDied(err) {
+		if x.pluginDied(s, err) {
 			return nil
 		}
 		code, kind := classify(ctx, err)
@@ -216,12 +216,12 @@ func remaining(ctx context.Context) time.Duration {
 // next worker (a fresh plugin process) carries the position on by the
 // crash table, so a dead plugin never turns into a node failure or burns a
 // retry.
-func (x *Executor) pluginDied(err error) bool {
+func (x *Executor) pluginDied(s start, err error) bool {
 	if !errors.Is(err, plugin.ErrPluginExited) {
 		return false
 	}
 	select {
-	case x.fatal <- fmt.Errorf("%w: %w", ErrPluginDied, err):
+	case x.fatal <- &PluginDiedError{Position: s.position, Attempt: s.attempt, Err: err}:
 	default:
 	}
 	return true

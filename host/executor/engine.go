@@ -168,7 +168,7 @@ func (x *Executor) engineCompleted(ctx context.Context, s start, rec graph.Engin
 // attempt on by the crash table.
 func (x *Executor) engineFailed(ctx context.Context, s start, t plugin.Identity, mark uint64, rec graph.EngineAttemptData, err error) (evs []event, fallback bool) {
 	oom := x.outOfMemory(t.Adapter, mark, err)
-	if oom == "" && x.pluginDied(err) {
+	if oom == "" && x.pluginDied(s, err) {
 		return nil, false
 	}
 	code, kind := classify(ctx, err)

@@ -15,7 +15,8 @@ import (
 
 // Fault is why a worker stopped that no restart can mend: the record could
 // not be written or read (a full device, an I/O error), or artifacts the
-// run needs are missing from it or damaged. Nothing is decided from it in
+// run needs are missing from it or damaged; or, the one a restart mends
+// (Restarts), that a plugin died under an attempt (ReportOf). Nothing is decided from it in
 // the worker; the watchdog records it as the run's pause once the worker
 // is gone (docs/decisions.md, "Storage faults pause the run"). It travels
 // from the worker to its watchdog as JSON.

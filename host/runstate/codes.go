@@ -24,4 +24,9 @@ const (
 	// CodePluginStartFailed pauses a run whose worker could not start one
 	// of its plugins; the output names them and quotes the cause.
 	CodePluginStartFailed = "PLUGIN_START_FAILED"
+	// CodePluginDied is the cause a worker reports when a plugin process
+	// died under an attempt (run:worker-exited's code): the watchdog
+	// restarts the worker, which carries the position on by the crash
+	// table.
+	CodePluginDied = "PLUGIN_DIED"
 )

@@ -122,8 +122,12 @@ func (l *Live) Apply(e store.Event) ([]Notice, error) {
 	case runstate.EventWorkerExited:
 		var d runstate.WorkerExitedData
 		if json.Unmarshal(e.Data, &d) == nil {
-			add = append(add, Notice{Kind: NoticeCrashed, Code: "WORKER_EXITED",
-				Message: fmt.Sprintf("worker pid %d exited (code %d %s); restart %d", d.PID, d.ExitCode, d.Signal, d.Restart+1)})
+			n := Notice{Kind: NoticeCrashed, Code: "WORKER_EXITED",
+				Message: fmt.Sprintf("worker pid %d exited (code %d %s); restart %d", d.PID, d.ExitCode, d.Signal, d.Restart+1)}
+			if d.Code != "" {
+				n.Code, n.Message = d.Code, fmt.Sprintf("%s; worker pid %d exited (code %d); restart %d", d.Message, d.PID, d.ExitCode, d.Restart+1)
+			}
+			add = append(add, n)
 		}
 	case graph.EventRunWaiting:
 		if r := l.st.Paused(); r != nil && r.Code != "" && (r.Output == nil || len(r.Output.Paused) == 0) {

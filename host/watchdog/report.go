@@ -84,11 +84,11 @@ func holdReportPipe() {
 	}
 }
 
-// reportFault writes the fault err stands for, if any, to the report
-// pipe; a worker started without one (the crash simulation) reports
-// nothing.
+// reportFault writes the fault err stands for (executor.ReportOf), if any,
+// to the report pipe; a worker started without one (the crash simulation)
+// reports nothing.
 func reportFault(err error) {
-	f := executor.FaultOf(err)
+	f := executor.ReportOf(err)
 	fd, perr := strconv.Atoi(os.Getenv(ReportFDEnv))
 	if f == nil || perr != nil || fd <= 2 {
 		return

@@ -12,11 +12,20 @@ import (
 // worker) and ends the run RESTART_EXHAUSTED when no restart is left
 // (done).
 func (s *supervisor) crashed(rec context.Context, ex *exit, restart int) (*runstate.Result, bool, error) {
-	if err := s.record(rec, runstate.EventWorkerExited, runstate.WorkerExitedData{PID: ex.pid, ExitCode: ex.code, Signal: ex.signal, Restart: restart, Reason: "crash"}); err != nil {
+	d := runstate.WorkerExitedData{PID: ex.pid, ExitCode: ex.code, Signal: ex.signal, Restart: restart, Reason: runstate.ExitCrash}
+	if ex.died != nil {
+		d.Code, d.Message, d.Path = ex.died.Code, s.message(ex.died.Problem), ex.died.Path
+		s.o.Logger.Warn(ex.died.Problem)
+	}
+	if err := s.record(rec, runstate.EventWorkerExited, d); err != nil {
 		return ended(nil, err)
 	}
 	if restart >= s.plan.Restart.MaxRestarts {
-		return ended(s.finish(rec, CodeRestartExhausted, fmt.Sprintf("the worker crashed %d times (max_restarts = %d)", restart+1, s.plan.Restart.MaxRestarts)))
+		detail := fmt.Sprintf("the worker crashed %d times (max_restarts = %d)", restart+1, s.plan.Restart.MaxRestarts)
+		if ex.died != nil {
+			detail += "; the last time " + ex.died.Problem
+		}
+		return ended(s.finish(rec, CodeRestartExhausted, detail))
 	}
 	return nil, false, nil
 }

@@ -23,8 +23,11 @@ type exit struct {
 	reason string // "", CodeStopped, CodeOperatorPause, CodeTimeout, CodeOutputLimit, reasonLost
 	detail string
 	// fault is what the worker reported stopped it (report.go), nil
-	// for none.
+	// for none or for a cause a restart mends (died).
 	fault *executor.Fault
+	// died is the cause the worker reported that a restart mends (a
+	// plugin died under an attempt), nil for none.
+	died *executor.Fault
 }
 
 // runWorker starts one worker and waits for it, enforcing the deadline,
@@ -64,7 +67,12 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (ex *exit, err 
 	}
 	report.started()
 	// Whatever ended the worker, what it reported is read once it is gone.
-	defer func() { ex.fault = report.fault() }()
+	defer func() {
+		ex.fault = report.fault()
+		if ex.fault != nil && ex.fault.Restarts() {
+			ex.died, ex.fault = ex.fault, nil
+		}
+	}()
 	// A worker gone before reading it is seen when it is waited for.
 	_ = sendEnv(stdin, s.plan)
 	// The worker records run:worker-started itself, as its first append:

@@ -94,7 +94,9 @@ request}, then, when it carried the run on, the run's result object.`,
 			sigs, stop := watchSignals()
 			defer stop()
 			ctx := sigs.ctx
-			res, _, err := resumeRun(sigs, ref, watchdog.ResumeOptions{Position: position}, mode)
+			res, _, err := resumeRun(sigs, ref, watchdog.ResumeOptions{Position: position}, mode, func(ctx context.Context) string {
+				return recordedDecision(ctx, ref, position)
+			})
 			if err != nil {
 				return err
 			}
@@ -124,6 +126,23 @@ func printApproval(cmd *cobra.Command, a approvalObject, dir string, noResume bo
 	default:
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s %s; carrying the run on\n", verb, a.Position)
 	}
+}
+
+// recordedDecision says what the record holds of position's decision, for
+// an approve that recorded it and then found the run held by another
+// process (a stop or a resume took the lock in between): the decision
+// stands, only carrying the run on was not done. It reads the record
+// again rather than trust what approve did before.
+func recordedDecision(ctx context.Context, ref runRef, position string) string {
+	st, _, err := foldRun(ctx, ref)
+	if err != nil {
+		return fmt.Sprintf("the decision on %s was recorded, the record cannot be read now (%v), and the run was not carried on here", position, err)
+	}
+	n := st.Graph().AtPosition(position)
+	if n == nil || n.Approved == "" {
+		return fmt.Sprintf("the record holds no decision on %s, and the run was not carried on here", position)
+	}
+	return fmt.Sprintf("the decision %s on %s is recorded, but the run was not carried on here", n.Approved, position)
 }
 
 // followToResult follows a run another watchdog carries until it records

@@ -22,6 +22,13 @@ const holderWait = time.Second
 // command line — and what to do: look at it with `obversa status`, and
 // hint.
 func lockedRefusal(ctx context.Context, ref runRef, err error, hint string) error {
+	return lockedRefusalDone(ctx, ref, err, "nothing was done", hint)
+}
+
+// lockedRefusalDone is lockedRefusal for a command that did part of its
+// work before it found the run held: done says what it did, as the record
+// shows it ("nothing was done" for none).
+func lockedRefusalDone(ctx context.Context, ref runRef, err error, done, hint string) error {
 	if o, ok := liveHolder(ctx, ref); ok {
 		held := &store.LockedError{Dir: ref.String(), Holder: o.Holder, Known: true}
 		what := ""
@@ -32,7 +39,7 @@ func lockedRefusal(ctx context.Context, ref runRef, err error, hint string) erro
 		}
 		err = fmt.Errorf("%w%s", held, what)
 	}
-	return usageErr(fmt.Errorf("%w; nothing was done. Another process carries the run on: see what it is doing with `obversa status %s`%s", err, ref, hint))
+	return usageErr(fmt.Errorf("%w; %s. Another process carries the run on: see what it is doing with `obversa status %s`%s", err, done, ref, hint))
 }
 
 // liveHolder returns the run's owner once a live one is recorded, waiting

@@ -75,7 +75,7 @@ second Ctrl-C exits at once and leaves it interrupted.`,
 					return err
 				}
 			}
-			res, done, err := resumeRun(sigs, ref, o, mode)
+			res, done, err := resumeRun(sigs, ref, o, mode, nil)
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ second Ctrl-C exits at once and leaves it interrupted.`,
 // it is supervised, and turns refusals into their exit statuses (a
 // mistyped position gets a suggestion). Ctrl-C and SIGTERM pause the run
 // it carries (sigs).
-func resumeRun(sigs *signals, ref runRef, o watchdog.ResumeOptions, mode string) (*runstate.Result, bool, error) {
+func resumeRun(sigs *signals, ref runRef, o watchdog.ResumeOptions, mode string, doneBefore func(context.Context) string) (*runstate.Result, bool, error) {
 	ctx := sigs.ctx
 	var view *watch
 	o.Supervise.Started = func() { view = watchRun(ref, mode, os.Stderr) }
@@ -115,6 +115,9 @@ func resumeRun(sigs *signals, ref runRef, o watchdog.ResumeOptions, mode string)
 	}
 	switch {
 	case errors.Is(err, store.ErrProcessLocked):
+		if doneBefore != nil {
+			return nil, false, lockedRefusalDone(ctx, ref, err, doneBefore(ctx), lockedHint(ref))
+		}
 		return nil, false, lockedRefusal(ctx, ref, err, lockedHint(ref))
 	case errors.Is(err, watchdog.ErrResumePosition) && o.Position != "":
 		return nil, false, usageErr(fmt.Errorf("%w%s", err, suggestPosition(ctx, ref, o.Position)))

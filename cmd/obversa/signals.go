@@ -27,6 +27,12 @@ import (
 //   - A second Ctrl-C or SIGTERM forces: the watchdog exits at once (130)
 //     and the worker follows through its parent-death signal, leaving the
 //     run interrupted, which `obversa resume` takes over.
+//   - SIGHUP (the terminal or SSH session closed) counts as a Ctrl-C: it
+//     pauses the run, unless the command was started with SIGHUP ignored
+//     (`nohup`), which keeps it ignored.
+//   - SIGPIPE is taken and dropped: the command's output going away (a
+//     `| head` that exited) only stops what it prints, never the run
+//     (docs/decisions.md "The output of a watchdog command is not the run").
 
 // stopSignal is what `obversa stop` sends a run's watchdog to end the run
 // for good. SIGINT and SIGTERM pause instead.
@@ -55,13 +61,17 @@ type signals struct {
 	early bool   // a Ctrl-C or SIGTERM came before the run was known
 }
 
-// watchSignals starts taking SIGINT, SIGTERM, SIGUSR1 and SIGUSR2 for a
-// watchdog command; stop (from the returned func) ends that.
+// watchSignals starts taking SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGUSR1
+// and SIGUSR2 for a watchdog command; stop (from the returned func) ends
+// that.
 func watchSignals() (*signals, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	prep, cancelPrep := context.WithCancel(ctx)
 	s := &signals{ctx: ctx, cancel: cancel, prep: prep, cancelPrep: cancelPrep, pause: make(chan struct{}), ch: make(chan os.Signal, 4)}
-	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, pauseSignal, stopSignal)
+	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, pauseSignal, stopSignal, syscall.SIGPIPE)
+	if !signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(s.ch, syscall.SIGHUP)
+	}
 	go s.loop()
 	return s, func() { signal.Stop(s.ch); cancel() }
 }
@@ -87,9 +97,14 @@ func (s *signals) pauseRun() { s.pauseOnce.Do(func() { close(s.pause) }) }
 func (s *signals) loop() {
 	interrupted, paused := false, false
 	for sig := range s.ch {
+		if sig == syscall.SIGPIPE {
+			// A write to a closed stdout or stderr: that write fails
+			// (EPIPE) and the run goes on.
+			continue
+		}
 		s.mu.Lock()
 		run := s.run
-		if run == "" && !interrupted && (sig == syscall.SIGINT || sig == syscall.SIGTERM) {
+		if run == "" && !interrupted && sig != stopSignal && sig != pauseSignal {
 			// Decided under the lock setRun takes: a run recorded
 			// meanwhile is paused by setRun, never left to a stop.
 			s.early = true

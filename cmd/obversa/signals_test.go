@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -8,7 +11,7 @@ import (
 )
 
 // TestInterruptPauses sends real signals to a real `obversa run` while
-// its node runs: one Ctrl-C or one SIGTERM pauses
+// its node runs: one Ctrl-C, SIGTERM or SIGHUP (the terminal closed) pauses
 // the run (OPERATOR_PAUSE, exit 3, resumable) and says how to carry it on
 // or end it; a second Ctrl-C forces, leaving the run interrupted (exit
 // 130); `obversa stop` still ends a live run for good (STOPPED).
@@ -24,6 +27,7 @@ func TestInterruptPauses(t *testing.T) {
 	}{
 		{"ctrl-c", []syscall.Signal{syscall.SIGINT}, false, exitPaused, "paused", "obversa stop "},
 		{"sigterm", []syscall.Signal{syscall.SIGTERM}, false, exitPaused, "paused", "obversa stop "},
+		{"hangup", []syscall.Signal{syscall.SIGHUP}, false, exitPaused, "paused", "obversa stop "},
 		{"ctrl-c twice", []syscall.Signal{syscall.SIGINT, syscall.SIGINT}, false, 130, "interrupted", "forced:"},
 		{"obversa stop", nil, true, exitFailed, "stopped", "stopping: obversa stop asked for it"},
 	}
@@ -99,5 +103,39 @@ func TestInterruptWhileRunIsCreated(t *testing.T) {
 			t.Errorf("%v while the run was created: the run's context is cancelled, which stops it (STOPPED)", sig)
 		}
 		stop()
+	}
+}
+
+// TestClosedOutputKeepsTheRun: a watchdog command whose stdout and stderr
+// are a pipe nobody reads any more (`obversa run … 2>&1 | head -1` after
+// head exited) carries its run on to the end: its writes fail, the run
+// does not die of SIGPIPE and is not left interrupted.
+func TestClosedOutputKeepsTheRun(t *testing.T) {
+	t.Parallel()
+	runFile, dir := rulesRun(t, "", "", "graph \"dag\" {\n  node \"a\" {\n    binding = \"shell\"\n    input = { command = [\"sh\", \"-c\", \"sleep 0.3; echo a\"] }\n  }\n  node \"b\" {\n    binding = \"shell\"\n    depends_on = [\"a\"]\n    input = { command = [\"echo\", \"b\"] }\n  }\n}\n")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil { // every write to w now fails EPIPE
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--progress", "--run-id", "pipe", runFile)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Close()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	_ = cmd.Wait()
+	runDir := runDirOf(runFile, "pipe")
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Fatalf("obversa run died of %v with its output closed", ws.Signal())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+	if st := status(t, runDir); st.Phase != "completed" {
+		t.Errorf("phase %q, want completed", st.Phase)
 	}
 }

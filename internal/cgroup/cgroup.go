@@ -53,8 +53,9 @@ var (
 )
 
 // Group is a child group made by Create: a directory in the v2 hierarchy,
-// in the v1 memory hierarchy, or both. Joining it puts the calling process
-// in every one of them.
+// in the v1 memory hierarchy, or both. A process joins it by writing its
+// pid into cgroup.procs of each of its Dirs (the confining shim does,
+// plugin/confine/internal/shim).
 type Group struct {
 	// V2 is the v2 directory, "" when none was made.
 	V2 string `json:"v2,omitempty"`

@@ -85,8 +85,9 @@ func writeFile(dir, name, value string) error {
 	return os.WriteFile(filepath.Join(dir, name), []byte(value), 0)
 }
 
-// dirs returns the group's directories.
-func (g *Group) dirs() []string {
+// Dirs returns the group's directories: the v2 one, then the v1 memory
+// one, each when made.
+func (g *Group) Dirs() []string {
 	var out []string
 	for _, d := range []string{g.V2, g.V1Memory} {
 		if d != "" {
@@ -94,19 +95,6 @@ func (g *Group) dirs() []string {
 		}
 	}
 	return out
-}
-
-// Join moves the calling process into every directory of the group. A
-// confining shim calls it before it executes the plugin, so the plugin
-// and everything it starts are in the group from their first instruction.
-func (g *Group) Join() error {
-	pid := strconv.Itoa(os.Getpid())
-	for _, d := range g.dirs() {
-		if err := writeFile(d, "cgroup.procs", pid); err != nil {
-			return fmt.Errorf("joining cgroup %s: %w", d, err)
-		}
-	}
-	return nil
 }
 
 // OOMKills returns how many processes of the group (and its children) the
@@ -144,7 +132,7 @@ func field(b []byte, key string) uint64 {
 // Procs returns the pids in the group's directories.
 func (g *Group) Procs() []int {
 	var pids []int
-	for _, d := range g.dirs() {
+	for _, d := range g.Dirs() {
 		pids = append(pids, Procs(d)...)
 	}
 	slices.Sort(pids)

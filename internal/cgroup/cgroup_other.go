@@ -21,8 +21,8 @@ type Options struct {
 // Create returns ErrUnsupported.
 func Create(Info, string, Options) (*Group, error) { return nil, ErrUnsupported }
 
-// Join returns ErrUnsupported.
-func (g *Group) Join() error { return ErrUnsupported }
+// Dirs returns nil.
+func (g *Group) Dirs() []string { return nil }
 
 // OOMKills returns 0.
 func (g *Group) OOMKills() uint64 { return 0 }

@@ -18,7 +18,7 @@ import (
 // processes after that is an error (the directory stays).
 func (g *Group) Remove() error {
 	var errs []error
-	for _, d := range g.dirs() {
+	for _, d := range g.Dirs() {
 		errs = append(errs, Remove(d))
 	}
 	return errors.Join(errs...)

@@ -7,13 +7,16 @@
 // The rules are applied in the child before it executes the plugin, so
 // the plugin cannot opt out: the host starts the plugin through the
 // running host binary itself (/proc/self/exe) in a hidden shim mode (the
-// first argument is ShimArg, the rules arrive on file descriptor 3). The
-// shim joins the plugin's cgroup, sets no_new_privs, restricts itself with
-// the Landlock ruleset and executes exactly the verified binary the host
-// named. A Landlock domain survives execve and is inherited by every child;
-// it cannot be lifted. Any binary that imports this package answers the
-// shim mode before its main runs (this package's init), so a host cannot
-// launch a confined plugin through a shim other than itself.
+// first argument is ShimArg, what to apply arrives on file descriptor 3).
+// The host builds the Landlock ruleset and hands the shim its descriptor;
+// the shim (plugin/confine/internal/shim) joins the plugin's cgroup, sets
+// no_new_privs, restricts itself with the ruleset and executes exactly
+// the verified binary the host named. A Landlock domain survives execve
+// and is inherited by every child; it cannot be lifted. Any binary that
+// imports this package answers the shim mode before its main runs (the
+// shim package's init, which runs before most of the binary's packages
+// initialise), so a host cannot launch a confined plugin through a shim
+// other than itself.
 //
 // Landlock rules are allow-lists. Build expands a Spec into them:
 //

@@ -2,20 +2,20 @@ package confine
 
 import (
 	"github.com/obversa/obversa/internal/cgroup"
+	"github.com/obversa/obversa/plugin/confine/internal/shim"
 )
 
 // ShimArg is the first argument of a process started as the confining
 // shim; no other program is started with it.
-const ShimArg = "__obversa-confine-shim"
+const ShimArg = shim.Arg
 
-// payload is what the host hands the shim on file descriptor 3: the rules,
-// the group to join and the verified binary to execute: the path Exec or,
-// when ExecFD is set, the open file on that descriptor (named Exec in the
-// plugin's argv).
+// payload is what the host turns into the shim's payload
+// (shimCommand): the rules, the group to join and the verified binary to
+// execute: the path Exec or, when the caller hands its open file, that
+// file (named Exec in the plugin's argv).
 type payload struct {
-	Exec   string        `json:"exec"`
-	ExecFD int           `json:"exec_fd,omitempty"`
-	Rules  *Rules        `json:"rules"`
-	ABI    int           `json:"abi"`
-	Cgroup *cgroup.Group `json:"cgroup,omitempty"`
+	Exec   string
+	Rules  *Rules
+	ABI    int
+	Cgroup *cgroup.Group
 }

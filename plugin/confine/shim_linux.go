@@ -1,108 +1,17 @@
 package confine
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
-	"strconv"
-	"syscall"
-	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
 	"github.com/obversa/obversa/internal/proc"
+	"github.com/obversa/obversa/plugin/confine/internal/shim"
 )
-
-// shimExitCode is the status of a shim that could not confine or execute
-// the plugin; its reason is on stderr, which the host quotes.
-const shimExitCode = 125
-
-// payloadFD is the descriptor the payload arrives on (the first of
-// exec.Cmd.ExtraFiles).
-const payloadFD = 3
-
-func init() {
-	if len(os.Args) > 1 && os.Args[1] == ShimArg {
-		err := shim()
-		fmt.Fprintf(os.Stderr, "obversa: confining the plugin: %v\n", err)
-		os.Exit(shimExitCode)
-	}
-}
-
-// shim reads the payload, joins the group, restricts itself and executes
-// the plugin; it returns only on failure.
-func shim() error {
-	f := os.NewFile(payloadFD, "confine-payload")
-	if f == nil {
-		return errors.New("no payload on descriptor 3")
-	}
-	var p payload
-	err := json.NewDecoder(f).Decode(&p)
-	_ = f.Close()
-	if err != nil {
-		return fmt.Errorf("reading the rules: %w", err)
-	}
-	if p.Exec == "" || p.Rules == nil {
-		return errors.New("the rules name no binary")
-	}
-	if p.Cgroup != nil {
-		if err := p.Cgroup.Join(); err != nil {
-			return err
-		}
-	}
-	// The domain, no_new_privs and the exec all belong to this thread.
-	runtime.LockOSThread()
-	if err := protectMounts(p.Rules.ReadOnly, p.Rules.Rebind); err != nil {
-		return err
-	}
-	if p.ABI > 0 {
-		if err := restrict(p.Rules, p.ABI); err != nil {
-			return err
-		}
-	}
-	target, err := execTarget(p)
-	if err != nil {
-		return err
-	}
-	argv := append([]string{p.Exec}, os.Args[2:]...)
-	for i := 0; ; i++ {
-		err := syscall.Exec(target, argv, os.Environ())
-		// A copy written moments ago may still be open for writing in a
-		// child the host forked meanwhile (golang.org/issue/22315).
-		if !errors.Is(err, syscall.ETXTBSY) || i == 20 {
-			return fmt.Errorf("executing %s: %w", p.Exec, err)
-		}
-		time.Sleep(time.Duration(i+1) * time.Millisecond)
-	}
-}
-
-// execTarget returns what the shim executes: the verified file the host
-// handed on p.ExecFD, through its /proc/self/fd link (the kernel opens the
-// very file, whatever is renamed over p.Exec), or else the path p.Exec.
-// The descriptor is closed on exec for a binary, so the plugin does not
-// inherit it, and kept open for a "#!" script, whose interpreter the
-// kernel hands that name to open: closed, the script would be gone.
-func execTarget(p payload) (string, error) {
-	if p.ExecFD <= 0 {
-		return p.Exec, nil
-	}
-	var magic [2]byte
-	n, err := unix.Pread(p.ExecFD, magic[:], 0)
-	if err != nil {
-		return "", fmt.Errorf("the binary's descriptor %d: %w", p.ExecFD, err)
-	}
-	if n < 2 || string(magic[:]) != "#!" {
-		if _, err := unix.FcntlInt(uintptr(p.ExecFD), unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
-			return "", fmt.Errorf("the binary's descriptor %d: %w", p.ExecFD, err)
-		}
-	}
-	return "/proc/self/fd/" + strconv.Itoa(p.ExecFD), nil
-}
 
 // Access rights of the rules; the handled set is fixed at ABI 7, so that
 // a newer kernel does not restrict what these rules never granted.
@@ -150,39 +59,73 @@ func landlockRules(r *Rules) []landlock.Rule {
 	return out
 }
 
-// restrict applies r to the calling (locked) thread.
-func restrict(r *Rules, abi int) error {
+// rulesetFD builds the Landlock ruleset of r on a kernel with abi and
+// returns its descriptor (close-on-exec) and the flags the shim enforces
+// it with; the shim, not the host, makes the domain from it
+// (docs/decisions.md, "The host builds the ruleset, the shim enforces it").
+func rulesetFD(r *Rules, abi int) (*os.File, uint32, error) {
 	fd, flags, err := config(r).NewRulesetFD(landlockRules(r)...)
 	if err != nil {
-		return fmt.Errorf("building the Landlock ruleset: %w", err)
+		return nil, 0, fmt.Errorf("building the Landlock ruleset: %w", err)
 	}
 	if fd < 0 {
-		return fmt.Errorf("the kernel offers Landlock ABI %d but the ruleset is empty", abi)
+		return nil, 0, fmt.Errorf("the kernel offers Landlock ABI %d but the ruleset is empty", abi)
 	}
-	defer unix.Close(fd)
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("setting no_new_privs: %w", err)
-	}
-	if !r.Network && abi >= MinNetworkABI {
-		if err := denyMPTCP(); err != nil {
-			return err
-		}
-	}
-	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
-		return fmt.Errorf("applying the Landlock ruleset: %w", err)
-	}
-	return nil
+	return os.NewFile(uintptr(fd), "landlock-ruleset"), flags, nil
 }
 
 // shimCommand returns the command that starts the shim for p: the running
-// binary itself (/proc/self/exe), with the payload in a sealed memory
-// file as descriptor 3 and exe, when given, as descriptor 4 (the binary to
-// execute). args follow the plugin's name.
-func shimCommand(p payload, exe *os.File, args []string) (*exec.Cmd, error) {
-	if exe != nil {
-		p.ExecFD = payloadFD + 1
+// binary itself (/proc/self/exe), with the shim's payload in a sealed
+// memory file as descriptor 3, then exe, when given (the binary to
+// execute), and the Landlock ruleset, when the kernel has Landlock. args
+// follow the plugin's name. The caller closes cmd.ExtraFiles once the
+// command started.
+func shimCommand(p payload, exe *os.File, args []string) (cmd *exec.Cmd, err error) {
+	sp := shim.Payload{Exec: p.Exec, ReadOnly: p.Rules.ReadOnly, Rebind: p.Rules.Rebind}
+	if p.Cgroup != nil {
+		sp.Cgroups = p.Cgroup.Dirs()
 	}
-	b, err := json.Marshal(p)
+	var extra []*os.File
+	defer func() {
+		if err != nil {
+			for _, f := range extra {
+				f.Close()
+			}
+		}
+	}()
+	if exe != nil {
+		// A copy of its own, since the command's files are closed once it
+		// started and exe stays the caller's.
+		dup, err := proc.DupFile(exe)
+		if err != nil {
+			return nil, err
+		}
+		extra = append(extra, dup)
+		sp.ExecFD = shim.PayloadFD + len(extra)
+	}
+	if p.ABI > 0 {
+		rs, flags, err := rulesetFD(p.Rules, p.ABI)
+		if err != nil {
+			return nil, err
+		}
+		extra = append(extra, rs)
+		sp.RulesetFD, sp.RestrictFlags = shim.PayloadFD+len(extra), flags
+		sp.DenyMPTCP = !p.Rules.Network && p.ABI >= MinNetworkABI
+	}
+	f, err := payloadFile(sp)
+	if err != nil {
+		return nil, err
+	}
+	return &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       append([]string{p.Exec, ShimArg}, args...),
+		ExtraFiles: append([]*os.File{f}, extra...),
+	}, nil
+}
+
+// payloadFile returns sp encoded in a sealed memory file, at its start.
+func payloadFile(sp shim.Payload) (*os.File, error) {
+	b, err := sp.Encode()
 	if err != nil {
 		return nil, err
 	}
@@ -200,20 +143,5 @@ func shimCommand(p payload, exe *os.File, args []string) (*exec.Cmd, error) {
 		f.Close()
 		return nil, err
 	}
-	cmd := &exec.Cmd{
-		Path:       "/proc/self/exe",
-		Args:       append([]string{p.Exec, ShimArg}, args...),
-		ExtraFiles: []*os.File{f},
-	}
-	if exe != nil {
-		// A copy of its own, since the command's files are closed once it
-		// started and exe stays the caller's.
-		dup, err := proc.DupFile(exe)
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		cmd.ExtraFiles = append(cmd.ExtraFiles, dup)
-	}
-	return cmd, nil
+	return f, nil
 }

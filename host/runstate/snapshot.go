@@ -116,17 +116,24 @@ func splitNodes(r *Result) (*Result, resultNodes) {
 	return &c, rn
 }
 
-// joinNodes puts node results taken out by splitNodes back into r.
-func joinNodes(r *Result, rn resultNodes) error {
-	if !rn.Set {
+// joinNodes reads the node results splitNodes took out of r (written by
+// resultNodes.encode) and puts them back into r, straight into its
+// map: a finished run's result holds one per node.
+func joinNodes(r *Result, rd *snapcodec.Reader) error {
+	set, n := rd.Bool(), rd.Len()
+	if !set {
+		if n > 0 {
+			return fmt.Errorf("%w: node results of no result", ErrSnapshotInvalid)
+		}
 		return nil
 	}
 	if r == nil || r.Output == nil {
 		return fmt.Errorf("%w: node results without a result", ErrSnapshotInvalid)
 	}
-	r.Output.Nodes = make(map[string]json.RawMessage, len(rn.Nodes))
-	for _, n := range rn.Nodes {
-		r.Output.Nodes[n.Node] = n.Result
+	r.Output.Nodes = make(map[string]json.RawMessage, n)
+	for range n {
+		k := rd.Str()
+		r.Output.Nodes[k] = rd.Bytes()
 	}
 	return nil
 }
@@ -138,17 +145,6 @@ func (rn resultNodes) encode(w *snapcodec.Writer) {
 		w.Str(n.Node)
 		w.Bytes(n.Result)
 	}
-}
-
-func decodeResultNodes(r *snapcodec.Reader) resultNodes {
-	rn := resultNodes{Set: r.Bool()}
-	if n := r.Len(); n > 0 {
-		rn.Nodes = make([]nodeResult, n)
-		for i := range rn.Nodes {
-			rn.Nodes[i] = nodeResult{r.Str(), r.Bytes()}
-		}
-	}
-	return rn
 }
 
 type restSnap struct {
@@ -311,10 +307,10 @@ func (s *State) restorePayload(payload []byte) error {
 	if err := json.Unmarshal(r.Bytes(), &rest); err != nil {
 		return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)
 	}
-	if err := joinNodes(rest.Finished, decodeResultNodes(r)); err != nil {
+	if err := joinNodes(rest.Finished, r); err != nil {
 		return err
 	}
-	if err := joinNodes(rest.Paused, decodeResultNodes(r)); err != nil {
+	if err := joinNodes(rest.Paused, r); err != nil {
 		return err
 	}
 	// The positions and sequences are checked now and built when first

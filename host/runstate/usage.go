@@ -3,6 +3,8 @@ package runstate
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
+	"slices"
 	"time"
 
 	"github.com/obversa/obversa/host/graph"
@@ -127,28 +129,43 @@ func inFlightCall(n *graph.NodeState) bool {
 // call in the order of their first one, then the engine nodes whose first
 // call is in flight, as unknown.
 func (s *State) Usage() []NodeUsage {
-	out := make([]NodeUsage, 0, len(s.order))
-	// With no unit dispatched or started no call is in flight, and each
-	// node's total is its recorded one: a finished run of many nodes is
-	// read without looking each of them up in the graph.
-	busy := s.graph.InFlightCount() > 0
-	for _, n := range s.order {
-		u := *n.u
-		if busy {
-			u, _ = s.NodeUsageOf(n.node)
-		}
-		out = append(out, NodeUsage{Node: n.node, Usage: u})
-	}
-	if !busy {
-		return out
-	}
-	for _, n := range s.graph.Nodes() {
-		if _, seen := s.usage[n.Def.ID]; !seen && inFlightCall(n) {
-			out = append(out, NodeUsage{Node: n.Def.ID})
-		}
-	}
-	return out
+	return slices.AppendSeq(make([]NodeUsage, 0, len(s.order)), s.Usages())
 }
+
+// Usages yields what Usage returns, one node at a time, for a reader
+// that keeps none of it: a finished run of many nodes is listed without
+// a list of its own first.
+func (s *State) Usages() iter.Seq[NodeUsage] {
+	return func(yield func(NodeUsage) bool) {
+		// With no unit dispatched or started no call is in flight, and
+		// each node's total is its recorded one: a finished run of many
+		// nodes is read without looking each of them up in the graph.
+		busy := s.graph.InFlightCount() > 0
+		for _, n := range s.order {
+			u := *n.u
+			if busy {
+				u, _ = s.NodeUsageOf(n.node)
+			}
+			if !yield(NodeUsage{Node: n.node, Usage: u}) {
+				return
+			}
+		}
+		if !busy {
+			return
+		}
+		for _, n := range s.graph.Nodes() {
+			if _, seen := s.usage[n.Def.ID]; !seen && inFlightCall(n) {
+				if !yield(NodeUsage{Node: n.Def.ID}) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// UsageNodes returns how many nodes have a recorded engine call: as many
+// as Usage lists, or fewer while a node's first call is in flight.
+func (s *State) UsageNodes() int { return len(s.order) }
 
 // NodeUsageOf returns one node's usage total: unknown while a call of it
 // is in flight. ok is false when the node has no engine call, recorded

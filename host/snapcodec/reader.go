@@ -34,39 +34,41 @@ func NewReader(p []byte) (*Reader, error) {
 	if h.err != nil || ns > uint64(len(p)) || nb > uint64(len(p)) || ns+nb > uint64(len(p)-h.off) {
 		return nil, fmt.Errorf("%w: tables of %d strings and %d byte strings in %d bytes", ErrCorrupt, ns, nb, len(p))
 	}
-	strLens, blobLens := make([]int, ns), make([]int, nb)
-	var sum uint64
-	for i := range strLens {
+	// The lengths are read twice — once to check them, once to cut the
+	// tables — rather than kept in lists of their own.
+	lens := h.off
+	var sum, strBytes uint64
+	for i := range ns + nb {
+		if i == ns {
+			strBytes = sum
+		}
 		v := h.Uint()
 		if v > uint64(len(p)) || sum+v > uint64(len(p)) {
-			return nil, fmt.Errorf("%w: strings longer than the payload", ErrCorrupt)
+			return nil, fmt.Errorf("%w: strings and byte strings longer than the payload", ErrCorrupt)
 		}
 		sum += v
-		strLens[i] = int(v)
 	}
-	strBytes := sum
-	for i := range blobLens {
-		v := h.Uint()
-		if v > uint64(len(p)) || sum+v > uint64(len(p)) {
-			return nil, fmt.Errorf("%w: byte strings longer than the payload", ErrCorrupt)
-		}
-		sum += v
-		blobLens[i] = int(v)
+	if nb == 0 {
+		strBytes = sum
 	}
 	if h.err != nil || nbody > uint64(len(p)) || uint64(len(p)-h.off) != sum+nbody {
 		return nil, fmt.Errorf("%w: %d bytes after the tables, they and the body say %d", ErrCorrupt, len(p)-h.off, sum+nbody)
 	}
+	start := h.off
+	h.off = lens
 	r := &Reader{strs: make([]string, ns), blobs: make([][]byte, nb)}
-	all := string(p[h.off : h.off+int(strBytes)])
+	all := string(p[start : start+int(strBytes)])
 	at := 0
-	for i, n := range strLens {
+	for i := range r.strs {
+		n := int(h.Uint())
 		r.strs[i] = all[at : at+n]
 		at += n
 	}
 	data := make([]byte, int(sum-strBytes))
-	copy(data, p[h.off+int(strBytes):])
+	copy(data, p[start+int(strBytes):])
 	at = 0
-	for i, n := range blobLens {
+	for i := range r.blobs {
+		n := int(h.Uint())
 		r.blobs[i] = data[at : at+n : at+n]
 		at += n
 	}

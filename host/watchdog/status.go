@@ -301,10 +301,9 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 	if p := rs.Plan.Workspace.Provider; p != "" && p != "none" {
 		r.LeaseRetained = (r.Worker != nil && r.Worker.Alive) || len(r.Processes) > 0
 	}
-	us := st.Usage()
-	r.Usage = make([]NodeUsage, len(us))
-	for i, u := range us {
-		r.Usage[i] = NodeUsage{Node: u.Node, Usage: usageValue(u.Usage)}
+	r.Usage = make([]NodeUsage, 0, st.UsageNodes())
+	for u := range st.Usages() {
+		r.Usage = append(r.Usage, NodeUsage{Node: u.Node, Usage: usageValue(u.Usage)})
 	}
 	return r
 }

@@ -128,16 +128,28 @@ func parseDigest(s []byte) ([32]byte, bool) {
 	if len(s) != digestLen || string(s[:len(digestPrefix)]) != digestPrefix {
 		return sum, false
 	}
+	// One pass: a read of a record parses three digests an event.
 	h := s[len(digestPrefix):]
-	for _, c := range h {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return sum, false
+	for i := range sum {
+		hi, lo := lowerHex(h[2*i]), lowerHex(h[2*i+1])
+		if hi|lo > 0x0f {
+			return [32]byte{}, false
 		}
-	}
-	if _, err := hex.Decode(sum[:], h); err != nil {
-		return sum, false
+		sum[i] = hi<<4 | lo
 	}
 	return sum, true
+}
+
+// lowerHex returns the value of a lower-case hex digit, 0xff for any
+// other byte.
+func lowerHex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return 0xff
 }
 
 // Literal pieces of the line, in order.

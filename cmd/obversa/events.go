@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,14 +43,21 @@ interrupt (Ctrl-C, exit 0).`,
 				return failedErr(err)
 			}
 			defer run.Close()
-			w := cmd.OutOrStdout()
+			// One write per 64 KiB, not per event: a record of 100 000
+			// events cost as many write calls. --follow writes each event
+			// as it comes.
+			w := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
+			defer w.Flush()
 			print := func(e store.Event) error {
 				if asJSON {
 					b, err := json.Marshal(e)
 					if err != nil {
 						return err
 					}
-					fmt.Fprintln(w, string(b))
+					_, _ = w.Write(append(b, '\n'))
+					if follow {
+						_ = w.Flush() // as unbuffered prints, a failed write of stdout is not the run's fault
+					}
 					return nil
 				}
 				text, ok := readable(e.Type, e.Data)
@@ -57,6 +65,9 @@ interrupt (Ctrl-C, exit 0).`,
 					text = compact(e.Data, 120)
 				}
 				fmt.Fprintf(w, "%5d  %s  %-32s %s\n", e.Rev, e.TS.UTC().Format("15:04:05.000"), e.Type, text)
+				if follow {
+					_ = w.Flush()
+				}
 				return nil
 			}
 			if follow {

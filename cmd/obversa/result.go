@@ -105,7 +105,9 @@ func summary(res *runstate.Result, dir string) string {
 			}
 			return msg + fmt.Sprintf("\n  next: fix the cause, then obversa resume --preflight %s %s", out.PreflightEventID, dir)
 		case res.Code != "":
-			return fmt.Sprintf("paused %s: %s", res.Code, out.Message)
+			// A message that starts with its own code (a typed error's
+			// text, such as WORKSPACE_LEASE's) says the code once.
+			return fmt.Sprintf("paused %s: %s", res.Code, strings.TrimPrefix(out.Message, res.Code+": "))
 		}
 		var w []string
 		for _, p := range out.Paused {

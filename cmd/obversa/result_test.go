@@ -44,3 +44,15 @@ func TestSummaryPreflightPauseSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryPauseSaysItsCodeOnce: a pause whose message is a typed
+// error's text, starting with the same code, names the code once.
+func TestSummaryPauseSaysItsCodeOnce(t *testing.T) {
+	res := &runstate.Result{Kind: runstate.KindPaused, Code: "WORKSPACE_LEASE", Output: &runstate.Output{
+		Message: `WORKSPACE_LEASE: workspace lease /w/.obversa/workspace.lease is held by "run-1"`,
+	}}
+	got := summary(res, "dir")
+	if want := `paused WORKSPACE_LEASE: workspace lease /w/.obversa/workspace.lease is held by "run-1"`; got != want {
+		t.Errorf("summary is %q, want %q", got, want)
+	}
+}

@@ -72,7 +72,8 @@ type Record interface {
 	// current end, in order, checking each event's digest and chain link.
 	Read(ctx context.Context, fromRev int64, fn func(Event) error) error
 	// Follow is Read that keeps waiting for new events until ctx ends or
-	// fn returns an error.
+	// fn returns an error. A backend whose store can be unreachable for a
+	// while (a database) waits it out, telling ctx's FollowNotice.
 	Follow(ctx context.Context, fromRev int64, fn func(Event) error) error
 	// PutArtifact stores data and returns its reference. Like Append it
 	// needs ownership (ErrNotOwner) and a writable handle (ErrReadOnly).

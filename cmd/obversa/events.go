@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os/signal"
 	"syscall"
 
@@ -71,7 +72,7 @@ interrupt (Ctrl-C, exit 0).`,
 				return nil
 			}
 			if follow {
-				err = followEvents(ctx, ref, run, from, print)
+				err = followEvents(store.WithFollowNotice(ctx, unreachableNotice(cmd.ErrOrStderr(), "events")), ref, run, from, print)
 				if ctx.Err() != nil {
 					return nil
 				}
@@ -106,6 +107,20 @@ func followEvents(ctx context.Context, ref runRef, run store.Record, from int64,
 		}
 		return st.Ending(), nil
 	})
+}
+
+// unreachableNotice is the store.FollowNotice of a follower that prints
+// (events --follow, the progress lines): it says once on w, headed by who,
+// that the store is unreachable and that it waits, and once that it
+// answers again.
+func unreachableNotice(w io.Writer, who string) store.FollowNotice {
+	return func(err error) {
+		if err != nil {
+			fmt.Fprintln(w, termText(fmt.Sprintf("%s: the record cannot be read: %v; trying again until it answers (Ctrl-C stops)", who, err)))
+			return
+		}
+		fmt.Fprintln(w, termText(who+": the record can be read again"))
+	}
 }
 
 // compact shortens event data for the table form.

@@ -188,6 +188,11 @@ func TestPGOutageMidRunPauses(t *testing.T) {
 		}
 		return false
 	})
+	// A follower of the record (events --follow) waits the outage out.
+	follower, followed := startObversa(t, dir, nil, "events", "--follow", "--storage", url, "t")
+	waitFor(t, 30*time.Second, "events --follow to print the gate's start", func() bool {
+		return strings.Contains(followed.String(), "graph:node-attempt-started")
+	})
 	before := c.recordOf(t, schema, "t")
 	c.script(t, "stop")
 	// The node ends while the database is down: its result is the
@@ -216,7 +221,17 @@ func TestPGOutageMidRunPauses(t *testing.T) {
 		}
 	}
 
+	const unreachable = "events: the record cannot be read: "
+	waitFor(t, 30*time.Second, "events --follow to say the database is unreachable", func() bool {
+		return strings.Contains(followed.String(), unreachable)
+	})
+	if follower.ProcessState != nil {
+		t.Fatalf("events --follow ended during the outage:\n%s", followed)
+	}
 	c.script(t, "start")
+	waitFor(t, 60*time.Second, "events --follow to read the record again", func() bool {
+		return strings.Contains(followed.String(), "events: the record can be read again")
+	})
 	after := c.recordOf(t, schema, "t")
 	samePrefix(t, "after the outage", before, after)
 	r := obversa(t, dir, "resume", "--storage", url, "t")
@@ -224,6 +239,10 @@ func TestPGOutageMidRunPauses(t *testing.T) {
 		t.Fatalf("resume once the database is back: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	samePrefix(t, "after the resume", after, c.recordOf(t, schema, "t"))
+	if code := exitCode(follower.Wait()); code != 0 || strings.Count(followed.String(), unreachable) != 1 ||
+		!strings.Contains(followed.String(), "graph:run-finished") || !strings.Contains(followed.String(), "storage unavailable") {
+		t.Fatalf("events --follow through the outage: exit %d, want 0, the outage said once and the run's end:\n%s", code, followed)
+	}
 	if v := obversa(t, dir, "verify", "--storage", url, "t"); v.code != 0 {
 		t.Errorf("verify: exit %d: %s%s", v.code, v.stdout, v.stderr)
 	}

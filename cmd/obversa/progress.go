@@ -144,10 +144,19 @@ func followRecord(run store.Record, from int64, fn func(store.Event), fail func(
 		told = err.Error()
 		fail(err)
 	}
+	// A store that waits out an outage (a database) tells it here, once,
+	// as a read failure is.
+	fctx := store.WithFollowNotice(ctx, func(err error) {
+		if err != nil {
+			failed(err)
+			return
+		}
+		told = ""
+	})
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
-			failed(run.Follow(ctx, next(), report))
+			failed(run.Follow(fctx, next(), report))
 			t := time.NewTimer(followRetry)
 			select {
 			case <-ctx.Done():

@@ -100,6 +100,11 @@ func waitOwnerGone(ctx context.Context, ref Ref, run store.Record, ended *atomic
 			continue
 		}
 		o, err := ref.Owner(ctx, run)
+		if errors.Is(err, store.ErrUnavailable) {
+			// The database is down: the record's follow waits it out
+			// (and says so); so does this.
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -57,7 +58,11 @@ func (r *Run) head(ctx context.Context) (int64, error) {
 // of commits by LISTEN/NOTIFY (every append notifies in its transaction);
 // while the listening connection is down it polls every second, and when
 // the connection comes back it reads again, so nothing sent meanwhile is
-// missed.
+// missed. A read that fails because the database is unreachable
+// (store.ErrUnavailable) does not end it: it tells ctx's
+// store.FollowNotice once, tries again after a backoff (followPoll,
+// doubling up to followBackoffMax) and goes on from the first event fn
+// has not had once the database answers, telling the notice nil.
 func (r *Run) Follow(ctx context.Context, fromRev int64, fn func(store.Event) error) error {
 	if err := r.usable(); err != nil {
 		return err
@@ -66,23 +71,19 @@ func (r *Run) Follow(ctx context.Context, fromRev int64, fn func(store.Event) er
 	// goes unnoticed.
 	sub := r.b.lis.subscribe(r.id)
 	defer r.b.lis.unsubscribe(sub)
-	next := max(fromRev, 1)
+	f := &follow{r: r, fn: fn, next: max(fromRev, 1), notice: store.FollowNoticeOf(ctx)}
 	for {
-		end, err := r.head(ctx)
+		caught, err := f.catchUp(ctx)
 		if err != nil {
 			return err
 		}
-		if end >= next {
-			if err := r.readRange(ctx, r.b.pool, next, end, fn); err != nil {
-				return err
-			}
-			next = end + 1
+		if caught {
 			continue
 		}
 		var poll <-chan time.Time
 		var t *time.Timer
-		if !r.b.lis.connected() {
-			t = time.NewTimer(followPoll)
+		if wait := f.wait(); wait > 0 || !r.b.lis.connected() {
+			t = time.NewTimer(max(wait, followPoll))
 			poll = t.C
 		}
 		select {
@@ -98,6 +99,61 @@ func (r *Run) Follow(ctx context.Context, fromRev int64, fn func(store.Event) er
 		}
 	}
 }
+
+// followBackoffMax bounds the wait between two reads of a Follow while the
+// database is unreachable.
+const followBackoffMax = 10 * time.Second
+
+// follow is one Follow call in progress.
+type follow struct {
+	r      *Run
+	fn     func(store.Event) error
+	next   int64 // the first revision fn has not had
+	notice store.FollowNotice
+	down   time.Duration // the backoff while the database is unreachable, 0 when it answers
+	fnErr  error
+}
+
+// catchUp passes fn what was committed from f.next on. caught is set when
+// it passed some (look again at once); an unreachable database is told and
+// waited out (f.wait), any other error is returned.
+func (f *follow) catchUp(ctx context.Context) (caught bool, err error) {
+	end, err := f.r.head(ctx)
+	if err == nil && end >= f.next {
+		err = f.r.readRange(ctx, f.r.b.pool, f.next, end, f.deliver)
+		caught = err == nil
+	}
+	switch {
+	case err == nil:
+		if f.down > 0 {
+			f.down = 0
+			f.notice(nil)
+		}
+		return caught, nil
+	case f.fnErr != nil || ctx.Err() != nil || !errors.Is(err, store.ErrUnavailable):
+		return false, err
+	case f.down == 0:
+		f.notice(err)
+		f.down = followPoll
+	default:
+		f.down = min(2*f.down, followBackoffMax)
+	}
+	return false, nil
+}
+
+// deliver passes e to fn and moves past it.
+func (f *follow) deliver(e store.Event) error {
+	if err := f.fn(e); err != nil {
+		f.fnErr = err
+		return err
+	}
+	f.next = e.Rev + 1
+	return nil
+}
+
+// wait is how long to wait before the next read: the backoff while the
+// database is unreachable, else 0 (until a notification).
+func (f *follow) wait() time.Duration { return f.down }
 
 // readRange calls fn for the committed events from..to, in order, in
 // pages. It re-checks each event's line and its link to the event before

@@ -132,7 +132,11 @@ func (s *State) decodeSnapshot(r *snapcodec.Reader) error {
 	// in the same order, then the instances and members.
 	plain := s.units
 	nu := r.Len()
-	s.units = make([]*NodeState, nu)
+	if nu != len(plain) {
+		// Instances or members too: a list of its own (a graph of plain
+		// nodes keeps shape's, whose units come back in place).
+		s.units = make([]*NodeState, nu)
+	}
 	var extra []NodeState
 	if nu > len(plain) {
 		extra = make([]NodeState, nu-len(plain))

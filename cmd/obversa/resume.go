@@ -132,10 +132,31 @@ func resumeRun(sigs *signals, ref runRef, o watchdog.ResumeOptions, mode string,
 		return nil, false, usageErr(err)
 	case errors.Is(err, runstate.ErrEmptyRecord):
 		return nil, false, failedErr(runErr(ref, err))
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		return stopBeforeTakeover(ctx, ref)
 	case err != nil:
 		return nil, false, failedErr(err)
 	}
 	return res, done, nil
+}
+
+// stopBeforeTakeover ends the run `obversa stop` asked this resume to
+// stop before it had recorded its takeover (ctx, cancelled by
+// stopSignal): nothing of the resume is recorded and its lock is released,
+// so STOPPED is recorded as stop records it for a run no watchdog holds,
+// which is what stop promised (docs/cli.md, stop).
+func stopBeforeTakeover(ctx context.Context, ref runRef) (*runstate.Result, bool, error) {
+	ctx = context.WithoutCancel(ctx)
+	res, err := watchdog.StopIdle(ctx, ref)
+	switch {
+	case errors.Is(err, watchdog.ErrAlreadyEnded):
+		return res, true, nil
+	case errors.Is(err, store.ErrProcessLocked):
+		return nil, false, lockedRefusal(ctx, ref, err, "; `obversa stop` again stops it through that watchdog")
+	case err != nil:
+		return nil, false, failedErr(err)
+	}
+	return res, false, nil
 }
 
 // suggestPosition is " (did you mean …?)" for a position the run does not

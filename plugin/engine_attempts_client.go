@@ -155,18 +155,38 @@ func (s *attemptStream) read() {
 			return
 		}
 		s.mu.Lock()
-		for _, m := range items {
-			if call := s.calls[m.call]; call != nil {
-				call.mu.Lock()
-				call.queue = append(call.queue, m)
-				call.mu.Unlock()
-				select {
-				case call.wake <- struct{}{}:
-				default:
-				}
+		for len(items) > 0 {
+			// The messages of one call that come together are handed
+			// over as one run of items.
+			n := 1
+			for n < len(items) && items[n].call == items[0].call {
+				n++
 			}
+			if call := s.calls[items[0].call]; call != nil {
+				call.put(items[:n:n])
+			}
+			items = items[n:]
 		}
 		s.mu.Unlock()
+	}
+}
+
+// put queues run, messages of this call, and wakes the call. An empty
+// queue takes run as it is: a call's messages usually come in one
+// AttemptMessages with nothing queued before them, and are then handed
+// over without a copy. run's capacity ends with it, so that an append to
+// the queue never writes over the items of the calls after it.
+func (a *attemptCall) put(run []attemptItem) {
+	a.mu.Lock()
+	if len(a.queue) == 0 {
+		a.queue = run
+	} else {
+		a.queue = append(a.queue, run...)
+	}
+	a.mu.Unlock()
+	select {
+	case a.wake <- struct{}{}:
+	default:
 	}
 }
 

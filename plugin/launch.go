@@ -217,6 +217,15 @@ func (l *launcher) command() (*exec.Cmd, error) {
 // (clientTLS): go-plugin's automatic mTLS protocol with the host's
 // certificate made here, on P-256, rather than by go-plugin on P-521.
 func (l *launcher) clientConfig(sockets string, tlsConfig *tls.Config) *goplugin.ClientConfig {
+	dial := []grpc.DialOption{grpc.WithDefaultCallOptions(
+		grpc.MaxCallRecvMsgSize(MaxMessageBytes),
+		grpc.MaxCallSendMsgSize(MaxMessageBytes),
+	), grpc.WithInitialWindowSize(WindowBytes), grpc.WithInitialConnWindowSize(WindowBytes)}
+	if tlsConfig != nil {
+		// go-plugin's own credentials for tlsConfig, which this option
+		// replaces, over raw socket I/O (rawio_linux.go).
+		dial = append(dial, grpc.WithTransportCredentials(tlsRawIO(tlsConfig)))
+	}
 	return &goplugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: VersionedPlugins(),
@@ -239,10 +248,7 @@ func (l *launcher) clientConfig(sockets string, tlsConfig *tls.Config) *goplugin
 		Logger:           l.logger,
 		SyncStdout:       newLineLogger(l.logger, "stdout"),
 		SyncStderr:       newLineLogger(l.logger, "stderr"),
-		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(MaxMessageBytes),
-			grpc.MaxCallSendMsgSize(MaxMessageBytes),
-		), grpc.WithInitialWindowSize(WindowBytes), grpc.WithInitialConnWindowSize(WindowBytes)},
+		GRPCDialOptions:  dial,
 	}
 }
 

@@ -72,6 +72,7 @@ func Serve(cfg ServeConfig) error {
 	if cfg.Policy != nil {
 		set[string(TypePolicy)] = &policyPlugin{impl: cfg.Policy}
 	}
+	var creds []grpc.ServerOption // the TLS of the P-256 answer, below
 	sc := &goplugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: map[int]goplugin.PluginSet{ProtocolVersion: set},
@@ -88,7 +89,9 @@ func Serve(cfg ServeConfig) error {
 				// protobuf's encoder on every call.
 				grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 			)
-			return grpc.NewServer(opts...)
+			// Last, so that they replace go-plugin's own of the same
+			// configuration.
+			return grpc.NewServer(append(opts, creds...)...)
 		},
 		Logger: logger,
 	}
@@ -97,6 +100,8 @@ func Serve(cfg ServeConfig) error {
 	if clientPEM := os.Getenv(EnvClientCert); clientPEM != "" {
 		if tlsCfg, certDER, ok := serverTLS(clientPEM); ok && certInHandshake(certDER) {
 			sc.TLSProvider = func() (*tls.Config, error) { return tlsCfg, nil }
+			// The same TLS, over raw socket I/O (rawio_linux.go).
+			creds = []grpc.ServerOption{grpc.Creds(tlsRawIO(tlsCfg))}
 		}
 	}
 	goplugin.Serve(sc)

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/obversa/obversa/plugin"
 )
@@ -71,8 +70,8 @@ func caseDescribe(ctx context.Context, k *kit) verdict {
 		seenKinds[fk] = true
 	}
 	for i, other := range answers[1:] {
-		if diff := cmp.Diff(d, other); diff != "" {
-			problems = append(problems, fmt.Sprintf("answer %d differs from the first (-first +later): %s", i+2, oneLine(diff)))
+		if !reflect.DeepEqual(d, other) {
+			problems = append(problems, fmt.Sprintf("answer %d differs from the first: %s, then %s", i+2, oneLine(fmt.Sprintf("%+v", d)), oneLine(fmt.Sprintf("%+v", other))))
 		}
 	}
 	seen := fmt.Sprintf("name %q, version %q, types %v, capabilities %+v, %d failure kinds", d.Name, d.Version, d.Types, d.Capabilities, len(d.FailureKinds))

@@ -106,7 +106,7 @@ request}, then, when it carried the run on, the run's result object.`,
 	cmd.Flags().BoolVar(&deny, "deny", false, "deny instead of allow: the position then fails DENIED")
 	cmd.Flags().BoolVar(&noResume, "no-resume", false, "only record the decision; do not carry the run on or follow it")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the decision, then the run's result, as JSON objects")
-	cmd.Flags().DurationVar(&timeout, "timeout", watchdog.DefaultApproveTimeout, "how long to wait for a live worker's answer")
+	positiveDurationVar(cmd.Flags(), &timeout, "timeout", watchdog.DefaultApproveTimeout, "how long approve waits for a live worker's answer", "how long to wait for a live worker's answer")
 	addProgressFlag(cmd, &progress)
 	return cmd
 }

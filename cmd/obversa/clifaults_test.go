@@ -9,8 +9,8 @@ import (
 	"github.com/obversa/obversa/host/runview"
 )
 
-// TestOutOfRangeFlagIsUsageError: a whole-number flag refuses a number
-// below what it can mean as it refuses one that is no number: exit 2,
+// TestOutOfRangeFlagIsUsageError: a whole-number or duration flag refuses
+// a value below what it can mean as it refuses one that is no number: exit 2,
 // naming the flag and the value, before anything is read.
 func TestOutOfRangeFlagIsUsageError(t *testing.T) {
 	t.Parallel()
@@ -24,6 +24,9 @@ func TestOutOfRangeFlagIsUsageError(t *testing.T) {
 		{[]string{"events", "--from", "x", "r"}, `invalid argument "x" for "--from" flag: ParseInt: invalid syntax`},
 		{[]string{"plugin", "sign", "--protocol", "0", "bin"}, `invalid argument "0" for "--protocol" flag: must be at least 1`},
 		{[]string{"worker", "--restart", "-1"}, `invalid argument "-1" for "--restart" flag: must be at least 0`},
+		{[]string{"approve", "--timeout", "-5s", "r", "dag/a/1"}, `invalid argument "-5s" for "--timeout" flag: must be more than 0`},
+		{[]string{"approve", "--timeout=0s", "r", "dag/a/1"}, `invalid argument "0s" for "--timeout" flag: must be more than 0`},
+		{[]string{"approve", "--timeout", "soon", "r", "dag/a/1"}, `invalid argument "soon" for "--timeout" flag: time: invalid duration`},
 	} {
 		r := obversa(t, dir, tc.args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {

@@ -251,3 +251,59 @@ func TestMemoryGroupCarriesTheTag(t *testing.T) {
 		}
 	}
 }
+
+// TestConfinedProcess checks the plugin's own process, as the shim leaves
+// it: no_new_privs, the seccomp filter, CAP_SYS_ADMIN out of the bounding
+// set where a mount namespace is used, and no descriptor but the standard
+// streams, though the host holds one open without close-on-exec; a "#!"
+// script, which keeps its own descriptor, still runs.
+func TestConfinedProcess(t *testing.T) {
+	sup := needLandlock(t)
+	leak, err := syscall.Open(os.Args[0], syscall.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(leak)
+	l := newLayout(t)
+	out, _ := shellOn(t, sup, l.spec(), l.ws, `echo fds; ls /proc/$$/fd; echo end; grep -E '^(NoNewPrivs|Seccomp|CapBnd):' /proc/$$/status`)
+	status := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			status[k] = strings.TrimSpace(v)
+		}
+	}
+	if !strings.Contains(out, "fds\n0\n1\n2\nend\n") {
+		t.Errorf("the plugin holds descriptors beyond the standard streams (the host's %d among them?):\n%s", leak, out)
+	}
+	if status["NoNewPrivs"] != "1" || status["Seccomp"] != "2" {
+		t.Errorf("no_new_privs or the seccomp filter missing:\n%s", out)
+	}
+	if capBnd, err := strconv.ParseUint(status["CapBnd"], 16, 64); err != nil || sup.MountNS && capBnd&(1<<21) != 0 {
+		t.Errorf("CAP_SYS_ADMIN in the bounding set with a mount namespace (%v):\n%s", err, out)
+	}
+
+	script := filepath.Join(t.TempDir(), "plugin.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho script ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := Prepare(Spec{}, sup, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := p.CommandFile(f, script, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cmd.CombinedOutput()
+	for _, f := range cmd.ExtraFiles {
+		f.Close()
+	}
+	if err != nil || string(b) != "script ran\n" {
+		t.Errorf("a confined #! script: %v\n%s", err, b)
+	}
+}

@@ -22,7 +22,9 @@ func init() {
 // tests compare them with golang.org/x/sys/unix's, which this package
 // does not import (see the package comment).
 const (
-	sysLandlockRestrictSelf = 446 // the same number on every architecture
+	sysLandlockRestrictSelf = 446 // on every architecture but MIPS (where it fails closed)
+	sysCloseRange           = 436 // likewise
+	closeRangeCloexec       = 1 << 2
 	prSetNoNewPrivs         = 38
 	prCapbsetDrop           = 24
 	prSetSeccomp            = 22
@@ -62,6 +64,9 @@ func run() error {
 	}
 	target, err := execTarget(p)
 	if err != nil {
+		return err
+	}
+	if err := closeInherited(p); err != nil {
 		return err
 	}
 	argv := append([]string{p.Exec}, os.Args[2:]...)
@@ -220,6 +225,42 @@ func denyMPTCP() error {
 	fprog := syscall.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if err := prctl(prSetSeccomp, seccompModeFilter, uintptr(unsafe.Pointer(&fprog))); err != nil {
 		return errors.New("installing the seccomp filter against Multipath TCP: " + err.Error())
+	}
+	return nil
+}
+
+// closeInherited marks every descriptor above the standard streams
+// close-on-exec but a "#!" script's (execTarget), so the plugin inherits
+// none of the host's, the ruleset's or any its starter left open without
+// close-on-exec: Landlock does not govern a descriptor opened before the
+// domain was made (docs/confinement.md). A kernel without
+// CLOSE_RANGE_CLOEXEC (before Linux 5.11) has no Landlock either: there
+// the plugin keeps them. Called after execTarget, which marked a binary's
+// own descriptor already.
+func closeInherited(p Payload) error {
+	keep := -1
+	if p.ExecFD > 0 {
+		flags, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(p.ExecFD), syscall.F_GETFD, 0)
+		if e == 0 && flags&syscall.FD_CLOEXEC == 0 {
+			keep = p.ExecFD
+		}
+	}
+	ranges := [][2]uint32{{3, ^uint32(0)}}
+	if keep > 0 {
+		ranges = [][2]uint32{{3, uint32(keep) - 1}, {uint32(keep) + 1, ^uint32(0)}}
+	}
+	for _, r := range ranges {
+		if r[0] > r[1] {
+			continue
+		}
+		_, _, e := syscall.RawSyscall(sysCloseRange, uintptr(r[0]), uintptr(r[1]), closeRangeCloexec)
+		old := e == syscall.ENOSYS || e == syscall.EINVAL
+		if e != 0 && (p.RulesetFD > 0 || !old) {
+			return errors.New("marking inherited descriptors close-on-exec: " + e.Error())
+		}
+		if e != 0 {
+			return nil
+		}
 	}
 	return nil
 }

@@ -17,6 +17,8 @@ func TestConstants(t *testing.T) {
 		got, want uint64
 	}{
 		{"SYS_LANDLOCK_RESTRICT_SELF", sysLandlockRestrictSelf, unix.SYS_LANDLOCK_RESTRICT_SELF},
+		{"SYS_CLOSE_RANGE", sysCloseRange, unix.SYS_CLOSE_RANGE},
+		{"CLOSE_RANGE_CLOEXEC", closeRangeCloexec, unix.CLOSE_RANGE_CLOEXEC},
 		{"PR_SET_NO_NEW_PRIVS", prSetNoNewPrivs, unix.PR_SET_NO_NEW_PRIVS},
 		{"PR_CAPBSET_DROP", prCapbsetDrop, unix.PR_CAPBSET_DROP},
 		{"PR_SET_SECCOMP", prSetSeccomp, unix.PR_SET_SECCOMP},

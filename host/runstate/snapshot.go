@@ -283,13 +283,15 @@ func parseSnapshot(b []byte) (snapshotHeader, []byte, error) {
 	return h, payload, nil
 }
 
-// restorePayload fills s, a New State, from a snapshot payload. The
+// restorePayload fills s, a New State, from a snapshot payload, which
+// is transient when its bytes go away after (nothing of s refers to
+// them then). The
 // start's definition is not validated again: the fold that saved it
 // checked the very event (the record's hash chain ties it to the
 // snapshot's digest), and checking a large definition costs more than the
 // rest of a restore. Errors wrap ErrSnapshotInvalid (and the decoder's
 // error: snapcodec.ErrCorrupt, graph.ErrSnapshot, a JSON error).
-func (s *State) restorePayload(payload []byte) error {
+func (s *State) restorePayload(payload []byte, transient bool) error {
 	r, err := snapcodec.NewReader(payload)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)
@@ -315,7 +317,7 @@ func (s *State) restorePayload(payload []byte) error {
 	}
 	// The positions and sequences are checked now and built when first
 	// needed (deferPositions).
-	if err := s.deferPositions(r); err != nil {
+	if err := s.deferPositions(r, transient); err != nil {
 		return err
 	}
 	n := r.Len()

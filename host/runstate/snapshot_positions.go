@@ -62,12 +62,18 @@ func (s *State) encodePositions(w *snapcodec.Writer) {
 // that asks for no position — status of a finished run — never builds
 // the two maps of one entry per position. Errors wrap
 // ErrSnapshotInvalid.
-func (s *State) deferPositions(r *snapcodec.Reader) error {
+// With transient payload bytes (a mapped file) the positions' bytes are
+// copied to be read later.
+func (s *State) deferPositions(r *snapcodec.Reader, transient bool) error {
 	at := *r
 	if err := decodePositions(r, nil); err != nil {
 		return err
 	}
-	s.later.Store(&at)
+	if transient {
+		s.later.Store(r.Detach(at))
+	} else {
+		s.later.Store(&at)
+	}
 	return nil
 }
 

@@ -28,7 +28,7 @@ func TestSnapshotErrorsKeepTheirCause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := New().restorePayload(payload[:len(payload)-1]); !errors.Is(err, ErrSnapshotInvalid) || !errors.Is(err, snapcodec.ErrCorrupt) {
+	if err := New().restorePayload(payload[:len(payload)-1], false); !errors.Is(err, ErrSnapshotInvalid) || !errors.Is(err, snapcodec.ErrCorrupt) {
 		t.Errorf("a cut payload: %v, want ErrSnapshotInvalid and snapcodec.ErrCorrupt", err)
 	}
 	// The start's JSON replaced by bytes that are not JSON.
@@ -39,7 +39,7 @@ func TestSnapshotErrorsKeepTheirCause(t *testing.T) {
 		t.Fatal(err)
 	}
 	var syntax *json.SyntaxError
-	if err := New().restorePayload(b); !errors.Is(err, ErrSnapshotInvalid) || !errors.As(err, &syntax) {
+	if err := New().restorePayload(b, false); !errors.Is(err, ErrSnapshotInvalid) || !errors.As(err, &syntax) {
 		t.Errorf("a start that is not JSON: %v, want ErrSnapshotInvalid and a *json.SyntaxError", err)
 	}
 	if _, _, err := parseSnapshot([]byte("{\n")); !errors.Is(err, ErrSnapshotInvalid) || !errors.As(err, &syntax) {
@@ -185,7 +185,7 @@ func TestSnapshotUsageInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := New().restorePayload(b); !errors.Is(err, ErrSnapshotInvalid) || !strings.Contains(err.Error(), "two usage totals") {
+	if err := New().restorePayload(b, false); !errors.Is(err, ErrSnapshotInvalid) || !strings.Contains(err.Error(), "two usage totals") {
 		t.Errorf("a node with two usage totals: %v, want ErrSnapshotInvalid naming it", err)
 	}
 }

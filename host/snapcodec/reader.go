@@ -229,3 +229,14 @@ func (r *Reader) Done() error {
 	}
 	return r.err
 }
+
+// Detach returns a Reader of the part of the body from at — a copy of r
+// saved earlier — up to where r is now, with a copy of those bytes of
+// its own: for a part of a payload read again later, once the payload's
+// bytes may be gone (a mapped file unmapped). It shares r's tables,
+// which are copies already.
+func (r *Reader) Detach(at Reader) *Reader {
+	at.body = append([]byte(nil), r.body[at.off:max(r.off, at.off)]...)
+	at.off = 0
+	return &at
+}

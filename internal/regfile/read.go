@@ -23,12 +23,7 @@ func (e *NotRegularError) Error() string { return fmt.Sprintf("it is %s, not a f
 // os errors of stat, open and read (*fs.PathError); *NotRegularError;
 // ErrTooLarge (wrapped, with the size) past max.
 func Read(path string, max int64) ([]byte, error) {
-	if info, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !info.Mode().IsRegular() {
-		return nil, &NotRegularError{Kind: Kind(info.Mode())}
-	}
-	f, err := OpenNonblocking(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -36,9 +31,6 @@ func Read(path string, max int64) ([]byte, error) {
 	info, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, &NotRegularError{Kind: Kind(info.Mode())}
 	}
 	if info.Size() > max {
 		return nil, fmt.Errorf("%w: %d bytes is more than the limit of %d bytes", ErrTooLarge, info.Size(), max)
@@ -80,6 +72,32 @@ func Kind(m fs.FileMode) string {
 	default:
 		return "an irregular file"
 	}
+}
+
+// openRegular opens path for reading if it is a regular file: examined
+// before it is opened, opened without blocking, and the opened file
+// examined again (it may have been replaced in between). Errors: the os
+// errors of stat and open (*fs.PathError); *NotRegularError.
+func openRegular(path string) (*os.File, error) {
+	if info, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !info.Mode().IsRegular() {
+		return nil, &NotRegularError{Kind: Kind(info.Mode())}
+	}
+	f, err := OpenNonblocking(path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, &NotRegularError{Kind: Kind(info.Mode())}
+	}
+	return f, nil
 }
 
 // readAll appends what r holds to b until EOF, growing b only when it

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -167,13 +166,7 @@ func suggestPosition(ctx context.Context, ref runRef, position string) string {
 	if err != nil {
 		return ""
 	}
-	// Only a paused position can be approved or resumed: suggest one.
-	paused := st.PausedPositions()
-	s := runview.SuggestPosition(st, position)
-	if !slices.Contains(paused, s) {
-		s = runview.Closest(position, paused)
-	}
-	if s != "" && s != position {
+	if s := runview.SuggestPaused(st, position); s != "" && s != position {
 		return runview.DidYouMean(s)
 	}
 	return ""

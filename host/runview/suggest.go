@@ -2,6 +2,7 @@ package runview
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agext/levenshtein"
@@ -26,6 +27,18 @@ func SuggestPosition(st *runstate.State, given string) string {
 		}
 	}
 	return Closest(given, known)
+}
+
+// SuggestPaused returns the paused position a mistyped position argument
+// of approve or resume most likely meant, or "": SuggestPosition's answer
+// when that position is paused, else the closest paused position. Only a
+// paused position can be decided or offered again.
+func SuggestPaused(st *runstate.State, given string) string {
+	paused := st.PausedPositions()
+	if s := SuggestPosition(st, given); slices.Contains(paused, s) {
+		return s
+	}
+	return Closest(given, paused)
 }
 
 // SuggestNode returns the node a mistyped node argument most likely

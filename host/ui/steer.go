@@ -197,13 +197,13 @@ func (s *Server) ended(dir string) bool {
 }
 
 // suggest is " (did you mean …?)" for a position the run does not have
-// waiting.
+// waiting, naming a position that waits, as the command line does.
 func (s *Server) suggest(ctx context.Context, id, position string) string {
 	_, st, _, err := s.foldRun(ctx, id)
 	if err != nil {
 		return ""
 	}
-	if sg := runview.SuggestPosition(st, position); sg != position {
+	if sg := runview.SuggestPaused(st, position); sg != "" && sg != position {
 		return runview.DidYouMean(sg)
 	}
 	return ""

@@ -99,7 +99,13 @@ func TestApproveRecordsDecision(t *testing.T) {
 	r.release()
 	_, hs := newTestServer(t, storage, Options{Executable: "/bin/true"})
 	h := map[string]string{PageTokenHeader: pageToken(t, hs.URL+"/runs/r1"), "Origin": hs.URL}
-	code, out := post(t, hs.URL+"/api/runs/r1/approve", h, `{"position":"dag/c/1","decision":"deny"}`)
+	// A mistyped position gets a suggestion that waits (dag/c/1), never
+	// one that does not (dag/a/1 runs), as on the command line.
+	code, out := post(t, hs.URL+"/api/runs/r1/approve", h, `{"position":"dag/zz/1","decision":"allow"}`)
+	if code != http.StatusConflict || !strings.Contains(out, `did you mean \"dag/c/1\"`) {
+		t.Errorf("a mistyped position: %d %s, want a suggestion of dag/c/1", code, out)
+	}
+	code, out = post(t, hs.URL+"/api/runs/r1/approve", h, `{"position":"dag/c/1","decision":"deny"}`)
 	if code != 200 || !strings.Contains(out, `"recorded_by":"ui"`) || !strings.Contains(out, `"resumed":true`) || !strings.Contains(out, `"command":"obversa approve --deny `) {
 		t.Fatalf("approve: %d %s", code, out)
 	}

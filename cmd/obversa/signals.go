@@ -29,7 +29,8 @@ import (
 //     run interrupted, which `obversa resume` takes over.
 //   - SIGHUP (the terminal or SSH session closed) counts as a Ctrl-C: it
 //     pauses the run, unless the command was started with SIGHUP ignored
-//     (`nohup`), which keeps it ignored.
+//     (`nohup`), which keeps it ignored. It never forces: a closed
+//     terminal sends it twice.
 //   - SIGPIPE is taken and dropped: the command's output going away (a
 //     `| head` that exited) only stops what it prints, never the run
 //     (docs/decisions.md "The output of a watchdog command is not the run").
@@ -119,6 +120,10 @@ func (s *signals) loop() {
 			fmt.Fprintf(os.Stderr, "pausing: obversa stop --pause asked for it; the worker is being stopped and the run paused (obversa resume %s carries it on)\n", run)
 			s.pauseRun()
 		case sig == pauseSignal:
+		case sig == syscall.SIGHUP && interrupted:
+			// A closed terminal hangs its foreground job up twice (the
+			// kernel, then the shell passing it on to its jobs): a
+			// repeated hangup never forces.
 		case interrupted:
 			fmt.Fprintf(os.Stderr, "forced: the watchdog exits now; the run is left interrupted (obversa resume %s takes it over)\n", orRun(run))
 			os.Exit(130)

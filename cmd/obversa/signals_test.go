@@ -13,7 +13,7 @@ import (
 // TestInterruptPauses sends real signals to a real `obversa run` while
 // its node runs: one Ctrl-C, SIGTERM or SIGHUP (the terminal closed) pauses
 // the run (OPERATOR_PAUSE, exit 3, resumable) and says how to carry it on
-// or end it; a second Ctrl-C forces, leaving the run interrupted (exit
+// or end it, and so do two SIGHUPs; a second Ctrl-C forces, leaving the run interrupted (exit
 // 130); `obversa stop` still ends a live run for good (STOPPED).
 func TestInterruptPauses(t *testing.T) {
 	t.Parallel()
@@ -28,6 +28,9 @@ func TestInterruptPauses(t *testing.T) {
 		{"ctrl-c", []syscall.Signal{syscall.SIGINT}, false, exitPaused, "paused", "obversa stop "},
 		{"sigterm", []syscall.Signal{syscall.SIGTERM}, false, exitPaused, "paused", "obversa stop "},
 		{"hangup", []syscall.Signal{syscall.SIGHUP}, false, exitPaused, "paused", "obversa stop "},
+		// A closed terminal hangs its foreground job up twice: the kernel
+		// and the shell, which passes SIGHUP on to its jobs.
+		{"hangup twice", []syscall.Signal{syscall.SIGHUP, syscall.SIGHUP}, false, exitPaused, "paused", "obversa stop "},
 		{"ctrl-c twice", []syscall.Signal{syscall.SIGINT, syscall.SIGINT}, false, 130, "interrupted", "forced:"},
 		{"obversa stop", nil, true, exitFailed, "stopped", "stopping: obversa stop asked for it"},
 	}

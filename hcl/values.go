@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"regexp"
 	"strings"
 	"time"
 
@@ -196,6 +197,10 @@ func wholeNumber(f *big.Float) (int64, bool) {
 	return i, acc == big.Exact
 }
 
+// durationSyntax matches what time.ParseDuration reads, whatever its
+// size: a string it matches that does not parse has overflowed.
+var durationSyntax = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
+
 // durationPolicy says which durations an attribute accepts.
 type durationPolicy int
 
@@ -211,6 +216,12 @@ func (d *decoder) duration(a *hclv2.Attribute, policy durationPolicy, example st
 		return 0, false
 	}
 	dur, err := time.ParseDuration(s)
+	if err != nil && durationSyntax.MatchString(s) {
+		// Well formed, but beyond what a time.Duration holds.
+		d.errorAt(a.Expr.Range(), fmt.Sprintf("Duration %q is too long", s),
+			fmt.Sprintf("The value of %s must be at most %s (about 292 years); use a value such as %q.", a.Name, time.Duration(math.MaxInt64), example))
+		return 0, false
+	}
 	if err != nil {
 		d.errorAt(a.Expr.Range(), fmt.Sprintf("Invalid duration %q", s),
 			fmt.Sprintf("The value of %s must be a Go duration string: a number with a unit suffix (ns, us, ms, s, m, h), optionally chained, for example %q or \"1h30m\".", a.Name, example))

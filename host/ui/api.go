@@ -45,8 +45,11 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 	writeRedacted(w, st, buildView(st, dir, time.Now(), live, s.o.ReadOnly))
 }
 
-// apiNode answers GET /api/runs/{id}/nodes/{node}: one node in full, as
-// `obversa show RUN NODE`, a result kept as an artifact read back.
+// apiNode answers GET /api/runs/{id}/nodes/{node} and, for a name with
+// a slash (a loop's member config/1/review, a for_each instance: the
+// guard refuses an encoded slash in a path), GET
+// /api/runs/{id}/node?name=NAME: one node in full, as `obversa show RUN
+// NODE`, a result kept as an artifact read back.
 func (s *Server) apiNode(w http.ResponseWriter, r *http.Request) {
 	dir, st, _, err := s.foldRun(r.Context(), r.PathValue("id"))
 	if err != nil {
@@ -54,6 +57,9 @@ func (s *Server) apiNode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("node")
+	if id == "" {
+		id = r.URL.Query().Get("name")
+	}
 	n, ok := runview.NodeOf(st, id, time.Now())
 	if !ok {
 		s.fail(w, r, ErrNotFound)

@@ -114,6 +114,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/runs", s.apiRuns)
 	m.HandleFunc("GET /api/runs/{id}", s.apiRun)
 	m.HandleFunc("GET /api/runs/{id}/nodes/{node}", s.apiNode)
+	m.HandleFunc("GET /api/runs/{id}/node", s.apiNode)
 	m.HandleFunc("GET /api/runs/{id}/artifacts/{digest}", s.apiArtifact)
 	m.HandleFunc("GET /api/live/runs", s.liveRuns)
 	m.HandleFunc("GET /api/live/runs/{id}", s.liveRun)

@@ -90,7 +90,7 @@
     const tbody = document.querySelector("#nodes tbody");
     ob.fill(tbody, view.nodes.map((n) => ob.el("tr", {class: "clickable" + (n.id === selected ? " selected" : ""), dataset: {node: n.id, status: n.status}, onclick: () => select(n.id)},
       ob.el("td", {}, n.id, " ", ob.el("span", {class: "muted"}, n.lane || n.binding || "")),
-      ob.el("td", {}, ob.badge(n.status)),
+      ob.el("td", {}, ob.badge(n.status), n.review && n.status === "passed" ? [" ", ob.el("span", {class: "muted review"}, n.review.accepted ? "accepted" : "rejected")] : null),
       ob.el("td", {class: "num"}, n.attempts),
       ob.el("td", {class: "num"}, ob.duration(n.elapsed_ms)),
       ob.el("td", {}, ob.usage(n.usage)))));
@@ -100,7 +100,7 @@
     selected = id;
     renderNodes();
     const box = document.getElementById("node-detail");
-    const r = await fetch(`/api/runs/${enc}/nodes/${encodeURIComponent(id)}`, {credentials: "same-origin"});
+    const r = await fetch(`/api/runs/${enc}/node?name=${encodeURIComponent(id)}`, {credentials: "same-origin"});
     if (!r.ok) { ob.fill(box, ob.el("p", {class: "msg error"}, "node " + id + ": " + r.statusText)); return; }
     const n = await r.json();
     const nv = view.nodes.find((x) => x.id === id) || {};
@@ -109,6 +109,7 @@
     if (n.started_at) kv.push(["elapsed", ob.duration(n.elapsed_ms)]);
     if (n.usage) kv.push(["usage", ob.usage(n.usage)]);
     if (n.approved) kv.push(["approval", n.approved]);
+    if (n.review) kv.push(["review", reviewLine(n.review)]);
     if (n.pause) kv.push(["paused", "waits for " + n.pause.kind + " at " + n.pause.position]);
     if (n.blocked) kv.push(["blocked", n.blocked.code + ": " + n.blocked.message]);
     if (n.failure) kv.push(["failure", n.failure.code + " at " + n.failure.position + ": " + n.failure.message]);
@@ -116,12 +117,18 @@
     if (n.exit_code !== undefined) kv.push(["exit", n.exit_code]);
     for (const a of n.artifacts || []) kv.push(["artifact", ob.el("a", {href: `/api/runs/${enc}/artifacts/${encodeURIComponent(a.digest)}`, class: "artifact"}, a.digest), ` ${a.size} bytes, ${a.media_type}, ${a.purpose}`]);
     ob.fill(box, ob.el("div", {class: "detail", id: "detail-" + n.id, dataset: {node: n.id}},
-      ob.el("dl", {class: "kv"}, kv.map(([k, ...v]) => [ob.el("dt", {}, k), ob.el("dd", {}, v)])),
+      ob.el("dl", {class: "kv"}, kv.map(([k, ...v]) => [ob.el("dt", {}, k), ob.el("dd", {dataset: {key: k}}, v)])),
       n.text ? [ob.el("h3", {}, "text"), ob.el("pre", {class: "text"}, n.text)] : null,
       n.stdout ? [ob.el("h3", {}, "stdout (last lines)"), ob.el("pre", {}, n.stdout)] : null,
       n.stderr ? [ob.el("h3", {}, "stderr (last lines)"), ob.el("pre", {}, n.stderr)] : null,
       n.result ? [ob.el("h3", {}, "result"), ob.el("pre", {}, JSON.stringify(n.result, null, 2))] : null,
       cmds(nv.commands)));
+  }
+
+  // reviewLine says what a loop's review member's verdict did to its
+  // round, as obversa show does: "fail (round rejected): summary".
+  function reviewLine(r) {
+    return r.verdict + (r.accepted ? " (accepted)" : " (round rejected)") + (r.summary ? ": " + r.summary : "");
   }
 
   function renderCommands() {

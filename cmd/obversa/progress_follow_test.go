@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,10 +46,11 @@ func TestFollowRecordTellsReadErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
+	counted := &followCounter{Record: ro}
 	var mu sync.Mutex
 	var seen []int64
 	var told []string
-	stop := followRecord(ro, 1, func(e store.Event) {
+	stop := followRecord(counted, 1, func(e store.Event) {
 		mu.Lock()
 		seen = append(seen, e.Rev)
 		mu.Unlock()
@@ -80,12 +82,27 @@ func TestFollowRecordTellsReadErrors(t *testing.T) {
 	}
 	f.Close()
 	waitFor(t, 30*time.Second, "the view to be told the record cannot be read", func() bool { _, n := count(); return n > 0 })
-	// It follows again every second; the same failure is told once.
-	time.Sleep(2500 * time.Millisecond)
+	// It follows again every second; the same failure is told once,
+	// however many times the follow fails again.
+	again := counted.follows.Load() + 2
+	waitFor(t, 30*time.Second, "the view to follow the record twice more", func() bool { return counted.follows.Load() >= again })
 	stop()
 	mu.Lock()
 	defer mu.Unlock()
 	if len(told) != 1 || !strings.Contains(told[0], "CORRUPT_EVENT_STREAM") {
 		t.Errorf("told %q, want the corrupt stream once", told)
 	}
+}
+
+// followCounter is a store.Record that counts the Follow calls made on it
+// and passes each to the record it wraps.
+type followCounter struct {
+	store.Record
+	follows atomic.Int32
+}
+
+// Follow counts the call and follows the wrapped record.
+func (c *followCounter) Follow(ctx context.Context, from int64, fn func(store.Event) error) error {
+	c.follows.Add(1)
+	return c.Record.Follow(ctx, from, fn)
 }

@@ -19,7 +19,8 @@
 //
 // Armed from outside a process, a point SIGKILLs it: the environment
 // variable OBVERSA_FAILPOINT = "<point>:<key>:<flag file>" fires at the
-// first Hit of point with key; the flag file is created exclusively, so
+// first Hit of point with key (which may hold colons, as an event type
+// does; the flag file's path may not); the flag file is created exclusively, so
 // only the first process that gets there dies and its replacement carries
 // on ("-" fires every time). The point "flood" makes a worker write to its
 // console without end. Inside a process (the crash simulation) a Handler

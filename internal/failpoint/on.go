@@ -31,11 +31,16 @@ func Hit(ctx context.Context, point, key string) {
 type arm struct{ point, key, flag string }
 
 var armed = sync.OnceValue(func() *arm {
-	parts := strings.SplitN(os.Getenv(Env), ":", 3)
-	if len(parts) != 3 || parts[2] == "" {
+	// The key may hold colons (an append point's key is an event type,
+	// graph:…): the point ends at the first colon, the flag file starts
+	// after the last.
+	v := os.Getenv(Env)
+	point, rest, ok := strings.Cut(v, ":")
+	i := strings.LastIndexByte(rest, ':')
+	if !ok || i < 0 || rest[i+1:] == "" {
 		return nil
 	}
-	return &arm{point: parts[0], key: parts[1], flag: parts[2]}
+	return &arm{point: point, key: rest[:i], flag: rest[i+1:]}
 })
 
 // claim fires the point once across processes: the first to create the

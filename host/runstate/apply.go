@@ -139,8 +139,8 @@ func (s *State) applyRunLevel(typ string, data json.RawMessage, v any, ts time.T
 		if err != nil {
 			return err
 		}
-		if r == nil {
-			return fmt.Errorf("%w: null result", graph.ErrInvalidEvent)
+		if err := r.check(); err != nil {
+			return err
 		}
 		s.result(typ, restore(r, s.graph), ts)
 	case graph.EventRunResumed:

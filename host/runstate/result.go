@@ -56,6 +56,21 @@ type Result struct {
 	Usage *RunUsage `json:"usage,omitempty"`
 }
 
+// check refuses a result that is null or has no kind (the field left
+// out: UnmarshalJSON refuses every kind it is given but cannot see an
+// absent one). Such a result would encode as kind "", which neither the
+// fold nor a snapshot restore reads back. Errors wrap
+// graph.ErrInvalidEvent.
+func (r *Result) check() error {
+	switch {
+	case r == nil:
+		return fmt.Errorf("%w: null result", graph.ErrInvalidEvent)
+	case r.Kind == "":
+		return fmt.Errorf("%w: result without a kind", graph.ErrInvalidEvent)
+	}
+	return nil
+}
+
 // Terminal reports whether the result ends the run for good: complete, or
 // fail with any code but PROTOCOL (a start refused until a person closes
 // an open probe; recorded as graph:run-waiting).

@@ -309,6 +309,11 @@ func (s *State) restorePayload(payload []byte, transient bool) error {
 	if err := json.Unmarshal(r.Bytes(), &rest); err != nil {
 		return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)
 	}
+	for _, res := range []*Result{rest.Finished, rest.Paused} {
+		if err := res.check(); res != nil && err != nil {
+			return fmt.Errorf("%w: %w", ErrSnapshotInvalid, err)
+		}
+	}
 	if err := joinNodes(rest.Finished, r); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package runstate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/obversa/obversa/host/graph"
 )
 
 // TestSnapshotNotARegularFile: a FIFO, a device behind a symlink or a
@@ -61,5 +64,35 @@ func TestSnapshotNotARegularFile(t *testing.T) {
 				t.Errorf("reader's fold (-full +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestSnapshotResultWithoutKind: a snapshot whose finished result has
+// no kind field is refused by the restore, as the fold refuses such an
+// event: restored, it encoded as kind "", which no restore reads back.
+func TestSnapshotResultWithoutKind(t *testing.T) {
+	full, err := record(t, richRun(t)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.Finished() == nil {
+		t.Fatal("richRun does not finish")
+	}
+	payload, err := full.encodePayload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Blanked to spaces: the JSON stays valid and the payload's framing
+	// (lengths) unchanged.
+	kind := []byte(`"kind":"complete",`)
+	if bytes.Count(payload, kind) != 1 {
+		t.Fatalf("the payload holds %q %d times", kind, bytes.Count(payload, kind))
+	}
+	cut := bytes.Replace(payload, kind, bytes.Repeat([]byte(" "), len(kind)), 1)
+	if err := New().restorePayload(cut, false); !errors.Is(err, ErrSnapshotInvalid) || !errors.Is(err, graph.ErrInvalidEvent) {
+		t.Fatalf("restore of a result without a kind: %v, want ErrSnapshotInvalid and graph.ErrInvalidEvent", err)
+	}
+	if err := New().restorePayload(payload, false); err != nil {
+		t.Fatalf("restore of the payload itself: %v", err)
 	}
 }

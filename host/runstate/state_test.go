@@ -146,6 +146,8 @@ func TestFoldRejects(t *testing.T) {
 		{"unknown run event", []any{graph.EventRunStarted, started(t), "run:no-such-event", json.RawMessage(`{}`)}, ErrUnknownEvent},
 		{"bad result kind", []any{graph.EventRunStarted, started(t), graph.EventRunFinished, json.RawMessage(`{"kind":"maybe"}`)}, graph.ErrInvalidEvent},
 		{"null result", []any{graph.EventRunStarted, started(t), graph.EventRunFinished, json.RawMessage(`null`)}, graph.ErrInvalidEvent},
+		{"finished without a kind", []any{graph.EventRunStarted, started(t), graph.EventRunFinished, json.RawMessage(`{"run_id":"r","code":"X"}`)}, graph.ErrInvalidEvent},
+		{"waiting without a kind", []any{graph.EventRunStarted, started(t), graph.EventRunWaiting, json.RawMessage(`{"run_id":"r"}`)}, graph.ErrInvalidEvent},
 		{"worker data", []any{graph.EventRunStarted, started(t), EventWorkerStarted, json.RawMessage(`[1]`)}, graph.ErrInvalidEvent},
 		{"dispatch out of order", []any{graph.EventRunStarted, started(t), graph.EventNodeDispatched,
 			graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "b", Position: "dag/b/1"}}}}, graph.ErrInvalidEvent},

@@ -67,12 +67,7 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (ex *exit, err 
 	}
 	report.started()
 	// Whatever ended the worker, what it reported is read once it is gone.
-	defer func() {
-		ex.fault = report.fault()
-		if ex.fault != nil && ex.fault.Restarts() {
-			ex.died, ex.fault = ex.fault, nil
-		}
-	}()
+	defer func() { ex.fault, ex.died = sortReport(report.fault()) }()
 	// A worker gone before reading it is seen when it is waited for.
 	_ = sendEnv(stdin, s.plan)
 	// The worker records run:worker-started itself, as its first append:
@@ -114,6 +109,15 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (ex *exit, err 
 		fillExit(ex, <-waited)
 	}
 	return ex, nil
+}
+
+// sortReport sorts what a worker reported (f, nil for nothing): a cause
+// that pauses the run (fault) or one a restart mends (died).
+func sortReport(f *executor.Fault) (fault, died *executor.Fault) {
+	if f != nil && f.Restarts() {
+		return nil, f
+	}
+	return f, nil
 }
 
 func fillExit(ex *exit, err error) {

@@ -1,7 +1,6 @@
 package hcl
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +13,8 @@ import (
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/obversa/obversa/internal/regfile"
 )
@@ -101,37 +102,29 @@ func (l *LockFile) Set(p LockedPlugin) {
 }
 
 // EncodeLockFile renders a lock file: the header comment, then one plugin
-// block per entry sorted by name, laid out as hclwrite.Format lays it out
-// (the "=" of a block's attributes aligned). Equal inputs give
+// block per entry sorted by name, formatted by hclwrite. Equal inputs give
 // byte-identical outputs. Optional attributes that are empty are omitted.
-// It writes the file itself rather than through hclwrite, which would
-// bring go-cmp's package initialisation into every obversa process
-// (docs/decisions.md, "The shim starts before the host's packages
-// initialise").
 func EncodeLockFile(l *LockFile) []byte {
 	plugins := append([]LockedPlugin(nil), l.Plugins...)
 	sort.SliceStable(plugins, func(i, j int) bool { return plugins[i].Name < plugins[j].Name })
-	var b bytes.Buffer
-	b.WriteString(lockHeader + "\n")
+	f := hclwrite.NewEmptyFile()
+	body := f.Body()
+	body.AppendUnstructuredTokens(hclwrite.Tokens{
+		{Type: hclsyntax.TokenComment, Bytes: []byte(lockHeader + "\n")},
+	})
 	for _, p := range plugins {
-		attrs := [][2]string{{"path", p.Path}, {"sha256", p.SHA256}}
+		body.AppendNewline()
+		blk := body.AppendNewBlock("plugin", []string{p.Name}).Body()
+		blk.SetAttributeValue("path", cty.StringVal(p.Path))
+		blk.SetAttributeValue("sha256", cty.StringVal(p.SHA256))
 		if p.KeyID != "" {
-			attrs = append(attrs, [2]string{"key_id", strings.ToUpper(p.KeyID)})
+			blk.SetAttributeValue("key_id", cty.StringVal(strings.ToUpper(p.KeyID)))
 		}
 		if p.Signature != "" {
-			attrs = append(attrs, [2]string{"signature", p.Signature})
+			blk.SetAttributeValue("signature", cty.StringVal(p.Signature))
 		}
-		width := 0
-		for _, a := range attrs {
-			width = max(width, len(a[0]))
-		}
-		fmt.Fprintf(&b, "\nplugin %s {\n", quoteHCL(p.Name))
-		for _, a := range attrs {
-			fmt.Fprintf(&b, "  %-*s = %s\n", width, a[0], quoteHCL(a[1]))
-		}
-		b.WriteString("}\n")
 	}
-	return b.Bytes()
+	return hclwrite.Format(f.Bytes())
 }
 
 // DecodeLockFile reads and decodes a lock file; see DecodeLock. A file

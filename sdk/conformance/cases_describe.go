@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/obversa/obversa/plugin"
 )
@@ -70,8 +71,8 @@ func caseDescribe(ctx context.Context, k *kit) verdict {
 		seenKinds[fk] = true
 	}
 	for i, other := range answers[1:] {
-		if !reflect.DeepEqual(d, other) {
-			problems = append(problems, fmt.Sprintf("answer %d differs from the first: %s, then %s", i+2, oneLine(fmt.Sprintf("%+v", d)), oneLine(fmt.Sprintf("%+v", other))))
+		if diff := cmp.Diff(d, other); diff != "" {
+			problems = append(problems, fmt.Sprintf("answer %d differs from the first (-first +later): %s", i+2, oneLine(diff)))
 		}
 	}
 	seen := fmt.Sprintf("name %q, version %q, types %v, capabilities %+v, %d failure kinds", d.Name, d.Version, d.Types, d.Capabilities, len(d.FailureKinds))

@@ -223,3 +223,24 @@ func TestZeroAfterError(t *testing.T) {
 		t.Fatalf("Err %v, Done %v, want the first error %v", r.Err(), r.Done(), first)
 	}
 }
+
+// TestTimeLengthPastMaxInt: a time whose length does not fit an int is
+// corrupt, not a slice with a negative end (it panicked).
+func TestTimeLengthPastMaxInt(t *testing.T) {
+	for _, n := range []uint64{math.MaxUint64, 1 << 63, math.MaxInt64 + 2} {
+		w := NewWriter(0)
+		w.Uint(n)
+		w.Bool(true)
+		p, err := w.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewReader(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Time(); !got.IsZero() || !errors.Is(r.Err(), ErrCorrupt) {
+			t.Errorf("time of %d bytes: %v, %v; want the zero time and ErrCorrupt", n, got, r.Err())
+		}
+	}
+}

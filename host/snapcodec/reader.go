@@ -200,15 +200,18 @@ func (r *Reader) Bytes() []byte {
 
 // Time reads a time written by Writer.Time.
 func (r *Reader) Time() time.Time {
-	n := int(r.Uint())
+	v := r.Uint()
 	var t time.Time
 	if r.err != nil {
 		return t
 	}
-	if n > len(r.body)-r.off {
-		r.fail("a time of %d bytes with %d left", n, len(r.body)-r.off)
+	// Compared before the conversion: a length past math.MaxInt turned
+	// negative and passed.
+	if v > uint64(len(r.body)-r.off) {
+		r.fail("a time of %d bytes with %d left", v, len(r.body)-r.off)
 		return t
 	}
+	n := int(v)
 	if err := t.UnmarshalBinary(r.body[r.off : r.off+n]); err != nil {
 		if r.err == nil {
 			r.setErr(fmt.Errorf("%w: byte %d: time: %w", ErrCorrupt, r.off, err))

@@ -1,6 +1,7 @@
 package regfile
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
@@ -38,11 +39,14 @@ func Read(path string, max int64) ([]byte, error) {
 	// Sized to the file as it stands (it may still grow, up to the
 	// bound): one allocation and one read for a file that does not,
 	// where io.ReadAll would grow and copy its buffer a dozen times for
-	// a file of megabytes. Made, not grown: a fresh buffer of megabytes
-	// needs no clearing before the read fills it, where bytes.Buffer's
-	// growth clears it first (a 7 MB fold snapshot, read by every
-	// status of a large run).
-	b, err := readAll(io.LimitReader(f, max+1), make([]byte, 0, info.Size()+512))
+	// a file of megabytes. Made at that size with bytes.MinRead to spare,
+	// the buffer never grows, so it is never cleared before the read
+	// fills it (a 7 MB fold snapshot, read by every status of a large
+	// run; docs/decisions.md, "A status of a large run is paid in pages
+	// it touches").
+	buf := bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
+	_, err = buf.ReadFrom(io.LimitReader(f, max+1))
+	b := buf.Bytes()
 	if err != nil {
 		return nil, err
 	}
@@ -98,22 +102,4 @@ func openRegular(path string) (*os.File, error) {
 		return nil, &NotRegularError{Kind: Kind(info.Mode())}
 	}
 	return f, nil
-}
-
-// readAll appends what r holds to b until EOF, growing b only when it
-// is full. Errors: r's, other than io.EOF.
-func readAll(r io.Reader, b []byte) ([]byte, error) {
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 }

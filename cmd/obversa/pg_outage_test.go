@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/obversa/obversa/internal/testutil"
 )
 
 // pgCluster is a private PostgreSQL cluster of one test, made by
@@ -200,26 +202,7 @@ func TestPGOutageMidRunPauses(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- run.Wait() }()
-	var code int
-	select {
-	case err := <-done:
-		code = exitCode(err)
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("obversa run still runs 2 minutes after the database stopped:\n%s", out)
-	}
-	text = out.String()
-	label := strings.TrimPrefix(strings.SplitN(c.url, "?", 2)[0], "postgres://obversa@")
-	if code != 3 || !strings.Contains(text, "paused RUN_STORAGE") || strings.Contains(text, "Error:") {
-		t.Fatalf("run with the database down: exit %d, want 3 and a RUN_STORAGE pause:\n%s", code, text)
-	}
-	for _, want := range []string{"postgres://" + label + "/" + schema + "/default/t", "storage unavailable",
-		"once the database is back, carry the run on with `obversa resume --storage '" + url + "' t`"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the pause does not say %q:\n%s", want, text)
-		}
-	}
+	waitOutagePause(t, run, out, c, url, schema)
 
 	const unreachable = "events: the record cannot be read: "
 	waitFor(t, 30*time.Second, "events --follow to say the database is unreachable", func() bool {
@@ -258,6 +241,33 @@ func samePrefix(t *testing.T, when string, before, after []pgRow) {
 	for i, e := range before {
 		if after[i] != e {
 			t.Errorf("%s: event rev %d was rewritten: %+v, was %+v", when, e.Rev, after[i], e)
+		}
+	}
+}
+
+// waitOutagePause waits for `obversa run` to end once the database stopped
+// under it and checks that it paused: exit 3, RUN_STORAGE, no "Error:", and
+// a hint naming the record and the `obversa resume` command.
+func waitOutagePause(t *testing.T, run *exec.Cmd, out *testutil.SyncBuffer, c *pgCluster, url, schema string) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- run.Wait() }()
+	var code int
+	select {
+	case err := <-done:
+		code = exitCode(err)
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("obversa run still runs 2 minutes after the database stopped:\n%s", out)
+	}
+	text := out.String()
+	label := strings.TrimPrefix(strings.SplitN(c.url, "?", 2)[0], "postgres://obversa@")
+	if code != 3 || !strings.Contains(text, "paused RUN_STORAGE") || strings.Contains(text, "Error:") {
+		t.Fatalf("run with the database down: exit %d, want 3 and a RUN_STORAGE pause:\n%s", code, text)
+	}
+	for _, want := range []string{"postgres://" + label + "/" + schema + "/default/t", "storage unavailable",
+		"once the database is back, carry the run on with `obversa resume --storage '" + url + "' t`"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the pause does not say %q:\n%s", want, text)
 		}
 	}
 }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/obversa/obversa/internal/testutil"
+)
+
+// TestPluginDeathIsACrash: the plugin process is SIGKILLed under an
+// attempt; the attempt is not recorded as a node failure (no retry is
+// burned), the worker's exit records the cause (PLUGIN_DIED, naming the
+// plugin, its binary, the signal and the position) and the run's progress
+// says it, the worker is restarted with a fresh plugin, and the retry-safe
+// node runs again at the same position.
+func TestPluginDeathIsACrash(t *testing.T) {
+	t.Parallel()
+	runDir, errb, code := killPluginUnderAttempt(t, false)
+	if code != 0 {
+		t.Fatalf("run exited %d: %s", code, errb)
+	}
+	if n := len(recorded(t, runDir, "graph:node-failed")); n != 0 {
+		t.Fatalf("%d node failures recorded for a plugin death", n)
+	}
+	resumed := recorded(t, runDir, "graph:node-resumed")
+	if len(resumed) != 1 || resumed[0]["position"] != "dag/slow/1" {
+		t.Fatalf("node-resumed %v, want dag/slow/1 once", resumed)
+	}
+}
+
+// TestPluginDeathUnsafeReconciles: the plugin dies under the attempt of a
+// node that is not retry-safe: the cause is recorded as for a retry-safe
+// one, and the next worker pauses the position for reconciliation instead
+// of running it again.
+func TestPluginDeathUnsafeReconciles(t *testing.T) {
+	t.Parallel()
+	runDir, errb, code := killPluginUnderAttempt(t, true)
+	if code != exitPaused {
+		t.Fatalf("run exited %d, want %d (paused): %s", code, exitPaused, errb)
+	}
+	paused := recorded(t, runDir, "graph:node-paused")
+	if len(paused) != 1 || paused[0]["position"] != "dag/slow/1" || paused[0]["request"].(map[string]any)["kind"] != "reconcile-attempt" {
+		t.Fatalf("node-paused %v, want dag/slow/1 reconcile-attempt", paused)
+	}
+	if n := len(recorded(t, runDir, "graph:node-resumed")); n != 0 {
+		t.Fatalf("%d node-resumed for a node that is not retry-safe", n)
+	}
+}
+
+// killPluginUnderAttempt runs the slow node (retry-safe unless unsafe),
+// SIGKILLs its plugin process mid-attempt, checks the recorded and shown
+// cause, and returns the run's directory, stderr and exit code.
+func killPluginUnderAttempt(t *testing.T, unsafe bool) (runDir, stderr string, code int) {
+	t.Helper()
+	dir0 := t.TempDir()
+	flag := filepath.Join(dir0, "slow.flag")
+	slow := "if [ -f " + flag + " ]; then echo second; else touch " + flag + "; sleep 60; fi"
+	runFile, dir, _ := watchdogCase{restart: `max_restarts = 1
+  initial_backoff = "50ms"`, limits: `timeout = "2m"`, slow: slow, writes: []string{dir0}, unsafe: unsafe}.write(t)
+	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--progress=plain", "--run-id", "x", runFile)
+	cmd.Dir = dir
+	var errb testutil.SyncBuffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	runDir = runDirOf(runFile, "x")
+	waitFor(t, 30*time.Second, "the slow node to start", func() bool { _, err := os.Stat(flag); return err == nil })
+	var path string
+	for _, p := range marked(t, runDir) {
+		b, _ := os.ReadFile(filepath.Join("/proc", fmt.Sprint(p.PID), "cmdline"))
+		if arg0, _, _ := strings.Cut(string(b), "\x00"); strings.Contains(arg0, "/plugins/sha256/") {
+			if path != "" {
+				t.Fatalf("two plugin processes: %s and %s", path, arg0)
+			}
+			if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			path = arg0
+		}
+	}
+	if path == "" {
+		t.Fatal("no plugin process to kill")
+	}
+	code = exitCode(cmd.Wait())
+	exits := recorded(t, runDir, "run:worker-exited")
+	if len(exits) != 1 {
+		t.Fatalf("worker-exited %v, want one", exits)
+	}
+	want := fmt.Sprintf(`plugin "shell" (%s) died during Invoke: killed by signal SIGKILL, under the attempt at dag/slow/1`, path)
+	if x := exits[0]; x["code"] != "PLUGIN_DIED" || x["message"] != want || x["path"] != path {
+		t.Fatalf("worker-exited %v, want code PLUGIN_DIED, message %q, path %s", x, want, path)
+	}
+	if !strings.Contains(errb.String(), "worker stopped: PLUGIN_DIED "+want) {
+		t.Fatalf("the run's output does not say the plugin died (%q):\n%s", want, errb.String())
+	}
+	return runDir, errb.String(), code
+}

@@ -1,6 +1,7 @@
 package watchdog
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -158,4 +159,39 @@ func loopDef(def *graph.Definition, id string) *graph.LoopDef {
 		}
 	}
 	return nil
+}
+
+// verdictNeeded refuses --reconciled=done on a loop's review member n
+// unless result is a verdict of the member's kind (docs/run-file.md,
+// "Loops"): an engine reviewer's {status, summary, findings}, a binding
+// reviewer's {exit_code, …}. The executor would read anything else as a
+// failed review and start the next round; the operator's word must be a
+// verdict instead. The error wraps ErrResultNeeded, names the position
+// and the shape, and gives an example command for run.
+func verdictNeeded(def *graph.Definition, n *graph.NodeState, result []byte, run string) error {
+	if n.Loop == "" {
+		return nil
+	}
+	loop := loopDef(def, n.Loop)
+	if loop == nil || loop.Review != n.Def.ID {
+		return nil
+	}
+	shape := `{"status": "pass"|"fail", "summary": "…", "findings": [{"reviewer": "…", "evidence": "…"}]} (summary and findings optional)`
+	example := `{"status":"pass","summary":"…"}`
+	parse := graph.ParseVerdict
+	if n.Def.Binding != "" {
+		shape = `an object with a whole-number exit_code, as the binding returns it ({"exit_code": 0, "stdout": "…", "stderr": "…"}; 0 passes)`
+		example = `{"exit_code":0}`
+		parse = func(r json.RawMessage) (graph.Verdict, error) { return graph.BindingVerdict(n.Def.ID, r) }
+	}
+	what := "--reconciled=done without --result records none"
+	if len(result) > 0 {
+		_, err := parse(result)
+		if err == nil {
+			return nil
+		}
+		what = fmt.Sprintf("--result is not one (%v)", err)
+	}
+	return fmt.Errorf("%w: %s, %s, is its loop's review: its result is the round's verdict, and %s; nothing was recorded: pass the verdict the attempt produced, %s, for example `obversa resume --position %s --reconciled=done --result '%s' %s`, or --reconciled=not-done to run the review again",
+		ErrResultNeeded, n.Position, unitName(n), what, shape, n.Position, example, run)
 }

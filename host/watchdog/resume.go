@@ -28,7 +28,9 @@ var (
 	// ErrResultNeeded is returned by Resume for --reconciled=done without
 	// a result when a downstream node's prompt or input cannot render
 	// with a null one. The error names each such node, its field and the
-	// reference, and says to pass --result. Code RECONCILE_RESULT_NEEDED.
+	// reference, and says to pass --result; and for --reconciled=done on a
+	// loop's review member whose --result is missing or not a verdict
+	// (docs/run-file.md, "Loops"). Code RECONCILE_RESULT_NEEDED.
 	ErrResultNeeded = errors.New("RECONCILE_RESULT_NEEDED")
 	// ErrAlreadyDecided is returned by Approve when the position already
 	// has a recorded decision.
@@ -156,7 +158,7 @@ func resumeEvents(ctx context.Context, run store.Record, st *runstate.State, ref
 	if err != nil {
 		return nil, err
 	}
-	ev, err := operatorEvents(st, o)
+	ev, err := operatorEvents(st, o, ref.String())
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +306,8 @@ func InterruptPreflight(ctx context.Context, ref Ref) (id string, already bool, 
 
 // operatorEvents are the events that offer the named position again, or,
 // when none is named, every paused position whose approval is decided.
-func operatorEvents(rs *runstate.State, o ResumeOptions) ([]store.NewEvent, error) {
+// run names the run in the hints of its refusals.
+func operatorEvents(rs *runstate.State, o ResumeOptions, run string) ([]store.NewEvent, error) {
 	st := rs.Graph()
 	open := rs.PausedPositions()
 	if o.Position == "" {
@@ -345,6 +348,9 @@ func operatorEvents(rs *runstate.State, o ResumeOptions) ([]store.NewEvent, erro
 	if n.Pause != nil && n.Pause.Kind == graph.PauseReconcile {
 		switch o.Reconciled {
 		case "done":
+			if err := verdictNeeded(st.Definition(), n, o.Result, run); err != nil {
+				return nil, err
+			}
 			result := o.Result
 			if len(result) == 0 {
 				if err := nullResultUsed(st.Definition(), st, n); err != nil {

@@ -33,7 +33,7 @@ func TestOperatorEventsRefuse(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer run.Close()
-			ev, err := operatorEvents(st, ResumeOptions{Position: tt.position})
+			ev, err := operatorEvents(st, ResumeOptions{Position: tt.position}, "RUN")
 			switch {
 			case tt.want != nil && (!errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.position)):
 				t.Errorf("operatorEvents = %v, %v; want %v naming %s", ev, err, tt.want, tt.position)
@@ -54,7 +54,7 @@ func TestOperatorEventsEchoBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer run.Close()
-	_, err = operatorEvents(st, ResumeOptions{Position: strings.Repeat("x", 100_000)})
+	_, err = operatorEvents(st, ResumeOptions{Position: strings.Repeat("x", 100_000)}, "RUN")
 	if !errors.Is(err, ErrResumePosition) || len(err.Error()) > 400 || !strings.Contains(err.Error(), "(100000 bytes in all)") || !strings.Contains(err.Error(), "dag/a/1") {
 		t.Errorf("refusal of a 100 000-byte position: %.300v (%d bytes)", err, len(fmt.Sprint(err)))
 	}

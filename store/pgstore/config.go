@@ -77,8 +77,15 @@ func ParseURL(raw string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("%w: the storage URL %s is not a URL", ErrConfig, Redact(raw))
 	}
-	if (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Opaque != "" {
+	// "postgres:" alone parses too, with everything after it as a path or
+	// a fragment; only the "//" form names a server and a database.
+	if (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Opaque != "" ||
+		!strings.HasPrefix(raw[len(u.Scheme)+1:], "//") {
 		return Config{}, fmt.Errorf("%w: the storage URL %s must start with postgres:// or postgresql://", ErrConfig, Redact(raw))
+	}
+	if u.Fragment != "" || strings.HasSuffix(raw, "#") {
+		return Config{}, fmt.Errorf("%w: the storage URL %s has a #fragment, which a PostgreSQL URL does not have; remove it",
+			ErrConfig, Redact(raw))
 	}
 	if _, has := u.User.Password(); has {
 		return Config{}, fmt.Errorf("%w: the storage URL %s holds a password; put it in a password file "+
@@ -102,6 +109,12 @@ func ParseURL(raw string) (Config, error) {
 	q.Del(leaseTTLParam)
 	u.RawQuery = q.Encode()
 	c.URL = u.String()
+	if rest := c.URL[len(u.Scheme)+1:]; !strings.HasPrefix(rest, "//") {
+		// url.URL drops the "//" of a URL with no host, user or path
+		// ("postgres://" renders "postgres:"), which pgx and this
+		// function would then refuse.
+		c.URL = u.Scheme + "://" + rest
+	}
 	if c.Schema == "" {
 		c.Schema = DefaultSchema
 	}

@@ -136,7 +136,11 @@ func Resume(ctx context.Context, ref Ref, o ResumeOptions) (res *runstate.Result
 // now, so the run ends verified or not.
 func checkFinished(ctx context.Context, run store.Record, st *runstate.State, f *runstate.Result, ref Ref, marker string, o ResumeOptions) error {
 	if o.Preflight != "" {
-		return fmt.Errorf("%w: the run already ended (%s %s); it has no open preflight pause, %s names none", ErrResumeEventMismatch, f.Kind, f.Code, o.Preflight)
+		ended := string(f.Kind)
+		if f.Code != "" {
+			ended += " " + f.Code
+		}
+		return fmt.Errorf("%w: the run already ended (%s); it has no open preflight pause, %s names none", ErrResumeEventMismatch, ended, o.Preflight)
 	}
 	if st.CleanupVerified() != nil {
 		return nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
 )
 
 // TestOperatorEventsRefuse: resume --position refuses a run with no
@@ -57,5 +58,23 @@ func TestOperatorEventsEchoBounded(t *testing.T) {
 	_, err = operatorEvents(st, ResumeOptions{Position: strings.Repeat("x", 100_000)}, "RUN")
 	if !errors.Is(err, ErrResumePosition) || len(err.Error()) > 400 || !strings.Contains(err.Error(), "(100000 bytes in all)") || !strings.Contains(err.Error(), "dag/a/1") {
 		t.Errorf("refusal of a 100 000-byte position: %.300v (%d bytes)", err, len(fmt.Sprint(err)))
+	}
+}
+
+// TestCheckFinishedPreflightNames: --preflight on an ended run is refused
+// RESUME_EVENT_MISMATCH naming how it ended — its kind, and its code when
+// it has one, with no stray space for a run that completed.
+func TestCheckFinishedPreflightNames(t *testing.T) {
+	for _, tt := range []struct {
+		res  runstate.Result
+		want string
+	}{
+		{runstate.Result{Kind: runstate.KindComplete}, "(complete);"},
+		{runstate.Result{Kind: runstate.KindFail, Code: "NODE_FAILED"}, "(fail NODE_FAILED);"},
+	} {
+		err := checkFinished(context.Background(), nil, nil, &tt.res, nil, "", ResumeOptions{Preflight: "x"})
+		if !errors.Is(err, ErrResumeEventMismatch) || !strings.Contains(err.Error(), "already ended "+tt.want) {
+			t.Errorf("checkFinished of a %s run: %v, want RESUME_EVENT_MISMATCH and %q", tt.res.Kind, err, tt.want)
+		}
 	}
 }

@@ -118,7 +118,7 @@ func (p *policy) prepareArtifact(data []byte, mediaType, purpose string) (Artifa
 	case mediaText:
 		data, _ = p.redact(data)
 		if name, ok := p.secretIn(data); ok { // only if a secret contains the marker
-			return ArtifactRef{}, nil, secretErrorf("a %s artifact (purpose %q) still contains %s after redaction", mediaType, purpose, name)
+			return ArtifactRef{}, nil, secretErrorf("%s %s artifact (purpose %q) still contains %s after redaction", article(mediaType), mediaType, purpose, name)
 		}
 	case mediaJSON:
 		if found, path, name := p.secretInJSON(data, "$"); found {
@@ -136,7 +136,7 @@ func (p *policy) prepareArtifact(data []byte, mediaType, purpose string) (Artifa
 	size := int64(len(data))
 	if max := p.MaxArtifactBytes; max > 0 && size > max {
 		return ArtifactRef{}, nil, &LimitError{Limit: "max_artifact_bytes", Max: max, Size: size,
-			What: fmt.Sprintf("a %s artifact (purpose %q)", mediaType, purpose)}
+			What: fmt.Sprintf("%s %s artifact (purpose %q)", article(mediaType), mediaType, purpose)}
 	}
 	sum := sha256.Sum256(data)
 	hexSum := hex.EncodeToString(sum[:])
@@ -346,4 +346,13 @@ func isHex64(s string) bool {
 	}
 	_, err := hex.DecodeString(s)
 	return err == nil && strings.ToLower(s) == s
+}
+
+// article is the indefinite article before word: "an" before a vowel
+// ("an application/json artifact"), else "a".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }

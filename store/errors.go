@@ -264,7 +264,7 @@ type LimitError struct {
 func (e *LimitError) Error() string { return "STORAGE_LIMIT_EXCEEDED: " + e.problem() }
 
 func (e *LimitError) problem() string {
-	return fmt.Sprintf("%s is %d bytes, %s is %d", e.What, e.Size, e.Limit, e.Max)
+	return fmt.Sprintf("%s is %d bytes, more than %s = %d; it is a setting of the run file's storage block, which can raise it", e.What, e.Size, e.Limit, e.Max)
 }
 
 // Is reports whether target is ErrStorageLimitExceeded.

@@ -50,7 +50,7 @@ func TestTypedErrors(t *testing.T) {
 	}{
 		{&ConflictError{Expected: 4, Current: 7}, ErrRevisionConflict, "expected rev 4, stream is at rev 7"},
 		{&CorruptError{Path: "/r/events.jsonl", Line: 9, Rev: 9, Offset: 100, Problem: "p"}, ErrCorruptEventStream, "/r/events.jsonl line 9 (rev 9, byte 100): p"},
-		{&LimitError{Limit: "max_artifact_bytes", Max: 10, Size: 11, What: "an artifact"}, ErrStorageLimitExceeded, "an artifact is 11 bytes, max_artifact_bytes is 10"},
+		{&LimitError{Limit: "max_artifact_bytes", Max: 10, Size: 11, What: "an artifact"}, ErrStorageLimitExceeded, "an artifact is 11 bytes, more than max_artifact_bytes = 10; it is a setting of the run file's storage block, which can raise it"},
 		{&LockedError{Dir: "/r", Holder: Holder{PID: 42, Host: "h"}, Known: true}, ErrProcessLocked, "locked by pid 42 on host \"h\""},
 		{&LockedError{Dir: "/r"}, ErrProcessLocked, "has not yet recorded who it is"},
 		{&CanonicalError{Problem: "event 1 of 1 (type \"t\"): data is not valid JSON"}, ErrNotCanonical, "INVALID_EVENT: event 1 of 1"},
@@ -77,7 +77,7 @@ func TestProblemReadsTheTypedError(t *testing.T) {
 		want string
 	}{
 		{"limit", &LimitError{Limit: "max_event_payload_bytes", Max: 10, Size: 20, What: "event 1 of 1 (type \"KNOWN_SECRET: x\")"},
-			"event 1 of 1 (type \"KNOWN_SECRET: x\") is 20 bytes, max_event_payload_bytes is 10"},
+			"event 1 of 1 (type \"KNOWN_SECRET: x\") is 20 bytes, more than max_event_payload_bytes = 10; it is a setting of the run file's storage block, which can raise it"},
 		{"conflict", &ConflictError{Expected: 1, Current: 2}, "expected rev 1, stream is at rev 2"},
 		{"corrupt", &CorruptError{Path: "p", Line: 3, Rev: 3, Offset: 9, Problem: "bad"}, "p line 3 (rev 3, byte 9): bad"},
 		{"not canonical", &CanonicalError{Problem: "event 1 of 2 (type \"t\"): a number cannot be represented exactly"}, "event 1 of 2 (type \"t\"): a number cannot be represented exactly"},

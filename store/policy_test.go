@@ -79,6 +79,10 @@ func TestArtifactLimits(t *testing.T) {
 	if err := put("0123456789a"); !errors.As(err, &le) || le.Limit != "max_artifact_bytes" {
 		t.Fatalf("11-byte artifact: %v", err)
 	}
+	_, err := r.PutArtifact(ctx, []byte(`"0123456789"`), "application/json", "test")
+	if want := `an application/json artifact (purpose "test") is 12 bytes, more than max_artifact_bytes = 10; it is a setting of the run file's storage block`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("12-byte JSON artifact: %v, want %q", err, want)
+	}
 	if err := put("abcdefghij"); err != nil { // total 20
 		t.Fatal(err)
 	}

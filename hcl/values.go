@@ -77,6 +77,10 @@ func (d *decoder) static(a *hclv2.Attribute) (cty.Value, bool) {
 	return v, true
 }
 
+// maxRecordedInt is the largest whole number the run's record keeps
+// exactly: its numbers are IEEE 754 doubles (RFC 8785).
+const maxRecordedInt = 1<<53 - 1
+
 // typeError records that an attribute has the wrong type.
 func (d *decoder) typeError(a *hclv2.Attribute, got cty.Type, want string) {
 	d.errorAt(a.Expr.Range(), "Incorrect attribute value type",
@@ -151,6 +155,19 @@ func (d *decoder) boolean(a *hclv2.Attribute) (bool, bool) {
 
 // integer decodes a whole-number attribute that must be at least min.
 func (d *decoder) integer(a *hclv2.Attribute, min int64, example string) (int64, bool) {
+	return d.integerIn(a, min, maxRecordedInt, example)
+}
+
+// integerIn is integer at most max: a whole number past max, however
+// large, is refused as too large, naming max.
+func (d *decoder) integerIn(a *hclv2.Attribute, min, max int64, example string) (int64, bool) {
+	if lit, ok := a.Expr.(*hclsyntax.LiteralValueExpr); ok && lit.Val.Type() == cty.Number && !lit.Val.IsNull() {
+		if f := lit.Val.AsBigFloat(); f.IsInt() && f.Cmp(new(big.Float).SetInt64(max)) > 0 {
+			d.errorAt(a.Expr.Range(), fmt.Sprintf("%s is too large", a.Name),
+				fmt.Sprintf("The value of %s must be at most %d; got %s.", a.Name, max, f.Text('g', 20)))
+			return 0, false
+		}
+	}
 	v, ok := d.static(a)
 	if !ok {
 		return 0, false
@@ -176,7 +193,7 @@ func (d *decoder) integer(a *hclv2.Attribute, min int64, example string) (int64,
 
 // intAttr is integer narrowed to int.
 func (d *decoder) intAttr(a *hclv2.Attribute, min int64, example string) (int, bool) {
-	i, ok := d.integer(a, min, example)
+	i, ok := d.integerIn(a, min, math.MaxInt32, example)
 	if !ok {
 		return 0, false
 	}

@@ -156,17 +156,8 @@ func (c *canonChecker) array(depth int) bool {
 		if !c.value(depth) {
 			return false
 		}
-		if c.i >= len(c.b) {
-			return false
-		}
-		switch c.b[c.i] {
-		case ',':
-			c.i++
-		case ']':
-			c.i++
-			return true
-		default:
-			return false
+		if more, ok := c.sep(']'); !ok || !more {
+			return ok
 		}
 	}
 }
@@ -203,17 +194,8 @@ func (c *canonChecker) object(depth int) bool {
 		if !c.value(depth) {
 			return false
 		}
-		if c.i >= len(c.b) {
-			return false
-		}
-		switch c.b[c.i] {
-		case ',':
-			c.i++
-		case '}':
-			c.i++
-			return true
-		default:
-			return false
+		if more, ok := c.sep('}'); !ok || !more {
+			return ok
 		}
 	}
 }
@@ -281,4 +263,21 @@ func utf16First(r rune) rune {
 		return 0xD800 + (r-0x10000)>>10
 	}
 	return r
+}
+
+// sep reads the separator after an element or member: ',' (more follows)
+// or end, which closes the container. ok is false for anything else.
+func (c *canonChecker) sep(end byte) (more, ok bool) {
+	if c.i >= len(c.b) {
+		return false, false
+	}
+	switch c.b[c.i] {
+	case ',':
+		c.i++
+		return true, true
+	case end:
+		c.i++
+		return false, true
+	}
+	return false, false
 }

@@ -39,6 +39,7 @@ test: ## Run every test (crash matrices and 300 crash-simulation cases included)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(GO) test -tags failpoints -count=1 -run '^TestSim$$' ./host/watchdog/
 	$(GO) test -tags failpoints -count=1 -run '^TestSwapBeforeExecIsNotExecuted$$' ./plugin/
+	$(GO) test -tags failpoints -count=1 -run '^TestArmed$$' ./internal/failpoint/
 
 SIM_CASES ?= 10000
 # The simulation runs in a PID namespace of its own where the machine

@@ -74,9 +74,12 @@ func TestLoopCrashMatrix(t *testing.T) {
 		// batch (the dispatch decision is durable before the attempt starts).
 		{failpoint.AfterResult, "check", true, ""},
 		{failpoint.AfterResult, "check", false, "dag/config/2/author/1"},
-		{failpoint.AfterReview, "config", false, ""},
-		// Round 1 starts with author's dispatch, before its attempt starts.
-		{failpoint.AfterRound, "config", false, ""},
+		// The review shares that batch too.
+		{failpoint.AfterReview, "config", true, ""},
+		{failpoint.AfterReview, "config", false, "dag/config/2/author/1"},
+		// Round 1 starts in one batch with author's dispatch and start.
+		{failpoint.AfterRound, "config", true, ""},
+		{failpoint.AfterRound, "config", false, "dag/config/1/author/1"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s:%s/retry_safe=%v", tt.point, tt.key, tt.retrySafe), func(t *testing.T) {

@@ -15,3 +15,6 @@ func Hit(context.Context, string, string) {}
 
 // Flooding is false in a release build.
 func Flooding() bool { return false }
+
+// Armed is false in a release build (and is never called).
+func Armed(context.Context, string, string) bool { return false }

@@ -4,6 +4,8 @@ package failpoint
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -26,6 +28,30 @@ func Hit(ctx context.Context, point, key string) {
 	}
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {}
+}
+
+// Armed reports whether a Hit of point with key would act: a Handler is
+// in ctx, or Env arms this point and key and it has not fired yet (its
+// flag file does not exist; "-" fires every time). A point that first
+// makes something durable asks it before writing, so that a binary built
+// with the tag and nothing armed appends the record exactly as a release
+// build does.
+func Armed(ctx context.Context, point, key string) bool {
+	return armedFor(ctx, armed(), point, key)
+}
+
+func armedFor(ctx context.Context, a *arm, point, key string) bool {
+	if _, ok := ctx.Value(handlerKey{}).(Handler); ok {
+		return true
+	}
+	if a == nil || a.point != point || a.key != key {
+		return false
+	}
+	if a.flag == "-" {
+		return true
+	}
+	_, err := os.Lstat(a.flag)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 type arm struct{ point, key, flag string }

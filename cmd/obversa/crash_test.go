@@ -170,6 +170,12 @@ func TestCrashMatrix(t *testing.T) {
 					if r.code != exitPaused || len(st.PauseReasons) != 1 || st.PauseReasons[0].Kind != "reconcile-attempt" || st.PauseReasons[0].AttemptID == "" {
 						t.Fatalf("exit %d, pause reasons %+v", r.code, st.PauseReasons)
 					}
+					// The request says why the attempt is uncertain: the
+					// worker running it was SIGKILLed (the record's
+					// run:worker-exited).
+					if want := "the worker running it was ended by a signal (killed); its effect may have happened"; st.PauseReasons[0].Reason != want {
+						t.Fatalf("reconcile reason %q, want %q", st.PauseReasons[0].Reason, want)
+					}
 					// The operator says the attempt did not happen: it runs again.
 					rr := obversa(t, dir, "resume", "--position", "dag/work/1", "--reconciled=not-done", runDir)
 					if rr.code != 0 || effects(t, eff) != 2 {

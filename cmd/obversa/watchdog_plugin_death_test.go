@@ -48,6 +48,16 @@ func TestPluginDeathUnsafeReconciles(t *testing.T) {
 	if len(paused) != 1 || paused[0]["position"] != "dag/slow/1" || paused[0]["request"].(map[string]any)["kind"] != "reconcile-attempt" {
 		t.Fatalf("node-paused %v, want dag/slow/1 reconcile-attempt", paused)
 	}
+	// The request says why the attempt is uncertain: the cause the
+	// worker's exit recorded (the plugin's name, binary and signal).
+	exit := recorded(t, runDir, "run:worker-exited")[0]
+	want := fmt.Sprintf("the worker running it stopped (PLUGIN_DIED: %s); its effect may have happened", exit["message"])
+	if got := paused[0]["request"].(map[string]any)["reason"]; got != want {
+		t.Fatalf("reconcile reason %q, want %q", got, want)
+	}
+	if st := status(t, runDir); len(st.PauseReasons) != 1 || st.PauseReasons[0].Reason != want {
+		t.Fatalf("status pause reasons %+v, want the reason %q", st.PauseReasons, want)
+	}
 	if n := len(recorded(t, runDir, "graph:node-resumed")); n != 0 {
 		t.Fatalf("%d node-resumed for a node that is not retry-safe", n)
 	}

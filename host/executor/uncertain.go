@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -66,10 +67,30 @@ func (x *Executor) uncertain(s start, cause string) []event {
 	return []event{newEvent(graph.EventNodePaused, reconcilePause(s.node.ID, s.position, s.attempt, cause))}
 }
 
+// crashCause says why an attempt a crash cut off is uncertain (recover),
+// from what the record holds of the previous worker's end (ex, nil when
+// its exit was not recorded): the cause the worker reported (a plugin
+// that died: its name, binary and how it ended), or how the worker
+// process ended.
+func crashCause(ex *runstate.Exit) string {
+	const effect = "; its effect may have happened"
+	switch {
+	case ex == nil:
+		return "the worker running it ended and no exit was recorded (its watchdog ended too, or the machine stopped)" + effect
+	case ex.Code != "" && ex.Message != "":
+		return fmt.Sprintf("the worker running it stopped (%s: %s)", ex.Code, ex.Message) + effect
+	case ex.Code != "":
+		return fmt.Sprintf("the worker running it stopped (%s)", ex.Code) + effect
+	case ex.Signal != "":
+		return fmt.Sprintf("the worker running it was ended by a signal (%s)", ex.Signal) + effect
+	}
+	return fmt.Sprintf("the worker running it exited with status %d", ex.ExitCode) + effect
+}
+
 // reconcilePause is the graph:node-paused data asking a person whether
 // attempt (at position, of node) took effect: for an attempt a crash cut
-// off (recover; reason "") or the host cut off (uncertain; reason names
-// the cause).
+// off (recover; reason from crashCause) or the host cut off (uncertain;
+// reason names the cause). The reason is never empty.
 func reconcilePause(node, position, attempt, reason string) graph.PausedData {
 	return graph.PausedData{Node: node, Position: position,
 		Request: graph.PauseRequest{Kind: graph.PauseReconcile, Position: position, AttemptID: attempt, Reason: reason}}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -77,3 +78,26 @@ type lagCtx struct {
 }
 
 func (c lagCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// TestCrashCause: the reason of a reconcile request for an attempt a
+// crash cut off is never empty: it names the cause the previous worker
+// reported (a plugin that died), or how that worker ended, or that its
+// end was not recorded.
+func TestCrashCause(t *testing.T) {
+	tests := []struct {
+		ex   *runstate.Exit
+		want string
+	}{
+		{&runstate.Exit{Code: "PLUGIN_DIED", Message: `plugin "shell" (/p) died during Invoke: killed by signal SIGKILL, under the attempt at dag/h/1`, ExitCode: 1},
+			`the worker running it stopped (PLUGIN_DIED: plugin "shell" (/p) died during Invoke: killed by signal SIGKILL, under the attempt at dag/h/1); its effect may have happened`},
+		{&runstate.Exit{Code: "RUN_STORAGE", ExitCode: 1}, "the worker running it stopped (RUN_STORAGE); its effect may have happened"},
+		{&runstate.Exit{Signal: "killed", ExitCode: -1}, "the worker running it was ended by a signal (killed); its effect may have happened"},
+		{&runstate.Exit{ExitCode: 2}, "the worker running it exited with status 2; its effect may have happened"},
+		{nil, "the worker running it ended and no exit was recorded (its watchdog ended too, or the machine stopped); its effect may have happened"},
+	}
+	for _, tt := range tests {
+		if got := crashCause(tt.ex); got != tt.want {
+			t.Errorf("crashCause(%+v) = %q, want %q", tt.ex, got, tt.want)
+		}
+	}
+}

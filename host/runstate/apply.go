@@ -207,7 +207,7 @@ func (s *State) applyRun(typ string, data json.RawMessage, v any, ts time.Time) 
 			return err
 		}
 		s.worker = &Worker{PID: d.PID, StartTime: d.StartTime, Restart: d.Restart, StartedAt: ts}
-		s.exit, s.cleanup, s.anchor = nil, nil, nil
+		s.prevExit, s.exit, s.cleanup, s.anchor = s.exit, nil, nil, nil
 		if s.phase != PhasePaused && s.finished == nil {
 			s.phase = PhaseRunning
 		}
@@ -216,7 +216,7 @@ func (s *State) applyRun(typ string, data json.RawMessage, v any, ts time.Time) 
 		if err != nil {
 			return err
 		}
-		s.exit = &Exit{Restart: d.Restart, At: ts}
+		s.exit = &Exit{Restart: d.Restart, At: ts, ExitCode: d.ExitCode, Signal: d.Signal, Code: d.Code, Message: d.Message}
 		s.crashes++
 		if s.finished == nil && s.paused == nil {
 			s.phase = PhaseRecovering

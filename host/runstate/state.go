@@ -78,10 +78,18 @@ type Worker struct {
 	StartedAt time.Time
 }
 
-// Exit is the last recorded worker crash.
+// Exit is a recorded worker crash (run:worker-exited): which restart's
+// worker it was, when the exit was recorded, how the process ended
+// (ExitCode, or Signal when a signal ended it) and, when the worker
+// reported it before it exited, the cause (Code and Message, as
+// WorkerExitedData holds them).
 type Exit struct {
-	Restart int
-	At      time.Time
+	Restart  int
+	At       time.Time
+	ExitCode int    `json:",omitempty"`
+	Signal   string `json:",omitempty"`
+	Code     string `json:",omitempty"`
+	Message  string `json:",omitempty"`
 }
 
 // State is the one fold of a run's record (docs/decisions.md, "One
@@ -119,6 +127,7 @@ type State struct {
 	paused     *Result // the last graph:run-waiting, until graph:run-resumed
 	worker     *Worker
 	exit       *Exit
+	prevExit   *Exit // the exit of the worker before the last one, if recorded
 	phase      Phase
 	cleanup    *bool
 	anchor     *SnapshotData // newest snapshot since the last worker started

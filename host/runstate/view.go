@@ -73,6 +73,13 @@ func (s *State) Worker() *Worker { return s.worker }
 // or nil.
 func (s *State) LastExit() *Exit { return s.exit }
 
+// PreviousExit returns the recorded crash of the worker before the last
+// one the record names (the exit that last worker was started after), or
+// nil when that worker's end was not recorded (its watchdog ended too, or
+// it ended with a result) or no worker came before it. The executor names
+// it as the cause of an attempt the crash cut off (docs/architecture.md#the-executor).
+func (s *State) PreviousExit() *Exit { return s.prevExit }
+
 // CleanupVerified returns whether the last cleanup after a worker left no
 // process of the run; nil when none was recorded since the last worker
 // started.

@@ -148,13 +148,14 @@ func pauseCause(p graph.PauseRequest) string {
 	case graph.PauseApproval:
 		return "waits for obversa approve"
 	case graph.PauseReconcile:
-		// A reason names what cut the attempt off (a timeout); a crash
-		// records none.
-		cause := "was cut off by a crash"
+		// A reason names what cut the attempt off (a timeout, the crash
+		// of the worker running it); a record written before crashes
+		// were given one holds none.
+		cause := "a crash cut it off"
 		if p.Reason != "" {
 			cause = p.Reason
 		}
-		return fmt.Sprintf("attempt %s %s: say whether it took effect", p.AttemptID, cause)
+		return fmt.Sprintf("attempt %s is uncertain (%s): say whether it took effect", p.AttemptID, cause)
 	}
 	return "waits for " + p.Kind
 }

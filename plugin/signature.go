@@ -228,6 +228,11 @@ func loadSignature(binPath, sigPath string, keys []PublicKey) (*trustedSignature
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, t.untrusted(ReasonUnsigned, nil, "no signature %s, but a signature by a trusted key is required; sign it with `obversa plugin sign --key KEY %s`", sigPath, binPath)
 	}
+	var notRegular *NotRegularError
+	if errors.As(err, &notRegular) {
+		// Not wrapped: a caller reads a *NotRegularError as the binary's.
+		return nil, t.untrusted(ReasonMalformed, nil, "signature %s is %s, not a regular file; a signature is the file `obversa plugin sign` writes beside the binary", sigPath, notRegular.Kind)
+	}
 	if err != nil {
 		return nil, t.untrusted(ReasonUnsigned, err, "reading signature %s: %v", sigPath, err)
 	}

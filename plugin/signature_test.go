@@ -196,6 +196,18 @@ func TestVerifySignatureRefusals(t *testing.T) {
 			setup: func(t *testing.T, bin string) { writeSig(t, bin, []byte("not a signature\n")) }},
 		{name: "oversized signature file", reason: plugin.ReasonMalformed, detail: "larger than a signature can be",
 			setup: func(t *testing.T, bin string) { writeSig(t, bin, bytes.Repeat([]byte("x"), 1<<20)) }},
+		{name: "signature is a directory", reason: plugin.ReasonMalformed, detail: "is a directory, not a regular file",
+			setup: func(t *testing.T, bin string) {
+				if err := os.Mkdir(bin+plugin.SignatureSuffix, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		{name: "signature is a character device", reason: plugin.ReasonMalformed, detail: "is a character device, not a regular file",
+			setup: func(t *testing.T, bin string) {
+				if err := os.Symlink(os.DevNull, bin+plugin.SignatureSuffix); err != nil {
+					t.Fatal(err)
+				}
+			}},
 		{name: "wrong key", reason: plugin.ReasonUnknownKey, detail: stranger.ID(),
 			setup: func(t *testing.T, bin string) {
 				sig, _, err := stranger.Sign(bin, stmt)
@@ -246,6 +258,9 @@ func TestVerifySignatureRefusals(t *testing.T) {
 			var ue *plugin.UntrustedError
 			if !errors.As(err, &ue) || !errors.Is(err, plugin.ErrUntrusted) {
 				t.Fatalf("VerifySignature = %v, want *UntrustedError", err)
+			}
+			if errors.Is(err, plugin.ErrNotRegular) {
+				t.Errorf("error %q reads as the binary not being a regular file", err)
 			}
 			if ue.Reason != tt.reason {
 				t.Errorf("reason %s, want %s (%v)", ue.Reason, tt.reason, err)

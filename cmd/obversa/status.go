@@ -125,6 +125,11 @@ func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 		// above records its answers, then the run ends at once.
 		fmt.Fprintf(w, "timeout:  the run's limits.timeout has passed (it counts pauses and the time no watchdog held the run): carrying it on records the answers of positions that wait, then ends the run TIMEOUT; a recorded run keeps the limits it started with\n")
 	}
+	if x := r.LastExit; x != nil && r.Result == nil {
+		// While the run is carried on, the last crash says why a worker
+		// is (or was) restarted; a result line says it once the run ended.
+		fmt.Fprintf(w, "exit:     %s, at %s\n", exitLine(x), x.At.UTC().Format(time.RFC3339))
+	}
 	if r.Backoff != nil {
 		fmt.Fprintf(w, "backoff:  restart %d in %d ms\n", r.Backoff.Restart, r.Backoff.RemainingMS)
 	}
@@ -172,4 +177,18 @@ func printConfinement(w io.Writer, c *watchdog.ConfinementReport) {
 			fmt.Fprintf(w, "    %s\n", l)
 		}
 	}
+}
+
+// exitLine is a recorded worker crash as a person reads it: the cause
+// the worker reported, or how its process ended.
+func exitLine(x *watchdog.ExitReport) string {
+	switch {
+	case x.Code != "" && x.Message != "":
+		return fmt.Sprintf("worker stopped: %s %s", x.Code, x.Message)
+	case x.Code != "":
+		return "worker stopped: " + x.Code
+	case x.Signal != "":
+		return fmt.Sprintf("worker crashed (signal %s)", x.Signal)
+	}
+	return fmt.Sprintf("worker crashed (exit %d)", x.ExitCode)
 }

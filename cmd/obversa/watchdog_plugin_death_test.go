@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -83,6 +84,70 @@ func killPluginUnderAttempt(t *testing.T, unsafe bool) (runDir, stderr string, c
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	runDir = runDirOf(runFile, "x")
 	waitFor(t, 30*time.Second, "the slow node to start", func() bool { _, err := os.Stat(flag); return err == nil })
+	path := killPlugin(t, runDir)
+	code = exitCode(cmd.Wait())
+	exits := recorded(t, runDir, "run:worker-exited")
+	if len(exits) != 1 {
+		t.Fatalf("worker-exited %v, want one", exits)
+	}
+	want := fmt.Sprintf(`plugin "shell" (%s) died during Invoke: killed by signal SIGKILL, under the attempt at dag/slow/1`, path)
+	if x := exits[0]; x["code"] != "PLUGIN_DIED" || x["message"] != want || x["path"] != path {
+		t.Fatalf("worker-exited %v, want code PLUGIN_DIED, message %q, path %s", x, want, path)
+	}
+	if !strings.Contains(errb.String(), "worker stopped: PLUGIN_DIED "+want) {
+		t.Fatalf("the run's output does not say the plugin died (%q):\n%s", want, errb.String())
+	}
+	return runDir, errb.String(), code
+}
+
+// TestStatusWhileRecovering: while the watchdog waits to restart a worker
+// whose plugin died, status says the run is recovering and why the last
+// worker stopped (the recorded cause: PLUGIN_DIED, the plugin and the
+// signal), in text and in JSON.
+func TestStatusWhileRecovering(t *testing.T) {
+	t.Parallel()
+	dir0 := t.TempDir()
+	flag := filepath.Join(dir0, "slow.flag")
+	runFile, dir, _ := watchdogCase{restart: `max_restarts = 1
+  initial_backoff = "10m"
+  max_backoff = "10m"`, limits: `timeout = "20m"`, slow: "touch " + flag + "; sleep 60", writes: []string{dir0}}.write(t)
+	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--run-id", "x", runFile)
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	runDir := runDirOf(runFile, "x")
+	waitFor(t, 30*time.Second, "the slow node to start", func() bool { _, err := os.Stat(flag); return err == nil })
+	path := killPlugin(t, runDir)
+	waitFor(t, 30*time.Second, "the worker's exit to be recorded", func() bool { return len(recorded(t, runDir, "run:worker-exited")) == 1 })
+	want := fmt.Sprintf(`worker stopped: PLUGIN_DIED plugin "shell" (%s) died during Invoke: killed by signal SIGKILL, under the attempt at dag/slow/1`, path)
+	r := obversa(t, dir, "status", runDir)
+	if r.code != 0 || !strings.Contains(r.stdout, "phase:    recovering\n") || !strings.Contains(r.stdout, "\nexit:     "+want+", at ") ||
+		!strings.Contains(r.stdout, "\nbackoff:  restart 1 in ") {
+		t.Fatalf("status exit %d, want phase recovering and the line %q:\n%s%s", r.code, "exit:     "+want, r.stdout, r.stderr)
+	}
+	r = obversa(t, dir, "status", "--json", runDir)
+	var rep struct {
+		Phase    string `json:"phase"`
+		LastExit *struct {
+			Restart int    `json:"restart"`
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"last_exit"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("status --json: %v: %s", err, r.stdout)
+	}
+	if x := rep.LastExit; rep.Phase != "recovering" || x == nil || x.Code != "PLUGIN_DIED" || "worker stopped: PLUGIN_DIED "+x.Message != want || x.Restart != 0 {
+		t.Fatalf("status --json phase %s, last_exit %+v; want recovering and the plugin's death", rep.Phase, x)
+	}
+}
+
+// killPlugin SIGKILLs the one plugin process of the run in runDir and
+// returns its binary's path.
+func killPlugin(t *testing.T, runDir string) string {
+	t.Helper()
 	var path string
 	for _, p := range marked(t, runDir) {
 		b, _ := os.ReadFile(filepath.Join("/proc", fmt.Sprint(p.PID), "cmdline"))
@@ -99,17 +164,5 @@ func killPluginUnderAttempt(t *testing.T, unsafe bool) (runDir, stderr string, c
 	if path == "" {
 		t.Fatal("no plugin process to kill")
 	}
-	code = exitCode(cmd.Wait())
-	exits := recorded(t, runDir, "run:worker-exited")
-	if len(exits) != 1 {
-		t.Fatalf("worker-exited %v, want one", exits)
-	}
-	want := fmt.Sprintf(`plugin "shell" (%s) died during Invoke: killed by signal SIGKILL, under the attempt at dag/slow/1`, path)
-	if x := exits[0]; x["code"] != "PLUGIN_DIED" || x["message"] != want || x["path"] != path {
-		t.Fatalf("worker-exited %v, want code PLUGIN_DIED, message %q, path %s", x, want, path)
-	}
-	if !strings.Contains(errb.String(), "worker stopped: PLUGIN_DIED "+want) {
-		t.Fatalf("the run's output does not say the plugin died (%q):\n%s", want, errb.String())
-	}
-	return runDir, errb.String(), code
+	return path
 }

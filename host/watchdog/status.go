@@ -1,6 +1,7 @@
 package watchdog
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -67,6 +68,10 @@ type Report struct {
 	Processes []proc.Proc `json:"processes"`
 	// Backoff is set while the watchdog waits to restart a crashed worker.
 	Backoff *BackoffReport `json:"backoff"`
+	// LastExit is the last worker crash the record holds: since the last
+	// worker started (the run is recovering), or the one that worker was
+	// started after; nil when neither was recorded.
+	LastExit *ExitReport `json:"last_exit,omitempty"`
 	// LeaseRetained reports whether the run still holds its workspace: a
 	// worker or a surviving process of the run is alive and the workspace
 	// provider is not "none".
@@ -90,6 +95,18 @@ type BackoffReport struct {
 	Restart     int   `json:"restart"`
 	TotalMS     int64 `json:"total_ms"`
 	RemainingMS int64 `json:"remaining_ms"`
+}
+
+// ExitReport is a recorded worker crash (run:worker-exited): which
+// restart's worker, when it was recorded, how the process ended (ExitCode,
+// or Signal) and the cause the worker reported, if it did (Code, Message).
+type ExitReport struct {
+	Restart  int       `json:"restart"`
+	At       time.Time `json:"at"`
+	ExitCode int       `json:"exit_code"`
+	Signal   string    `json:"signal,omitempty"`
+	Code     string    `json:"code,omitempty"`
+	Message  string    `json:"message,omitempty"`
 }
 
 // WorkerReport is the last worker and whether it still runs: by pid and
@@ -297,6 +314,9 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 		total := rs.Plan.Restart.Backoff(x.Restart)
 		r.Backoff = &BackoffReport{Restart: x.Restart + 1, TotalMS: total.Milliseconds(),
 			RemainingMS: max(total-now.Sub(x.At), 0).Milliseconds()}
+	}
+	if x := cmp.Or(st.LastExit(), st.PreviousExit()); x != nil {
+		r.LastExit = &ExitReport{Restart: x.Restart, At: x.At, ExitCode: x.ExitCode, Signal: x.Signal, Code: x.Code, Message: x.Message}
 	}
 	if p := rs.Plan.Workspace.Provider; p != "" && p != "none" {
 		r.LeaseRetained = (r.Worker != nil && r.Worker.Alive) || len(r.Processes) > 0

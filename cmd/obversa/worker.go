@@ -43,12 +43,11 @@ func startCPUProfile(env string) (stop func(), err error) {
 }
 
 // workerFirstHeap is the memory (bytes) at which a worker collects
-// garbage for the first time (collectLate): a run whose worker allocates
-// less — a 200-node chain about 9 MB, a 1 000-node DAG about 33 MB —
-// never collects, and one that allocates more (a 10 000-node DAG, about
-// 300 MB) is collected at the default pacing from there on, its resident
-// set no larger than before (docs/decisions.md, "The worker collects
-// garbage late").
+// garbage for the first time (collectLate) when its start-up — the fold
+// of a long record — gets that far: the worker collects once when its
+// start-up is done, before its executor's first dispatch, and from there
+// on at the default pacing (host/watchdog; docs/decisions.md, "The worker
+// collects garbage late").
 const workerFirstHeap = 64 << 20
 
 func newWorkerCmd(g *globals) *cobra.Command {

@@ -95,6 +95,7 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 		return nil, err
 	}
 	defer live.Close()
+	collectStartGarbage()
 	set, unlaunched, err := launches.wait()
 	if errors.Is(err, launch.ErrPluginChanged) {
 		// The pinned bytes are gone: no restart can bring them back.

@@ -185,7 +185,7 @@ func (d *decoder) size(a *hclv2.Attribute, min int64, example string) (int64, bo
 var pluginBodySchema = &hclv2.BodySchema{
 	Attributes: []hclv2.AttributeSchema{
 		{Name: "type"}, {Name: "path"}, {Name: "sha256"}, {Name: "args"}, {Name: "env"},
-		{Name: "pass_env"}, {Name: "config"}, {Name: "trusted_keys"},
+		{Name: "pass_env"}, {Name: "config"}, {Name: "trusted_keys"}, {Name: "start_timeout"},
 	},
 	Blocks: []hclv2.BlockHeaderSchema{{Type: "confine"}},
 }

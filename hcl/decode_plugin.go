@@ -69,6 +69,11 @@ func (d *decoder) plugin(blk *hclv2.Block) Plugin {
 	if a := attrs["trusted_keys"]; a != nil {
 		p.TrustedKeys, p.Ranges.TrustedKeys = d.trustedKeys(a)
 	}
+	if a := attrs["start_timeout"]; a != nil {
+		if v, ok := d.duration(a, positiveDuration, "2m"); ok {
+			p.StartTimeout = v
+		}
+	}
 	d.confine(&p, confines)
 	return p
 }

@@ -52,6 +52,7 @@
 //	preflight { timeout }
 //	trusted_keys = [...]
 //	plugin "<name>" { type, path, sha256, args, env, pass_env, config, trusted_keys,
+//	                  start_timeout,
 //	                  confine { write, deny_read, network, memory, required } }
 //	                                   # type: engine | node | policy
 //	lane "<name>" { requested, known_substitutions, fallbacks,

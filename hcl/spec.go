@@ -141,7 +141,10 @@ type Plugin struct {
 	// Confine is the plugin's confinement: its confine block on the
 	// defaults of its type and limits.plugin_memory.
 	Confine Confine `json:"confine"`
-	Range   Range   `json:"-"`
+	// StartTimeout bounds the wait for the plugin's handshake at each
+	// launch; 0 = the host's default (plugin.DefaultStartTimeout).
+	StartTimeout time.Duration `json:"start_timeout,omitempty"`
+	Range        Range         `json:"-"`
 	// Ranges locate the block's parts for diagnostics about the plugin
 	// after decoding (CheckPluginFiles, CheckPins, ConfigRange).
 	Ranges PluginRanges `json:"-"`

@@ -20,9 +20,13 @@ import (
 	"github.com/obversa/obversa/internal/proc"
 )
 
-// defaultStartTimeout bounds the handshake when LaunchConfig.StartTimeout is
-// zero.
-const defaultStartTimeout = 10 * time.Second
+// DefaultStartTimeout bounds the wait for a plugin's handshake when
+// LaunchConfig.StartTimeout is zero: go-plugin's own default, which
+// Terraform and Nomad plugins start under. It only guards against a
+// plugin that never answers; an interpreter starting on a loaded machine
+// can take tens of seconds (docs/decisions.md, "The handshake timeout").
+// A run file sets it per plugin with start_timeout (docs/run-file.md).
+const DefaultStartTimeout = time.Minute
 
 // Launch starts a plugin from a verified copy of its binary and completes
 // the go-plugin handshake (docs/writing-plugins.md, docs/plugins.md). Unless cfg.Verified, it first
@@ -155,7 +159,7 @@ func newLauncher(cfg LaunchConfig, path string) *launcher {
 	}
 	startTimeout := cfg.StartTimeout
 	if startTimeout <= 0 {
-		startTimeout = defaultStartTimeout
+		startTimeout = DefaultStartTimeout
 	}
 	procCtx, stopProc := context.WithCancel(context.Background())
 	marker := newMarker()

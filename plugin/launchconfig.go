@@ -67,7 +67,8 @@ type LaunchConfig struct {
 	// os.Stderr after the handshake is logged line by line with a "stream"
 	// field. nil = discard.
 	Logger hclog.Logger
-	// StartTimeout bounds the wait for the handshake; 0 = 10 s.
+	// StartTimeout bounds the wait for the handshake; 0 =
+	// DefaultStartTimeout.
 	StartTimeout time.Duration
 	// Confine, when set, starts the plugin confined (plugin/confine):
 	// through this running binary as the shim, which joins the plugin's

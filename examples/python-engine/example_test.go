@@ -58,7 +58,7 @@ func launcher() string { return py.Launcher() }
 
 func TestConformance(t *testing.T) {
 	py.Need(t)
-	rep := conformance.Run(t, launcher(), conformance.Options{HandshakeTimeout: exampletest.HandshakeTimeout})
+	rep := conformance.Run(t, launcher(), conformance.Options{})
 	for _, r := range rep.Results {
 		// The example serves Run alone, not the optional attempt stream:
 		// run.attempts is skipped as UNIMPLEMENTED, and the host falls back.

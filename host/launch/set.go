@@ -224,7 +224,7 @@ func startOne(ctx context.Context, p plan.PluginPlan, o Options) (*started, erro
 	c, err := plugin.Launch(ctx, plugin.LaunchConfig{
 		Name: p.Name, Type: plugin.Type(p.Type), Path: path, Source: p.Source, SHA256: p.SHA256, Verified: true, File: exe,
 		Args: p.Args, Env: env, Logger: logger, Redact: o.Redact, Confine: r.prep, Supervised: o.Supervised,
-		GroupTag: GroupTag(os.Getenv(OwnerEnv)),
+		GroupTag: GroupTag(os.Getenv(OwnerEnv)), StartTimeout: p.StartTimeout(),
 	})
 	if err != nil {
 		// The plugin's cgroup goes with the failed start (Start closes r).

@@ -265,7 +265,8 @@ func Plugin(pl *hcl.Plugin, sha256 string) (PluginPlan, error) {
 	return PluginPlan{
 		Name: pl.Name, Type: pl.Type, SHA256: sha256, Source: pl.Path, Args: pl.Args,
 		Env: pl.Env, PassEnv: pl.PassEnv, Config: pl.Config, ConfigDigest: cd,
-		Confine: &Confine{Write: c.Write, DenyRead: c.DenyRead, Network: c.Network, MemoryBytes: c.MemoryBytes, Required: c.Required},
+		Confine:        &Confine{Write: c.Write, DenyRead: c.DenyRead, Network: c.Network, MemoryBytes: c.MemoryBytes, Required: c.Required},
+		StartTimeoutMS: ceilMS(pl.StartTimeout),
 	}, nil
 }
 
@@ -294,4 +295,14 @@ func nodeDef(n hcl.Node, approval map[string]bool) graph.NodeDef {
 		}
 	}
 	return d
+}
+
+// ceilMS is d in whole milliseconds, rounded up, so that a positive bound
+// below a millisecond is not read back as 0, the default.
+func ceilMS(d time.Duration) int64 {
+	n := d.Milliseconds()
+	if time.Duration(n)*time.Millisecond < d {
+		n++
+	}
+	return n
 }

@@ -108,7 +108,15 @@ type PluginPlan struct {
 	// defaults applied (docs/confinement.md); nil in runs recorded before
 	// confinement existed, whose plugins stay unconfined.
 	Confine *Confine `json:"confine,omitempty"`
+	// StartTimeoutMS bounds the wait for the plugin's handshake at each
+	// launch, in milliseconds; 0 = the host's default
+	// (plugin.DefaultStartTimeout).
+	StartTimeoutMS int64 `json:"start_timeout_ms,omitempty"`
 }
+
+// StartTimeout returns the bound on the plugin's handshake; 0 = the
+// host's default.
+func (p *PluginPlan) StartTimeout() time.Duration { return ms(p.StartTimeoutMS) }
 
 // Confine is a plugin's recorded confinement: every later process of the
 // run confines the plugin the same way (docs/confinement.md).

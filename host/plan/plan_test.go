@@ -132,6 +132,32 @@ func TestPreflightTimeoutDefault(t *testing.T) {
 	}
 }
 
+// TestPluginStartTimeout: a plugin's start_timeout is recorded in whole
+// milliseconds, a part of one rounded up so that a bound below a
+// millisecond does not read back as the default, and none leaves the
+// default (0).
+func TestPluginStartTimeout(t *testing.T) {
+	tests := []struct {
+		in   time.Duration
+		want time.Duration
+	}{
+		{0, 0},
+		{2 * time.Minute, 2 * time.Minute},
+		{1500 * time.Microsecond, 2 * time.Millisecond},
+		{time.Nanosecond, time.Millisecond},
+	}
+	for _, tt := range tests {
+		pl := hcl.Plugin{Name: "p", Type: "engine", Path: "/p", StartTimeout: tt.in}
+		pp, err := Plugin(&pl, strings.Repeat("a", 64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pp.StartTimeout(); got != tt.want {
+			t.Errorf("start_timeout %s: the plan holds %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
 // TestLaneProviders: a launch target without a provider takes the one the
 // lane's other identities give for its adapter and model; none or several
 // refuse the plan with ENGINE_IDENTITY_UNRESOLVED.

@@ -107,7 +107,7 @@ func TestUnrecordableResults(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
-			rep, err := conformance.Check(ctx, self(t), conformance.Options{Env: helperEnv(tt.mode), HandshakeTimeout: startBound(t),
+			rep, err := conformance.Check(ctx, self(t), conformance.Options{Env: helperEnv(tt.mode),
 				Only: []string{"handshake.line", "configure.valid", "run.parts", "run.attempts", "run.structured"}})
 			if err != nil {
 				t.Fatal(err)
@@ -136,7 +136,7 @@ func TestCheckTimeBound(t *testing.T) {
 	defer cancel()
 	const bound = 15 * time.Second
 	start := time.Now()
-	rep, err := conformance.Check(ctx, self(t), conformance.Options{Env: helperEnv("hangs"), HandshakeTimeout: startBound(t), Timeout: bound})
+	rep, err := conformance.Check(ctx, self(t), conformance.Options{Env: helperEnv("hangs"), Timeout: bound})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,10 @@ import (
 // death.
 
 // DefaultHandshakeTimeout bounds the wait for a handshake line when
-// Options.HandshakeTimeout is 0: the host's own bound (plugin.Launch).
-const DefaultHandshakeTimeout = 10 * time.Second
+// Options.HandshakeTimeout is 0: the host's own default bound
+// (plugin.DefaultStartTimeout), which a run file's plugin block changes
+// with start_timeout.
+const DefaultHandshakeTimeout = plugin.DefaultStartTimeout
 
 // futureVersion is a protocol version no plugin speaks yet.
 const futureVersion = 1000
@@ -225,7 +227,7 @@ func caseHostDeath(_ context.Context, k *kit) verdict {
 	if err != nil {
 		return fail("%v", err)
 	}
-	host, err := startStandIn(k.bin, k.opts.Args, append(append([]string{}, k.env...), hs...))
+	host, err := startStandIn(k.bin, k.opts.Args, append(append([]string{}, k.env...), hs...), k.opts.handshakeTimeout())
 	if err != nil {
 		return fail("%v", err)
 	}

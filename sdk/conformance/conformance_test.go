@@ -28,7 +28,7 @@ func statuses(rep *conformance.Report, s conformance.Status) []string {
 
 func TestMockEngine(t *testing.T) {
 	t.Parallel()
-	rep := conformance.Run(t, filepath.Join(binDir, "mock-engine"), conformance.Options{HandshakeTimeout: startBound(t)})
+	rep := conformance.Run(t, filepath.Join(binDir, "mock-engine"), conformance.Options{})
 	if got := statuses(rep, conformance.Skip); len(got) > 0 {
 		t.Errorf("skipped %v; the mock engine serves every scenario", got)
 	}
@@ -43,7 +43,6 @@ func TestCmdEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.HandshakeTimeout = startBound(t)
 	rep := conformance.Run(t, filepath.Join(binDir, "cmd-engine"), opts)
 	// A CLI cannot make the plugin's own handler panic.
 	if diff := cmp.Diff([]string{"robust.panic"}, statuses(rep, conformance.Skip)); diff != "" {
@@ -56,7 +55,7 @@ func TestCmdEngine(t *testing.T) {
 
 func TestOnly(t *testing.T) {
 	t.Parallel()
-	rep, err := conformance.Check(t.Context(), filepath.Join(binDir, "mock-engine"), conformance.Options{HandshakeTimeout: startBound(t), Only: []string{"health", "run.parts"}})
+	rep, err := conformance.Check(t.Context(), filepath.Join(binDir, "mock-engine"), conformance.Options{Only: []string{"health", "run.parts"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,9 +75,8 @@ func TestOnly(t *testing.T) {
 func TestWithConformance(t *testing.T) {
 	t.Parallel()
 	rep, err := conformance.Check(t.Context(), self(t), conformance.Options{
-		HandshakeTimeout: startBound(t),
-		Env:              helperEnv("with-conformance"),
-		Only:             []string{"admit", "failures", "run.cancel"},
+		Env:  helperEnv("with-conformance"),
+		Only: []string{"admit", "failures", "run.cancel"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +92,7 @@ func TestWithConformance(t *testing.T) {
 // TestNodeBinding checks a node binding on the cases that apply to it.
 func TestNodeBinding(t *testing.T) {
 	t.Parallel()
-	rep, err := conformance.Check(t.Context(), filepath.Join(binDir, "cmd-engine"), conformance.Options{HandshakeTimeout: startBound(t), Type: "node"})
+	rep, err := conformance.Check(t.Context(), filepath.Join(binDir, "cmd-engine"), conformance.Options{Type: "node"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +115,7 @@ func TestNodeBinding(t *testing.T) {
 // and the report names the others as skipped.
 func TestNoScenarioControl(t *testing.T) {
 	t.Parallel()
-	rep, err := conformance.Check(t.Context(), self(t), conformance.Options{HandshakeTimeout: startBound(t), Env: helperEnv("plain")})
+	rep, err := conformance.Check(t.Context(), self(t), conformance.Options{Env: helperEnv("plain")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,9 +140,8 @@ func TestNoScenarioControl(t *testing.T) {
 func TestHostDeathWrapper(t *testing.T) {
 	t.Parallel()
 	rep, err := conformance.Check(t.Context(), self(t), conformance.Options{
-		HandshakeTimeout: startBound(t),
-		Env:              helperEnv("wrapper"),
-		Only:             []string{"handshake.line", "robust.host_death"},
+		Env:  helperEnv("wrapper"),
+		Only: []string{"handshake.line", "robust.host_death"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +163,7 @@ func TestPolicy(t *testing.T) {
 		{Name: "a push waits", Kind: plugin.ActionBinding, Input: json.RawMessage(`{"command":["git","push"]}`), Want: plugin.VerdictWait},
 		{Name: "a summary runs", Kind: plugin.ActionEngine, Prompt: "summarise", Want: plugin.VerdictAllow},
 	}
-	rep, err := conformance.Check(t.Context(), self(t), conformance.Options{HandshakeTimeout: startBound(t), Type: plugin.TypePolicy, Env: helperEnv("policy"), Actions: actions})
+	rep, err := conformance.Check(t.Context(), self(t), conformance.Options{Type: plugin.TypePolicy, Env: helperEnv("policy"), Actions: actions})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +178,7 @@ func TestPolicy(t *testing.T) {
 	}
 	// An expectation the policy does not meet fails policy.actions.
 	wrong := []conformance.PolicyAction{{Name: "a summary waits", Kind: plugin.ActionEngine, Prompt: "summarise", Want: plugin.VerdictWait}}
-	rep, err = conformance.Check(t.Context(), self(t), conformance.Options{HandshakeTimeout: startBound(t), Type: plugin.TypePolicy, Env: helperEnv("policy"), Actions: wrong,
+	rep, err = conformance.Check(t.Context(), self(t), conformance.Options{Type: plugin.TypePolicy, Env: helperEnv("policy"), Actions: wrong,
 		Only: []string{"policy.actions"}})
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +190,7 @@ func TestPolicy(t *testing.T) {
 		{"policy-flaky", "when asked again"},
 		{"policy-no-reason", "without a reason"},
 	} {
-		rep, err := conformance.Check(t.Context(), self(t), conformance.Options{HandshakeTimeout: startBound(t), Type: plugin.TypePolicy, Env: helperEnv(tt.mode)})
+		rep, err := conformance.Check(t.Context(), self(t), conformance.Options{Type: plugin.TypePolicy, Env: helperEnv(tt.mode)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/obversa/obversa/internal/testutil"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/sdk"
-	"github.com/obversa/obversa/sdk/conformance"
 	"github.com/obversa/obversa/sdk/enginetest"
 )
 
@@ -248,21 +247,4 @@ func (p *pushPolicy) Decide(_ context.Context, req plugin.DecideRequest) (*plugi
 		return &plugin.Decision{Verdict: plugin.VerdictWait, Reason: "a push leaves the machine"}, nil
 	}
 	return &plugin.Decision{Verdict: plugin.VerdictAllow}, nil
-}
-
-// startBound bounds the handshake in the tests that expect a plugin to
-// start. The host's 10 s (conformance.DefaultHandshakeTimeout) only guards
-// these tests against a hang: a plugin that starts in milliseconds can
-// miss it on a starved machine through no fault of its own. The bound is
-// an eighth of the time left before the test's deadline, never less than
-// the host's bound and at most a minute, so that a plugin that never
-// answers still fails handshake.line well before the test times out (the
-// kit then skips the cases that launch it).
-func startBound(t *testing.T) time.Duration {
-	const most = time.Minute
-	dl, ok := t.Deadline()
-	if !ok {
-		return most
-	}
-	return min(max(time.Until(dl)/8, conformance.DefaultHandshakeTimeout), most)
 }

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +27,9 @@ type standInJob struct {
 	Bin  string   `json:"bin"`
 	Args []string `json:"args"`
 	Env  []string `json:"env"`
+	// Handshake bounds the wait for the plugin's handshake line: the
+	// kit's Options.HandshakeTimeout.
+	Handshake time.Duration `json:"handshake"`
 }
 
 // standInReport is the one line the stand-in host prints on stdout.
@@ -59,7 +63,7 @@ func standInHost(raw string) int {
 		return 1
 	}
 	rep := standInReport{Pid: p.cmd.Process.Pid}
-	if _, err := p.handshake(DefaultHandshakeTimeout); err != nil {
+	if _, err := p.handshake(cmp.Or(job.Handshake, DefaultHandshakeTimeout)); err != nil {
 		rep.Error = err.Error()
 	}
 	rep.Line = p.line
@@ -74,8 +78,9 @@ type standIn struct {
 	report standInReport
 }
 
-// startStandIn starts the stand-in host for bin and waits for its report.
-func startStandIn(bin string, args, env []string) (*standIn, error) {
+// startStandIn starts the stand-in host for bin and waits for its report,
+// the plugin's handshake bounded by handshake.
+func startStandIn(bin string, args, env []string, handshake time.Duration) (*standIn, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("locating this program to re-execute it as a stand-in host: %w", err)
@@ -83,7 +88,7 @@ func startStandIn(bin string, args, env []string) (*standIn, error) {
 	// The stand-in and the plugin it starts are one tree (the plugin
 	// carries its marker, and is in its cgroup), which stop ends.
 	tree := plugin.NewProcessTree("stand-in host", true)
-	job, err := json.Marshal(standInJob{Bin: bin, Args: args, Env: append(append([]string{}, env...), tree.Marker())})
+	job, err := json.Marshal(standInJob{Bin: bin, Args: args, Env: append(append([]string{}, env...), tree.Marker()), Handshake: handshake})
 	if err != nil {
 		_ = tree.Stop()
 		return nil, err
@@ -114,7 +119,7 @@ func startStandIn(bin string, args, env []string) (*standIn, error) {
 	}()
 	select {
 	case err = <-lines:
-	case <-time.After(DefaultHandshakeTimeout + 5*time.Second):
+	case <-time.After(handshake + 5*time.Second):
 		err = errors.New("the stand-in host did not report within its handshake wait")
 	}
 	if err == nil && s.report.Error != "" {

@@ -30,8 +30,8 @@ type zooRun struct {
 	exit  int
 	cause string
 	inLog bool
-	// node is added to the node block.
-	node string
+	// node is added to the node block, plugin to the plugin block.
+	node, plugin string
 }
 
 // TestZoo checks each broken plugin of the zoo: the kit fails it at exactly
@@ -58,7 +58,7 @@ func TestZoo(t *testing.T) {
 		{mode: "long-line", kase: "handshake.line", cause: "wrote a line of 102400 bytes on stdout before its handshake",
 			run: &zooRun{exit: exitUsage, cause: "wrote a line of 102400 bytes on stdout before its handshake"}},
 		{mode: "slow-handshake", kase: "handshake.line", cause: "did not print its handshake within 2s", handshake: 2 * time.Second,
-			run: &zooRun{exit: exitUsage, cause: "did not complete its handshake within 10s"}},
+			run: &zooRun{exit: exitUsage, cause: "did not complete its handshake within 2s", plugin: `start_timeout = "2s"`}},
 		{mode: "wrong-version", kase: "handshake.line", cause: "protocol version 2",
 			run: &zooRun{exit: exitUsage, cause: "answered protocol version 2 in its handshake"}},
 		{mode: "exit-at-start", kase: "handshake.line", cause: exitMessage,
@@ -92,11 +92,7 @@ func TestZoo(t *testing.T) {
 			env := helperEnv(tt.mode)
 			mark := zooMarkEnv + "=" + filepath.Base(filepath.Dir(t.TempDir()))
 			env[zooMarkEnv] = strings.TrimPrefix(mark, zooMarkEnv+"=")
-			handshake := tt.handshake
-			if handshake == 0 {
-				handshake = startBound(t)
-			}
-			rep, err := conformance.Check(ctx, bin, conformance.Options{Env: env, HandshakeTimeout: handshake})
+			rep, err := conformance.Check(ctx, bin, conformance.Options{Env: env, HandshakeTimeout: tt.handshake})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,6 +129,7 @@ plugin "mock" {
   type = "engine"
   path = "SELF"
   env  = { ` + modeEnv + ` = "{mode}", GORACE = "atexit_sleep_ms=0" }
+  {plugin}
 }
 lane "w" {
   requested = { adapter = "mock", provider = "local", model_family = "scripted", model = "m1", tools = [] }
@@ -152,7 +149,7 @@ func checkZooRun(t *testing.T, mode string, want zooRun) {
 	t.Helper()
 	dir := t.TempDir()
 	runFile := filepath.Join(dir, "run.hcl")
-	text := strings.NewReplacer("SELF", self(t), "{mode}", mode, "{node}", want.node).Replace(zooRunFile)
+	text := strings.NewReplacer("SELF", self(t), "{mode}", mode, "{node}", want.node, "{plugin}", want.plugin).Replace(zooRunFile)
 	if err := os.WriteFile(runFile, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,7 @@ plugin "claude" {
   env          = { LOG_LEVEL = "debug" }
   config       = { command = ["claude", "-p", "--output-format", "json"], retries = 2 }
   trusted_keys = ["RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3"]
+  start_timeout = "2m"
 }
 
 plugin "mock" {

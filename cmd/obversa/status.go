@@ -137,8 +137,17 @@ func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 		fmt.Fprintf(w, "process:  pid %d (group %d)\n", p.PID, p.PGID)
 	}
 	printGroups(w, r.Loops, r.ForEach)
-	for _, a := range r.Active {
-		fmt.Fprintf(w, "active:   %s for %d ms (usage %s)\n", a.Position, a.ElapsedMS, a.Usage)
+	if r.InterruptedAt != nil {
+		// An interrupted run claims no activity: nothing carried it on
+		// since its last event, and its started positions were cut off then.
+		fmt.Fprintf(w, "since:    %s (its last recorded event; nothing has carried the run on since)\n", r.InterruptedAt.UTC().Format(time.RFC3339))
+		for _, a := range r.Active {
+			fmt.Fprintf(w, "cut off:  %s after %d ms, when the run was interrupted (usage %s)\n", a.Position, a.ElapsedMS, a.Usage)
+		}
+	} else {
+		for _, a := range r.Active {
+			fmt.Fprintf(w, "active:   %s for %d ms (usage %s)\n", a.Position, a.ElapsedMS, a.Usage)
+		}
 	}
 	// One line per node that called an engine: a run of many nodes
 	// prints them from one buffer, not with a write and a reflective

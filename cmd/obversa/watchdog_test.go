@@ -170,6 +170,7 @@ func TestWatchdogKilled(t *testing.T) {
 	if st := status(t, runDir); st.Phase != "interrupted" {
 		t.Fatalf("status after the watchdog died: phase %q, want interrupted", st.Phase)
 	}
+	statusOfInterrupted(t, dir, runDir)
 	r := obversa(t, dir, "resume", runDir)
 	if r.code != 0 {
 		t.Fatalf("resume: exit %d: %s\nfirst watchdog: %s", r.code, r.stderr, errb.String())
@@ -179,6 +180,49 @@ func TestWatchdogKilled(t *testing.T) {
 	}
 	if n := len(recorded(t, runDir, runstate.EventTakeover)); n != 1 {
 		t.Fatalf("%d takeovers recorded", n)
+	}
+}
+
+// statusOfInterrupted checks the status of the interrupted run in runDir
+// whose slow node was cut off: it claims no activity, but says since when
+// nothing carried the run on (its last event), and the cut-off position's
+// time stops there, so two reports agree.
+func statusOfInterrupted(t *testing.T, dir, runDir string) {
+	t.Helper()
+	type report struct {
+		InterruptedAt *time.Time `json:"interrupted_at"`
+		Active        []struct {
+			Position  string `json:"position"`
+			ElapsedMS int64  `json:"elapsed_ms"`
+		} `json:"active"`
+	}
+	var reps [2]report
+	for i := range reps {
+		if i > 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		r := obversa(t, dir, "status", "--json", runDir)
+		if err := json.Unmarshal([]byte(r.stdout), &reps[i]); err != nil {
+			t.Fatalf("status --json: %v: %s %s", err, r.stdout, r.stderr)
+		}
+	}
+	events := strings.Split(strings.TrimSpace(obversa(t, dir, "events", "--json", runDir).stdout), "\n")
+	var last struct {
+		TS time.Time `json:"ts"`
+	}
+	if err := json.Unmarshal([]byte(events[len(events)-1]), &last); err != nil || last.TS.IsZero() {
+		t.Fatalf("last event %q: %v", events[len(events)-1], err)
+	}
+	a, b := reps[0], reps[1]
+	if a.InterruptedAt == nil || !a.InterruptedAt.Equal(last.TS) || len(a.Active) != 1 || a.Active[0].Position != "dag/slow/1" ||
+		len(b.Active) != 1 || b.Active[0].ElapsedMS != a.Active[0].ElapsedMS {
+		t.Fatalf("status of an interrupted run: %+v then %+v; want interrupted_at %s (the last event) and dag/slow/1's time stopped there", a, b, last.TS)
+	}
+	r := obversa(t, dir, "status", runDir)
+	since := "\nsince:    " + last.TS.UTC().Format(time.RFC3339) + " (its last recorded event; nothing has carried the run on since)\n"
+	cut := fmt.Sprintf("\ncut off:  dag/slow/1 after %d ms, when the run was interrupted", a.Active[0].ElapsedMS)
+	if strings.Contains(r.stdout, "active:") || !strings.Contains(r.stdout, since) || !strings.Contains(r.stdout, cut) {
+		t.Fatalf("status of an interrupted run claims activity or does not say since when:\n%s", r.stdout)
 	}
 }
 

@@ -62,7 +62,7 @@ func Refold(ctx context.Context, r Reader, dir string, from *State) (*State, err
 		// The start is never changed once folded; the two folds share it
 		// and its definition, and each has its own graph state.
 		s.begin(from.start, graph.Rebuild(from.start.Definition))
-		s.startDigest, s.rev, s.digest = e.Digest, e.Rev, e.Digest
+		s.startDigest, s.rev, s.digest, s.lastAt = e.Digest, e.Rev, e.Digest, e.TS
 		return nil
 	})
 	if errors.Is(err, errOtherStart) {

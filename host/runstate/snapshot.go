@@ -40,7 +40,7 @@ const SnapshotFormat = 3
 // FoldVersion names the fold's semantics: it changes whenever a change to
 // the fold (this package or host/graph) changes what a State holds after
 // an event, so that a snapshot another fold wrote is ignored.
-const FoldVersion = "5"
+const FoldVersion = "6"
 
 // SnapshotFile is the fold snapshot's file name in a run directory.
 const SnapshotFile = "fold.snapshot"
@@ -155,6 +155,7 @@ type restSnap struct {
 	Worker     *Worker                       `json:"worker"`
 	Exit       *Exit                         `json:"exit"`
 	PrevExit   *Exit                         `json:"prev_exit,omitempty"`
+	LastAt     time.Time                     `json:"last_at"`
 	Phase      Phase                         `json:"phase"`
 	Cleanup    *bool                         `json:"cleanup"`
 	Anchor     *SnapshotData                 `json:"anchor"`
@@ -253,7 +254,7 @@ func (s *State) rest() restSnap {
 		ps.Receipts[k] = receiptSnap{Probe: r.probe, Selection: r.selection}
 	}
 	return restSnap{Retired: s.retired.snapshot(), Finished: s.finished, FinishedAt: s.finishedAt, Paused: s.paused,
-		Worker: s.worker, Exit: s.exit, PrevExit: s.prevExit, Phase: s.phase, Cleanup: s.cleanup, Anchor: s.anchor, Requests: s.requests,
+		Worker: s.worker, Exit: s.exit, PrevExit: s.prevExit, LastAt: s.lastAt, Phase: s.phase, Cleanup: s.cleanup, Anchor: s.anchor, Requests: s.requests,
 		Takeovers: s.takeovers, Crashes: s.crashes, Totals: s.totals, Preflight: ps}
 }
 
@@ -351,7 +352,7 @@ func (s *State) restorePayload(payload []byte, transient bool) error {
 	}
 	s.retired.list = rest.Retired
 	s.finished, s.finishedAt, s.paused, s.worker, s.exit = rest.Finished, rest.FinishedAt, rest.Paused, rest.Worker, rest.Exit
-	s.prevExit = rest.PrevExit
+	s.prevExit, s.lastAt = rest.PrevExit, rest.LastAt
 	s.phase, s.cleanup, s.anchor, s.takeovers, s.crashes = rest.Phase, rest.Cleanup, rest.Anchor, rest.Takeovers, rest.Crashes
 	if rest.Requests != nil {
 		s.requests = rest.Requests

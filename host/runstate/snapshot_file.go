@@ -223,7 +223,7 @@ func (s *State) follow(ctx context.Context, r Reader, h snapshotHeader) (*State,
 			if e.Rev != h.Rev || e.Digest != h.Digest {
 				return fmt.Errorf("%w: the record's event %d is not the one it folded", ErrSnapshotInvalid, h.Rev)
 			}
-			s.rev, s.digest = e.Rev, e.Digest
+			s.rev, s.digest, s.lastAt = e.Rev, e.Digest, e.TS
 			return nil
 		}
 		return s.Apply(e)

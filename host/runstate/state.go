@@ -105,8 +105,9 @@ type State struct {
 	// (Fold). Refold takes the start from a fold that has it.
 	startDigest string
 	rev         int64
-	digest      string // the record's digest of the event at rev
-	folded      bool   // Fold was called: the state holds unrecorded events
+	digest      string    // the record's digest of the event at rev
+	lastAt      time.Time // the commit time of the event at rev
+	folded      bool      // Fold was called: the state holds unrecorded events
 	graph       *graph.State
 	pf          *PreflightFold
 	seq         map[string]int // last engine-call sequence per position
@@ -158,7 +159,7 @@ func (s *State) Apply(e store.Event) error {
 		s.startDigest = e.Digest
 	}
 	if e.Rev > 0 {
-		s.rev, s.digest = e.Rev, e.Digest
+		s.rev, s.digest, s.lastAt = e.Rev, e.Digest, e.TS
 	}
 	return nil
 }

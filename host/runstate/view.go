@@ -73,6 +73,11 @@ func (s *State) Worker() *Worker { return s.worker }
 // or nil.
 func (s *State) LastExit() *Exit { return s.exit }
 
+// LastEventAt returns the commit time of the last event applied from
+// the record (zero before any): for a run no watchdog holds, when it was
+// last carried on.
+func (s *State) LastEventAt() time.Time { return s.lastAt }
+
 // PreviousExit returns the recorded crash of the worker before the last
 // one the record names (the exit that last worker was started after), or
 // nil when that worker's end was not recorded (its watchdog ended too, or

@@ -53,7 +53,12 @@ type Report struct {
 	ElapsedMS          int64                `json:"elapsed_ms"`
 	RemainingTimeoutMS *int64               `json:"remaining_timeout_ms"`
 	PauseReasons       []graph.PauseRequest `json:"pause_reasons"`
-	Active             []Active             `json:"active"`
+	// Active are the positions started and not settled; in an
+	// interrupted run, those it left started, timed up to InterruptedAt.
+	Active []Active `json:"active"`
+	// InterruptedAt is set for an interrupted run: the time of its last
+	// recorded event, since which nothing carried it on.
+	InterruptedAt *time.Time `json:"interrupted_at,omitempty"`
 	// Loops are the graph's loops: the round each is in (or ended in).
 	Loops []LoopReport `json:"loops"`
 	// ForEach are the for_each nodes: their instances so far.
@@ -95,18 +100,6 @@ type BackoffReport struct {
 	Restart     int   `json:"restart"`
 	TotalMS     int64 `json:"total_ms"`
 	RemainingMS int64 `json:"remaining_ms"`
-}
-
-// ExitReport is a recorded worker crash (run:worker-exited): which
-// restart's worker, when it was recorded, how the process ended (ExitCode,
-// or Signal) and the cause the worker reported, if it did (Code, Message).
-type ExitReport struct {
-	Restart  int       `json:"restart"`
-	At       time.Time `json:"at"`
-	ExitCode int       `json:"exit_code"`
-	Signal   string    `json:"signal,omitempty"`
-	Code     string    `json:"code,omitempty"`
-	Message  string    `json:"message,omitempty"`
 }
 
 // WorkerReport is the last worker and whether it still runs: by pid and
@@ -299,9 +292,18 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 		// as resume asks for them.
 		r.PauseReasons = appendPaused(r.PauseReasons, pausedRequests(st))
 	}
-	if st.Finished() == nil {
+	switch {
+	case st.Finished() != nil:
 		// Nothing is active once the run ended, even in a record whose
 		// end did not close its positions (written before it did).
+	case r.Phase == PhaseInterrupted:
+		// Nothing has carried the run on since its last event: the
+		// positions it left started were cut off then, and their clocks
+		// stopped with it.
+		at := st.LastEventAt()
+		r.InterruptedAt = &at
+		r.Active = active(st, at)
+	default:
 		r.Active = active(st, now)
 	}
 	r.Loops, r.ForEach = runview.Groups(st)

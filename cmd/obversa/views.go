@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/obversa/obversa/host/runview"
 )
@@ -77,8 +78,10 @@ func nodeBrief(n runview.Node, width int) string {
 // how many were left out.
 func printNodeTable(w io.Writer, nodes []runview.Node, limit int, dir string) {
 	idw := 4
-	for _, n := range nodes {
-		idw = max(idw, len(n.ID))
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		ids[i] = cellText(n.ID)
+		idw = max(idw, utf8.RuneCountInString(ids[i]))
 	}
 	for i, n := range nodes {
 		if limit > 0 && i == limit {
@@ -89,9 +92,21 @@ func printNodeTable(w io.Writer, nodes []runview.Node, limit int, dir string) {
 		if n.Usage != nil {
 			usage = n.Usage.String()
 		}
-		line := fmt.Sprintf("  %-*s  %-10s %-8s %-22s %s", idw, n.ID, shownStatus(n), elapsedOf(n), usage, nodeBrief(n, 72))
+		line := fmt.Sprintf("  %-*s  %-10s %-8s %-22s %s", idw, ids[i], shownStatus(n), elapsedOf(n), usage, nodeBrief(n, 72))
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
+}
+
+// cellText is s as one cell of a table row: escaped as termText escapes
+// it, with a line feed or tab shown as \n or \t too, so that an id holding
+// a for_each key (any string an upstream result holds) stays on its row,
+// and the columns after it line up (widths count the escapes).
+func cellText(s string) string {
+	s = termText(s)
+	if strings.ContainsAny(s, "\n\t") {
+		s = strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(s)
+	}
+	return s
 }
 
 // shownStatus is a node's status in the node table: a loop's review

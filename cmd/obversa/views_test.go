@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	"github.com/obversa/obversa/host/runview"
 )
 
 // jsonLines decodes each line of out as one JSON object.
@@ -245,3 +248,38 @@ graph "dag" {
 }
 
 func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
+
+// TestNodeTableOneRowPerNode: a for_each instance's id holds its key,
+// any string an upstream result held; a line feed, tab or other control
+// character in it stays on the node's row, escaped, and the status
+// column lines up on every row.
+func TestNodeTableOneRowPerNode(t *testing.T) {
+	t.Parallel()
+	nodes := []runview.Node{
+		{ID: "each[a\n  deploy  passed]", Status: runview.StatusPassed},
+		{ID: "each[b\tc]", Status: runview.StatusPassed},
+		{ID: "each[\x00nul\x1b]", Status: runview.StatusPassed},
+		{ID: "each[é]", Status: runview.StatusPassed},
+		{ID: "plan", Status: runview.StatusPassed},
+	}
+	var b strings.Builder
+	printNodeTable(&b, nodes, 0, "dir")
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != len(nodes) {
+		t.Fatalf("%d lines for %d nodes:\n%s", len(lines), len(nodes), b.String())
+	}
+	for i, line := range lines {
+		if shown := termText(line); shown != line {
+			t.Errorf("line %d is changed by the terminal escaping: %q", i, line)
+		}
+		col := utf8.RuneCountInString(line[:strings.LastIndex(line, " passed")])
+		if first := utf8.RuneCountInString(lines[0][:strings.LastIndex(lines[0], " passed")]); col != first {
+			t.Errorf("line %d: status at column %d, not the first line's:\n%s", i, col, b.String())
+		}
+	}
+	for _, want := range []string{`each[a\n  deploy  passed]`, `each[b\tc]`, `each[\u0000nul\u001b]`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table has no %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -68,6 +68,8 @@ the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
 				url = pr.RunFile.Storage.URL
 			}
 			printWarnings(cmd.ErrOrStderr(), pr.Warnings)
+			pre := prestartWorker(url, pr)
+			defer pre.Abandon()
 			ref, run, owner, err := createRun(sigs.prep, url, pr)
 			if err != nil {
 				return err
@@ -77,7 +79,7 @@ the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
 			fmt.Fprintf(os.Stderr, "run %s: record in %s\n", pr.Plan.RunID, recordPlace(ref, run))
 			sigs.setRun(ref.String())
 			view := watchRun(ref, mode, os.Stderr)
-			res, err := watchdog.Supervise(ctx, ref, run, watchdog.SuperviseOptions{Owner: owner, Pause: sigs.pause, Verified: pr.Verified})
+			res, err := watchdog.Supervise(ctx, ref, run, watchdog.SuperviseOptions{Owner: owner, Pause: sigs.pause, Verified: pr.Verified, Prestarted: pre})
 			view.Stop()
 			if err != nil {
 				return failedErr(err)
@@ -90,6 +92,35 @@ the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
 	cmd.Flags().BoolVar(&tofu, "lock", false, "pin unpinned plugins to their current digest and write obversa.lock.hcl")
 	addProgressFlag(cmd, &progress)
 	return cmd
+}
+
+// prestartWorker starts the run's first worker while the record is
+// created (watchdog.Prestart) when the run is kept in a storage
+// directory (url empty): the worker's program start then overlaps the
+// watchdog's. nil when it is not started; Supervise then starts it.
+func prestartWorker(url string, pr *watchdog.Prepared) *watchdog.Prestarted {
+	if url != "" {
+		return nil
+	}
+	b, err := store.Open(pr.Plan.Storage.Directory, pr.Plan.Namespace)
+	if err != nil {
+		return nil
+	}
+	dir := b.RunDir(pr.Plan.RunID)
+	if _, err := os.Lstat(dir); err == nil {
+		// The run id is taken: Create refuses it, and a worker marked as
+		// that run's process must not wait beside it meanwhile.
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	pre, err := watchdog.Prestart(exe, watchdog.DirRef(dir), pr.Verified)
+	if err != nil {
+		return nil
+	}
+	return pre
 }
 
 // createRun opens the backend of the prepared run — the database url

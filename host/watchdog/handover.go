@@ -134,7 +134,8 @@ func decodeStamps(v string) (map[string]plugin.FileStamp, error) {
 
 // withoutOwner returns env without the variables only this process may
 // hand a child: its owner marker, its lock's descriptor, and the stamps
-// of the plugin cache entries it verified (VerifiedEnv). One inherited
+// of the plugin cache entries it verified (VerifiedEnv), and the sign of
+// a hand-over on stdin (HandoffEnv). One inherited
 // from the shell would otherwise reach a worker whose watchdog verified
 // no settled entry, which would execute entries by stamps no watchdog
 // took.
@@ -142,7 +143,7 @@ func withoutOwner(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if name != launch.OwnerEnv && name != store.LockFDEnv && name != VerifiedEnv {
+		if name != launch.OwnerEnv && name != store.LockFDEnv && name != VerifiedEnv && name != HandoffEnv {
 			out = append(out, kv)
 		}
 	}

@@ -48,6 +48,11 @@ type SuperviseOptions struct {
 	// shows its stamp without hashing it again. nil: workers hash each
 	// entry.
 	Verified map[string]plugin.FileStamp
+	// Prestarted is the run's first worker when the caller started it
+	// early (Prestart), for the run this Supervise is given: the first
+	// worker takes it over instead of starting one. Supervise stops it if
+	// no worker took it. nil starts every worker here.
+	Prestarted *Prestarted
 
 	// inProcess, when set, runs each worker in this process instead of as
 	// `obversa worker` (the crash simulation, sim_test.go): it is given
@@ -77,6 +82,7 @@ func Supervise(ctx context.Context, ref Ref, run store.Record, o SuperviseOption
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
+	defer o.Prestarted.Abandon()
 	if o.Exe == "" {
 		exe, err := os.Executable()
 		if err != nil {

@@ -213,7 +213,12 @@ func cancelOnStop(ctx context.Context, cancel context.CancelFunc, stdin io.Reade
 		}
 	}()
 	if stdin != nil {
-		if stdin, err = receiveEnv(stdin); err != nil {
+		if f, ok := stdin.(*os.File); ok && os.Getenv(HandoffEnv) == "1" {
+			stdin, err = receiveHandoff(f)
+		} else {
+			stdin, err = receiveEnv(stdin)
+		}
+		if err != nil {
 			unwatch()
 			return nil, err
 		}

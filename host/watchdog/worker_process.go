@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
@@ -39,8 +41,6 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (ex *exit, err 
 	}
 	defer logf.Close()
 	out := &limitWriter{w: logf, limit: MaxWorkerOutput, over: make(chan struct{})}
-	args := append(append([]string{"worker"}, s.ref.Args()...), "--restart", strconv.Itoa(restart))
-	cmd := exec.Command(s.o.Exe, args...)
 	env, files := s.owner.Handoff()
 	files, env = s.keeper.handOn(files, env)
 	report, err := newReportPipe()
@@ -48,28 +48,15 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (ex *exit, err 
 		return nil, err
 	}
 	files, env = report.handOn(files, env)
-	cmd.Env = workerEnv(s.marker, env)
-	if len(s.o.Verified) > 0 {
-		cmd.Env = append(cmd.Env, VerifiedEnv+"="+encodeStamps(s.o.Verified))
-	}
-	cmd.ExtraFiles = files
-	cmd.Stdout, cmd.Stderr = out, out
-	// The worker watches its stdin: EOF means the watchdog is gone.
-	stdin, err := cmd.StdinPipe()
+	cmd, stdin, err := s.startWorker(restart, files, env, out)
 	if err != nil {
+		report.close()
 		return nil, err
 	}
 	defer stdin.Close()
-	cmd.SysProcAttr = workerSysProcAttr()
-	if err := startLocked(cmd); err != nil {
-		report.close()
-		return nil, fmt.Errorf("starting worker: %w", err)
-	}
 	report.started()
 	// Whatever ended the worker, what it reported is read once it is gone.
 	defer func() { ex.fault, ex.died = sortReport(report.fault()) }()
-	// A worker gone before reading it is seen when it is waited for.
-	_ = sendEnv(stdin, s.plan)
 	// The worker records run:worker-started itself, as its first append:
 	// from here until it is gone, it is the run's only writer.
 	pid := cmd.Process.Pid
@@ -128,4 +115,41 @@ func fillExit(ex *exit, err error) {
 			ex.signal = ws.Signal().String()
 		}
 	}
+}
+
+// startWorker starts the worker of restart number restart, handing it
+// files (its descriptors from 3 on) and env: it takes the worker started
+// early (SuperviseOptions.Prestarted) when it is this one and hands the
+// run over to it, else it starts `obversa worker` and writes the
+// environment line to its stdin. It returns the worker and its stdin,
+// which the caller closes.
+func (s *supervisor) startWorker(restart int, files []*os.File, env []string, out io.Writer) (*exec.Cmd, io.WriteCloser, error) {
+	if p := s.o.Prestarted.take(restart, s.ref.Args()); p != nil {
+		cmd, stdin, err := p.handOver(files, env, s.plan, out)
+		if err == nil {
+			return cmd, stdin, nil
+		}
+		s.o.Logger.Warn("the worker started early could not take the run over; starting another", "error", err)
+	}
+	args := append(append([]string{"worker"}, s.ref.Args()...), "--restart", strconv.Itoa(restart))
+	cmd := exec.Command(s.o.Exe, args...)
+	cmd.Env = workerEnv(s.marker, env)
+	if len(s.o.Verified) > 0 {
+		cmd.Env = append(cmd.Env, VerifiedEnv+"="+encodeStamps(s.o.Verified))
+	}
+	cmd.ExtraFiles = files
+	cmd.Stdout, cmd.Stderr = out, out
+	// The worker watches its stdin: EOF means the watchdog is gone.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.SysProcAttr = workerSysProcAttr()
+	if err := startLocked(cmd); err != nil {
+		stdin.Close()
+		return nil, nil, fmt.Errorf("starting worker: %w", err)
+	}
+	// A worker gone before reading it is seen when it is waited for.
+	_ = sendEnv(stdin, s.plan)
+	return cmd, stdin, nil
 }

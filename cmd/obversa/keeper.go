@@ -7,6 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/obversa/obversa/host/watchdog"
+	// A keeper of a directory run waits for its pipe's end in this
+	// package's init, before the rest of the program initialises.
+	_ "github.com/obversa/obversa/internal/keeperwait"
 )
 
 func newKeeperCmd(g *globals) *cobra.Command {

@@ -47,6 +47,7 @@ var allowed = map[string][]string{
 	"internal/durable":     {},
 	"internal/runecut":     {},
 	"internal/canonjson":   {},
+	"internal/keeperwait":  {},
 	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable", "internal/runecut", "internal/canonjson"},
 	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut"},
 }

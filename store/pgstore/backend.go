@@ -164,15 +164,31 @@ func (b *Backend) runDir(id string) string {
 	return filepath.Join(b.cfg.LocalDir, b.ns, "runs", id)
 }
 
+// checkLocalDir refuses a new run whose local directory is a file-store
+// run's (ErrLocalDirInUse): both backends lay runs out as
+// <directory>/<namespace>/runs/<run-id>/.
+func (b *Backend) checkLocalDir(id string) error {
+	dir := b.runDir(id)
+	if _, err := os.Lstat(filepath.Join(dir, "events.jsonl")); err == nil {
+		return fmt.Errorf("%w: %s: %s is the directory of a run of the file store with the id %q (its events.jsonl), where this run's logs, stream and fold snapshot would be written; choose another run id (--run-id)",
+			ErrLocalDirInUse, b.label(id), dir, id)
+	}
+	return nil
+}
+
 // CreateRun creates an empty run (its row) and returns it open for
 // writing; ownership is taken with Lock. Errors: store.ErrInvalidID,
-// store.ErrInvalidPolicy, store.ErrRunExists, database errors.
+// store.ErrInvalidPolicy, store.ErrRunExists, ErrLocalDirInUse, database
+// errors.
 func (b *Backend) CreateRun(ctx context.Context, id string, p store.Policy) (store.Record, error) {
 	if err := store.ValidID(id); err != nil {
 		return nil, fmt.Errorf("pgstore: run id: %w", err)
 	}
 	sl, err := store.NewSealer(p)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.checkLocalDir(id); err != nil {
 		return nil, err
 	}
 	tag, err := b.pool.Exec(ctx, `INSERT INTO runs (namespace, run_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, b.ns, id)

@@ -20,6 +20,14 @@ var ErrFenced = errors.New("pgstore: lease is stale (fenced)")
 // It matches store.ErrProcessLocked too.
 var ErrLeaseChanged = errors.New("pgstore: the lease changed since it was confirmed")
 
+// ErrLocalDirInUse is returned by CreateRun when the run's local directory
+// (<LocalDir>/<namespace>/runs/<run-id>/) already holds a record of the
+// file store (events.jsonl): that is the directory of a file-store run of
+// the same id under the same storage directory, and this run's logs,
+// stream and fold snapshot would be written into it. Nothing is created;
+// another run id avoids it.
+var ErrLocalDirInUse = errors.New("pgstore: the run's local directory holds a file-store run")
+
 // LeaseInfo is a run's lease as the database holds it.
 type LeaseInfo struct {
 	Holder    store.Holder // the process that took the lease (Lock)

@@ -331,8 +331,20 @@ func pluginChanged(ctx context.Context, run store.Record, st *runstate.State, ca
 
 // openRun opens the run ref names under the record policy of its own plan
 // (the plan is read first, through a handle without policy) and folds its
-// record.
+// record. Nothing is written before it returns, so its errors say that
+// nothing was recorded (a record the command may not write, such as one on
+// a read-only file system, fails here: resume, approve, stop and preflight
+// interrupt refuse without a change).
 func openRun(ctx context.Context, ref Ref) (store.Record, *runstate.State, error) {
+	run, st, err := openRunFold(ctx, ref)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w; nothing was recorded", err)
+	}
+	return run, st, nil
+}
+
+// openRunFold is openRun without the note on its errors.
+func openRunFold(ctx context.Context, ref Ref) (store.Record, *runstate.State, error) {
 	probe, err := ref.Open(ctx, store.Policy{})
 	if err != nil {
 		return nil, nil, err

@@ -45,7 +45,7 @@ func CheckPluginFile(rf *RunFile, p *Plugin) *hclv2.Diagnostic {
 			fmt.Sprintf("The binary of plugin %q cannot be examined (%v): %s. Check the path and the permissions of its directories.", p.Name, unwrapPathError(err), shown))
 	case !fi.Mode().IsRegular():
 		return at("Plugin path is not a regular file",
-			fmt.Sprintf("The path of plugin %q is %s, not a file: %s. path must name the plugin's executable itself.", p.Name, regfile.Kind(fi.Mode()), shown))
+			fmt.Sprintf("The path of plugin %q is %s, not a file: %q. Its path must name the plugin's executable itself.", p.Name, regfile.Kind(fi.Mode()), shown))
 	case fi.Mode().Perm()&0o111 == 0:
 		return at("Plugin binary is not executable",
 			fmt.Sprintf("The binary of plugin %q is not executable (mode %s): %s. Make it executable with `chmod +x %s`.", p.Name, fi.Mode().Perm(), shown, shown))

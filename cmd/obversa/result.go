@@ -177,7 +177,10 @@ func pauseLine(p graph.PauseRequest) string {
 // totals, and how many calls measured none (unknown is never zero).
 func usageLine(u *runstate.RunUsage) string {
 	line := fmt.Sprintf("input %d, output %d, cache read %d, cache creation %d", u.Input, u.Output, u.CacheRead, u.CacheCreation)
-	if u.UnmeasuredCalls > 0 {
+	switch {
+	case u.UnmeasuredCalls == 1:
+		line += "; 1 call measured no usage (unknown, not counted)"
+	case u.UnmeasuredCalls > 1:
 		line += fmt.Sprintf("; %d calls measured no usage (unknown, not counted)", u.UnmeasuredCalls)
 	}
 	return line

@@ -96,3 +96,18 @@ func TestPrintStatusTimeoutPassed(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageLineCountsCalls: the calls that measured no usage are counted
+// in words that agree with their number.
+func TestUsageLineCountsCalls(t *testing.T) {
+	for n, want := range map[int]string{
+		0: "input 3, output 4, cache read 0, cache creation 0",
+		1: "input 3, output 4, cache read 0, cache creation 0; 1 call measured no usage (unknown, not counted)",
+		2: "input 3, output 4, cache read 0, cache creation 0; 2 calls measured no usage (unknown, not counted)",
+	} {
+		u := &runstate.RunUsage{Totals: runstate.Totals{Input: 3, Output: 4, UnmeasuredCalls: n}}
+		if got := usageLine(u); got != want {
+			t.Errorf("usageLine with %d unmeasured calls = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -14,7 +14,12 @@ import (
 // forEachRunFile fans out over the 500 files a planning step lists: plan
 // prints {"files": ["f1.go", …]}, lint runs once per file on the mock
 // engine (its effects_file logs every execution with its position), join
-// reads lint's results as a map by key.
+// reads lint's results as a map by key. A mock engine process answers its
+// first 250 lint calls in 20 ms and every later one in 2 s, so the run is
+// still in the middle when the test, woken by the 250th call, kills the
+// worker, however late a loaded machine lets it act (at 20 ms each the
+// other 250 took under a second, and the whole run could end before the
+// kill); the replacement's engine answers at 20 ms again.
 const forEachRunFile = restartQuickly + `
 limits {
   max_dispatches = 2000
@@ -22,7 +27,7 @@ limits {
 plugin "mock" {
   type   = "engine"
   path   = "BIN/mock-engine"
-  config = { effects_file = "EFFECTS", responses = [{ node = "lint", delay = "20ms", text = "clean" }] }
+  config = { effects_file = "EFFECTS", responses = [{ node = "lint", after_calls = 250, delay = "2s", text = "clean" }, { node = "lint", delay = "20ms", text = "clean" }] }
 }
 ` + shellAndLane + `
 graph "dag" {

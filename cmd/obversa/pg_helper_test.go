@@ -140,6 +140,24 @@ func (db pgDB) lease(t testing.TB, ctx context.Context, c *pgx.Conn, id string) 
 	return l
 }
 
+// expireLease ends run id's lease now, as its TTL ends it when its holder
+// is dead: a test that must see the lease held and then expired decides
+// when that happens instead of racing the TTL.
+func (db pgDB) expireLease(t testing.TB, id string) {
+	t.Helper()
+	ctx := context.Background()
+	c := db.connect(t, ctx)
+	defer c.Close(ctx)
+	tag, err := c.Exec(ctx, `UPDATE `+pgx.Identifier{db.schema, "runs"}.Sanitize()+
+		` SET lease_expires_at = now() WHERE run_id = $1 AND lease_expires_at > now()`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tag.RowsAffected() != 1 {
+		t.Fatalf("run %s has no lease to expire", id)
+	}
+}
+
 // password returns the password the test database's password file holds
 // for its role, which no output, log or event may show.
 func (db pgDB) password(t *testing.T) string {

@@ -108,10 +108,11 @@ func slowStarted(t *testing.T, db pgDB, id string) bool {
 // lease has expired; it completes there and verifies.
 func TestPGTakeoverAfterHostDies(t *testing.T) {
 	t.Parallel()
-	// The lease outlasts, by seconds, the time from the kill to host b's
-	// first resume, also on a loaded machine (it renews every third of
-	// its TTL, so at least two thirds are left when the host dies).
-	db := pgStorage(t, "lease_ttl=8s")
+	// The lease outlasts, by far, the time from the kill to host b's first
+	// resume, also on a loaded machine (it renews every third of its TTL,
+	// so at least 40 s are left when the host dies); the test then ends it
+	// itself (expireLease) rather than waiting for it.
+	db := pgStorage(t, "lease_ttl=60s")
 	runFile, dir, effects := pgChain(t, "30")
 	a, _ := startObversa(t, dir, []string{"OBVERSA_HOST=host-a"}, "run", "--storage", db.url, "--run-id", "t", runFile)
 	waitFor(t, 60*time.Second, "the slow node to start on host a", func() bool { return slowStarted(t, db, "t") })
@@ -127,7 +128,9 @@ func TestPGTakeoverAfterHostDies(t *testing.T) {
 		t.Fatalf("resume on host b while a's lease lasts: exit %d, want %d naming host-a and --force-takeover:\n%s", r.code, exitUsage, r.stderr)
 	}
 	// From host b the dead host's pid tells nothing: only the lease's
-	// expiry makes the run interrupted.
+	// expiry makes the run interrupted. It expires now, as it would once
+	// its TTL had passed without a renewal.
+	db.expireLease(t, "t")
 	waitFor(t, 30*time.Second, "host b to see the run interrupted", func() bool {
 		return pgStatus(t, dir, db, "host-b", "t").Phase == "interrupted"
 	})

@@ -137,18 +137,7 @@ func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 		fmt.Fprintf(w, "process:  pid %d (group %d)\n", p.PID, p.PGID)
 	}
 	printGroups(w, r.Loops, r.ForEach)
-	if r.InterruptedAt != nil {
-		// An interrupted run claims no activity: nothing carried it on
-		// since its last event, and its started positions were cut off then.
-		fmt.Fprintf(w, "since:    %s (its last recorded event; nothing has carried the run on since)\n", r.InterruptedAt.UTC().Format(time.RFC3339))
-		for _, a := range r.Active {
-			fmt.Fprintf(w, "cut off:  %s after %d ms, when the run was interrupted (usage %s)\n", a.Position, a.ElapsedMS, a.Usage)
-		}
-	} else {
-		for _, a := range r.Active {
-			fmt.Fprintf(w, "active:   %s for %d ms (usage %s)\n", a.Position, a.ElapsedMS, a.Usage)
-		}
-	}
+	printActive(w, r)
 	// One line per node that called an engine: a run of many nodes
 	// prints them from one buffer, not with a write and a reflective
 	// encoding each.
@@ -171,6 +160,23 @@ func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 		fmt.Fprintf(w, "tokens:   %s\n", usageLine(r.UsageTotals))
 	}
 	printConfinement(w, r.Confinement)
+}
+
+// printActive prints the positions r names active, or for an interrupted
+// run since when nothing carried it on and the positions it left started.
+func printActive(w io.Writer, r *watchdog.Report) {
+	if r.InterruptedAt == nil {
+		for _, a := range r.Active {
+			fmt.Fprintf(w, "active:   %s for %d ms (usage %s)\n", a.Position, a.ElapsedMS, a.Usage)
+		}
+		return
+	}
+	// An interrupted run claims no activity: nothing carried it on
+	// since its last event, and its started positions were cut off then.
+	fmt.Fprintf(w, "since:    %s (its last recorded event; nothing has carried the run on since)\n", r.InterruptedAt.UTC().Format(time.RFC3339))
+	for _, a := range r.Active {
+		fmt.Fprintf(w, "cut off:  %s after %d ms, when the run was interrupted (usage %s)\n", a.Position, a.ElapsedMS, a.Usage)
+	}
 }
 
 // printConfinement prints the kernel's confinement and each plugin's, as

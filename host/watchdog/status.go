@@ -1,7 +1,6 @@
 package watchdog
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -292,34 +291,14 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 		// as resume asks for them.
 		r.PauseReasons = appendPaused(r.PauseReasons, pausedRequests(st))
 	}
-	switch {
-	case st.Finished() != nil:
-		// Nothing is active once the run ended, even in a record whose
-		// end did not close its positions (written before it did).
-	case r.Phase == PhaseInterrupted:
-		// Nothing has carried the run on since its last event: the
-		// positions it left started were cut off then, and their clocks
-		// stopped with it.
-		at := st.LastEventAt()
-		r.InterruptedAt = &at
-		r.Active = active(st, at)
-	default:
-		r.Active = active(st, now)
-	}
+	viewActive(r, st, now)
 	r.Loops, r.ForEach = runview.Groups(st)
 	if ps, err := proc.Marked(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true}); err == nil && ps != nil {
 		r.Processes = ps
 	} else {
 		r.Processes = []proc.Proc{}
 	}
-	if x := st.LastExit(); r.Phase == PhaseRecovering && x != nil {
-		total := rs.Plan.Restart.Backoff(x.Restart)
-		r.Backoff = &BackoffReport{Restart: x.Restart + 1, TotalMS: total.Milliseconds(),
-			RemainingMS: max(total-now.Sub(x.At), 0).Milliseconds()}
-	}
-	if x := cmp.Or(st.LastExit(), st.PreviousExit()); x != nil {
-		r.LastExit = &ExitReport{Restart: x.Restart, At: x.At, ExitCode: x.ExitCode, Signal: x.Signal, Code: x.Code, Message: x.Message}
-	}
+	viewExits(r, st, rs.Plan.Restart, now)
 	if p := rs.Plan.Workspace.Provider; p != "" && p != "none" {
 		r.LeaseRetained = (r.Worker != nil && r.Worker.Alive) || len(r.Processes) > 0
 	}

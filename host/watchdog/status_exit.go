@@ -1,6 +1,12 @@
 package watchdog
 
-import "time"
+import (
+	"cmp"
+	"time"
+
+	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/host/runstate"
+)
 
 // ExitReport is a recorded worker crash (run:worker-exited): which
 // restart's worker, when it was recorded, how the process ended (ExitCode,
@@ -12,4 +18,37 @@ type ExitReport struct {
 	Signal   string    `json:"signal,omitempty"`
 	Code     string    `json:"code,omitempty"`
 	Message  string    `json:"message,omitempty"`
+}
+
+// viewExits sets r's Backoff, while the run waits to restart a crashed
+// worker (r.Phase recovering), and its LastExit, from st's recorded worker
+// exits and the run's restart policy at time now.
+func viewExits(r *Report, st *runstate.State, restart plan.Restart, now time.Time) {
+	if x := st.LastExit(); r.Phase == PhaseRecovering && x != nil {
+		total := restart.Backoff(x.Restart)
+		r.Backoff = &BackoffReport{Restart: x.Restart + 1, TotalMS: total.Milliseconds(),
+			RemainingMS: max(total-now.Sub(x.At), 0).Milliseconds()}
+	}
+	if x := cmp.Or(st.LastExit(), st.PreviousExit()); x != nil {
+		r.LastExit = &ExitReport{Restart: x.Restart, At: x.At, ExitCode: x.ExitCode, Signal: x.Signal, Code: x.Code, Message: x.Message}
+	}
+}
+
+// viewActive sets r's Active positions at time now, and for an
+// interrupted run (r.Phase) its InterruptedAt.
+func viewActive(r *Report, st *runstate.State, now time.Time) {
+	switch {
+	case st.Finished() != nil:
+		// Nothing is active once the run ended, even in a record whose
+		// end did not close its positions (written before it did).
+	case r.Phase == PhaseInterrupted:
+		// Nothing has carried the run on since its last event: the
+		// positions it left started were cut off then, and their clocks
+		// stopped with it.
+		at := st.LastEventAt()
+		r.InterruptedAt = &at
+		r.Active = active(st, at)
+	default:
+		r.Active = active(st, now)
+	}
 }

@@ -63,6 +63,7 @@ func TestWorkspaceRootMissing(t *testing.T) {
 // whatever a case adds, checked by `obversa validate` from inside it.
 type validateCase struct {
 	name    string
+	top     string                         // run-file attributes before the plugin block
 	plugin  string                         // the plugin block's attributes after type and path
 	path    string                         // the plugin path; default bin/mock-engine
 	node    bool                           // declare the plugin as a node binding, used by a node
@@ -79,6 +80,9 @@ func (c validateCase) runFile() string {
 	path := c.path
 	if path == "" {
 		path = "bin/mock-engine"
+	}
+	if c.top != "" {
+		return c.top + "\n" + validateCase{plugin: c.plugin, path: c.path, node: c.node}.runFile()
 	}
 	if c.node {
 		return "plugin \"mock\" {\n  type = \"node\"\n  path = \"" + path + "\"\n  " + c.plugin + "\n}\n" +
@@ -125,6 +129,14 @@ func TestValidateChecks(t *testing.T) {
 		}},
 		{name: "unsigned_with_trusted_keys", exit: exitUsage, plugin: `sha256 = "` + mock + `"
   trusted_keys = ["keys/release.pub"]`, setup: func(t *testing.T, dir string) {
+			keygen(t, filepath.Join(dir, "keys"), "release")
+		}},
+		// Unpinned and unsigned under trusted_keys: `run --lock` and
+		// `plugin lock` refuse to pin it, as validate does.
+		{name: "unsigned_unpinned_with_trusted_keys", exit: exitUsage, plugin: `trusted_keys = ["keys/release.pub"]`, setup: func(t *testing.T, dir string) {
+			keygen(t, filepath.Join(dir, "keys"), "release")
+		}},
+		{name: "unsigned_unpinned_with_run_trusted_keys", exit: exitUsage, top: `trusted_keys = ["keys/release.pub"]`, setup: func(t *testing.T, dir string) {
 			keygen(t, filepath.Join(dir, "keys"), "release")
 		}},
 		{name: "trusted_key_missing", exit: exitUsage, plugin: `sha256 = "` + mock + `"

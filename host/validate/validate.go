@@ -60,10 +60,19 @@ func File(ctx context.Context, path string, o Options) (*hcl.RunFile, hclv2.Diag
 		if d := hcl.CheckPin(rf, lf, path, pl); d != nil {
 			diags = append(diags, d)
 		}
-		if _, err := launch.TrustedKeys(rf, pl); err != nil {
+		keys, err := launch.TrustedKeys(rf, pl)
+		if err != nil {
 			continue // checkTrustedKeys said which entry
 		}
 		expected := pinOf(pl, lf)
+		if _, inLock := lf.Lookup(pl.Name); expected == "" && pl.SHA256 == "" && !inLock && len(keys) > 0 {
+			// Unpinned under trusted_keys: `obversa run --lock` and
+			// `obversa plugin lock` pin it only when its signature
+			// verifies, as run checks it; check it here too.
+			_, d := checkBytes(rf, pl, "", path, "")
+			diags = append(diags, d...)
+			continue
+		}
 		if expected == "" {
 			continue // unpinned, or pinned twice differently: CheckPin said so
 		}

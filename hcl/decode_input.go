@@ -69,7 +69,7 @@ func (d *decoder) inputValue(expr hclsyntax.Expression, field string) (cty.Value
 			d.errorAt(expr.Range(), "Value not known at decode time", fmt.Sprintf("%s must be a constant or a template referring to input.results.", field))
 			return cty.NilVal, nil, false
 		}
-		if !d.exactNumbers(expr.Range(), field, v) {
+		if !d.exactNumbers(expr, field, v) {
 			return cty.NilVal, nil, false
 		}
 		return escapeValue(v), nil, true

@@ -20,15 +20,50 @@ import (
 // 1e400 would change, so the record refuses it and the run would be
 // refused only when it starts, without saying where. validate reports it
 // here, at its attribute, with the place in the value.
-func (d *decoder) exactNumbers(rng hclv2.Range, field string, v cty.Value) bool {
+//
+// The advice fits how the value is written: a number written out can be
+// written as a string instead; one the expression computes (1e20 * 3 + 1)
+// cannot, so the expression itself must change.
+func (d *decoder) exactNumbers(expr hclv2.Expression, field string, v cty.Value) bool {
 	path, lit, ok := inexactNumber(v)
 	if ok {
 		return true
 	}
-	d.errorAt(rng, "Number cannot be recorded exactly",
-		fmt.Sprintf("%s%s is %s, which no IEEE 754 double holds exactly: the run's record keeps numbers as doubles (RFC 8785), so it would change. Write it as a string, for example %q, or as a number of at most 15 significant digits within ±1.8e308.",
-			field, pathString(path), cutNumber(lit), cutNumber(lit)))
+	fix := fmt.Sprintf("Write it as a string, for example %q, or as a number of at most 15 significant digits within ±1.8e308.", cutNumber(lit))
+	if computes(expr) {
+		fix = fmt.Sprintf("The expression computes it, so it cannot be written as a string there: make it compute a number of at most 15 significant digits within ±1.8e308, or write the value it should have in its place, as a string (for example %q).", cutNumber(lit))
+	}
+	d.errorAt(expr.Range(), "Number cannot be recorded exactly",
+		fmt.Sprintf("%s%s is %s, which no IEEE 754 double holds exactly: the run's record keeps numbers as doubles (RFC 8785), so it would change. %s",
+			field, pathString(path), cutNumber(lit), fix))
 	return false
+}
+
+// computes reports whether expr computes a value rather than writing it
+// out: anything but literals, a negated literal, and objects and tuples
+// of them.
+func computes(expr hclv2.Expression) bool {
+	e, ok := expr.(hclsyntax.Node)
+	if !ok {
+		return true
+	}
+	computed := false
+	_ = hclsyntax.VisitAll(e, func(n hclsyntax.Node) hclv2.Diagnostics {
+		switch x := n.(type) {
+		case *hclsyntax.LiteralValueExpr, *hclsyntax.ObjectConsExpr, *hclsyntax.TupleConsExpr, *hclsyntax.ObjectConsKeyExpr,
+			*hclsyntax.TemplateExpr, *hclsyntax.TemplateWrapExpr, *hclsyntax.ScopeTraversalExpr:
+			// A bare key of an object is a traversal; a template is a
+			// string, never the number.
+		case *hclsyntax.UnaryOpExpr:
+			if _, lit := x.Val.(*hclsyntax.LiteralValueExpr); !lit {
+				computed = true
+			}
+		default:
+			computed = true
+		}
+		return nil
+	})
+	return computed
 }
 
 // inexactNumber returns the path and literal of the first number in v

@@ -71,7 +71,7 @@ func (d *decoder) static(a *hclv2.Attribute) (cty.Value, bool) {
 			fmt.Sprintf("The value of %s must be a constant that is known when the run file is read.", a.Name))
 		return cty.NilVal, false
 	}
-	if !d.exactNumbers(a.Expr.Range(), a.Name, v) {
+	if !d.exactNumbers(a.Expr, a.Name, v) {
 		return cty.NilVal, false
 	}
 	return v, true

@@ -139,6 +139,12 @@ func TestValidateChecks(t *testing.T) {
 		{name: "unsigned_unpinned_with_run_trusted_keys", exit: exitUsage, top: `trusted_keys = ["keys/release.pub"]`, setup: func(t *testing.T, dir string) {
 			keygen(t, filepath.Join(dir, "keys"), "release")
 		}},
+		// Unpinned and signed by a trusted key: `run --lock` would pin it,
+		// so validate only warns that it is unpinned.
+		{name: "signed_unpinned_with_trusted_keys", exit: 0, plugin: `trusted_keys = ["keys/release.pub"]`, setup: func(t *testing.T, dir string) {
+			keygen(t, filepath.Join(dir, "keys"), "release")
+			signBin(t, dir, filepath.Join(dir, "keys", "release.key"), filepath.Join(dir, "bin", "mock-engine"))
+		}},
 		{name: "trusted_key_missing", exit: exitUsage, plugin: `sha256 = "` + mock + `"
   trusted_keys = ["keys/none.pub"]`},
 		{name: "trusted_key_missing_unpinned", exit: exitUsage, plugin: `trusted_keys = ["keys/none.pub"]`},

@@ -2,6 +2,7 @@ package hcl
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -25,6 +26,9 @@ const MaxNesting = 100
 // nesting (checkNesting), so hostile input gets a diagnostic, not a stack
 // overflow.
 func parseConfig(src []byte, filename string) (*hclv2.File, hclv2.Diagnostics) {
+	if diags := checkText(src, filename); diags.HasErrors() {
+		return nil, diags
+	}
 	toks, _ := hclsyntax.LexConfig(src, filename, hclv2.InitialPos)
 	if diags := checkLineEnds(toks, filename); diags.HasErrors() {
 		return nil, diags
@@ -34,6 +38,44 @@ func parseConfig(src []byte, filename string) (*hclv2.File, hclv2.Diagnostics) {
 	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hclv2.InitialPos)
 	return file, capParseDiagnostics(diags, filename)
+}
+
+// checkText reports source that is not text, and so not HCL at all: a
+// NUL byte or bytes that are not UTF-8 (a binary or an archive passed by
+// mistake, a file in another encoding). Its one diagnostic names the file
+// and the first such byte by offset, line and column, before anything
+// the lexer would make of the bytes (such as a stray carriage return
+// reported as CR-only line endings).
+func checkText(src []byte, filename string) hclv2.Diagnostics {
+	line, col := 1, 1
+	for i := 0; i < len(src); {
+		r, n := utf8.DecodeRune(src[i:])
+		what := ""
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			what = fmt.Sprintf("byte 0x%02x, which is not UTF-8", src[i])
+		case r == 0:
+			what = "a NUL byte"
+		}
+		if what != "" {
+			start := hclv2.Pos{Line: line, Column: col, Byte: i}
+			rng := hclv2.Range{Filename: filename, Start: start, End: hclv2.Pos{Line: line, Column: col + 1, Byte: i + 1}}
+			return hclv2.Diagnostics{{
+				Severity: hclv2.DiagError,
+				Summary:  fmt.Sprintf("%s is not a text file", filename),
+				Detail: fmt.Sprintf("%s holds %s at byte offset %d (line %d, column %d): a run file is HCL text in UTF-8. Check that the path names the run file and not a binary or archive, or save it as UTF-8.",
+					filename, what, i, line, col),
+				Subject: &rng,
+			}}
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += n
+	}
+	return nil
 }
 
 // checkLineEnds reports a carriage return not followed by a line feed

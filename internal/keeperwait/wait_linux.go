@@ -9,9 +9,10 @@ import (
 // that run goes on to the keeper's body.
 const EndedEnv = "OBVERSA_KEEPER_PIPE_ENDED"
 
-// pipeBytes is what a pipe holds without a reader: what the keeper read
-// is written to its new stdin before the exec, so no more than this.
-const pipeBytes = 64 << 10
+// fGetPipeSz is fcntl's F_GETPIPE_SZ (linux/fcntl.h), which package
+// syscall does not name: what a pipe holds without a reader. It is 64 KiB
+// by default, one page for a user past pipe-user-pages-soft (pipe(7)).
+const fGetPipeSz = 1032
 
 func init() {
 	if !isDirKeeper(os.Args) || os.Getenv(EndedEnv) != "" {
@@ -54,7 +55,11 @@ func wait() {
 		return
 	}
 	syscall.Close(p[0])
-	if len(got) > pipeBytes {
+	// What the new pipe cannot hold before the exec goes through a writer
+	// of its own, and this process runs the body: a blocking write here
+	// would never end.
+	size, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(p[1]), fGetPipeSz, 0)
+	if errno != 0 || len(got) > int(size) {
 		go writeAll(p[1], got)
 		return
 	}

@@ -30,6 +30,7 @@ func (d *decoder) exactNumbers(expr hclv2.Expression, field string, v cty.Value)
 		return true
 	}
 	fix := fmt.Sprintf("Write it as a string, for example %q, or as a number of at most 15 significant digits within ±1.8e308.", cutNumber(lit))
+	expr = partAt(expr, path)
 	if computes(expr) {
 		fix = fmt.Sprintf("The expression computes it, so it cannot be written as a string there: make it compute a number of at most 15 significant digits within ±1.8e308, or write the value it should have in its place, as a string (for example %q).", cutNumber(lit))
 	}
@@ -37,6 +38,63 @@ func (d *decoder) exactNumbers(expr hclv2.Expression, field string, v cty.Value)
 		fmt.Sprintf("%s%s is %s, which no IEEE 754 double holds exactly: the run's record keeps numbers as doubles (RFC 8785), so it would change. %s",
 			field, pathString(path), cutNumber(lit), fix))
 	return false
+}
+
+// partAt returns the part of expr written out at path in its value: the
+// item of an object or the element of a tuple the path steps into, as far
+// as expr writes them out; where it computes instead, that expression.
+// The advice then fits the part that holds the number, not its siblings.
+func partAt(expr hclv2.Expression, path cty.Path) hclv2.Expression {
+	for _, step := range path {
+		var key cty.Value
+		switch s := step.(type) {
+		case cty.GetAttrStep:
+			key = cty.StringVal(s.Name)
+		case cty.IndexStep:
+			key = s.Key
+		default:
+			return expr
+		}
+		next := childAt(expr, key)
+		if next == nil {
+			return expr
+		}
+		expr = next
+	}
+	return expr
+}
+
+// childAt returns the item of object or tuple constructor expr at key, or
+// nil when expr is neither or the key is not written out.
+func childAt(expr hclv2.Expression, key cty.Value) hclv2.Expression {
+	switch x := expr.(type) {
+	case *hclsyntax.ObjectConsExpr:
+		if key.Type() != cty.String {
+			return nil
+		}
+		for _, item := range x.Items {
+			name := hclv2.ExprAsKeyword(item.KeyExpr)
+			if name == "" {
+				k, diags := item.KeyExpr.Value(nil)
+				if diags.HasErrors() || !k.IsKnown() || k.IsNull() || k.Type() != cty.String {
+					continue
+				}
+				name = k.AsString()
+			}
+			if name == key.AsString() {
+				return item.ValueExpr
+			}
+		}
+	case *hclsyntax.TupleConsExpr:
+		if key.Type() != cty.Number {
+			return nil
+		}
+		i, acc := key.AsBigFloat().Int64()
+		if acc == 0 && i >= 0 && i < int64(len(x.Exprs)) {
+			return x.Exprs[i]
+		}
+	}
+	return nil
 }
 
 // computes reports whether expr computes a value rather than writing it

@@ -227,13 +227,7 @@ func progressLine(e store.Event) string {
 		return "  resumed    " + d.Position
 	case runstate.EventWorkerExited:
 		// Whether a restart follows is the watchdog's next event to say.
-		if d.Code != "" && d.Message != "" {
-			return fmt.Sprintf("  worker stopped: %s %s", d.Code, d.Message)
-		}
-		if d.Signal != "" {
-			return fmt.Sprintf("  worker crashed (signal %s)", d.Signal)
-		}
-		return fmt.Sprintf("  worker crashed (exit %d)", d.ExitCode)
+		return "  worker " + runstate.Exit{ExitCode: d.ExitCode, Signal: d.Signal, Code: d.Code, Message: d.Message}.Cause()
 	case runstate.EventWorkerStarted:
 		if d.Restart > 0 {
 			return fmt.Sprintf("  worker restarted (restart %d)", d.Restart)

@@ -13,10 +13,11 @@ import (
 func TestProgressLineWorkers(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ typ, data, want string }{
-		{runstate.EventWorkerExited, `{"pid":7,"exit_code":1,"restart":2,"reason":"crash"}`, "  worker crashed (exit 1)"},
-		{runstate.EventWorkerExited, `{"pid":7,"exit_code":-1,"signal":"killed","restart":0,"reason":"crash"}`, "  worker crashed (signal killed)"},
+		{runstate.EventWorkerExited, `{"pid":7,"exit_code":1,"restart":2,"reason":"crash"}`, "  worker exited with status 1"},
+		{runstate.EventWorkerExited, `{"pid":7,"exit_code":-1,"signal":"killed","restart":0,"reason":"crash"}`, "  worker was ended by a signal (killed)"},
 		{runstate.EventWorkerExited, `{"pid":7,"exit_code":1,"restart":0,"reason":"crash","code":"PLUGIN_DIED","message":"plugin \"p\" (/c/p) died during Run: killed by signal SIGKILL, under the attempt at g/a/1"}`,
-			`  worker stopped: PLUGIN_DIED plugin "p" (/c/p) died during Run: killed by signal SIGKILL, under the attempt at g/a/1`},
+			`  worker stopped (PLUGIN_DIED: plugin "p" (/c/p) died during Run: killed by signal SIGKILL, under the attempt at g/a/1)`},
+		{runstate.EventWorkerExited, `{"pid":7,"exit_code":1,"restart":0,"reason":"storage","code":"RUN_STORAGE"}`, "  worker stopped (RUN_STORAGE)"},
 		{runstate.EventWorkerStarted, `{"pid":8,"start_time":1,"restart":2}`, "  worker restarted (restart 2)"},
 		{runstate.EventWorkerStarted, `{"pid":8,"start_time":1,"restart":0}`, ""},
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/watchdog"
 )
 
@@ -172,10 +173,11 @@ func printActive(w io.Writer, r *watchdog.Report) {
 		return
 	}
 	// An interrupted run claims no activity: nothing carried it on
-	// since its last event, and its started positions were cut off then.
+	// since its last event. When its started positions were cut off is
+	// not recorded, only that they had run that long by its last event.
 	fmt.Fprintf(w, "since:    %s (its last recorded event; nothing has carried the run on since)\n", r.InterruptedAt.UTC().Format(time.RFC3339))
 	for _, a := range r.Active {
-		fmt.Fprintf(w, "cut off:  %s after %d ms, when the run was interrupted (usage %s)\n", a.Position, a.ElapsedMS, a.Usage)
+		fmt.Fprintf(w, "cut off:  %s, started %d ms before the run's last recorded event (usage %s)\n", a.Position, a.ElapsedMS, a.Usage)
 	}
 }
 
@@ -197,13 +199,5 @@ func printConfinement(w io.Writer, c *watchdog.ConfinementReport) {
 // exitLine is a recorded worker crash as a person reads it: the cause
 // the worker reported, or how its process ended.
 func exitLine(x *watchdog.ExitReport) string {
-	switch {
-	case x.Code != "" && x.Message != "":
-		return fmt.Sprintf("worker stopped: %s %s", x.Code, x.Message)
-	case x.Code != "":
-		return "worker stopped: " + x.Code
-	case x.Signal != "":
-		return fmt.Sprintf("worker crashed (signal %s)", x.Signal)
-	}
-	return fmt.Sprintf("worker crashed (exit %d)", x.ExitCode)
+	return "worker " + runstate.Exit{ExitCode: x.ExitCode, Signal: x.Signal, Code: x.Code, Message: x.Message}.Cause()
 }

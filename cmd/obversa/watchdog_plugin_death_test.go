@@ -94,7 +94,7 @@ func killPluginUnderAttempt(t *testing.T, unsafe bool) (runDir, stderr string, c
 	if x := exits[0]; x["code"] != "PLUGIN_DIED" || x["message"] != want || x["path"] != path {
 		t.Fatalf("worker-exited %v, want code PLUGIN_DIED, message %q, path %s", x, want, path)
 	}
-	if !strings.Contains(errb.String(), "worker stopped: PLUGIN_DIED "+want) {
+	if !strings.Contains(errb.String(), "worker stopped (PLUGIN_DIED: "+want+")") {
 		t.Fatalf("the run's output does not say the plugin died (%q):\n%s", want, errb.String())
 	}
 	return runDir, errb.String(), code
@@ -121,7 +121,7 @@ func TestStatusWhileRecovering(t *testing.T) {
 	waitFor(t, 30*time.Second, "the slow node to start", func() bool { _, err := os.Stat(flag); return err == nil })
 	path := killPlugin(t, runDir)
 	waitFor(t, 30*time.Second, "the worker's exit to be recorded", func() bool { return len(recorded(t, runDir, "run:worker-exited")) == 1 })
-	want := fmt.Sprintf(`worker stopped: PLUGIN_DIED plugin "shell" (%s) died during Invoke: killed by signal SIGKILL, under the attempt at dag/slow/1`, path)
+	want := fmt.Sprintf(`worker stopped (PLUGIN_DIED: plugin "shell" (%s) died during Invoke: killed by signal SIGKILL, under the attempt at dag/slow/1)`, path)
 	r := obversa(t, dir, "status", runDir)
 	if r.code != 0 || !strings.Contains(r.stdout, "phase:    recovering\n") || !strings.Contains(r.stdout, "\nexit:     "+want+", at ") ||
 		!strings.Contains(r.stdout, "\nbackoff:  restart 1 in ") {
@@ -139,7 +139,7 @@ func TestStatusWhileRecovering(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("status --json: %v: %s", err, r.stdout)
 	}
-	if x := rep.LastExit; rep.Phase != "recovering" || x == nil || x.Code != "PLUGIN_DIED" || "worker stopped: PLUGIN_DIED "+x.Message != want || x.Restart != 0 {
+	if x := rep.LastExit; rep.Phase != "recovering" || x == nil || x.Code != "PLUGIN_DIED" || "worker stopped (PLUGIN_DIED: "+x.Message+")" != want || x.Restart != 0 {
 		t.Fatalf("status --json phase %s, last_exit %+v; want recovering and the plugin's death", rep.Phase, x)
 	}
 }

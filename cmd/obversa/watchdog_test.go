@@ -220,7 +220,7 @@ func statusOfInterrupted(t *testing.T, dir, runDir string) {
 	}
 	r := obversa(t, dir, "status", runDir)
 	since := "\nsince:    " + last.TS.UTC().Format(time.RFC3339) + " (its last recorded event; nothing has carried the run on since)\n"
-	cut := fmt.Sprintf("\ncut off:  dag/slow/1 after %d ms, when the run was interrupted", a.Active[0].ElapsedMS)
+	cut := fmt.Sprintf("\ncut off:  dag/slow/1, started %d ms before the run's last recorded event", a.Active[0].ElapsedMS)
 	if strings.Contains(r.stdout, "active:") || !strings.Contains(r.stdout, since) || !strings.Contains(r.stdout, cut) {
 		t.Fatalf("status of an interrupted run claims activity or does not say since when:\n%s", r.stdout)
 	}

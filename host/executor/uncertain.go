@@ -74,17 +74,10 @@ func (x *Executor) uncertain(s start, cause string) []event {
 // process ended.
 func crashCause(ex *runstate.Exit) string {
 	const effect = "; its effect may have happened"
-	switch {
-	case ex == nil:
+	if ex == nil {
 		return "the worker running it ended and no exit was recorded (its watchdog ended too, or the machine stopped)" + effect
-	case ex.Code != "" && ex.Message != "":
-		return fmt.Sprintf("the worker running it stopped (%s: %s)", ex.Code, ex.Message) + effect
-	case ex.Code != "":
-		return fmt.Sprintf("the worker running it stopped (%s)", ex.Code) + effect
-	case ex.Signal != "":
-		return fmt.Sprintf("the worker running it was ended by a signal (%s)", ex.Signal) + effect
 	}
-	return fmt.Sprintf("the worker running it exited with status %d", ex.ExitCode) + effect
+	return "the worker running it " + ex.Cause() + effect
 }
 
 // reconcilePause is the graph:node-paused data asking a person whether

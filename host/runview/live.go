@@ -123,9 +123,9 @@ func (l *Live) Apply(e store.Event) ([]Notice, error) {
 		var d runstate.WorkerExitedData
 		if json.Unmarshal(e.Data, &d) == nil {
 			n := Notice{Kind: NoticeCrashed, Code: "WORKER_EXITED",
-				Message: fmt.Sprintf("worker pid %d exited (code %d %s); restart %d", d.PID, d.ExitCode, d.Signal, d.Restart+1)}
+				Message: fmt.Sprintf("worker pid %d %s; restart %d", d.PID, d.Cause(), d.Restart+1)}
 			if d.Code != "" {
-				n.Code, n.Message = d.Code, fmt.Sprintf("%s; worker pid %d exited (code %d); restart %d", d.Message, d.PID, d.ExitCode, d.Restart+1)
+				n.Code = d.Code
 			}
 			add = append(add, n)
 		}

@@ -122,6 +122,13 @@ func obversaEnv(t testing.TB, dir string, env []string, args ...string) result {
 	cmd := exec.Command(filepath.Join(binDir, "obversa"), args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	return runResult(t, cmd, fmt.Sprintf("obversa %v", args))
+}
+
+// runResult runs cmd to its end and returns its exit code and what it
+// printed; a command that could not run at all (what names it) fails t.
+func runResult(t testing.TB, cmd *exec.Cmd, what string) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -129,7 +136,7 @@ func obversaEnv(t testing.TB, dir string, env []string, args ...string) result {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("obversa %v: %v", args, err)
+		t.Fatalf("%s: %v", what, err)
 	}
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }

@@ -366,17 +366,7 @@ func (h otherHost) command(args ...string) *exec.Cmd {
 // run runs obversa with args on h.
 func (h otherHost) run(t *testing.T, args ...string) result {
 	t.Helper()
-	cmd := h.command(args...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("obversa %v on %s: %v", args, h.name, err)
-	}
-	return result{code: code, stdout: out.String(), stderr: errb.String()}
+	return runResult(t, h.command(args...), fmt.Sprintf("obversa %v on %s", args, h.name))
 }
 
 // start starts obversa with args on h; it is killed when the test ends if

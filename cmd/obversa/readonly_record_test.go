@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,15 +79,6 @@ func readOnlyRunner(t *testing.T, runDir string) func(dir string, args ...string
 		script := `mount --bind -o ro "$1" "$1" && shift && exec "$@"`
 		cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", runDir, filepath.Join(binDir, "obversa")}, args...)...)
 		cmd.Dir = dir
-		var out, errb strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatalf("obversa %v: %v", args, err)
-		}
-		return result{code: code, stdout: out.String(), stderr: errb.String()}
+		return runResult(t, cmd, fmt.Sprintf("obversa %v", args))
 	}
 }

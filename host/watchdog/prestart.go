@@ -55,15 +55,9 @@ func Prestart(exe string, ref DirRef, verified map[string]plugin.FileStamp) (*Pr
 	}
 	defer theirs.Close()
 	args := ref.Args()
-	cmd := exec.Command(exe, append(append([]string{"worker"}, args...), "--restart", "0")...)
-	marker := OwnerMarker(string(ref))
-	cmd.Env = append(workerEnv(marker, nil), HandoffEnv+"=1")
-	if len(verified) > 0 {
-		cmd.Env = append(cmd.Env, VerifiedEnv+"="+encodeStamps(verified))
-	}
+	cmd := workerCmd(exe, args, 0, OwnerMarker(string(ref)), []string{HandoffEnv + "=1"}, verified)
 	out := &heldOutput{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = theirs, out, out
-	cmd.SysProcAttr = workerSysProcAttr()
 	if err := startLocked(cmd); err != nil {
 		mine.Close()
 		return nil, fmt.Errorf("starting the first worker: %w", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/obversa/obversa/host/executor"
+	"github.com/obversa/obversa/plugin"
 )
 
 // MaxWorkerOutput is the worker console budget in bytes (docs/architecture.md#the-watchdog).
@@ -131,12 +132,7 @@ func (s *supervisor) startWorker(restart int, files []*os.File, env []string, ou
 		}
 		s.o.Logger.Warn("the worker started early could not take the run over; starting another", "error", err)
 	}
-	args := append(append([]string{"worker"}, s.ref.Args()...), "--restart", strconv.Itoa(restart))
-	cmd := exec.Command(s.o.Exe, args...)
-	cmd.Env = workerEnv(s.marker, env)
-	if len(s.o.Verified) > 0 {
-		cmd.Env = append(cmd.Env, VerifiedEnv+"="+encodeStamps(s.o.Verified))
-	}
+	cmd := workerCmd(s.o.Exe, s.ref.Args(), restart, s.marker, env, s.o.Verified)
 	cmd.ExtraFiles = files
 	cmd.Stdout, cmd.Stderr = out, out
 	// The worker watches its stdin: EOF means the watchdog is gone.
@@ -144,7 +140,6 @@ func (s *supervisor) startWorker(restart int, files []*os.File, env []string, ou
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd.SysProcAttr = workerSysProcAttr()
 	if err := startLocked(cmd); err != nil {
 		stdin.Close()
 		return nil, nil, fmt.Errorf("starting worker: %w", err)
@@ -152,4 +147,18 @@ func (s *supervisor) startWorker(restart int, files []*os.File, env []string, ou
 	// A worker gone before reading it is seen when it is waited for.
 	_ = sendEnv(stdin, s.plan)
 	return cmd, stdin, nil
+}
+
+// workerCmd is `exe worker ARGS --restart N` in its own process group
+// (workerSysProcAttr), with the owner marker's environment and env
+// (workerEnv) and, when there are any, the stamps of the verified cache
+// entries (VerifiedEnv): the worker Prestart and startWorker both start.
+func workerCmd(exe string, args []string, restart int, marker string, env []string, verified map[string]plugin.FileStamp) *exec.Cmd {
+	cmd := exec.Command(exe, append(append([]string{"worker"}, args...), "--restart", strconv.Itoa(restart))...)
+	cmd.Env = workerEnv(marker, env)
+	if len(verified) > 0 {
+		cmd.Env = append(cmd.Env, VerifiedEnv+"="+encodeStamps(verified))
+	}
+	cmd.SysProcAttr = workerSysProcAttr()
+	return cmd
 }

@@ -3,6 +3,7 @@ package hcl
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -148,34 +149,45 @@ func ParseSize(s string) (int64, error) {
 }
 
 // size decodes a memory size: a whole number of bytes or a string with a
-// unit (ParseSize), at least min.
+// unit (ParseSize), from min to math.MaxInt64 bytes. A number is checked
+// against that range before it is checked to be whole and exact, however
+// it is written (1e20 * 1 is too large, not "not whole").
 func (d *decoder) size(a *hclv2.Attribute, min int64, example string) (int64, bool) {
-	v, ok := d.static(a)
+	v, ok := d.evaluate(a)
 	if !ok {
 		return 0, false
 	}
-	var n int64
+	var f *big.Float
 	switch {
 	case v.Type() == cty.Number:
-		i, ok := wholeNumber(v.AsBigFloat())
-		if !ok {
-			d.errorAt(a.Expr.Range(), fmt.Sprintf("Invalid %s", a.Name), fmt.Sprintf("A size in bytes must be a whole number; or write it with a unit, for example %s.", example))
-			return 0, false
-		}
-		n = i
+		f = v.AsBigFloat()
 	case v.Type() == cty.String:
-		var err error
-		if n, err = ParseSize(v.AsString()); err != nil {
+		n, err := ParseSize(v.AsString())
+		if err != nil {
 			d.errorAt(a.Expr.Range(), fmt.Sprintf("Invalid %s", a.Name), err.Error()+".")
 			return 0, false
 		}
+		f = new(big.Float).SetInt64(n)
 	default:
 		d.typeError(a, v.Type(), "a size, for example "+example)
 		return 0, false
 	}
-	if n < min {
+	switch {
+	case f.Cmp(new(big.Float).SetInt64(math.MaxInt64)) > 0:
+		d.errorAt(a.Expr.Range(), fmt.Sprintf("%s is too large", a.Name),
+			fmt.Sprintf("%s must be from %d MiB (%d bytes) to %d bytes; got %s bytes. Write, for example, %s.", a.Name, min>>20, min, int64(math.MaxInt64), cutNumber(numberText(f)), example))
+		return 0, false
+	case f.Cmp(new(big.Float).SetInt64(min)) < 0:
 		d.errorAt(a.Expr.Range(), fmt.Sprintf("%s is too small", a.Name),
-			fmt.Sprintf("%s must be at least %d MiB (%d bytes): below that a plugin cannot start; got %d bytes. Write, for example, %s.", a.Name, min>>20, min, n, example))
+			fmt.Sprintf("%s must be at least %d MiB (%d bytes): below that a plugin cannot start; got %s bytes. Write, for example, %s.", a.Name, min>>20, min, cutNumber(numberText(f)), example))
+		return 0, false
+	}
+	if !d.exactNumbers(a.Expr, a.Name, v) {
+		return 0, false
+	}
+	n, ok := wholeNumber(f)
+	if !ok {
+		d.errorAt(a.Expr.Range(), fmt.Sprintf("Invalid %s", a.Name), fmt.Sprintf("A size in bytes must be a whole number; or write it with a unit, for example %s.", example))
 		return 0, false
 	}
 	return n, true

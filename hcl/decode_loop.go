@@ -38,11 +38,8 @@ func (d *decoder) loop(blk *hclv2.Block, nodes *[]Node) *nodeInfo {
 		}
 	}
 	if a := d.required(attrs, "max_rounds", blk, "max_rounds = 4: how many rounds may run before the loop fails LOOP_EXHAUSTED"); a != nil {
-		if v, ok := d.intAttr(a, 1, "4"); ok {
-			if v > MaxRoundsLimit {
-				d.errorAt(a.Expr.Range(), fmt.Sprintf("max_rounds %d is more than %d", v, MaxRoundsLimit),
-					fmt.Sprintf("A loop runs at most %d rounds. Lower max_rounds; a loop that needs more rounds than that rarely converges.", MaxRoundsLimit))
-			}
+		// A loop that needs more than MaxRoundsLimit rounds rarely converges.
+		if v, ok := d.intIn(a, 1, MaxRoundsLimit, "4"); ok {
 			n.Loop.MaxRounds = v
 		}
 	}

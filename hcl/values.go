@@ -56,6 +56,16 @@ func (d *decoder) warnAt(subject hclv2.Range, summary, detail string) {
 // ok == false when evaluation failed (a diagnostic is recorded) or when the
 // value is null, which every attribute treats as "not set".
 func (d *decoder) static(a *hclv2.Attribute) (cty.Value, bool) {
+	v, ok := d.evaluate(a)
+	if !ok || !d.exactNumbers(a.Expr, a.Name, v) {
+		return cty.NilVal, false
+	}
+	return v, true
+}
+
+// evaluate is static without the check that the record keeps the value's
+// numbers exactly, for callers that check a number's range first.
+func (d *decoder) evaluate(a *hclv2.Attribute) (cty.Value, bool) {
 	if vars := a.Expr.Variables(); len(vars) > 0 {
 		d.errorAt(vars[0].SourceRange(), "References are not allowed here",
 			fmt.Sprintf("The value of %s must be a constant, but it refers to %s. References to results (input.results.<node>) are only allowed in a node's prompt and input; write a literal value here.", a.Name, traversalString(vars[0])))
@@ -69,9 +79,6 @@ func (d *decoder) static(a *hclv2.Attribute) (cty.Value, bool) {
 	if !v.IsWhollyKnown() {
 		d.errorAt(a.Expr.Range(), "Value not known at decode time",
 			fmt.Sprintf("The value of %s must be a constant that is known when the run file is read.", a.Name))
-		return cty.NilVal, false
-	}
-	if !d.exactNumbers(a.Expr, a.Name, v) {
 		return cty.NilVal, false
 	}
 	return v, true
@@ -153,22 +160,18 @@ func (d *decoder) boolean(a *hclv2.Attribute) (bool, bool) {
 	return b.True(), true
 }
 
-// integer decodes a whole-number attribute that must be at least min.
+// integer decodes a whole-number attribute from min to maxRecordedInt.
 func (d *decoder) integer(a *hclv2.Attribute, min int64, example string) (int64, bool) {
 	return d.integerIn(a, min, maxRecordedInt, example)
 }
 
-// integerIn is integer at most max: a whole number past max, however
-// large, is refused as too large, naming max.
+// integerIn decodes a whole-number attribute from min to max. The value is
+// checked against that range first, however it is written (99999999999999999999,
+// 1e20 * 1, -1e20): a value outside it is too large or too small, naming
+// the range, before it is checked to be a whole number the record keeps
+// exactly.
 func (d *decoder) integerIn(a *hclv2.Attribute, min, max int64, example string) (int64, bool) {
-	if lit, ok := a.Expr.(*hclsyntax.LiteralValueExpr); ok && lit.Val.Type() == cty.Number && !lit.Val.IsNull() {
-		if f := lit.Val.AsBigFloat(); f.IsInt() && f.Cmp(new(big.Float).SetInt64(max)) > 0 {
-			d.errorAt(a.Expr.Range(), fmt.Sprintf("%s is too large", a.Name),
-				fmt.Sprintf("The value of %s must be at most %d; got %s.", a.Name, max, f.Text('g', 20)))
-			return 0, false
-		}
-	}
-	v, ok := d.static(a)
+	v, ok := d.evaluate(a)
 	if !ok {
 		return 0, false
 	}
@@ -177,32 +180,45 @@ func (d *decoder) integerIn(a *hclv2.Attribute, min, max int64, example string) 
 		d.typeError(a, v.Type(), "a whole number, for example "+example)
 		return 0, false
 	}
-	i, ok := wholeNumber(n.AsBigFloat())
-	if !ok {
-		d.errorAt(a.Expr.Range(), "Invalid number",
-			fmt.Sprintf("The value of %s must be a whole number, for example %s; got %s.", a.Name, example, n.AsBigFloat().Text('g', 20)))
+	f := n.AsBigFloat()
+	if !d.inRange(a, f, min, max, example) || !d.exactNumbers(a.Expr, a.Name, n) {
 		return 0, false
 	}
-	if i < min {
-		d.errorAt(a.Expr.Range(), fmt.Sprintf("%s is too small", a.Name),
-			fmt.Sprintf("The value of %s must be at least %d; got %d. Set it to a value such as %s.", a.Name, min, i, example))
+	i, ok := wholeNumber(f)
+	if !ok {
+		d.errorAt(a.Expr.Range(), "Invalid number",
+			fmt.Sprintf("The value of %s must be a whole number, for example %s; got %s.", a.Name, example, f.Text('g', 20)))
 		return 0, false
 	}
 	return i, true
 }
 
-// intAttr is integer narrowed to int.
+// inRange records that a's value f is too large or too small, naming the
+// range min to max, and returns false when f is outside it.
+func (d *decoder) inRange(a *hclv2.Attribute, f *big.Float, min, max int64, example string) bool {
+	var what string
+	switch {
+	case f.Cmp(new(big.Float).SetInt64(max)) > 0:
+		what = "too large"
+	case f.Cmp(new(big.Float).SetInt64(min)) < 0:
+		what = "too small"
+	default:
+		return true
+	}
+	d.errorAt(a.Expr.Range(), fmt.Sprintf("%s is %s", a.Name, what),
+		fmt.Sprintf("The value of %s must be a whole number from %d to %d; got %s. Set it to a value such as %s.", a.Name, min, max, cutNumber(numberText(f)), example))
+	return false
+}
+
+// intAttr is integer narrowed to int: from min to math.MaxInt32.
 func (d *decoder) intAttr(a *hclv2.Attribute, min int64, example string) (int, bool) {
-	i, ok := d.integerIn(a, min, math.MaxInt32, example)
-	if !ok {
-		return 0, false
-	}
-	if i > math.MaxInt32 {
-		d.errorAt(a.Expr.Range(), fmt.Sprintf("%s is too large", a.Name),
-			fmt.Sprintf("The value of %s must be at most %d; got %d.", a.Name, math.MaxInt32, i))
-		return 0, false
-	}
-	return int(i), true
+	return d.intIn(a, min, math.MaxInt32, example)
+}
+
+// intIn is integerIn narrowed to int; max is at most math.MaxInt32.
+func (d *decoder) intIn(a *hclv2.Attribute, min, max int64, example string) (int, bool) {
+	i, ok := d.integerIn(a, min, max, example)
+	return int(i), ok
 }
 
 // wholeNumber converts f to an int64 when it is a whole number in range.

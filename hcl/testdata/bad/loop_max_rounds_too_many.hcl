@@ -1,4 +1,4 @@
-# want: max_rounds 101 is more than 100
+# want: max_rounds is too large
 plugin "mock" {
   type = "engine"
   path = "bin/mock-engine"

@@ -1,6 +1,9 @@
 package plugin
 
 import (
+	"net/netip"
+	"strings"
+
 	goplugin "github.com/hashicorp/go-plugin"
 )
 
@@ -44,4 +47,24 @@ func VersionedPlugins() map[int]goplugin.PluginSet {
 			string(TypePolicy): &policyPlugin{},
 		},
 	}
+}
+
+// foreignAddress returns the address a handshake line names and true when
+// the host must not dial it: a tcp address that is not a loopback IP literal
+// (127.0.0.0/8 or ::1) with a port, such as a host name (which dialing
+// would look up) or another machine's address. A plugin listens on a unix
+// socket or on loopback (docs/writing-plugins.md); were the host to dial
+// anything else, a plugin without network (docs/confinement.md) would
+// reach the network through it. It returns false for any other line,
+// which go-plugin then reads as it does every handshake.
+func foreignAddress(line []byte) (string, bool) {
+	parts := strings.Split(strings.TrimSpace(string(line)), "|")
+	if len(parts) < 4 || parts[2] != "tcp" {
+		return "", false
+	}
+	ap, err := netip.ParseAddrPort(parts[3])
+	if err == nil && ap.Addr().Unmap().IsLoopback() {
+		return "", false
+	}
+	return parts[3], true
 }

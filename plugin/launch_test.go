@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,6 +110,27 @@ func TestLaunchHandshakeFailures(t *testing.T) {
 			})
 			if !errors.Is(err, plugin.ErrHandshake) || !strings.Contains(err.Error(), tt.mention) {
 				t.Errorf("error = %v, want ErrHandshake mentioning %q", err, tt.mention)
+			}
+		})
+	}
+}
+
+// TestLaunchDialsOnlyLoopback checks that the host dials the tcp address
+// a handshake names only when it is a loopback IP: a host name is never
+// looked up and another machine is never connected to, so a plugin
+// without network cannot reach it through the host (docs/confinement.md).
+func TestLaunchDialsOnlyLoopback(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{"obversa-handshake-test.invalid:443", "192.0.2.1:9", "[::ffff:192.0.2.1]:9", "localhost:1", "127.0.0.1"} {
+		t.Run(addr, func(t *testing.T) {
+			t.Parallel()
+			_, err := plugin.Launch(context.Background(), plugin.LaunchConfig{
+				Name: "fake", Type: plugin.TypeEngine, Path: testBin, SHA256: testBinSHA,
+				Env: []string{modeEnv + "=tcp-address", "OBVERSA_TEST_ADDR=" + addr},
+			})
+			want := fmt.Sprintf("named the address %q in its handshake, which the host does not dial", addr)
+			if !errors.Is(err, plugin.ErrHandshake) || !strings.Contains(err.Error(), want) {
+				t.Errorf("error = %v, want ErrHandshake mentioning %q", err, want)
 			}
 		})
 	}

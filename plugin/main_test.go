@@ -89,6 +89,11 @@ func runHelper(mode string) int {
 		// A handshake in protocol version 2, which the host does not speak.
 		fmt.Println("1|2|unix|/nonexistent/plugin.sock|grpc|")
 		time.Sleep(time.Minute)
+	case "tcp-address":
+		// A handshake naming the tcp address in OBVERSA_TEST_ADDR, which
+		// nothing serves.
+		fmt.Println("1|1|tcp|" + os.Getenv("OBVERSA_TEST_ADDR") + "|grpc|")
+		time.Sleep(time.Minute)
 	case "not-serving":
 		cfg.Health = func(context.Context) bool { return false }
 	case "launcher":

@@ -61,7 +61,12 @@ type procRunner struct {
 	// longLine is the size of a first stdout line longer than
 	// maxHandshakeBytes (0 when none).
 	longLine int64
-	lineDone chan struct{} // closed once the first line was handled
+	// foreign says the host refused to dial the address of the handshake
+	// line, foreignAddr (foreignAddress); the line is then not handed to
+	// go-plugin.
+	foreign     bool
+	foreignAddr string
+	lineDone    chan struct{} // closed once the first line was handled
 }
 
 func newProcRunner(newCmd func() (*exec.Cmd, error), logger hclog.Logger, redact func(string) string) (*procRunner, error) {
@@ -208,8 +213,11 @@ func (r *procRunner) pumpStdout(hs *io.PipeWriter) {
 		close(r.lineDone)
 		hs.Close()
 	default:
+		r.foreignAddr, r.foreign = foreignAddress(line)
 		close(r.lineDone)
-		_, _ = hs.Write(line)
+		if !r.foreign {
+			_, _ = hs.Write(line)
+		}
 		hs.Close()
 	}
 	if err != nil {

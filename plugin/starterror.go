@@ -99,6 +99,8 @@ func startError(cfg LaunchConfig, path string, timeout time.Duration, err error,
 	case run.longLine > 0:
 		e.What = fmt.Sprintf("wrote a line of %d bytes on stdout before its handshake (the handshake line comes first and is at most %d bytes; logs belong on stderr)",
 			run.longLine, maxHandshakeBytes)
+	case run.foreign:
+		e.What = fmt.Sprintf("named the address %q in its handshake, which the host does not dial: a plugin listens on a unix socket or on a loopback address such as 127.0.0.1:PORT (docs/writing-plugins.md)", run.foreignAddr)
 	case strings.HasPrefix(msg, gpUnrecognized):
 		line, _, _ := strings.Cut(strings.TrimPrefix(msg, gpUnrecognized), "\n")
 		if line == "" {

@@ -10,8 +10,9 @@ import (
 )
 
 // TestOutOfRangeFlagIsUsageError: a whole-number or duration flag refuses
-// a value below what it can mean as it refuses one that is no number: exit 2,
-// naming the flag and the value, before anything is read.
+// a value below what it can mean or beyond what it holds as it refuses one
+// that is no number: exit 2, naming the flag, the value and the range,
+// before anything is read.
 func TestOutOfRangeFlagIsUsageError(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -19,14 +20,20 @@ func TestOutOfRangeFlagIsUsageError(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"events", "--from", "-5", "r"}, `invalid argument "-5" for "--from" flag: must be at least 1`},
-		{[]string{"events", "--from=0", "r"}, `invalid argument "0" for "--from" flag: must be at least 1`},
-		{[]string{"events", "--from", "x", "r"}, `invalid argument "x" for "--from" flag: ParseInt: invalid syntax`},
-		{[]string{"plugin", "sign", "--protocol", "0", "bin"}, `invalid argument "0" for "--protocol" flag: must be at least 1`},
-		{[]string{"worker", "--restart", "-1"}, `invalid argument "-1" for "--restart" flag: must be at least 0`},
-		{[]string{"approve", "--timeout", "-5s", "r", "dag/a/1"}, `invalid argument "-5s" for "--timeout" flag: must be more than 0`},
-		{[]string{"approve", "--timeout=0s", "r", "dag/a/1"}, `invalid argument "0s" for "--timeout" flag: must be more than 0`},
-		{[]string{"approve", "--timeout", "soon", "r", "dag/a/1"}, `invalid argument "soon" for "--timeout" flag: time: invalid duration`},
+		{[]string{"events", "--from", "-5", "r"}, `invalid argument "-5" for "--from" flag: must be a whole number from 1 to 9223372036854775807`},
+		{[]string{"events", "--from=0", "r"}, `invalid argument "0" for "--from" flag: must be a whole number from 1 to 9223372036854775807`},
+		{[]string{"events", "--from", "x", "r"}, `invalid argument "x" for "--from" flag: must be a whole number from 1 to 9223372036854775807`},
+		{[]string{"events", "--from", "99999999999999999999", "r"}, `invalid argument "99999999999999999999" for "--from" flag: must be a whole number from 1 to 9223372036854775807 (revisions count from 1)`},
+		{[]string{"events", "--from", "-99999999999999999999", "r"}, `invalid argument "-99999999999999999999" for "--from" flag: must be a whole number from 1 to 9223372036854775807`},
+		{[]string{"plugin", "sign", "--protocol", "0", "bin"}, `invalid argument "0" for "--protocol" flag: must be a whole number from 1 to 9223372036854775807`},
+		{[]string{"plugin", "sign", "--protocol", "1e30", "bin"}, `invalid argument "1e30" for "--protocol" flag: must be a whole number from 1 to 9223372036854775807`},
+		{[]string{"worker", "--restart", "-1"}, `invalid argument "-1" for "--restart" flag: must be a whole number from 0 to 9223372036854775807`},
+		{[]string{"worker", "--restart", "9223372036854775808"}, `invalid argument "9223372036854775808" for "--restart" flag: must be a whole number from 0 to 9223372036854775807`},
+		{[]string{"approve", "--timeout", "-5s", "r", "dag/a/1"}, `invalid argument "-5s" for "--timeout" flag: must be a duration from 1ns to 2562047h47m16.854775807s`},
+		{[]string{"approve", "--timeout=0s", "r", "dag/a/1"}, `invalid argument "0s" for "--timeout" flag: must be a duration from 1ns to 2562047h47m16.854775807s`},
+		{[]string{"approve", "--timeout", "soon", "r", "dag/a/1"}, `invalid argument "soon" for "--timeout" flag: must be a duration from 1ns to 2562047h47m16.854775807s, a number with a unit such as 30s`},
+		{[]string{"approve", "--timeout", "99999999999h", "r", "dag/a/1"}, `invalid argument "99999999999h" for "--timeout" flag: must be a duration from 1ns to 2562047h47m16.854775807s`},
+		{[]string{"plugin", "conformance", "--timeout", "0", "bin"}, `invalid argument "0" for "--timeout" flag: must be a duration from 1ns to 2562047h47m16.854775807s`},
 	} {
 		r := obversa(t, dir, tc.args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {

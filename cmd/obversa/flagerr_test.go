@@ -18,12 +18,12 @@ func TestFlagErrorEchoIsCut(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"events", "--from", big, "r"}, `for "--from" flag: ParseInt: invalid syntax`},
+		{[]string{"events", "--from", big, "r"}, `for "--from" flag: must be a whole number from 1 to`},
 		{[]string{"status", "--watch=" + big, "r"}, `for "--watch" flag: ParseBool: invalid syntax`},
 		{[]string{"status", "--" + big, "r"}, "unknown flag: --xxx"},
 		{[]string{"status", "-j" + big, "r"}, `unknown shorthand flag: 'j' in -jxxx`},
 		{[]string{big}, `unknown command "xxx`},
-		{[]string{"events", "--from", "abc", "r"}, `invalid argument "abc" for "--from" flag: ParseInt: invalid syntax`},
+		{[]string{"events", "--from", "abc", "r"}, `invalid argument "abc" for "--from" flag: must be a whole number from 1 to`},
 	} {
 		r := obversa(t, dir, tc.args...)
 		name := tc.args[0][:min(len(tc.args[0]), 10)]

@@ -2,16 +2,18 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
 )
 
-// atLeast is a whole-number flag value that refuses numbers below min,
-// so a value out of range is refused as a flag error, like one that is
-// no number: a usage error (exit 2) naming the flag and the value
-// (boundFlagError, docs/cli.md). what says why min is the least.
+// atLeast is a whole-number flag value that refuses numbers below min or
+// beyond what its type holds, so a value out of range is refused as a flag
+// error, like one that is no number: a usage error (exit 2) naming the
+// flag, the value and the range (boundFlagError, docs/cli.md). what says
+// why min is the least.
 type atLeast[T int | int64] struct {
 	p    *T
 	min  T
@@ -31,14 +33,18 @@ func (v *atLeast[T]) String() string { return strconv.FormatInt(int64(*v.p), 10)
 // Type is the value's name in help text, as pflag names its integers.
 func (v *atLeast[T]) Type() string { return "int" }
 
-// Set parses s as pflag parses an integer; a number below min is refused.
+// Set parses s as pflag parses an integer (decimal, 0x…, 0o…, 0b…). A
+// value that is no whole number, is below min or is beyond what T holds
+// is refused with the same message, which names the range.
 func (v *atLeast[T]) Set(s string) error {
-	n, err := strconv.ParseInt(s, 0, strconv.IntSize)
-	if err != nil {
-		return err
+	bits := 64
+	if _, isInt := any(*v.p).(int); isInt {
+		bits = strconv.IntSize
 	}
-	if T(n) < v.min {
-		return fmt.Errorf("must be at least %d (%s)", v.min, v.what)
+	max := int64(1)<<(bits-1) - 1
+	n, err := strconv.ParseInt(s, 0, bits)
+	if err != nil || n < int64(v.min) {
+		return fmt.Errorf("must be a whole number from %d to %d (%s)", v.min, max, v.what)
 	}
 	*v.p = T(n)
 	return nil
@@ -66,14 +72,13 @@ func (v *positiveDuration) String() string { return v.p.String() }
 // Type is the value's name in help text, as pflag names durations.
 func (v *positiveDuration) Type() string { return "duration" }
 
-// Set parses s as time.ParseDuration does; zero or less is refused.
+// Set parses s as time.ParseDuration does. A value that is no duration,
+// is zero or less or is beyond what a time.Duration holds is refused with
+// the same message, which names the range and the form.
 func (v *positiveDuration) Set(s string) error {
 	d, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	if d <= 0 {
-		return fmt.Errorf("must be more than 0 (%s)", v.what)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("must be a duration from 1ns to %s, a number with a unit such as 30s or 5m (%s)", time.Duration(math.MaxInt64), v.what)
 	}
 	*v.p = d
 	return nil

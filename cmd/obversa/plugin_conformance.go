@@ -79,7 +79,7 @@ Cases: ` + strings.Join(conformance.CaseNames(), ", ") + `.`,
 	cmd.Flags().StringVar(&configFile, "config", "", "JSON conformance file: the plugin's config, args, env, target and scenario requests")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringArrayVar(&only, "case", nil, "run only this case (repeatable); the others are reported as skipped")
-	cmd.Flags().DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "bound of the whole check; the cases left when it passes fail")
+	positiveDurationVar(cmd.Flags(), &timeout, "timeout", conformance.DefaultTimeout, "the bound of the whole check", "bound of the whole check; the cases left when it passes fail")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log the plugin's stderr and go-plugin's messages to stderr")
 	return cmd
 }

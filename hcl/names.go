@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/agext/levenshtein"
+
+	"github.com/obversa/obversa/internal/idname"
 )
 
 // idPattern is the id grammar shared with the store (docs/architecture.md#the-record): plugin,
@@ -27,26 +29,8 @@ func idGrammarDetail(what, name string) string {
 	return fmt.Sprintf("%q is not a valid %s name. Names start with a letter or digit, continue with letters, digits, '.', '_' or '-', and are at most 128 characters (the grammar [A-Za-z0-9][A-Za-z0-9._-]{0,127}). Rename it, for example to %q.", name, what, fixID(name))
 }
 
-// fixID proposes a valid id close to s.
-func fixID(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('-')
-		}
-	}
-	out := strings.TrimLeft(b.String(), "._-")
-	if out == "" {
-		out = "name"
-	}
-	if len(out) > 128 {
-		out = out[:128]
-	}
-	return out
-}
+// fixID proposes a valid id close to s (idname.Suggest).
+func fixID(s string) string { return idname.Suggest(s, "name") }
 
 // suggest returns the candidate closest to given when it is close enough to
 // be a likely typo, or "".

@@ -142,3 +142,25 @@ func TestDescribeNotAPluginIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestIDFlagsSuggestAnID: a --run-id or --namespace that is not an id is
+// refused (exit 2) with an id to give instead, made of the value: accents
+// dropped, refused characters one '-', no separator at its end.
+func TestIDFlagsSuggestAnID(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--run-id", "dräft✓", "run.hcl"}, "; for example --run-id draft\n"},
+		{[]string{"run", "--run-id", "nightly build!", "run.hcl"}, "; for example --run-id nightly-build\n"},
+		{[]string{"--namespace", "dräft✓", "runs"}, "; for example --namespace draft\n"},
+		{[]string{"--namespace", "", "runs"}, "; for example --namespace default\n"},
+	} {
+		r := obversa(t, dir, tc.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "INVALID_ID") || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", tc.args, r.code, r.stderr, exitUsage, tc.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/obversa/obversa/internal/idname"
 	"github.com/obversa/obversa/store"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -65,7 +66,7 @@ func newRootGlobals() (*cobra.Command, *globals) {
 		// is not an id is the operator's mistake (exit 2), refused before
 		// any storage is opened, whichever command was given.
 		if err := store.ValidID(g.namespace); err != nil {
-			return usageErr(fmt.Errorf("--namespace: %w", err))
+			return usageErr(fmt.Errorf("--namespace: %w; for example --namespace %s", err, idname.Suggest(g.namespace, "default")))
 		}
 		return nil
 	}

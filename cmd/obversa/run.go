@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/internal/idname"
 	"github.com/obversa/obversa/store"
 	"github.com/obversa/obversa/store/pgstore"
 )
@@ -33,6 +34,11 @@ the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
 			mode, err := progressMode(progress, asJSON)
 			if err != nil {
 				return err
+			}
+			if runID != "" {
+				if err := store.ValidID(runID); err != nil {
+					return usageErr(fmt.Errorf("--run-id: %w; for example --run-id %s", err, idname.Suggest(runID, "run-1")))
+				}
 			}
 			stopProfile, err := startCPUProfile(runCPUProfileEnv)
 			if err != nil {

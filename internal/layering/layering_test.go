@@ -20,7 +20,9 @@ const module = "github.com/obversa/obversa"
 // boundary, is a leaf every layer shares to bound the text it quotes; internal/canonjson, RFC 8785's
 // canonical form of event data and escaping of a string, is a leaf the store, the host and the
 // conformance kit share so what the record keeps is decided one way; internal/failpoint is a leaf the host and the plugin launcher mark their
-// crash points with; it is compiled away without the failpoints tag.
+// crash points with; it is compiled away without the failpoints tag;
+// internal/idname, the suggestion of a valid id for a name that is not one,
+// is a leaf the run file's decoder and the command line share.
 // The longest matching
 // prefix decides; "" means nothing of ours. A package, or a prefix it may
 // import, covers the subpackages below it unless they have a rule of their
@@ -33,7 +35,7 @@ var allowed = map[string][]string{
 	"store/simfs":          {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
 	"store/storetest":      {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
 	"plugin":               {"plugin/internal/", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut"},
-	"hcl":                  {"internal/regfile"},
+	"hcl":                  {"internal/regfile", "internal/idname"},
 	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut"},
 	"sdk/conformance":      {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/canonjson"},
 	"internal/proc":        {},
@@ -48,7 +50,8 @@ var allowed = map[string][]string{
 	"internal/runecut":     {},
 	"internal/canonjson":   {},
 	"internal/keeperwait":  {},
-	"host":                 {"store", "plugin", "hcl", "host/", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable", "internal/runecut", "internal/canonjson"},
+	"internal/idname":      {},
+	"host":                 {"store", "plugin", "hcl", "host/", "internal/idname", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable", "internal/runecut", "internal/canonjson"},
 	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut"},
 }
 

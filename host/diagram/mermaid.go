@@ -66,6 +66,7 @@ func mermaidShape(n Node) string {
 }
 
 // mermaidText escapes text for a quoted Mermaid label with entity codes.
-func mermaidText(s string) string {
-	return strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "\n", " ").Replace(s)
-}
+func mermaidText(s string) string { return mermaidEscaper.Replace(s) }
+
+// mermaidEscaper is built once: a Replacer builds its tables on first use.
+var mermaidEscaper = strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "\n", " ")

@@ -15,7 +15,9 @@
 //
 // Live pages are fed by server-sent events. Each run has at most one
 // follower of its files however many pages watch it (follow.go), and the
-// runs list has one shared poller (runs.go).
+// runs list has one shared poller (runs.go). A run page is sent its view
+// whole once, then what changed in it (live.go): the server's fold is the
+// only one, and the page only puts the changed parts in place.
 //
 // Safety (docs/ui.md): the server listens on loopback unless given a
 // token that every request must then carry; it reads nothing outside the

@@ -13,16 +13,20 @@ import (
 	"github.com/obversa/obversa/store"
 )
 
-// Live run pages get three server-sent events:
-//   - "run": the whole RunView, whenever the fold changed (coalesced to
-//     one per tick);
+// Live run pages get these server-sent events:
+//   - "run": the whole RunView (a Snapshot), first, and again when a
+//     page fell too far behind to be sent what changed;
+//   - "change": what changed in the RunView (a Change, live.go),
+//     whenever the fold changed (coalesced to one per tick);
 //   - "timeline": recorded events (Entry) not sent before;
 //   - "output": lines of what the agents streamed (stream.Shown);
 //   - "end": the run is over (watchdog.Over) and everything above has
 //     been sent; the stream closes after it, and the page stops
 //     listening (docs/decisions.md, "Following a run to its end").
 //
-// The first message of each kind carries everything kept so far.
+// A "run" message is followed by "timeline" and "output" messages that
+// carry everything kept so far: a page replaces what it shows with
+// them.
 const (
 	// tick is how often a follower sends what changed.
 	tick = 250 * time.Millisecond
@@ -61,7 +65,7 @@ type follower struct {
 	newEntries []Entry
 	newOutput  []stream.Shown
 	dirty      bool
-	view       []byte // the last "run" message's data
+	view       *liveView // the view pages hold, and its version
 	err        error
 	// over is set once the "end" message was sent: pages that open
 	// later get it with their first messages.
@@ -83,6 +87,7 @@ func (s *Server) subscribe(ctx context.Context, id, dir string) (*follower, *sub
 		s.started++
 	}
 	sub := newSubscriber()
+	sub.resync = func() []message { return f.resync(sub) }
 	f.mu.Lock()
 	f.subs[sub] = struct{}{}
 	initial := f.initial()
@@ -135,7 +140,7 @@ func (s *Server) startFollower(ctx context.Context, id, dir string) (*follower, 
 	f.red = redactorOf(f.st)
 	f.live = holderAlive(ctx, rec)
 	f.newEntries, f.dirty = nil, false
-	f.view = f.viewJSON()
+	f.view = newLiveView(f.build(), f.red)
 	fctx, cancel := context.WithCancel(s.ctx)
 	f.cancel = cancel
 	go f.followRecord(fctx)
@@ -230,8 +235,9 @@ func (f *follower) ticker(ctx context.Context) {
 		var out []message
 		if f.dirty || live != f.live {
 			f.live, f.dirty = live, false
-			f.view = f.viewJSON()
-			out = append(out, message{"run", f.view})
+			if c := f.view.update(f.build()); c != nil {
+				out = append(out, message{"change", c})
+			}
 		}
 		if len(f.newEntries) > 0 {
 			out = append(out, message{"timeline", f.redactJSON(f.newEntries)})
@@ -245,17 +251,7 @@ func (f *follower) ticker(ctx context.Context) {
 			f.over = true
 			out = append(out, endMessage)
 		}
-		if len(out) > 0 {
-			for sub := range f.subs {
-				for _, m := range out {
-					if !sub.send(m) {
-						delete(f.subs, sub)
-						close(sub.gone)
-						break
-					}
-				}
-			}
-		}
+		f.publish(out)
 		f.mu.Unlock()
 		if last {
 			return
@@ -276,21 +272,51 @@ func closed(ch <-chan struct{}) bool {
 	}
 }
 
+// publish queues out for every page (the caller holds f.mu). A page
+// whose queue is full is sent nothing more until it has been sent a
+// snapshot again (resync): it never gets a change it cannot apply.
+func (f *follower) publish(out []message) {
+	if len(out) == 0 {
+		return
+	}
+	for sub := range f.subs {
+		if sub.lagging {
+			continue
+		}
+		for _, m := range out {
+			if !sub.send(m) {
+				sub.fallBehind()
+				break
+			}
+		}
+	}
+}
+
+// resync is what a page that fell behind is sent instead of what it
+// missed: what is queued for it is dropped and it starts again from
+// initial.
+func (f *follower) resync(sub *subscriber) []message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sub.drain()
+	sub.lagging = false
+	return f.initial()
+}
+
 // initial is what a page starts with: the view, the timeline and the
 // output kept so far, and "end" when the run is over (the caller holds
 // f.mu).
 func (f *follower) initial() []message {
-	m := []message{{"run", f.view}, {"timeline", f.redactJSON(f.timeline)}, {"output", f.redactJSON(f.output)}}
+	m := []message{{"run", f.view.snapshot()}, {"timeline", f.redactJSON(f.timeline)}, {"output", f.redactJSON(f.output)}}
 	if f.over {
 		m = append(m, endMessage)
 	}
 	return m
 }
 
-// viewJSON is the current RunView as JSON, redacted (the caller holds
-// f.mu).
-func (f *follower) viewJSON() []byte {
-	return f.redactJSON(buildView(f.st, f.dir, time.Now(), f.live, f.s.o.ReadOnly))
+// build is the current RunView (the caller holds f.mu).
+func (f *follower) build() RunView {
+	return buildView(f.st, f.dir, time.Now(), f.live, f.s.o.ReadOnly)
 }
 
 func (f *follower) redactJSON(v any) []byte {

@@ -44,16 +44,14 @@ func TestLivePageEndsWithTheRun(t *testing.T) {
 		for n := ""; n != "end"; {
 			var d []byte
 			n, d = p.next(t)
-			if n == "run" {
-				var v RunView
-				if err := json.Unmarshal(d, &v); err != nil {
-					t.Fatal(err)
+			if n == "run" || n == "change" {
+				if p := phaseOf(t, n, d); p != "" {
+					phase = p
 				}
-				phase = v.Run.Phase
 			}
 		}
 		if phase != string(runstate.PhaseStopped) {
-			t.Errorf("%s: last run message before end says %q, want stopped", id, phase)
+			t.Errorf("%s: the last phase before end is %q, want stopped", id, phase)
 		}
 		for p.sc.Scan() {
 			if p.sc.Text() != "" {

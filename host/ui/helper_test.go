@@ -24,7 +24,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // three nodes — "a" an engine node, "b" a binding after "a", "c" waiting
 // for approval — that the test appends to as it goes.
 type testRun struct {
-	t       *testing.T
+	t       testing.TB
 	storage string
 	rec     store.Record
 	rev     int64
@@ -33,6 +33,18 @@ type testRun struct {
 }
 
 func newTestRun(t *testing.T, storage, id string, secretEnv ...string) *testRun {
+	t.Helper()
+	def := &graph.Definition{Name: "dag", GlobalConcurrency: 3, RetryCapPerNode: 1, KeyedConcurrency: []graph.KeyLimit{}, Nodes: []graph.NodeDef{
+		{ID: "a", Kind: graph.KindRequired, Lane: "w", Prompt: "p", DependsOn: []string{}},
+		{ID: "b", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{"a"}},
+		{ID: "c", Kind: graph.KindRequired, Lane: "w", Prompt: "q", DependsOn: []string{}, Approval: true},
+	}}
+	return newTestRunOf(t, storage, id, def, secretEnv...)
+}
+
+// newTestRunOf starts a run of def: its record holds graph:run-started
+// with a plan whose lane "w" is the mock engine's.
+func newTestRunOf(t testing.TB, storage, id string, def *graph.Definition, secretEnv ...string) *testRun {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(storage, "default")
@@ -50,11 +62,6 @@ func newTestRun(t *testing.T, storage, id string, secretEnv ...string) *testRun 
 	t.Cleanup(func() { owner.Release(); rec.Close() })
 	r0 := &testRun{release: func() { owner.Release() }}
 	target := plugin.Identity{Adapter: "mock", Provider: "local", ModelFamily: "scripted", Model: "m1", Tools: []string{}}
-	def := &graph.Definition{Name: "dag", GlobalConcurrency: 3, RetryCapPerNode: 1, KeyedConcurrency: []graph.KeyLimit{}, Nodes: []graph.NodeDef{
-		{ID: "a", Kind: graph.KindRequired, Lane: "w", Prompt: "p", DependsOn: []string{}},
-		{ID: "b", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{"a"}},
-		{ID: "c", Kind: graph.KindRequired, Lane: "w", Prompt: "q", DependsOn: []string{}, Approval: true},
-	}}
 	p := &plan.Plan{RunID: id, Namespace: "default", Restart: plan.Restart{MaxRestarts: 1, InitialBackoffMS: 1, MaxBackoffMS: 1},
 		Limits: plan.Limits{TimeoutMS: 60000}, Plugins: []plan.PluginPlan{}, Lanes: []plan.LanePlan{{Name: "w", Requested: target, Effective: target,
 			KnownSubstitutions: []plugin.Identity{}, Fallbacks: []plugin.Identity{}}}}
@@ -154,16 +161,62 @@ func (s *sse) until(t *testing.T, name string, ok func(data []byte) bool) {
 	}
 }
 
+// nodeStatus is node's status in a "run" message's view, or, in a
+// "change", its new status ("" when the change does not set it).
 func nodeStatus(t *testing.T, data []byte, node string) string {
 	t.Helper()
-	var v RunView
-	if err := json.Unmarshal(data, &v); err != nil {
+	type idStatus struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	var m struct {
+		Base  int64 `json:"base"`
+		Nodes json.RawMessage
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range v.Nodes {
+	var nodes []idStatus
+	if m.Base == 0 {
+		if err := json.Unmarshal(m.Nodes, &nodes); err != nil {
+			t.Fatal(err)
+		}
+	} else if m.Nodes != nil {
+		var p struct{ Set map[string]idStatus }
+		if err := json.Unmarshal(m.Nodes, &p); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range p.Set {
+			nodes = append(nodes, n)
+		}
+	}
+	for _, n := range nodes {
 		if n.ID == node {
 			return n.Status
 		}
 	}
 	return ""
+}
+
+// phaseOf is the run's phase a "run" message says, or a "change" sets
+// ("" when it does not).
+func phaseOf(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	var v struct {
+		Run struct {
+			Phase string `json:"phase"`
+		} `json:"run"`
+		Set struct {
+			Run struct {
+				Phase string `json:"phase"`
+			} `json:"run"`
+		} `json:"set"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	if name == "change" {
+		return v.Set.Run.Phase
+	}
+	return v.Run.Phase
 }

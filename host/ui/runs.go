@@ -198,7 +198,7 @@ func (w *runsWatcher) poll(ctx context.Context) {
 			for sub := range w.subs {
 				if !sub.send(message{"runs", b}) {
 					delete(w.subs, sub)
-					close(sub.gone)
+					sub.fallBehind()
 				}
 			}
 		}

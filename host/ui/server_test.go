@@ -148,7 +148,7 @@ func TestIsLoopback(t *testing.T) {
 }
 
 // TestOneFollowerPerRun: three pages watching a run share one follower
-// of its files; every page sees a node pass as it is recorded; the
+// of its files; every page is sent a node's pass as it is recorded; the
 // follower stops when the last page leaves.
 func TestOneFollowerPerRun(t *testing.T) {
 	t.Parallel()
@@ -179,7 +179,7 @@ func TestOneFollowerPerRun(t *testing.T) {
 	r.append(graph.EventNodeCompleted, graph.CompletedData{Node: "a", Position: "dag/a/1", Result: []byte(`"done"`)})
 	for i, p := range pages {
 		deadline := time.AfterFunc(10*time.Second, func() { p.body.Close() })
-		p.until(t, "run", func(d []byte) bool { return nodeStatus(t, d, "a") == "passed" })
+		p.until(t, "change", func(d []byte) bool { return nodeStatus(t, d, "a") == "passed" })
 		deadline.Stop()
 		t.Logf("page %d saw a pass", i)
 	}

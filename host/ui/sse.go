@@ -14,19 +14,47 @@ type message struct {
 }
 
 // subscriber is one live page: a buffered queue of messages. A page that
-// falls behind by subBuffer messages is dropped (its EventSource
-// reconnects and starts from a fresh snapshot) rather than slowing the
-// follower every page shares.
+// falls behind by subBuffer messages is not waited for, which would slow
+// the follower every page shares: it is sent what resync returns instead
+// of what it missed, or, without resync, its stream ends (its
+// EventSource reconnects and starts from a fresh snapshot).
 type subscriber struct {
 	ch chan message
-	// gone is closed when the subscriber is dropped for falling behind.
-	gone chan struct{}
+	// behind gets a signal when the subscriber fell behind.
+	behind chan struct{}
+	// lagging is set when the subscriber fell behind and is sent nothing
+	// until it is resynced (guarded by its publisher's lock).
+	lagging bool
+	// resync, if set, drops what is queued and returns the messages to
+	// start again from, clearing lagging.
+	resync func() []message
 }
 
 const subBuffer = 256
 
 func newSubscriber() *subscriber {
-	return &subscriber{ch: make(chan message, subBuffer), gone: make(chan struct{})}
+	return &subscriber{ch: make(chan message, subBuffer), behind: make(chan struct{}, 1)}
+}
+
+// fallBehind marks the subscriber lagging and wakes its stream (the
+// caller holds its publisher's lock).
+func (s *subscriber) fallBehind() {
+	s.lagging = true
+	select {
+	case s.behind <- struct{}{}:
+	default:
+	}
+}
+
+// drain drops every queued message.
+func (s *subscriber) drain() {
+	for {
+		select {
+		case <-s.ch:
+		default:
+			return
+		}
+	}
 }
 
 // send queues m without blocking; false when the subscriber is full.
@@ -44,8 +72,8 @@ func (s *subscriber) send(m message) bool {
 const keepAlive = 15 * time.Second
 
 // serveSSE writes the initial messages, then what sub receives, until the
-// request or the server ends, the subscriber is dropped or an "end"
-// message was written.
+// request or the server ends, the subscriber falls behind without a
+// resync, or an "end" message was written.
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, initial []message, sub *subscriber) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -72,8 +100,18 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, initial []mess
 			return
 		case <-s.ctx.Done():
 			return
-		case <-sub.gone:
-			return
+		case <-sub.behind:
+			if sub.resync == nil {
+				return
+			}
+			batch := sub.resync()
+			for _, m := range batch {
+				writeSSE(w, m)
+			}
+			fl.Flush()
+			if ended(batch) {
+				return
+			}
 		case m := <-sub.ch:
 			batch := []message{m}
 			// Send what else is queued in the same flush.

@@ -73,18 +73,25 @@ ob.post = async function (url, body) {
 };
 
 // live opens a server-sent event stream and calls handlers[event] with
-// each event's JSON; the header's dot says whether it is connected.
+// each event's JSON; the header's dot says whether it is connected. The
+// returned object's restart closes the stream and opens it again.
 ob.live = function (url, handlers) {
   const conn = document.getElementById("conn");
-  const es = new EventSource(url);
-  es.onopen = () => { conn.className = "conn on"; conn.title = "live"; if (handlers.open) handlers.open(); };
-  es.onerror = () => { conn.className = "conn off"; conn.title = "reconnecting"; };
-  for (const [name, fn] of Object.entries(handlers)) {
-    if (name === "open") continue;
-    es.addEventListener(name, (e) => fn(JSON.parse(e.data)));
-  }
-  // "end": the run is over and everything was sent; the server closes
-  // the stream, and reconnecting would only fetch the same again.
-  es.addEventListener("end", () => { es.close(); conn.className = "conn"; conn.title = "the run ended"; });
-  return es;
+  const live = {es: null};
+  live.restart = function () {
+    if (live.es) live.es.close();
+    const es = new EventSource(url);
+    live.es = es;
+    es.onopen = () => { conn.className = "conn on"; conn.title = "live"; if (handlers.open) handlers.open(); };
+    es.onerror = () => { conn.className = "conn off"; conn.title = "reconnecting"; };
+    for (const [name, fn] of Object.entries(handlers)) {
+      if (name === "open") continue;
+      es.addEventListener(name, (e) => { if (live.es === es) fn(JSON.parse(e.data)); });
+    }
+    // "end": the run is over and everything was sent; the server closes
+    // the stream, and reconnecting would only fetch the same again.
+    es.addEventListener("end", () => { es.close(); conn.className = "conn"; conn.title = "the run ended"; });
+  };
+  live.restart();
+  return live;
 };

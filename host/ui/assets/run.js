@@ -86,14 +86,21 @@
     });
   }
 
-  function renderNodes() {
+  // renderNodes draws the nodes table: only the rows at indices when
+  // given (the rest are as drawn), every row otherwise.
+  function renderNodes(indices) {
     const tbody = document.querySelector("#nodes tbody");
-    ob.fill(tbody, view.nodes.map((n) => ob.el("tr", {class: "clickable" + (n.id === selected ? " selected" : ""), dataset: {node: n.id, status: n.status}, onclick: () => select(n.id)},
+    const row = (n) => ob.el("tr", {class: "clickable" + (n.id === selected ? " selected" : ""), dataset: {node: n.id, status: n.status}, onclick: () => select(n.id)},
       ob.el("td", {}, n.id, " ", ob.el("span", {class: "muted"}, n.lane || n.binding || "")),
       ob.el("td", {}, ob.badge(n.status), n.review && n.status === "passed" ? [" ", ob.el("span", {class: "muted review"}, n.review.accepted ? "accepted" : "rejected")] : null),
       ob.el("td", {class: "num"}, n.attempts),
       ob.el("td", {class: "num"}, ob.duration(n.elapsed_ms)),
-      ob.el("td", {}, ob.usage(n.usage)))));
+      ob.el("td", {}, ob.usage(n.usage)));
+    if (indices && tbody.children.length === view.nodes.length) {
+      for (const i of indices) tbody.children[i].replaceWith(row(view.nodes[i]));
+      return;
+    }
+    ob.fill(tbody, view.nodes.map(row));
   }
 
   async function select(id) {
@@ -135,39 +142,74 @@
     ob.fill(document.getElementById("commands"), cmds(view.commands));
   }
 
-  function onRun(v) {
+  // show draws what changed in the view: its fields named in set (all
+  // when set is null) and the nodes at indices (all when null).
+  function show(v, set, indices) {
     const before = view && selected ? (view.nodes.find((n) => n.id === selected) || {}).status : "";
     view = v;
+    if (!view.nodes) view.nodes = [];
     const now = selected ? (view.nodes.find((n) => n.id === selected) || {}).status : "";
     if (selected && before !== now) select(selected);
-    renderSummary();
-    renderWaiting();
-    renderNodes();
-    renderCommands();
+    const changed = (...names) => !set || names.some((k) => k in set);
+    if (changed("run", "result", "can_resume", "read_only")) renderSummary();
+    if (changed("waiting", "read_only")) renderWaiting();
+    if (!indices || indices.length) renderNodes(indices);
+    if (changed("commands")) renderCommands();
     drawGraph();
   }
 
+  // onRun takes the whole view (a snapshot): the timeline and the output
+  // that follow it replace what the page shows.
+  function onRun(v) {
+    fresh.timeline = fresh.output = true;
+    show(v, null, null);
+  }
+
+  // onChange applies a change to the view the page holds; one that does
+  // not apply to it (the page missed one, or the server restarted) makes
+  // the page start again from a snapshot.
+  function onChange(ch) {
+    const next = ob.applyChange(view, ch);
+    if (next === null) { stream.restart(); return; }
+    let indices = [];
+    if (ch.nodes) {
+      indices = ch.nodes.len !== view.nodes.length ? null : Object.keys(ch.nodes.set || {}).map(Number);
+    }
+    show(next, ch.set || {}, indices);
+  }
+
+  // fresh says the next timeline and output messages replace what the
+  // page shows (they follow a snapshot).
+  const fresh = {timeline: true, output: true};
   let lastRev = 0;
   function onTimeline(entries) {
     const tbody = document.querySelector("#timeline tbody");
+    if (fresh.timeline) lastRev = 0;
     entries = entries.filter((e) => e.rev > lastRev);
     if (entries.length) lastRev = entries[entries.length - 1].rev;
     const rows = entries.map((e) => ob.el("tr", {dataset: {rev: e.rev, type: e.type}},
       ob.el("td", {class: "num"}, e.rev), ob.el("td", {}, ob.time(e.ts)), ob.el("td", {}, e.type),
       ob.el("td", {}, e.position || e.node || ""), ob.el("td", {}, ob.el("code", {}, e.data))));
-    tbody.prepend(...rows.reverse());
+    if (fresh.timeline) tbody.replaceChildren(...rows.reverse());
+    else tbody.prepend(...rows.reverse());
+    fresh.timeline = false;
     while (tbody.children.length > 2000) tbody.lastChild.remove();
   }
 
   function onOutput(lines) {
     const pre = document.getElementById("output");
     const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+    const spans = [];
     for (const l of lines) {
       const prefix = l.position ? (l.call > 1 ? l.position + " call " + l.call : l.position) : "run";
-      pre.append(ob.el("span", {class: "line", dataset: {node: l.node || "", kind: l.kind}},
+      spans.push(ob.el("span", {class: "line", dataset: {node: l.node || "", kind: l.kind}},
         ob.el("span", {class: "pos"}, prefix + " │ "), ob.el("span", {class: l.kind}, l.text), "\n"));
     }
-    while (pre.childNodes.length > 4000) pre.firstChild.remove();
+    if (fresh.output) pre.replaceChildren(...spans);
+    else pre.append(...spans);
+    fresh.output = false;
+    // As many lines as the server keeps for a page that opens later.
+    while (pre.childNodes.length > 2000) pre.firstChild.remove();
     if (atEnd) pre.scrollTop = pre.scrollHeight;
   }
 
@@ -195,7 +237,6 @@
     renderSummary();
   }
 
-  // A reconnected stream starts again with all the output kept.
-  const reopen = () => document.getElementById("output").replaceChildren();
-  ob.live(`/api/live/runs/${enc}`, {open: reopen, run: onRun, timeline: onTimeline, output: onOutput});
+  // A stream (a reconnected one too) starts with a snapshot.
+  const stream = ob.live(`/api/live/runs/${enc}`, {run: onRun, change: onChange, timeline: onTimeline, output: onOutput});
 })();

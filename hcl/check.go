@@ -10,6 +10,7 @@ import (
 	hclv2 "github.com/hashicorp/hcl/v2"
 
 	"github.com/obversa/obversa/internal/regfile"
+	"github.com/obversa/obversa/internal/shellquote"
 )
 
 // CheckPluginFiles diagnoses plugin paths that cannot be run, at the path
@@ -90,11 +91,11 @@ func CheckPin(rf *RunFile, lf *LockFile, runFile string, p *Plugin) *hclv2.Diagn
 	case p.SHA256 != "" && inLock && locked.SHA256 != p.SHA256:
 		return &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Plugin pins disagree",
 			Detail: fmt.Sprintf("Plugin %q sets sha256 %s here, but %s pins %s. Remove one of them, or re-pin with `obversa plugin lock --upgrade %s`.",
-				p.Name, p.SHA256, lockPath, locked.SHA256, runFile),
+				p.Name, p.SHA256, lockPath, locked.SHA256, shellquote.Quote(runFile)),
 			Subject: p.Ranges.SHA256.Ptr()}
 	case p.SHA256 == "" && !inLock:
 		detail := fmt.Sprintf("Plugin %q has no sha256 here and no entry in %s, so `obversa run` refuses it. Pin it with `obversa plugin lock %s` (or `obversa run --lock` to trust it on first use).",
-			p.Name, lockPath, runFile)
+			p.Name, lockPath, shellquote.Quote(runFile))
 		var orphans []string // lock entries no plugin of the run file has
 		for _, l := range lf.Plugins {
 			if rf.Plugin(l.Name) == nil {

@@ -57,7 +57,7 @@ request}, then, when it carried the run on, the run's result object.`,
 				return err
 			}
 			defer ref.Close()
-			dir := ref.String()
+			dir := ref.Shell()
 			mode, err := progressMode(progress, asJSON)
 			if err != nil {
 				return err
@@ -149,7 +149,7 @@ func recordedDecision(ctx context.Context, ref runRef, position string) string {
 // a result, showing its progress, then reports the result to out.
 // Interrupting only stops following.
 func followToResult(ctx context.Context, out io.Writer, ref runRef, mode string, asJSON bool) error {
-	dir := ref.String()
+	dir := ref.Shell()
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	view := watchRun(ref, mode, os.Stderr)

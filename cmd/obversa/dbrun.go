@@ -10,6 +10,7 @@ import (
 
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/internal/shellquote"
 	"github.com/obversa/obversa/store"
 	"github.com/obversa/obversa/store/pgstore"
 )
@@ -160,18 +161,21 @@ func (r *dbRun) Args() []string {
 	return []string{"--storage", r.url, "--namespace", r.namespace, "--run-id", r.id}
 }
 
+// Shell is String: it is already quoted for a POSIX shell.
+func (r *dbRun) Shell() string { return r.String() }
+
 // String is how a person names the run on this host: its id, after
 // --storage and --namespace unless OBVERSA_STORAGE_URL and the default
-// namespace already say so.
+// namespace already say so, each quoted for a POSIX shell.
 func (r *dbRun) String() string {
 	var b strings.Builder
 	if os.Getenv(storageURLEnv) != r.url {
-		b.WriteString("--storage " + shellQuote(r.url) + " ")
+		b.WriteString("--storage " + shellquote.Quote(r.url) + " ")
 	}
 	if r.namespace != defaultNamespace {
-		b.WriteString("--namespace " + shellQuote(r.namespace) + " ")
+		b.WriteString("--namespace " + shellquote.Quote(r.namespace) + " ")
 	}
-	b.WriteString(r.id)
+	b.WriteString(shellquote.Quote(r.id))
 	return b.String()
 }
 
@@ -195,20 +199,4 @@ func (r *dbRun) Close() error {
 	err := r.b.Close()
 	r.b = nil
 	return err
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but
-// letters, digits and -_./:@%+=,.
-func shellQuote(s string) string {
-	safe := s != ""
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./:@%+=,", c)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

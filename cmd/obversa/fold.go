@@ -50,7 +50,7 @@ func notStartedFix(ref runRef, err error) error {
 	}
 	fix := "start it again with obversa run"
 	if d, ok := ref.(dirRun); ok {
-		fix = fmt.Sprintf("remove its directory (rm -r %s) and start it again with obversa run", d)
+		fix = fmt.Sprintf("remove its directory (rm -r %s) and start it again with obversa run", d.Shell())
 	}
 	return fmt.Errorf("%w; nothing of this run was recorded (it was cut off while it was created): %s", err, fix)
 }

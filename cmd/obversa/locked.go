@@ -39,7 +39,7 @@ func lockedRefusalDone(ctx context.Context, ref runRef, err error, done, hint st
 		}
 		err = fmt.Errorf("%w%s", held, what)
 	}
-	return usageErr(fmt.Errorf("%w; %s. Another process carries the run on: see what it is doing with `obversa status %s`%s", err, done, ref, hint))
+	return usageErr(fmt.Errorf("%w; %s. Another process carries the run on: see what it is doing with `obversa status %s`%s", err, done, ref.Shell(), hint))
 }
 
 // liveHolder returns the run's owner once a live one is recorded, waiting

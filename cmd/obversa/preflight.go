@@ -31,7 +31,7 @@ func newPreflightCmd(g *globals) *cobra.Command {
 			writeJSON(cmd.OutOrStdout(), r.Preflight)
 			return nil
 		}
-		printPreflight(cmd.OutOrStdout(), r, ref.String())
+		printPreflight(cmd.OutOrStdout(), r, ref.Shell())
 		return nil
 	}
 	cmd := &cobra.Command{
@@ -74,7 +74,7 @@ digest, the plugin's health, a static Admit and, where the lane asks, one live c
 			case errors.Is(err, store.ErrProcessLocked):
 				return lockedRefusal(cmd.Context(), ref, err, "; interrupt only a run nothing runs")
 			case errors.Is(err, store.ErrRevisionConflict):
-				return failedErr(fmt.Errorf("%w; the record changed while the probe was being closed: look again with `obversa preflight %s`", err, ref))
+				return failedErr(fmt.Errorf("%w; the record changed while the probe was being closed: look again with `obversa preflight %s`", err, ref.Shell()))
 			case err != nil:
 				return failedErr(err)
 			}
@@ -86,7 +86,7 @@ digest, the plugin's health, a static Admit and, where the lane asks, one live c
 			if already {
 				fmt.Fprintf(cmd.ErrOrStderr(), "the probe was already closed by an interrupt; nothing was changed\n")
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "carry the run on with `obversa resume --preflight %s %s`\n", id, ref)
+			fmt.Fprintf(cmd.ErrOrStderr(), "carry the run on with `obversa resume --preflight %s %s`\n", id, ref.Shell())
 			return nil
 		},
 	}

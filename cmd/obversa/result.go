@@ -13,6 +13,7 @@ import (
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/runview"
 	"github.com/obversa/obversa/internal/runecut"
+	"github.com/obversa/obversa/internal/shellquote"
 	"github.com/obversa/obversa/store"
 )
 
@@ -24,7 +25,7 @@ const reportNodes = 20
 // the outcome, each node's result in one line, and where to look next —
 // and returns the exit status for it.
 func report(ctx context.Context, w io.Writer, res *runstate.Result, ref runRef, asJSON bool) error {
-	dir := ref.String()
+	dir, sh := ref.String(), ref.Shell()
 	if err := stillStored(ctx, ref); err != nil {
 		return err
 	}
@@ -39,17 +40,17 @@ func report(ctx context.Context, w io.Writer, res *runstate.Result, ref runRef, 
 	if asJSON {
 		writeJSON(w, res)
 	} else {
-		fmt.Fprintln(w, summary(res, dir))
+		fmt.Fprintln(w, summary(res, sh))
 		if st, alive, err := foldRun(ctx, ref); err == nil {
 			s := runview.Summarize(st, dir, time.Now(), alive)
 			fmt.Fprintf(w, "nodes: %d/%d done, %s elapsed, usage %s\n", s.Nodes.Done, s.Nodes.Total, duration(s.ElapsedMS), s.Usage)
-			printNodeTable(w, runview.Nodes(st, time.Now()), reportNodes, dir)
+			printNodeTable(w, runview.Nodes(st, time.Now()), reportNodes, sh)
 		}
 		if res.Usage != nil {
 			fmt.Fprintf(w, "tokens: %s\n", usageLine(res.Usage))
 		}
 		fmt.Fprintf(w, "record: %s\n", dir)
-		fmt.Fprintf(w, "inspect: obversa show %s   obversa logs %s\n", dir, dir)
+		fmt.Fprintf(w, "inspect: obversa show %s   obversa logs %s\n", sh, sh)
 	}
 	return exitFor(res)
 }
@@ -85,8 +86,9 @@ func readOutput(ctx context.Context, r runRef, ref graph.ArtifactRef) (*runstate
 }
 
 // summary is the human form of a result: one line, then one line per
-// step a person can take, each naming the run's real directory.
-func summary(res *runstate.Result, dir string) string {
+// step a person can take, each naming the run as run (Ref.Shell: a
+// command a shell reads as printed).
+func summary(res *runstate.Result, run string) string {
 	out := res.Output
 	if out == nil {
 		out = &runstate.Output{}
@@ -103,7 +105,7 @@ func summary(res *runstate.Result, dir string) string {
 			if out.Message != "" {
 				msg += ": " + out.Message
 			}
-			return msg + fmt.Sprintf("\n  next: fix the cause, then obversa resume --preflight %s %s", out.PreflightEventID, dir)
+			return msg + fmt.Sprintf("\n  next: fix the cause, then obversa resume --preflight %s %s", out.PreflightEventID, run)
 		case res.Code != "":
 			// A message that starts with its own code (a typed error's
 			// text, such as WORKSPACE_LEASE's) says the code once.
@@ -115,7 +117,7 @@ func summary(res *runstate.Result, dir string) string {
 		}
 		msg := "paused at " + strings.Join(w, "; ")
 		for _, p := range out.Paused {
-			msg += "\n  next: " + pauseHint(p, dir)
+			msg += "\n  next: " + pauseHint(p, run)
 		}
 		return msg
 	default:
@@ -143,15 +145,17 @@ func summary(res *runstate.Result, dir string) string {
 	}
 }
 
-// pauseHint is the command that answers a paused position.
-func pauseHint(p graph.PauseRequest, dir string) string {
+// pauseHint is the command that answers a paused position of run
+// (Ref.Shell), the position quoted for a shell too.
+func pauseHint(p graph.PauseRequest, run string) string {
+	pos := shellquote.Quote(p.Position)
 	switch p.Kind {
 	case graph.PauseApproval:
-		return fmt.Sprintf("obversa approve %s %s   (or approve --deny; approve carries the run on)", dir, p.Position)
+		return fmt.Sprintf("obversa approve %s %s   (or approve --deny; approve carries the run on)", run, pos)
 	case graph.PauseReconcile:
-		return fmt.Sprintf("check whether attempt %s took effect, then obversa resume --position %s --reconciled=done|not-done [--result JSON] %s", p.AttemptID, p.Position, dir)
+		return fmt.Sprintf("check whether attempt %s took effect, then obversa resume --position %s --reconciled=done|not-done [--result JSON] %s", p.AttemptID, pos, run)
 	}
-	return fmt.Sprintf("obversa resume --position %s %s", p.Position, dir)
+	return fmt.Sprintf("obversa resume --position %s %s", pos, run)
 }
 
 // pauseLine is a paused position as a person reads it: where, what it

@@ -82,7 +82,7 @@ second Ctrl-C exits at once and leaves it interrupted.`,
 				fmt.Fprintln(cmd.ErrOrStderr(), "the run already ended; nothing was changed")
 			}
 			if !asJSON {
-				preflightHint(cmd.ErrOrStderr(), res, ref.String())
+				preflightHint(cmd.ErrOrStderr(), res, ref.Shell())
 			}
 			return report(ctx, cmd.OutOrStdout(), res, ref, asJSON)
 		},
@@ -106,7 +106,7 @@ func resumeRun(sigs *signals, ref runRef, o watchdog.ResumeOptions, mode string,
 	ctx := sigs.ctx
 	var view *watch
 	o.Supervise.Started = func() { view = watchRun(ref, mode, os.Stderr) }
-	sigs.setRun(ref.String())
+	sigs.setRun(ref.Shell())
 	o.Supervise.Pause = sigs.pause
 	res, done, err := watchdog.Resume(ctx, ref, o)
 	if view != nil {

@@ -83,7 +83,7 @@ the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
 			defer ref.Close()
 			defer run.Close()
 			fmt.Fprintf(os.Stderr, "run %s: record in %s\n", pr.Plan.RunID, recordPlace(ref, run))
-			sigs.setRun(ref.String())
+			sigs.setRun(ref.Shell())
 			view := watchRun(ref, mode, os.Stderr)
 			res, err := watchdog.Supervise(ctx, ref, run, watchdog.SuperviseOptions{Owner: owner, Pause: sigs.pause, Verified: pr.Verified, Prestarted: pre})
 			view.Stop()
@@ -200,7 +200,7 @@ func existingRun(ctx context.Context, b store.Backend, url, id string, cause err
 	if run.Rev() == 0 {
 		return noRecordYet(cause, ref)
 	}
-	return usageErr(fmt.Errorf("%w; choose another --run-id, or carry it on with `obversa resume %s`", cause, ref))
+	return usageErr(fmt.Errorf("%w; choose another --run-id, or carry it on with `obversa resume %s`", cause, ref.Shell()))
 }
 
 // noRecordYet refuses a run id whose run holds no event and no process
@@ -211,7 +211,7 @@ func noRecordYet(cause error, ref runRef) error {
 	if _, ok := ref.(*dbRun); ok {
 		return usageErr(fmt.Errorf("%w, with no event recorded: another `obversa run` is creating it, or its creation was cut short (the id cannot be used again); choose another --run-id", cause))
 	}
-	return usageErr(fmt.Errorf("%w, with no event recorded: another `obversa run` is creating it, or its creation was cut short (nothing of it was recorded: once no `obversa run` of this id is running, remove it with rm -r %s); choose another --run-id", cause, ref))
+	return usageErr(fmt.Errorf("%w, with no event recorded: another `obversa run` is creating it, or its creation was cut short (nothing of it was recorded: once no `obversa run` of this id is running, remove it with rm -r %s); choose another --run-id", cause, ref.Shell()))
 }
 
 // refusal turns a Prepare error into a usage error; run file diagnostics

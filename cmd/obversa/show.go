@@ -70,10 +70,10 @@ whole text, each engine call, the artifacts with their digests.`,
 			}
 			printRunHeader(w, obj.Run)
 			if obj.Result != nil {
-				fmt.Fprintf(w, "result:   %s\n", strings.ReplaceAll(summary(obj.Result, dir), "\n", "\n          "))
+				fmt.Fprintf(w, "result:   %s\n", strings.ReplaceAll(summary(obj.Result, ref.Shell()), "\n", "\n          "))
 			}
 			fmt.Fprintln(w)
-			printNodeTable(w, obj.Nodes, 0, dir)
+			printNodeTable(w, obj.Nodes, 0, ref.Shell())
 			fmt.Fprintln(w)
 			printConfinement(w, obj.Confinement)
 			return nil

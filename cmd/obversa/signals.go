@@ -77,7 +77,7 @@ func watchSignals() (*signals, func()) {
 	return s, func() { signal.Stop(s.ch); cancel() }
 }
 
-// setRun records that the run named run exists and this command carries
+// setRun records that the run named run (Ref.Shell) exists and this command carries
 // it: from now on Ctrl-C and SIGTERM pause it (once its worker runs)
 // instead of cancelling the command. A Ctrl-C or SIGTERM that came
 // before, while the run was being created, pauses it now.

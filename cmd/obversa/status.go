@@ -53,7 +53,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 						fmt.Fprintln(cmd.OutOrStdout(), "---", time.Now().Format("15:04:05"))
 					}
 					out := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
-					printStatus(out, r, ref.String())
+					printStatus(out, r, ref.Shell())
 					_ = out.Flush() // as unbuffered prints, a failed write of stdout is not the run's fault
 				}
 				if !watch || sw.Over() {
@@ -89,13 +89,15 @@ func collectAtExit() { collectLate(oneShotHeap) }
 // garbage of folding such a run without a snapshot can reach.
 const oneShotHeap = 256 << 20
 
-func printStatus(w io.Writer, r *watchdog.Report, dir string) {
+// printStatus prints r for a person; run names the run in the commands
+// it advises (Ref.Shell).
+func printStatus(w io.Writer, r *watchdog.Report, run string) {
 	fmt.Fprintf(w, "run:      %s\nphase:    %s\nevents:   %d\nelapsed:  %d ms\n", r.RunID, r.Phase, r.Events, r.ElapsedMS)
 	if r.Worker != nil {
 		fmt.Fprintf(w, "worker:   pid %d (alive: %v), restarts used %d, left %d\n", r.Worker.PID, r.Worker.Alive, r.RestartsUsed, r.RestartsLeft)
 	}
 	if r.Result != nil {
-		fmt.Fprintf(w, "result:   %s\n", strings.ReplaceAll(summary(r.Result, dir), "\n", "\n          "))
+		fmt.Fprintf(w, "result:   %s\n", strings.ReplaceAll(summary(r.Result, run), "\n", "\n          "))
 	}
 	for _, p := range r.PauseReasons {
 		fmt.Fprintf(w, "waiting:  %s\n", pauseLine(p))
@@ -112,12 +114,12 @@ func printStatus(w io.Writer, r *watchdog.Report, dir string) {
 	}
 	// A bare resume is refused while positions wait for a person: name
 	// what answers each, unless the result line did.
-	hints := watchdog.AnswerHints(r.PauseReasons, dir)
+	hints := watchdog.AnswerHints(r.PauseReasons, run)
 	switch {
 	case r.Phase == watchdog.PhaseInterrupted && hints != "":
 		fmt.Fprintf(w, "next:     no watchdog holds this run; %s\n", hints)
 	case r.Phase == watchdog.PhaseInterrupted:
-		fmt.Fprintf(w, "next:     no watchdog holds this run; carry it on with obversa resume %s\n", dir)
+		fmt.Fprintf(w, "next:     no watchdog holds this run; carry it on with obversa resume %s\n", run)
 	case r.Phase == watchdog.PhasePaused && hints != "" && (r.Result == nil || r.Result.Output == nil || len(r.Result.Output.Paused) == 0):
 		fmt.Fprintf(w, "next:     %s\n", hints)
 	}

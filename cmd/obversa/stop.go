@@ -78,10 +78,10 @@ the others ask whether they took effect. A run already paused needs nothing.`,
 					watchdog.ErrOtherHost, h.Host, h.PID, o.Detail))
 			}
 			if pause {
-				return pauseRun(cmd, obj, h, live, asJSON)
+				return pauseRun(cmd, obj, ref.Shell(), h, live, asJSON)
 			}
 			if !yes {
-				if err := confirmStop(cmd, st, dir); err != nil {
+				if err := confirmStop(cmd, st, ref.Shell()); err != nil {
 					return err
 				}
 			}
@@ -107,8 +107,8 @@ the others ask whether they took effect. A run already paused needs nothing.`,
 }
 
 // pauseRun asks a live run's watchdog to pause it (pauseSignal); a run no
-// watchdog runs needs nothing.
-func pauseRun(cmd *cobra.Command, obj stopObject, h store.Holder, live bool, asJSON bool) error {
+// watchdog runs needs nothing. run names the run in advice (Ref.Shell).
+func pauseRun(cmd *cobra.Command, obj stopObject, run string, h store.Holder, live bool, asJSON bool) error {
 	w := cmd.OutOrStdout()
 	if live {
 		if err := syscall.Kill(h.PID, pauseSignal); err != nil {
@@ -119,7 +119,7 @@ func pauseRun(cmd *cobra.Command, obj stopObject, h store.Holder, live bool, asJ
 			writeJSON(w, obj)
 			return nil
 		}
-		fmt.Fprintf(w, "asked watchdog pid %d on %s to pause the run; carry it on later with `obversa resume %s`\n", h.PID, h.Host, obj.Dir)
+		fmt.Fprintf(w, "asked watchdog pid %d on %s to pause the run; carry it on later with `obversa resume %s`\n", h.PID, h.Host, run)
 		return nil
 	}
 	obj.Action = stopNothing
@@ -127,7 +127,7 @@ func pauseRun(cmd *cobra.Command, obj stopObject, h store.Holder, live bool, asJ
 		writeJSON(w, obj)
 		return nil
 	}
-	fmt.Fprintf(w, "the run is %s and nothing runs it; nothing to pause: carry it on with `obversa resume %s`\n", obj.Phase, obj.Dir)
+	fmt.Fprintf(w, "the run is %s and nothing runs it; nothing to pause: carry it on with `obversa resume %s`\n", obj.Phase, run)
 	return nil
 }
 

@@ -75,7 +75,7 @@ func forceTakeover(ctx context.Context, ref runRef, in io.Reader, out io.Writer,
 // takeover.
 func lockedHint(ref runRef) string {
 	if _, ok := ref.(*dbRun); ok {
-		return fmt.Sprintf("; if the owner's host is gone, `obversa resume %s` takes the run over once its lease expires, or at once with --force-takeover", ref)
+		return fmt.Sprintf("; if the owner's host is gone, `obversa resume %s` takes the run over once its lease expires, or at once with --force-takeover", ref.Shell())
 	}
 	return "; `obversa approve` hands decisions to its worker, `obversa stop` stops it, and `obversa resume` carries the run on once that process has ended or paused"
 }

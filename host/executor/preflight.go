@@ -7,6 +7,7 @@ import (
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/internal/shellquote"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -69,12 +70,13 @@ func (x *Executor) preflight(ctx context.Context) (*runstate.Result, error) {
 }
 
 // OpenProbeError returns the PROTOCOL error for probe p, left open by a
-// crash in the run at runDir: it names the probe and what to do.
-func OpenProbeError(p runstate.ProbeStartedData, runDir string) error {
+// crash in the run named run (as a shell command names it: Ref.Shell of
+// host/watchdog): it names the probe and what to do.
+func OpenProbeError(p runstate.ProbeStartedData, run string) error {
 	return fmt.Errorf("%w: preflight probe %s (%s check of lane %q, target %s) was left open by a crash, so its outcome is unknown; "+
 		"close it with `obversa preflight interrupt %s` (it records a preflight pause and prints its event id), "+
 		"then carry on with `obversa resume --preflight EVENT_ID %s`",
-		ErrProbeOpen, p.ProbeID, p.Check, p.Lane, runstate.TargetName(p.Target), runDir, runDir)
+		ErrProbeOpen, p.ProbeID, p.Check, p.Lane, runstate.TargetName(p.Target), run, run)
 }
 
 // refuseOpenProbe records that the start was refused: a graph:run-waiting
@@ -86,7 +88,7 @@ func (x *Executor) refuseOpenProbe(ctx context.Context, p runstate.ProbeStartedD
 	}
 	target := p.Target
 	res := &runstate.Result{RunID: x.plan.RunID, Kind: runstate.KindFail, Code: runstate.CodeProtocol, Output: &runstate.Output{
-		Message: OpenProbeError(p, x.o.Run.Dir()).Error(), ProbeID: p.ProbeID, Lane: p.Lane, Check: p.Check, Target: &target,
+		Message: OpenProbeError(p, shellquote.Quote(x.o.Run.Dir())).Error(), ProbeID: p.ProbeID, Lane: p.Lane, Check: p.Check, Target: &target,
 	}}
 	return x.recordResult(ctx, nil, graph.EventRunWaiting, res)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/runview"
 	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/internal/shellquote"
 	"github.com/obversa/obversa/store"
 )
 
@@ -87,9 +88,9 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, id, dir string)
 		return
 	}
 	deny := req.Decision == "deny"
-	cmd := "obversa approve " + shellQuote(dir) + " " + shellQuote(req.Position)
+	cmd := "obversa approve " + shellquote.Quote(dir) + " " + shellquote.Quote(req.Position)
 	if deny {
-		cmd = "obversa approve --deny " + shellQuote(dir) + " " + shellQuote(req.Position)
+		cmd = "obversa approve --deny " + shellquote.Quote(dir) + " " + shellquote.Quote(req.Position)
 	}
 	a, err := watchdog.Approve(r.Context(), watchdog.DirRef(dir), req.Position, deny, s.o.ApproveTimeout)
 	switch {
@@ -123,7 +124,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, id, dir string) 
 		httpError(w, code, err.Error())
 		return
 	}
-	writeJSON(w, Steered{Resumed: true, Command: "obversa resume " + shellQuote(dir)})
+	writeJSON(w, Steered{Resumed: true, Command: "obversa resume " + shellquote.Quote(dir)})
 }
 
 // startResume starts `obversa resume [--position POS] DIR` in its own

@@ -11,6 +11,7 @@ import (
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/runview"
 	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/internal/shellquote"
 	"github.com/obversa/obversa/store"
 )
 
@@ -61,16 +62,16 @@ type Command struct {
 // buildView is the RunView of a fold at time now.
 func buildView(st *runstate.State, dir string, now time.Time, live, readOnly bool) RunView {
 	v := RunView{Run: runview.Summarize(st, dir, now, live), Result: st.Result(), Live: live, ReadOnly: readOnly}
-	q := shellQuote(dir)
+	q := shellquote.Quote(dir)
 	for _, n := range runview.Nodes(st, now) {
 		nv := NodeView{Node: n, Commands: []Command{
-			{"show", "obversa show " + q + " " + shellQuote(n.ID)},
-			{"logs", "obversa logs --node " + shellQuote(n.ID) + " " + q},
+			{"show", "obversa show " + q + " " + shellquote.Quote(n.ID)},
+			{"logs", "obversa logs --node " + shellquote.Quote(n.ID) + " " + q},
 		}}
 		if p := n.Pause; p != nil && p.Kind == graph.PauseApproval && n.Approved == "" && n.Status == runview.StatusPaused {
 			w := Waiting{Node: n.ID, Position: p.Position, Commands: []Command{
-				{"approve", "obversa approve " + q + " " + shellQuote(p.Position)},
-				{"deny", "obversa approve --deny " + q + " " + shellQuote(p.Position)},
+				{"approve", "obversa approve " + q + " " + shellquote.Quote(p.Position)},
+				{"deny", "obversa approve --deny " + q + " " + shellquote.Quote(p.Position)},
 			}}
 			v.Waiting = append(v.Waiting, w)
 			nv.Commands = append(nv.Commands, w.Commands...)
@@ -138,14 +139,4 @@ func entryOf(e store.Event) Entry {
 // (watchdog.Policy).
 func redactorOf(st *runstate.State) *store.Redactor {
 	return store.NewRedactor(watchdog.Policy(st.Start().Plan).KnownSecrets)
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@+,", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/internal/shellquote"
 )
 
 // nullResultUsed refuses to record a null result for unit n, reconciled
@@ -192,6 +193,6 @@ func verdictNeeded(def *graph.Definition, n *graph.NodeState, result []byte, run
 		}
 		what = fmt.Sprintf("--result is not one (%v)", err)
 	}
-	return fmt.Errorf("%w: %s, %s, is its loop's review: its result is the round's verdict, and %s; nothing was recorded: pass the verdict the attempt produced, %s, for example `obversa resume --position %s --reconciled=done --result '%s' %s`, or --reconciled=not-done to run the review again",
-		ErrResultNeeded, n.Position, unitName(n), what, shape, n.Position, example, run)
+	return fmt.Errorf("%w: %s, %s, is its loop's review: its result is the round's verdict, and %s; nothing was recorded: pass the verdict the attempt produced, %s, for example `obversa resume --position %s --reconciled=done --result %s %s`, or --reconciled=not-done to run the review again",
+		ErrResultNeeded, n.Position, unitName(n), what, shape, shellquote.Quote(n.Position), shellquote.Quote(example), run)
 }

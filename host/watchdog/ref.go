@@ -9,6 +9,7 @@ import (
 
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/internal/regfile"
+	"github.com/obversa/obversa/internal/shellquote"
 	"github.com/obversa/obversa/store"
 )
 
@@ -37,10 +38,16 @@ type Ref interface {
 	// Args are the arguments that name the run to `obversa worker` and
 	// `obversa keeper`.
 	Args() []string
-	// String names the run as a person types it after an obversa command
-	// on this host: a run directory, or a run id with the flags that say
+	// String names the run on this host: a run directory (a path, as
+	// JSON and log lines show it), or a run id with the flags that say
 	// where it is kept.
 	String() string
+	// Shell names the run as a person types it after an obversa command
+	// in a POSIX shell: String with each word quoted where the shell
+	// would split or expand it (internal/shellquote). Every copy-paste
+	// command printed for a person uses it (docs/cli.md, "Copy-paste
+	// commands").
+	Shell() string
 }
 
 // Owner is who owns a run, as seen from this host.
@@ -124,6 +131,9 @@ func (d DirRef) Args() []string { return []string{"--run-dir", string(d)} }
 
 // String is the directory.
 func (d DirRef) String() string { return string(d) }
+
+// Shell is the directory quoted for a POSIX shell.
+func (d DirRef) Shell() string { return shellquote.Quote(string(d)) }
 
 // OwnerMarker returns the owner marker of the file backend's run at
 // runDir, "sha256:<hex>", derived from the run directory so that any later

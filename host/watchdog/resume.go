@@ -157,18 +157,18 @@ func checkFinished(ctx context.Context, run store.Record, st *runstate.State, f 
 // operator said about the preflight pause and positions, and
 // graph:run-resumed.
 func resumeEvents(ctx context.Context, run store.Record, st *runstate.State, ref Ref, marker string, o ResumeOptions) ([]store.NewEvent, error) {
-	pf, err := preflightEvents(st.Preflight().Report(), o, ref.String())
+	pf, err := preflightEvents(st.Preflight().Report(), o, ref.Shell())
 	if err != nil {
 		return nil, err
 	}
-	ev, err := operatorEvents(st, o, ref.String())
+	ev, err := operatorEvents(st, o, ref.Shell())
 	if err != nil {
 		return nil, err
 	}
 	if open := st.PausedPositions(); o.Position == "" && o.Preflight == "" && len(ev) == 0 && len(open) > 0 {
 		// Paused positions wait for a person's word about each one; a bare
 		// resume would only pause again.
-		return nil, fmt.Errorf("%w: positions %v wait for a person: %s", ErrResumePosition, open, answerHints(st, ref.String()))
+		return nil, fmt.Errorf("%w: positions %v wait for a person: %s", ErrResumePosition, open, answerHints(st, ref.Shell()))
 	}
 	// A run paused because the workspace was busy never ran a worker
 	// there: it has no anchor to check. A run paused because its record
@@ -221,7 +221,7 @@ func fillCache(p *plan.Plan) error {
 // impossible; nothing of the command was recorded.
 func conflictHint(err error, ref Ref) error {
 	if errors.Is(err, store.ErrRevisionConflict) {
-		return fmt.Errorf("%w; the record changed after this command read it, so nothing was recorded: look at `obversa status %s` and try again", err, ref)
+		return fmt.Errorf("%w; the record changed after this command read it, so nothing was recorded: look at `obversa status %s` and try again", err, ref.Shell())
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/internal/shellquote"
 )
 
 // answerHints names, for each paused position, the command that answers
@@ -20,28 +21,30 @@ func answerHints(rs *runstate.State, run string) string {
 // answers each position still waiting for a person when there are any
 // (a plain resume refuses while one waits), else a plain resume.
 func (s *supervisor) operatorPauseDetail(detail string) string {
-	if hints := answerHints(s.rs, s.ref.String()); hints != "" {
+	if hints := answerHints(s.rs, s.ref.Shell()); hints != "" {
 		return fmt.Sprintf("%s; positions wait for a person: %s", detail, hints)
 	}
-	return fmt.Sprintf("%s; carry it on with obversa resume %s", detail, s.ref)
+	return fmt.Sprintf("%s; carry it on with obversa resume %s", detail, s.ref.Shell())
 }
 
 // AnswerHints names, for each paused position of reqs, the command that
-// answers it (run is the run as the command line names it): approve for
+// answers it (run is the run as a shell command names it, Ref.Shell;
+// each position is quoted for the shell too): approve for
 // an approval, resume --reconciled for an attempt whose effect is
 // uncertain, resume --position for any other pause. Requests without a
 // position (a pause of the whole run) are left out.
 func AnswerHints(reqs []graph.PauseRequest, run string) string {
 	var hints []string
 	for _, p := range reqs {
+		pos := shellquote.Quote(p.Position)
 		switch {
 		case p.Position == "":
 		case p.Kind == graph.PauseApproval:
-			hints = append(hints, fmt.Sprintf("decide %s with `obversa approve %s %s`", p.Position, run, p.Position))
+			hints = append(hints, fmt.Sprintf("decide %s with `obversa approve %s %s`", p.Position, run, pos))
 		case p.Kind == graph.PauseReconcile:
-			hints = append(hints, fmt.Sprintf("say whether attempt %s of %s took effect with `obversa resume %s --position %s --reconciled=done|not-done [--result JSON]`", p.AttemptID, p.Position, run, p.Position))
+			hints = append(hints, fmt.Sprintf("say whether attempt %s of %s took effect with `obversa resume %s --position %s --reconciled=done|not-done [--result JSON]`", p.AttemptID, p.Position, run, pos))
 		default:
-			hints = append(hints, fmt.Sprintf("offer %s again with `obversa resume %s --position %s`", p.Position, run, p.Position))
+			hints = append(hints, fmt.Sprintf("offer %s again with `obversa resume %s --position %s`", p.Position, run, pos))
 		}
 	}
 	return strings.Join(hints, "; ")

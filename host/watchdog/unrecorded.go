@@ -19,7 +19,7 @@ const resumeHint = "`obversa resume`"
 // run on with `obversa resume`, so that the hint is a command to type.
 func (s *supervisor) withRun(msg string) string {
 	if base, ok := strings.CutSuffix(msg, resumeHint); ok {
-		return base + "`obversa resume " + s.ref.String() + "`"
+		return base + "`obversa resume " + s.ref.Shell() + "`"
 	}
 	return msg
 }

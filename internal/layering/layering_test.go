@@ -17,7 +17,8 @@ const module = "github.com/obversa/obversa"
 // internal/cgroup, shared by plugin confinement and the command runner; internal/testutil is a leaf too, imported by tests only;
 // internal/durable, the fsync of a directory, is a leaf the store,
 // plugin and host share; internal/runecut, the cut of text on a rune
-// boundary, is a leaf every layer shares to bound the text it quotes; internal/canonjson, RFC 8785's
+// boundary, is a leaf every layer shares to bound the text it quotes; internal/shellquote,
+// the quoting of a word for a shell, is a leaf every layer shares for the commands it advises; internal/canonjson, RFC 8785's
 // canonical form of event data and escaping of a string, is a leaf the store, the host and the
 // conformance kit share so what the record keeps is decided one way; internal/failpoint is a leaf the host and the plugin launcher mark their
 // crash points with; it is compiled away without the failpoints tag;
@@ -34,25 +35,26 @@ var allowed = map[string][]string{
 	"store/pgstore":        {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
 	"store/simfs":          {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
 	"store/storetest":      {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
-	"plugin":               {"plugin/internal/", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut"},
-	"hcl":                  {"internal/regfile", "internal/idname"},
-	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut"},
-	"sdk/conformance":      {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/canonjson"},
+	"plugin":               {"plugin/internal/", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
+	"hcl":                  {"internal/regfile", "internal/idname", "internal/shellquote"},
+	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
+	"sdk/conformance":      {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/canonjson", "internal/shellquote"},
 	"internal/proc":        {},
 	"internal/cgroup":      {},
 	"internal/logfile":     {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
 	"internal/hostenv":     {},
 	"internal/testutil":    {},
-	"internal/exampletest": {"plugin", "internal/testutil", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut"},
+	"internal/exampletest": {"plugin", "internal/testutil", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
 	"internal/failpoint":   {},
 	"internal/regfile":     {},
 	"internal/durable":     {},
 	"internal/runecut":     {},
+	"internal/shellquote":  {},
 	"internal/canonjson":   {},
 	"internal/keeperwait":  {},
 	"internal/idname":      {},
-	"host":                 {"store", "plugin", "hcl", "host/", "internal/idname", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable", "internal/runecut", "internal/canonjson"},
-	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut"},
+	"host":                 {"store", "plugin", "hcl", "host/", "internal/idname", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable", "internal/runecut", "internal/canonjson", "internal/shellquote"},
+	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
 }
 
 func rule(pkg string) (string, []string, bool) {

@@ -44,7 +44,8 @@ func TestVerifyCorruptIndex(t *testing.T) {
 	dir := filepath.Dir(runDir)
 
 	v := obversa(t, dir, "verify", runDir)
-	if v.code != exitFailed || !strings.Contains(v.stdout, "fault: events.jsonl.idx:") || !strings.Contains(v.stderr, "mv "+idx) {
+	if v.code != exitFailed || !strings.Contains(v.stdout, "fault: events.jsonl.idx:") || !strings.Contains(v.stderr, "mv "+idx) ||
+		!strings.Contains(v.stderr, "1 fault in ") || strings.Contains(v.stderr, "other faults") {
 		t.Errorf("verify: exit %d\n%s%s\nwant exit 1, a fault in events.jsonl.idx and how to move it aside", v.code, v.stdout, v.stderr)
 	}
 	var rep struct {

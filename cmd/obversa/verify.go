@@ -78,13 +78,21 @@ func newVerifyCmd(g *globals) *cobra.Command {
 					fmt.Fprintf(w, "fault: line %d (rev %d): %s\n", f.Line, f.Rev, f.Problem)
 				}
 			}
+			faults := fmt.Sprintf("%d faults", len(rep.Faults))
+			if len(rep.Faults) == 1 {
+				faults = "1 fault"
+			}
 			if indexFault {
 				idx := filepath.Join(ref.String(), rep.Faults[0].File)
-				return &exitError{code: exitFailed, err: fmt.Errorf("%d faults in %s; %s records which events were committed: if the other faults "+
-					"(or a backup) show events.jsonl is as it should be, move the index aside (mv %s %s.bad) and the next open rebuilds it",
-					len(rep.Faults), ref, rep.Faults[0].File, idx, idx)}
+				shows := "a backup shows"
+				if len(rep.Faults) > 1 {
+					shows = "the other faults (or a backup) show"
+				}
+				return &exitError{code: exitFailed, err: fmt.Errorf("%s in %s; %s records which events were committed: if %s "+
+					"events.jsonl is as it should be, move the index aside (mv %s %s.bad) and the next open rebuilds it",
+					faults, ref, rep.Faults[0].File, shows, idx, idx)}
 			}
-			return &exitError{code: exitFailed, err: fmt.Errorf("%d faults in %s", len(rep.Faults), ref)}
+			return &exitError{code: exitFailed, err: fmt.Errorf("%s in %s", faults, ref)}
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")

@@ -336,13 +336,15 @@ func place(tmp *os.File, c *Copied) error {
 }
 
 // cacheChanged is the ErrCacheChanged refusal of c.Path, an entry whose
-// bytes are not the c.SHA256 its name pins; it names the digest they have.
+// bytes are not the c.SHA256 its name pins; it names the digest they have
+// and how to let the next run copy the pinned bytes again.
 func cacheChanged(c *Copied) error {
 	got, err := FileSHA256(c.Path)
 	if err != nil {
 		got = "unreadable"
 	}
-	return fmt.Errorf("%w: cached binary %s has sha256 %s, not the %s its name pins", ErrCacheChanged, c.Path, got, c.SHA256)
+	return fmt.Errorf("%w: cached binary %s has sha256 %s, not the %s its name pins; remove it (rm %s) and the next run copies the pinned binary there again",
+		ErrCacheChanged, c.Path, got, c.SHA256, c.Path)
 }
 
 // sameBytes compares the whole of f (from its start) with the file at

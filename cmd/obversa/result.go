@@ -129,7 +129,9 @@ func summary(res *runstate.Result, run string) string {
 			msg += ": " + strings.Join(out.Failed, ", ")
 		}
 		if out.Message != "" {
-			msg += ": " + out.Message
+			// As for a pause: a message that starts with its own code
+			// (PLUGIN_CHANGED's) says the code once.
+			msg += ": " + strings.TrimPrefix(out.Message, res.Code+": ")
 		}
 		// Say why each node failed, not only which.
 		for _, id := range out.Failed {

@@ -56,3 +56,16 @@ func TestSummaryPauseSaysItsCodeOnce(t *testing.T) {
 		t.Errorf("summary is %q, want %q", got, want)
 	}
 }
+
+// TestSummaryFailureSaysItsCodeOnce: a failed run whose message is a typed
+// error's text, starting with the same code (a cache entry that changed
+// under a restarted worker), names the code once.
+func TestSummaryFailureSaysItsCodeOnce(t *testing.T) {
+	res := &runstate.Result{Kind: runstate.KindFail, Code: "PLUGIN_CHANGED", Output: &runstate.Output{
+		Message: `PLUGIN_CHANGED: plugin "mock": cached binary /s/plugins/sha256/af80 has sha256 8f29, pinned af80`,
+	}}
+	got := summary(res, "dir")
+	if want := `failed PLUGIN_CHANGED: plugin "mock": cached binary /s/plugins/sha256/af80 has sha256 8f29, pinned af80`; got != want {
+		t.Errorf("summary is %q, want %q", got, want)
+	}
+}

@@ -24,10 +24,21 @@ func CacheDir(storageDir string) string {
 // cacheError reports a tampered cache entry as PLUGIN_CHANGED.
 func cacheError(err error) error {
 	if errors.Is(err, plugin.ErrCacheChanged) {
-		return fmt.Errorf("%w: %v", ErrPluginChanged, err)
+		return changedError{err}
 	}
 	return err
 }
+
+// changedError is plugin.ErrCacheChanged's refusal as ErrPluginChanged:
+// its text, which names the code already, is kept as it is.
+type changedError struct{ err error }
+
+func (e changedError) Error() string { return e.err.Error() }
+
+func (e changedError) Unwrap() error { return e.err }
+
+// Is reports whether target is ErrPluginChanged.
+func (e changedError) Is(target error) bool { return target == ErrPluginChanged }
 
 // VerifyCached re-hashes a cache entry (docs/plugins.md): bytes that no longer
 // match sum wrap ErrPluginChanged (PLUGIN_CHANGED) and name the plugin, the
@@ -53,7 +64,8 @@ func OpenCached(name, path, sum string, stamp *plugin.FileStamp) (*os.File, *plu
 	case errors.Is(err, os.ErrNotExist):
 		return nil, nil, fmt.Errorf("%w: plugin %q: cached binary %s is missing", ErrPluginChanged, name, path)
 	case errors.As(err, &mismatch):
-		return nil, nil, fmt.Errorf("%w: plugin %q: cached binary %s has sha256 %s, pinned %s", ErrPluginChanged, name, path, mismatch.Actual, sum)
+		return nil, nil, fmt.Errorf("%w: plugin %q: cached binary %s has sha256 %s, pinned %s; remove it (rm %s) and the next run copies the pinned binary there again",
+			ErrPluginChanged, name, path, mismatch.Actual, sum, path)
 	case err != nil:
 		return nil, nil, err
 	}

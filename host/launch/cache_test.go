@@ -102,8 +102,9 @@ func TestTamperedCacheIsPluginChanged(t *testing.T) {
 		"VerifyCached": launch.VerifyCached("p", cached, digest),
 		"CheckSource":  func() error { _, err := launch.CheckSource("p", src, digest, nil, storage); return err }(),
 	} {
-		if !errors.Is(err, launch.ErrPluginChanged) || !strings.Contains(err.Error(), "PLUGIN_CHANGED") || !strings.Contains(err.Error(), digest) {
-			t.Errorf("%s = %v, want PLUGIN_CHANGED naming the pinned digest", name, err)
+		if !errors.Is(err, launch.ErrPluginChanged) || strings.Count(err.Error(), "PLUGIN_CHANGED") != 1 || !strings.Contains(err.Error(), digest) ||
+			!strings.Contains(err.Error(), "remove it (rm "+cached+")") {
+			t.Errorf("%s = %v, want PLUGIN_CHANGED once, naming the pinned digest and how to let the next run copy it again", name, err)
 		}
 	}
 	// Start refuses before executing anything.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +123,32 @@ func TestOverTransport(t *testing.T) {
 	}
 	if el := time.Since(begin); el > 3*time.Second {
 		t.Errorf("cancelled Run took %v", el)
+	}
+}
+
+// TestOnePBeforeGRPC checks that the mock takes its one P before gRPC and
+// protobuf initialise (plugins/mock-engine/internal/onep): the binary run
+// by hand with GODEBUG=inittrace=1 lists onep's initialisation before
+// protobuf's first package and gRPC's own.
+func TestOnePBeforeGRPC(t *testing.T) {
+	cmd := exec.Command(binary)
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") })
+	out, _ := cmd.CombinedOutput() // run by hand, it exits 1
+	onep, first := -1, -1
+	for i, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "init" {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(f[1], "/mock-engine/internal/onep"):
+			onep = i
+		case first < 0 && (f[1] == "google.golang.org/grpc" || strings.HasPrefix(f[1], "google.golang.org/protobuf/")):
+			first = i
+		}
+	}
+	if onep < 0 || first < 0 || onep > first {
+		t.Fatalf("onep initialised at line %d, gRPC or protobuf first at %d (want onep first):\n%s", onep, first, out)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
@@ -32,8 +33,13 @@ func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 		"max_artifact_bytes", "max_total_artifact_bytes_per_run", "known_secrets_from_env", "max_log_bytes", "max_stream_bytes")
 	if a := attrs["directory"]; a != nil {
 		if s, ok := d.nonEmptyStr(a, `a directory, for example directory = ".obversa"`); ok {
-			st.Directory = d.resolvePath(s)
-			d.checkStorageDir(s, st.Directory, a.Expr.Range())
+			if named, back := StepsBack(s); back {
+				d.errorAt(a.Expr.Range(), `Storage directory steps back out with ".."`,
+					fmt.Sprintf(`storage.directory %q goes into %q and back out of it with "..": where that leads depends on whether %q is a symbolic link, and the path hides where runs are kept. Write the directory itself, for example directory = %q. (".." at the start of a relative path, as in "../runs", is fine.)`, s, named, named, filepath.Clean(s)))
+			} else {
+				st.Directory = d.resolvePath(s)
+				d.checkStorageDir(s, st.Directory, a.Expr.Range())
+			}
 		}
 	}
 	if a := attrs["url"]; a != nil {
@@ -215,4 +221,25 @@ func (d *decoder) checkStorageDir(written, dir string, rng hclv2.Range) {
 			return
 		}
 	}
+}
+
+// StepsBack reports whether path p goes into a directory and back out of
+// it: a ".." segment after a named one ("/root/../etc", "runs/../x").
+// named is the directory it steps back out of. ".." at the start of a
+// relative path ("../runs") climbs from where the path starts and does
+// not count (docs/decisions.md, "A storage directory does not step back
+// out with ..").
+func StepsBack(p string) (named string, back bool) {
+	for _, seg := range strings.Split(filepath.ToSlash(p), "/") {
+		switch seg {
+		case "", ".":
+		case "..":
+			if named != "" {
+				return named, true
+			}
+		default:
+			named = seg
+		}
+	}
+	return "", false
 }

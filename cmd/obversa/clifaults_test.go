@@ -164,3 +164,32 @@ func TestIDFlagsSuggestAnID(t *testing.T) {
 		}
 	}
 }
+
+// TestStorageFlagSteppingBackIsRefused: a --storage directory that goes
+// into a directory and back out with ".." is refused (exit 2) by every
+// command, naming the directory and giving the path it reads as; one that
+// climbs from where it starts ("../runs") is taken.
+func TestStorageFlagSteppingBackIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const want = `--storage "/root/../etc" goes into "root" and back out of it with "..": where that leads depends on whether "root" is a symbolic link; give the directory itself, for example --storage "/etc"`
+	for _, args := range [][]string{
+		{"runs"}, {"status", "r1"}, {"events", "r1"}, {"show", "r1"}, {"logs", "r1"}, {"resume", "r1"}, {"stop", "r1"}, {"run", "run.hcl"}, {"ui"},
+	} {
+		args = append([]string{"--storage", "/root/../etc"}, args...)
+		r := obversa(t, dir, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", args, r.code, r.stderr, exitUsage, want)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "runs", "default", "runs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if r := obversa(t, sub, "--storage", "../runs", "runs"); r.code != 0 {
+		t.Errorf("--storage ../runs: exit %d: %s", r.code, r.stderr)
+	}
+}

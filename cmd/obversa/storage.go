@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/runview"
 	"github.com/obversa/obversa/host/watchdog"
@@ -33,9 +34,15 @@ const defaultStorage = ".obversa"
 
 // storage returns the storage setting a command uses and whether the user
 // chose it (--storage or OBVERSA_STORAGE_URL) rather than the default. A
-// storage URL variable that is not a postgres:// URL is a usage error.
+// storage URL variable that is not a postgres:// URL is a usage error, and
+// so is a --storage directory that steps back out with ".." (hcl.StepsBack;
+// docs/decisions.md, "A storage directory does not step back out with ..").
 func (g *globals) storage() (setting string, chosen bool, err error) {
 	if g.flags != nil && g.flags.Changed("storage") {
+		if named, back := hcl.StepsBack(g.storageFlag); back && !pgstore.IsURL(g.storageFlag) {
+			return "", false, usageErr(fmt.Errorf(`--storage %s goes into %q and back out of it with "..": where that leads depends on whether %q is a symbolic link; give the directory itself, for example --storage %s`,
+				echoArg(g.storageFlag), named, named, echoArg(filepath.Clean(g.storageFlag))))
+		}
 		return g.storageFlag, true, checkStorageURL(g.storageFlag, "--storage")
 	}
 	if u := os.Getenv(storageURLEnv); u != "" {

@@ -122,7 +122,7 @@ func prestartWorker(url string, pr *watchdog.Prepared) *watchdog.Prestarted {
 	if err != nil {
 		return nil
 	}
-	pre, err := watchdog.Prestart(exe, watchdog.DirRef(dir), pr.Verified)
+	pre, err := watchdog.Prestart(exe, watchdog.DirRef(dir), pr.Plan, pr.Verified)
 	if err != nil {
 		return nil
 	}

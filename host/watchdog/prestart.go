@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/plugin"
@@ -38,17 +39,24 @@ type Prestarted struct {
 	sock *os.File // the watchdog's end of the worker's stdin
 	out  *heldOutput
 
+	// early is the outcome of writing the early line (sendEarly), which
+	// the hand-over must follow.
+	early chan error
+
 	mu    sync.Mutex
 	taken bool
 }
 
 // Prestart starts `exe worker` for the run that ref will name, with the
 // owner marker of ref and the stamps of verified cache entries in its
-// environment, and returns at once. The worker reads nothing of the run
-// before Supervise hands it over: the record need not exist yet. Errors
-// are those of starting the process; the caller then starts no worker
-// early, and Supervise starts one as usual.
-func Prestart(exe string, ref DirRef, verified map[string]plugin.FileStamp) (*Prestarted, error) {
+// environment, writes it the early line (the plan p the run will record
+// and the host variables its plugins need, sendEarly) and returns at
+// once. The worker launches p's plugins on it and reads nothing of the
+// run before Supervise hands it over: the record need not exist yet
+// (docs/decisions.md, "The first worker launches its plugins before the
+// hand-over"). Errors are those of starting the process; the caller then
+// starts no worker early, and Supervise starts one as usual.
+func Prestart(exe string, ref DirRef, p *plan.Plan, verified map[string]plugin.FileStamp) (*Prestarted, error) {
 	mine, theirs, err := handoffSocket()
 	if err != nil {
 		return nil, fmt.Errorf("starting the first worker: %w", err)
@@ -62,7 +70,11 @@ func Prestart(exe string, ref DirRef, verified map[string]plugin.FileStamp) (*Pr
 		mine.Close()
 		return nil, fmt.Errorf("starting the first worker: %w", err)
 	}
-	return &Prestarted{args: args, cmd: cmd, sock: mine, out: out}, nil
+	pre := &Prestarted{args: args, cmd: cmd, sock: mine, out: out, early: make(chan error, 1)}
+	// A plan larger than the socket's buffer waits for the worker's
+	// program start: the watchdog goes on meanwhile.
+	go func() { pre.early <- sendEarly(mine, p) }()
+	return pre, nil
 }
 
 // take returns p for the worker of restart number restart of the run
@@ -102,11 +114,32 @@ func (p *Prestarted) Abandon() {
 	}
 }
 
-// stop ends the waiting worker's process group and reaps it.
+// abandonGrace bounds how long a worker that was not handed the run has
+// to close the plugins it launched early once its stdin ends, before its
+// process group is killed (its plugins then die with it: they have the
+// parent-death signal).
+const abandonGrace = 5 * time.Second
+
+// stop ends the waiting worker: its stdin ends, which makes it close
+// the plugins it launched and exit; after abandonGrace its process group
+// is killed. It reaps the worker.
 func (p *Prestarted) stop() {
 	p.sock.Close()
+	waited := make(chan struct{})
+	go func() {
+		_ = p.cmd.Wait()
+		close(waited)
+	}()
+	t := time.NewTimer(abandonGrace)
+	defer t.Stop()
+	select {
+	case <-waited:
+	case <-t.C:
+	}
+	// The group may hold what the worker left; killing it is harmless
+	// once the worker is gone.
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	_ = p.cmd.Wait()
+	<-waited
 }
 
 // handOver sends the worker what a worker started now would get: env (the
@@ -117,6 +150,10 @@ func (p *Prestarted) stop() {
 // its stdin, whose closing tells the worker the watchdog is gone. On an
 // error the worker is stopped, and the caller starts one as usual.
 func (p *Prestarted) handOver(files []*os.File, env []string, pl *plan.Plan, out io.Writer) (*exec.Cmd, io.WriteCloser, error) {
+	if err := <-p.early; err != nil {
+		p.stop()
+		return nil, nil, fmt.Errorf("handing the run to the first worker: %w", err)
+	}
 	vars := handedEnv(pl)
 	for _, kv := range env {
 		name, v, _ := strings.Cut(kv, "=")

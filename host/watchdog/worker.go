@@ -49,11 +49,18 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	unwatch, err := cancelOnStop(ctx, cancel, stdin)
+	unwatch, early, err := cancelOnStop(ctx, cancel, stdin)
 	if err != nil {
 		return nil, err
 	}
 	defer unwatch()
+	// Plugins launched before the hand-over are closed on every return
+	// before the record's plan is compared with theirs (adopt).
+	defer func() {
+		if early != nil {
+			early.abandon()
+		}
+	}()
 
 	run, state, err := openRun(ctx, ref)
 	if err != nil {
@@ -82,13 +89,14 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 		return nil, err
 	}
 	defer logf.Close()
-	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: logf, Level: hclog.Debug, JSONFormat: true})
-
 	// The plugins start while the worker records its start and readies
 	// its executor: a launch is mostly waiting for processes, and nothing
 	// a launch does is recorded until the worker's start is. They start
-	// after Adopt, so none inherits the run's ownership.
-	launches := launchPlugins(ctx, rs.Plan, pol, logger)
+	// after Adopt, or, for a first worker started early, before the
+	// hand-over, when the worker holds no descriptor of the run; either
+	// way none inherits the run's ownership.
+	launches, logger := takeLaunches(ctx, early, rs, pol, logf)
+	early = nil
 	x, live, err := readyExecutor(ctx, run, state, restart, pol, logger)
 	if err != nil {
 		launches.abandon()
@@ -138,6 +146,27 @@ func readyExecutor(ctx context.Context, run store.Record, state *runstate.State,
 		return nil, nil, err
 	}
 	return x, live, nil
+}
+
+// takeLaunches returns the launches of the run's plugins and the logger
+// of plugins.log (logf): those a first worker launched before the
+// hand-over when they were launched from the plan the run recorded (rs),
+// else launches begun now from the recorded plan.
+func takeLaunches(ctx context.Context, early *earlyLaunch, rs *plan.RunStarted, pol store.Policy, logf io.Writer) (*pluginLaunches, hclog.Logger) {
+	var why error
+	if early != nil {
+		launches, logger, err := early.adopt(rs, logf)
+		if err == nil {
+			logger.Debug(EarlyLaunchLog)
+			return launches, logger
+		}
+		why = err
+	}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: logf, Level: hclog.Debug, JSONFormat: true})
+	if why != nil {
+		logger.Warn("the plugins launched before the hand-over were closed; launching the recorded plan's", "error", why)
+	}
+	return launchPlugins(ctx, rs.Plan, pol, logger), logger
 }
 
 // pluginLaunches is startPlugins running on a goroutine of its own.
@@ -200,8 +229,9 @@ func startPlugins(ctx context.Context, p *plan.Plan, pol store.Policy, logger hc
 // cancelOnStop calls cancel on SIGTERM or SIGINT and, when stdin is not
 // nil, once stdin ends after its first line (the host variables,
 // receiveEnv), which means the watchdog is gone. unwatch stops the signal
-// watch.
-func cancelOnStop(ctx context.Context, cancel context.CancelFunc, stdin io.Reader) (unwatch func(), err error) {
+// watch. A first worker started early (HandoffEnv) reads the early line
+// and the hand-over (receiveEarlyHandoff) and returns its early launch.
+func cancelOnStop(ctx context.Context, cancel context.CancelFunc, stdin io.Reader) (unwatch func(), early *earlyLaunch, err error) {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	unwatch = func() { signal.Stop(sig) }
@@ -214,20 +244,44 @@ func cancelOnStop(ctx context.Context, cancel context.CancelFunc, stdin io.Reade
 	}()
 	if stdin != nil {
 		if f, ok := stdin.(*os.File); ok && os.Getenv(HandoffEnv) == "1" {
-			stdin, err = receiveHandoff(f)
+			early, stdin, err = receiveEarlyHandoff(ctx, f)
 		} else {
 			stdin, err = receiveEnv(stdin)
 		}
 		if err != nil {
 			unwatch()
-			return nil, err
+			return nil, nil, err
 		}
 		go func() {
 			_, _ = io.Copy(io.Discard, stdin)
 			cancel()
 		}()
 	}
-	return unwatch, nil
+	return unwatch, early, nil
+}
+
+// receiveEarlyHandoff reads a first worker's early line (receiveEarly),
+// launches its plan's plugins (launchEarly) and, meanwhile, waits for the
+// hand-over (receiveHandoff). When the hand-over does not come — the
+// watchdog is gone or gave the run up — the plugins are closed before it
+// returns. Errors are receiveEarly's and receiveHandoff's.
+func receiveEarlyHandoff(ctx context.Context, stdin *os.File) (*earlyLaunch, io.Reader, error) {
+	p, err := receiveEarly(stdin)
+	if err != nil {
+		return nil, stdin, err
+	}
+	early := launchEarly(ctx, p)
+	if failpoint.Enabled && failpoint.Armed(ctx, failpoint.EarlyLaunched, "") {
+		r := <-early.launches.done
+		early.launches.done <- r
+		failpoint.Hit(ctx, failpoint.EarlyLaunched, "")
+	}
+	rest, err := receiveHandoff(stdin)
+	if err != nil {
+		early.abandon()
+		return nil, rest, err
+	}
+	return early, rest, nil
 }
 
 // usePlugins hands the launched plugins to x, with the preflight view of

@@ -22,10 +22,13 @@ var Phases = []string{string(runstate.PhaseStarting), string(runstate.PhaseRunni
 
 // Phase is the phase a reader shows: the record's, except that a run with
 // no result whose lock no live watchdog holds is interrupted
-// (docs/decisions.md, "Processes").
+// (docs/decisions.md, "Processes"). That holds for a starting run too: the
+// watchdog takes the run's ownership before it records graph:run-started,
+// so a starting run nothing holds lost its watchdog before any worker
+// recorded its start, and only `obversa resume` carries it on.
 func Phase(st *runstate.State, holderAlive bool) string {
 	p := st.Phase()
-	if st.Result() == nil && p != runstate.PhaseStarting && !holderAlive {
+	if st.Result() == nil && !holderAlive {
 		return PhaseInterrupted
 	}
 	return string(p)

@@ -75,8 +75,8 @@ func TestSummaryNodesAndSuggestions(t *testing.T) {
 	if s.Phase != "starting" || s.ElapsedMS != 60000 || !s.Usage.Known || s.Usage.Input != 3 {
 		t.Errorf("summary %+v", s)
 	}
-	if Summarize(st, "/runs/r", now, false).Phase != "starting" {
-		t.Errorf("a run no worker started is starting, not interrupted")
+	if got := Summarize(st, "/runs/r", now, false).Phase; got != PhaseInterrupted {
+		t.Errorf("a run no worker started that nothing holds is %s, want interrupted: its watchdog was created before it", got)
 	}
 	a, _ := NodeOf(st, "a", now)
 	if a.Text != "line one\nline two" || a.Status != StatusPassed || a.ElapsedMS != 2000 || len(a.Calls) != 1 || a.Usage.String() != "in 3 · out 4" {

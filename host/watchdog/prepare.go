@@ -20,6 +20,7 @@ import (
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/validate"
+	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/internal/runecut"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
@@ -314,6 +315,9 @@ func Create(ctx context.Context, b store.Backend, pr *Prepared) (store.Record, s
 	if _, err := run.Append(ctx, 0, store.NewEvent{Type: graph.EventRunStarted, Data: rs}); err != nil {
 		discard()
 		return nil, nil, fmt.Errorf("the record refused the run's definition and plan (nothing was written): %w", err)
+	}
+	if failpoint.Enabled {
+		failpoint.Hit(ctx, failpoint.AfterAppend, graph.EventRunStarted)
 	}
 	return run, owner, nil
 }

@@ -55,7 +55,9 @@ const (
 	// before its check runs; the key is "<lane>/<check>".
 	InProbe = "in-probe"
 	// BeforeAppend and AfterAppend surround every append to the record;
-	// the key is the type of the batch's first event.
+	// the key is the type of the batch's first event. AfterAppend also
+	// fires in `obversa run` once graph:run-started is durable, before
+	// any worker is handed the run.
 	BeforeAppend = "before-append"
 	AfterAppend  = "after-append"
 	// WorkerStart fires when a worker has opened its run, before it

@@ -193,8 +193,13 @@ type CorruptError struct {
 	Problem string // what is wrong, without quoting event content
 }
 
-// Error names the file, line, revision and problem.
-func (e *CorruptError) Error() string { return "CORRUPT_EVENT_STREAM: " + e.problem() }
+// Error names the file, line, revision and problem, and what a person can
+// do: the stream's committed events changed after they were written, which
+// no command mends.
+func (e *CorruptError) Error() string {
+	return "CORRUPT_EVENT_STREAM: " + e.problem() + "; events already written were changed since, and nothing was cut or changed now: " +
+		"`obversa verify` lists every fault, and events.jsonl restored from a backup lets the run be read and carried on again"
+}
 
 func (e *CorruptError) problem() string {
 	return fmt.Sprintf("%s line %d (rev %d, byte %d): %s", e.Path, e.Line, e.Rev, e.Offset, e.Problem)

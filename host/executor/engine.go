@@ -194,15 +194,18 @@ func (x *Executor) engineFailed(ctx context.Context, s start, t plugin.Identity,
 	mu := newEvent(graph.EventModelUnavailable, graph.ModelUnavailableData{Node: s.node.ID, Position: s.position, FailureKind: kind, Retired: retire})
 	// Durable before any fallback is tried.
 	if err := x.send(ctx, s, []event{e, mu}); err != nil {
-		var kept []event
-		if errors.Is(err, errRefused) {
-			// The call and its usage stay in the record, without what
-			// the record refused.
-			for _, c := range refusedCalls([]event{e}, store.Code(err)) {
-				kept = append(kept, newEvent(graph.EventEngineAttempt, c))
-			}
+		if !errors.Is(err, errRefused) {
+			return x.failed(s, CodeNodeFailed, kind, "recording the engine attempt: "+err.Error()), false
 		}
-		return append(kept, x.failed(s, CodeNodeFailed, kind, "recording the engine attempt: "+err.Error())...), false
+		// The node fails as one whose result the record refused
+		// (refuseResult): with the record's code, and the call and its
+		// usage kept without what the record refused.
+		code := refusedCode(err)
+		var kept []event
+		for _, c := range refusedCalls([]event{e}, code) {
+			kept = append(kept, newEvent(graph.EventEngineAttempt, c))
+		}
+		return append(kept, x.failed(s, code, kind, "the record refused the engine attempt: "+store.Problem(err))...), false
 	}
 	return nil, true
 }

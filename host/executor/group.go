@@ -58,7 +58,7 @@ func (x *Executor) handleGroup(ctx context.Context, msgs []message) ([]start, er
 		case msgs[0].settle:
 			starts, err = x.refuseResult(ctx, msgs[0], err)
 		default:
-			err = errors.Join(errRefused, err)
+			err = &refusedError{err: err}
 		}
 	}
 	for _, m := range msgs {

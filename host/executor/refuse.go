@@ -14,10 +14,7 @@ import (
 // (parts, message), so the calls and their usage stay counted; should the
 // record refuse even those, the failure is recorded alone.
 func (x *Executor) refuseResult(ctx context.Context, m message, cause error) ([]start, error) {
-	code := store.Code(cause)
-	if code == "STORAGE_LIMIT_EXCEEDED" {
-		code = CodeResultTooLarge
-	}
+	code := refusedCode(cause)
 	fail := graph.FailedData{Node: m.node, Position: m.position, Code: code, Message: "the record refused the result: " + store.Problem(cause)}
 	calls := refusedCalls(m.events, code)
 	for {
@@ -67,3 +64,21 @@ func refusedCalls(events []event, code string) []graph.EngineAttemptData {
 	}
 	return out
 }
+
+// refusedCode is the code a node fails with when the record refuses what
+// its attempt would record (refusedByRecord): the store's code, with a
+// value over a storage limit as RESULT_TOO_LARGE.
+func refusedCode(cause error) string {
+	if code := store.Code(cause); code != "STORAGE_LIMIT_EXCEEDED" {
+		return code
+	}
+	return CodeResultTooLarge
+}
+
+// refusedError is an intermediate record the record refused, handed back
+// to its attempt: it matches errRefused and the store's refusal, and
+// reads as the refusal alone.
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string   { return e.err.Error() }
+func (e *refusedError) Unwrap() []error { return []error{errRefused, e.err} }

@@ -103,3 +103,21 @@ func TestWatchdogKilledBeforeKeeperStopsEarlyPlugins(t *testing.T) {
 		t.Errorf("the run's cgroups are left: %v", left)
 	}
 }
+
+// TestRefusedRunLeavesNoWorker: the first worker starts once the run file
+// is decoded, before its plugins are pinned; a run refused after that (an
+// unpinned plugin) stops it before the command exits.
+func TestRefusedRunLeavesNoWorker(t *testing.T) {
+	runFile := example(t, "quickstart")
+	dir := filepath.Dir(runFile)
+	r := obversa(t, dir, "run", "--run-id", "refused", runFile)
+	if r.code != 2 || !strings.Contains(r.stderr, "not pinned") {
+		t.Fatalf("run: exit %d, want 2 for an unpinned plugin: %s", r.code, r.stderr)
+	}
+	if left := markedAlive(t, launch.OwnerEnv+"="+watchdog.OwnerMarker(runDirOf(runFile, "refused"))); len(left) > 0 {
+		t.Errorf("processes of the refused run outlive the command: %v", left)
+	}
+	if _, err := os.Stat(runDirOf(runFile, "refused")); !os.IsNotExist(err) {
+		t.Errorf("the refused run left its directory (%v)", err)
+	}
+}

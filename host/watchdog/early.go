@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/plugin"
 )
 
 // A first worker started early (Prestart) launches the plugins of the
@@ -24,9 +25,9 @@ import (
 // plugins its first worker launched before the hand-over.
 const EarlyLaunchLog = "the plugins launched before the hand-over were launched from the plan the run recorded"
 
-// earlyLine is what Prestart writes a first worker before the hand-over:
-// the plan the run will record and the host variables its plugins need
-// (handedEnv).
+// earlyLine is what Prestarted.Send writes a first worker before the
+// hand-over: the plan the run will record and the host variables its
+// plugins need (handedEnv, and VerifiedEnv).
 type earlyLine struct {
 	Plan *plan.Plan        `json:"plan"`
 	Env  map[string]string `json:"env"`
@@ -36,10 +37,16 @@ type earlyLine struct {
 const maxEarly = 16 << 20
 
 // sendEarly writes the early line for plan p to w: its length in decimal
-// digits and a newline, then the JSON of earlyLine. The length lets the
-// worker read exactly the line and nothing of the hand-over after it.
-func sendEarly(w io.Writer, p *plan.Plan) error {
-	b, err := json.Marshal(earlyLine{Plan: p, Env: handedEnv(p)})
+// digits and a newline, then the JSON of earlyLine, whose variables are
+// handedEnv(p) and, when there are any, the stamps of the verified cache
+// entries (VerifiedEnv). The length lets the worker read exactly the line
+// and nothing of the hand-over after it.
+func sendEarly(w io.Writer, p *plan.Plan, verified map[string]plugin.FileStamp) error {
+	env := handedEnv(p)
+	if len(verified) > 0 {
+		env[VerifiedEnv] = encodeStamps(verified)
+	}
+	b, err := json.Marshal(earlyLine{Plan: p, Env: env})
 	if err != nil {
 		return err
 	}

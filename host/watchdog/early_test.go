@@ -19,7 +19,7 @@ func TestEarlyLineRoundTrip(t *testing.T) {
 	p := &plan.Plan{RunID: "r1", Namespace: "default", Storage: plan.Storage{Directory: "/s"},
 		Plugins: []plan.PluginPlan{{Name: "mock", Type: "engine", SHA256: "ab", PassEnv: []string{"EARLY_TEST_PASS_ENV", "UNSET_EARLY_TEST"}}}}
 	var buf bytes.Buffer
-	if err := sendEarly(&buf, p); err != nil {
+	if err := sendEarly(&buf, p, nil); err != nil {
 		t.Fatal(err)
 	}
 	buf.WriteString("{\"handover\":1}\n")
@@ -60,7 +60,7 @@ func TestEarlyAdoptChecksThePlan(t *testing.T) {
 // byte past the length it was given, or refuses with ErrNotFromWatchdog.
 func FuzzReceiveEarly(f *testing.F) {
 	var ok bytes.Buffer
-	_ = sendEarly(&ok, &plan.Plan{RunID: "r"})
+	_ = sendEarly(&ok, &plan.Plan{RunID: "r"}, nil)
 	f.Add(ok.Bytes())
 	f.Add([]byte("5\n{}"))
 	f.Add([]byte("99999999999\n"))

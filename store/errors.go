@@ -186,7 +186,7 @@ func (e *ConflictError) Is(target error) bool { return target == ErrRevisionConf
 // one event per line and rev is contiguous from 1, Rev is the revision that
 // line holds (or should hold).
 type CorruptError struct {
-	Path    string // events.jsonl path
+	Path    string // events.jsonl path, or the label of a database run (pgstore)
 	Line    int    // 1-based line number
 	Rev     int64  // revision at that line
 	Offset  int64  // byte offset of the start of the line
@@ -195,10 +195,15 @@ type CorruptError struct {
 
 // Error names the file, line, revision and problem, and what a person can
 // do: the stream's committed events changed after they were written, which
-// no command mends.
+// no command mends. The backup it names is the run's events.jsonl for a
+// file, the database's for a database run.
 func (e *CorruptError) Error() string {
+	backup := "events.jsonl restored from a backup"
+	if filepath.Base(e.Path) != eventsFile {
+		backup = "the run's events restored from a backup of the database"
+	}
 	return "CORRUPT_EVENT_STREAM: " + e.problem() + "; events already written were changed since, and nothing was cut or changed now: " +
-		"`obversa verify` lists every fault, and events.jsonl restored from a backup lets the run be read and carried on again"
+		"`obversa verify` lists every fault, and " + backup + " lets the run be read and carried on again"
 }
 
 func (e *CorruptError) problem() string {

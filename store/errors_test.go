@@ -51,6 +51,8 @@ func TestTypedErrors(t *testing.T) {
 		{&ConflictError{Expected: 4, Current: 7}, ErrRevisionConflict, "expected rev 4, stream is at rev 7"},
 		{&CorruptError{Path: "/r/events.jsonl", Line: 9, Rev: 9, Offset: 100, Problem: "p"}, ErrCorruptEventStream, "/r/events.jsonl line 9 (rev 9, byte 100): p"},
 		{&CorruptError{Path: "/r/events.jsonl", Line: 9, Rev: 9, Offset: 100, Problem: "p"}, ErrCorruptEventStream, "`obversa verify` lists every fault, and events.jsonl restored from a backup"},
+		// A database run's stream (pgstore) has no events.jsonl to restore.
+		{&CorruptError{Path: "postgres://db/obversa/default/r", Line: 9, Rev: 9, Problem: "p"}, ErrCorruptEventStream, "and the run's events restored from a backup of the database lets"},
 		{&LimitError{Limit: "max_artifact_bytes", Max: 10, Size: 11, What: "an artifact"}, ErrStorageLimitExceeded, "an artifact is 11 bytes, more than max_artifact_bytes = 10; it is a setting of the run file's storage block, which can raise it"},
 		{&LockedError{Dir: "/r", Holder: Holder{PID: 42, Host: "h"}, Known: true}, ErrProcessLocked, "locked by pid 42 on host \"h\""},
 		{&LockedError{Dir: "/r"}, ErrProcessLocked, "has not yet recorded who it is"},

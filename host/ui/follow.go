@@ -304,10 +304,14 @@ func (f *follower) resync(sub *subscriber) []message {
 }
 
 // initial is what a page starts with: the view, the timeline and the
-// output kept so far, and "end" when the run is over (the caller holds
-// f.mu).
+// output as the last tick sent them, and "end" when the run is over (the
+// caller holds f.mu). What was folded or read since is the next tick's
+// to send, to this page as to the others: given here too, the page would
+// get it twice.
 func (f *follower) initial() []message {
-	m := []message{{"run", f.view.snapshot()}, {"timeline", f.redactJSON(f.timeline)}, {"output", f.redactJSON(f.output)}}
+	timeline := f.timeline[:len(f.timeline)-min(len(f.newEntries), len(f.timeline))]
+	output := f.output[:len(f.output)-min(len(f.newOutput), len(f.output))]
+	m := []message{{"run", f.view.snapshot()}, {"timeline", f.redactJSON(timeline)}, {"output", f.redactJSON(output)}}
 	if f.over {
 		m = append(m, endMessage)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/stream"
 )
 
 // jsApplier runs the page's change decoder (assets/change.js) in node,
@@ -256,5 +257,56 @@ func TestLaggingPageIsResynced(t *testing.T) {
 	f.mu.Unlock()
 	if len(sub.ch) != 1 {
 		t.Fatalf("after the resync the page is sent %d messages, want 1", len(sub.ch))
+	}
+}
+
+// TestNewPageGetsPendingLinesOnce: a page that opens between a tick and
+// the next gets what was read meanwhile once, from the next tick, not
+// also in the messages it starts with.
+func TestNewPageGetsPendingLinesOnce(t *testing.T) {
+	t.Parallel()
+	storage := t.TempDir()
+	newTestRun(t, storage, "r1")
+	s, _ := newTestServer(t, storage, Options{})
+	f, first, _, err := s.subscribe(context.Background(), "r1", s.st.st.RunDir("r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.unsubscribe(f, first)
+	// A line read, and a page subscribing (as subscribe does), before
+	// the next tick.
+	f.mu.Lock()
+	if err := f.streamLine(stream.Line{Node: "a", Position: "dag/a/1", Kind: stream.KindText, Text: "pending-line\n"}); err != nil {
+		t.Fatal(err)
+	}
+	sub := newSubscriber()
+	f.subs[sub] = struct{}{}
+	initial := f.initial()
+	f.mu.Unlock()
+	defer s.unsubscribe(f, sub)
+	lines := 0
+	count := func(m message) {
+		if m.event == "output" {
+			lines += strings.Count(string(m.data), "pending-line")
+		}
+	}
+	for _, m := range initial {
+		count(m)
+	}
+	deadline := time.After(10 * time.Second)
+	for lines == 0 {
+		select {
+		case m := <-sub.ch:
+			count(m)
+		case <-deadline:
+			t.Fatal("the page was not sent the line")
+		}
+	}
+	time.Sleep(2 * tick) // nothing more comes
+	for len(sub.ch) > 0 {
+		count(<-sub.ch)
+	}
+	if lines != 1 {
+		t.Errorf("the page got the output line %d times, want once", lines)
 	}
 }

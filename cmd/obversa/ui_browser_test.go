@@ -104,7 +104,16 @@ func stopBrowser() {
 // address.
 func startUI(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "obversa"), append([]string{"ui", "--listen", "127.0.0.1:0"}, args...)...)
+	addr, _ := startUIAt(t, dir, "127.0.0.1:0", args...)
+	return addr
+}
+
+// startUIAt starts `obversa ui` listening on listen and returns its
+// address and a function that stops it (SIGTERM) and waits for it; the
+// test's cleanup stops it too.
+func startUIAt(t *testing.T, dir, listen string, args ...string) (string, func()) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "obversa"), append([]string{"ui", "--listen", listen}, args...)...)
 	cmd.Dir = dir
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -115,13 +124,17 @@ func startUI(t *testing.T, dir string, args ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		if stderr.Len() > 0 {
-			t.Logf("obversa ui stderr:\n%s", stderr.String())
-		}
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+			if stderr.Len() > 0 {
+				t.Logf("obversa ui stderr:\n%s", stderr.String())
+			}
+		})
+	}
+	t.Cleanup(stop)
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		t.Fatalf("obversa ui: %v\n%s", err, stderr.String())
@@ -131,7 +144,7 @@ func startUI(t *testing.T, dir string, args ...string) string {
 		t.Fatalf("obversa ui printed %q", line)
 	}
 	addr, _, _ = strings.Cut(addr, " ")
-	return strings.TrimSuffix(addr, "/")
+	return strings.TrimSuffix(addr, "/"), stop
 }
 
 // step runs browser actions with a deadline, naming what it waited for.

@@ -9,7 +9,8 @@
   const enc = encodeURIComponent(runID);
   let view = null;
   let drawn = "";
-  let drawing = 0;
+  let drawing = false; // a drawing is under way
+  let drawings = 0; // each drawing's element id is new: Mermaid removes an element of the id it draws
   let selected = "";
   let message = null; // {ok|error, text} after a steering request
 
@@ -59,18 +60,33 @@
       ob.el("span", {class: "muted"}, p.commands[0].line))));
   }
 
+  // drawGraph draws the graph when it changed. One drawing at a time, and
+  // after one a pause twice as long as it took (a large graph takes
+  // longer to draw than the server takes to send the next change, and
+  // drawing it back to back would leave the page no time for anything
+  // else); then the graph is drawn again if it changed meanwhile, as it
+  // is by then.
   async function drawGraph() {
     if (!window.mermaid || view.graph === drawn) { markGraph(); return; }
-    const src = view.graph;
-    const n = ++drawing;
+    if (drawing) return;
+    drawing = true;
     try {
-      const {svg} = await window.mermaid.render("graph-svg-" + n, src);
-      if (n !== drawing) return;
-      document.getElementById("graph").innerHTML = svg; // sanitized by Mermaid (securityLevel strict)
-      drawn = src;
-      markGraph();
-    } catch (e) {
-      ob.fill(document.getElementById("graph"), ob.el("p", {class: "msg error"}, "cannot draw the graph: " + e.message));
+      while (view.graph !== drawn) {
+        const src = view.graph;
+        const start = performance.now();
+        try {
+          const {svg} = await window.mermaid.render("graph-svg-" + (++drawings), src);
+          document.getElementById("graph").innerHTML = svg; // sanitized by Mermaid (securityLevel strict)
+          drawn = src;
+          markGraph();
+        } catch (e) {
+          ob.fill(document.getElementById("graph"), ob.el("p", {class: "msg error"}, "cannot draw the graph: " + e.message));
+          break; // drawn again with the next change
+        }
+        if (view.graph !== drawn) await new Promise((r) => setTimeout(r, Math.max(250, 2 * (performance.now() - start))));
+      }
+    } finally {
+      drawing = false;
     }
   }
 

@@ -25,6 +25,11 @@ const (
 )
 
 var (
+	// ErrNothingRecorded marks the error of a command that writes a
+	// stored run (Resume, Approve, StopIdle, InterruptPreflight) when it
+	// could not open or fold the run's record: it stopped before writing
+	// anything, and the message ends "nothing was recorded".
+	ErrNothingRecorded = errors.New("nothing was recorded")
 	// ErrUnpinned is returned by Prepare when a plugin has neither a
 	// `sha256` in the run file nor an entry in obversa.lock.hcl.
 	ErrUnpinned = errors.New("plugin is not pinned")

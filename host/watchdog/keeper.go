@@ -123,7 +123,7 @@ func Keep(ctx context.Context, ref Ref, done io.Reader) (*runstate.CleanupData, 
 		plugin.StopTaggedGroups(tag)
 		return nil, nil
 	}
-	run, st, err := openRun(ctx, ref)
+	run, st, err := openRunFold(ctx, ref)
 	if err != nil {
 		proc.Thaw(frozen)
 		return nil, err

@@ -62,7 +62,7 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 		}
 	}()
 
-	run, state, err := openRun(ctx, ref)
+	run, state, err := openRunFold(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -383,21 +383,31 @@ func pluginChanged(ctx context.Context, run store.Record, st *runstate.State, ca
 	return res, nil
 }
 
-// openRun opens the run ref names under the record policy of its own plan
-// (the plan is read first, through a handle without policy) and folds its
-// record. Nothing is written before it returns, so its errors say that
-// nothing was recorded (a record the command may not write, such as one on
-// a read-only file system, fails here: resume, approve, stop and preflight
-// interrupt refuse without a change).
+// openRun is openRunFold for the commands a person runs to write a stored
+// run (resume, approve, stop, preflight interrupt). Nothing is written
+// before it returns, so its errors match ErrNothingRecorded and say so: a
+// record the command may not write, such as one on a read-only file
+// system, fails here, and the command refuses without a change.
 func openRun(ctx context.Context, ref Ref) (store.Record, *runstate.State, error) {
 	run, st, err := openRunFold(ctx, ref)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w; nothing was recorded", err)
+		return nil, nil, &notRecordedError{err: err}
 	}
 	return run, st, nil
 }
 
-// openRunFold is openRun without the note on its errors.
+// notRecordedError is an openRun error: err, and that nothing was
+// recorded.
+type notRecordedError struct{ err error }
+
+func (e *notRecordedError) Error() string   { return e.err.Error() + "; " + ErrNothingRecorded.Error() }
+func (e *notRecordedError) Unwrap() []error { return []error{e.err, ErrNothingRecorded} }
+
+// openRunFold opens the run ref names under the record policy of its own
+// plan (the plan is read first, through a handle without policy) and
+// folds its record. The worker and the keeper open a run with it: what
+// they fail with goes to the watchdog and the logs, where "nothing was
+// recorded" would say nothing anybody asked.
 func openRunFold(ctx context.Context, ref Ref) (store.Record, *runstate.State, error) {
 	probe, err := ref.Open(ctx, store.Policy{})
 	if err != nil {

@@ -73,7 +73,7 @@ request}, then, when it carried the run on, the run's result object.`,
 			case errors.Is(err, runstate.ErrEmptyRecord):
 				return failedErr(runErr(ref, err))
 			case err != nil:
-				return failedErr(err)
+				return writeErr(err)
 			}
 			obj := approvalObject{Position: a.Position, Decision: a.Decision, RecordedBy: "approve", Request: a.Request}
 			if a.Request != "" {

@@ -120,6 +120,19 @@ func (e *exitError) silent() bool { return e.err == nil && len(e.diags) == 0 }
 func usageErr(err error) error  { return &exitError{code: exitUsage, err: err} }
 func failedErr(err error) error { return &exitError{code: exitFailed, err: err} }
 
+// writeErr is failedErr for a command that writes a stored run (resume,
+// approve, stop, preflight interrupt): a storage problem that stopped it
+// before it recorded anything — a record on a read-only file system, one
+// it may not write — is a refusal (exit 2, RUN_STORAGE), as a full device
+// is: nothing was done (docs/cli.md, the exit statuses).
+func writeErr(err error) error {
+	var se *store.StorageError
+	if errors.Is(err, watchdog.ErrNothingRecorded) && errors.As(err, &se) {
+		return usageErr(err)
+	}
+	return failedErr(err)
+}
+
 // diagsErr refuses with diagnostics (exit 2, RUN_FILE_INVALID).
 func diagsErr(diags hclv2.Diagnostics) error {
 	return &exitError{code: exitUsage, diags: diags, reason: CodeRunFileInvalid}

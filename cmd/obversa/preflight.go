@@ -76,7 +76,7 @@ digest, the plugin's health, a static Admit and, where the lane asks, one live c
 			case errors.Is(err, store.ErrRevisionConflict):
 				return failedErr(fmt.Errorf("%w; the record changed while the probe was being closed: look again with `obversa preflight %s`", err, ref.Shell()))
 			case err != nil:
-				return failedErr(err)
+				return writeErr(err)
 			}
 			if interruptJSON {
 				writeJSON(cmd.OutOrStdout(), interruptObject{PreflightEventID: id, Already: already, Dir: ref.String()})

@@ -11,9 +11,10 @@ import (
 )
 
 // TestReadOnlyRecordNothingRecorded: every command that would write a
-// paused run's record (resume, approve, stop, preflight interrupt) fails
-// on a record it may not write — a read-only mount, or for a user other
-// than root a directory without write permission — and says that nothing
+// paused run's record (resume, approve, stop, preflight interrupt) refuses
+// a record it may not write — a read-only mount, or for a user other than
+// root a directory without write permission — with exit 2 and RUN_STORAGE
+// (nothing was done: docs/cli.md, the exit statuses), saying that nothing
 // was recorded; the record is unchanged.
 func TestReadOnlyRecordNothingRecorded(t *testing.T) {
 	t.Parallel()
@@ -37,8 +38,8 @@ func TestReadOnlyRecordNothingRecorded(t *testing.T) {
 		{"preflight", "interrupt", runDir},
 	} {
 		r := readOnly(dir, args...)
-		if r.code == 0 || !strings.Contains(r.stderr, "RUN_STORAGE") || !strings.Contains(r.stderr, "nothing was recorded") {
-			t.Errorf("%v on a read-only record: exit %d, stderr %q; want RUN_STORAGE saying nothing was recorded", args, r.code, r.stderr)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "RUN_STORAGE") || !strings.Contains(r.stderr, "nothing was recorded") {
+			t.Errorf("%v on a read-only record: exit %d, stderr %q; want exit %d, RUN_STORAGE saying nothing was recorded", args, r.code, r.stderr, exitUsage)
 		}
 	}
 	if after, err := os.ReadFile(events); err != nil || !bytes.Equal(before, after) {

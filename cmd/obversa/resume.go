@@ -134,7 +134,7 @@ func resumeRun(sigs *signals, ref runRef, o watchdog.ResumeOptions, mode string,
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		return stopBeforeTakeover(ctx, ref)
 	case err != nil:
-		return nil, false, failedErr(err)
+		return nil, false, writeErr(err)
 	}
 	return res, done, nil
 }

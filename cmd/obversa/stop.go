@@ -167,7 +167,7 @@ func stopIdle(cmd *cobra.Command, ref runRef, asJSON bool) error {
 		// A watchdog took the run over while this command looked.
 		return lockedRefusal(cmd.Context(), ref, err, "; `obversa stop` again stops it through that watchdog")
 	case err != nil:
-		return failedErr(err)
+		return writeErr(err)
 	}
 	if asJSON {
 		writeJSON(cmd.OutOrStdout(), stopObject{Dir: dir, Action: stopRecorded, Phase: string(runstate.PhaseStopped), Result: res})

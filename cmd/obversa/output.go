@@ -51,6 +51,7 @@ var refusalCodes = []struct {
 	code string
 }{
 	{watchdog.ErrUnpinned, "PLUGIN_UNPINNED"},
+	{watchdog.ErrLockFileNotWritten, "LOCK_FILE_NOT_WRITTEN"},
 	{watchdog.ErrPinConflict, "PLUGIN_PIN_CONFLICT"},
 	{watchdog.ErrPluginMissing, "PLUGIN_MISSING"},
 	{plugin.ErrPluginMissing, "PLUGIN_MISSING"},

@@ -11,7 +11,6 @@ import (
 	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/watchdog"
-	"github.com/obversa/obversa/internal/durable"
 )
 
 // lockedJSON is one plugin of plugin lock's --json result.
@@ -27,8 +26,11 @@ type lockedJSON struct {
 
 // lockResult is the --json result of plugin lock.
 type lockResult struct {
-	LockFile string       `json:"lock_file"`
-	Plugins  []lockedJSON `json:"plugins"`
+	LockFile string `json:"lock_file"`
+	// Written is false when the lock file already held what lock would
+	// write, so it was left as it was.
+	Written bool         `json:"written"`
+	Plugins []lockedJSON `json:"plugins"`
 }
 
 func newPluginLockCmd() *cobra.Command {
@@ -41,7 +43,8 @@ obversa.lock.hcl beside the run file. Where trusted_keys apply, the binary's
 signature (BIN.minisig) must verify with one of them and name this
 platform, and its key id and digest are recorded too. A path that is not
 a regular file (a device, a named pipe) is refused without reading it. A plugin already pinned to another digest is
-refused unless --upgrade is given. Nothing is written if any plugin fails.`,
+refused unless --upgrade is given. Nothing is written if any plugin fails, nor
+when the lock file already holds every pin (it says it is current).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rf, diags := hcl.DecodeFile(args[0])
@@ -95,10 +98,16 @@ refused unless --upgrade is given. Nothing is written if any plugin fails.`,
 				lf.Set(entry)
 				fmt.Fprintf(w, "%-16s %s%s\n", pl.Name, src.SHA256, signed)
 			}
-			if err := durable.WriteFile(path, hcl.EncodeLockFile(lf), 0o644); err != nil {
+			written, err := watchdog.WriteLockFile(path, lf)
+			if err != nil {
 				return failedErr(err)
 			}
-			fmt.Fprintf(w, "wrote %s\n", path)
+			res.Written = written
+			if written {
+				fmt.Fprintf(w, "wrote %s\n", path)
+			} else {
+				fmt.Fprintf(w, "%s is current; nothing was written\n", path)
+			}
 			if asJSON {
 				writeJSON(cmd.OutOrStdout(), res)
 			}

@@ -30,6 +30,10 @@ var (
 	// could not open or fold the run's record: it stopped before writing
 	// anything, and the message ends "nothing was recorded".
 	ErrNothingRecorded = errors.New("nothing was recorded")
+	// ErrLockFileNotWritten is returned by WriteLockFile (and Prepare with
+	// TrustOnFirstUse) when the lock file cannot be written; it was left
+	// as it was.
+	ErrLockFileNotWritten = errors.New("cannot write the lock file")
 	// ErrUnpinned is returned by Prepare when a plugin has neither a
 	// `sha256` in the run file nor an entry in obversa.lock.hcl.
 	ErrUnpinned = errors.New("plugin is not pinned")

@@ -1,7 +1,11 @@
 package watchdog
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
 	"sync"
 
@@ -77,11 +81,34 @@ func Pins(rf *hcl.RunFile, runFile string, tofu bool, storageDir string) (map[st
 		out[j.pl.Name] = pin
 	}
 	if changed {
-		if err := durable.WriteFile(lockPath, hcl.EncodeLockFile(lf), 0o644); err != nil {
+		if _, err := WriteLockFile(lockPath, lf); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// WriteLockFile writes lf to the lock file at path (obversa.lock.hcl),
+// unless the file already holds exactly what it would write: written is
+// then false, and a lock file that is current in a directory nobody may
+// write is no error. A write that fails leaves the file as it was
+// (durable.WriteFile writes a temporary file and renames it over it); its
+// error wraps ErrLockFileNotWritten, naming the file and saying that
+// nothing was written.
+func WriteLockFile(path string, lf *hcl.LockFile) (written bool, err error) {
+	data := hcl.EncodeLockFile(lf)
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return false, nil
+	}
+	if err := durable.WriteFile(path, data, 0o644); err != nil {
+		cause := err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			cause = pe.Err
+		}
+		return false, fmt.Errorf("%w: %s (%v): nothing was written, the file is as it was; make its directory writable, or lock a copy of the run file where you may write", ErrLockFileNotWritten, path, cause)
+	}
+	return true, nil
 }
 
 // pinJob is one plugin of Pins: what it expects and, once read, what its

@@ -15,6 +15,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/internal/proc"
@@ -224,11 +225,14 @@ func (l *launcher) clientConfig(sockets string, tlsConfig *tls.Config) *goplugin
 	dial := []grpc.DialOption{grpc.WithDefaultCallOptions(
 		grpc.MaxCallRecvMsgSize(MaxMessageBytes),
 		grpc.MaxCallSendMsgSize(MaxMessageBytes),
-	), grpc.WithInitialWindowSize(WindowBytes), grpc.WithInitialConnWindowSize(WindowBytes)}
+	), grpc.WithInitialWindowSize(WindowBytes), grpc.WithInitialConnWindowSize(WindowBytes),
+		// Each connection's TLS handshake is bounded by the start timeout,
+		// not by gRPC's own 20 s, and a timed-out one names it.
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: l.startTimeout})}
 	if tlsConfig != nil {
 		// go-plugin's own credentials for tlsConfig, which this option
 		// replaces, over raw socket I/O (rawio_linux.go).
-		dial = append(dial, grpc.WithTransportCredentials(tlsRawIO(tlsConfig)))
+		dial = append(dial, grpc.WithTransportCredentials(rawIOCreds{cfg: tlsConfig, name: l.cfg.Name, bound: l.startTimeout}))
 	}
 	return &goplugin.ClientConfig{
 		HandshakeConfig:  Handshake,

@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -94,6 +96,10 @@ func runHelper(mode string) int {
 		// nothing serves.
 		fmt.Println("1|1|tcp|" + os.Getenv("OBVERSA_TEST_ADDR") + "|grpc|")
 		time.Sleep(time.Minute)
+	case "silent-tls":
+		// A handshake naming a unix socket that accepts connections and
+		// never answers: no TLS, no gRPC.
+		return silentServer()
 	case "not-serving":
 		cfg.Health = func(context.Context) bool { return false }
 	case "launcher":
@@ -112,6 +118,25 @@ func runHelper(mode string) int {
 		return 1
 	}
 	return 0
+}
+
+// silentServer listens on a unix socket in the directory the host offers,
+// prints a handshake naming it, accepts connections and never answers.
+func silentServer() int {
+	ln, err := net.Listen("unix", filepath.Join(os.Getenv("PLUGIN_UNIX_SOCKET_DIR"), "silent.sock"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("1|1|unix|" + ln.Addr().String() + "|grpc|")
+	var held []net.Conn
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return 1
+		}
+		held = append(held, c)
+	}
 }
 
 // launch starts the test binary as a plugin in mode and closes it when the

@@ -3,7 +3,10 @@ package plugin
 import (
 	"context"
 	"crypto/tls"
+	"errors"
+	"fmt"
 	"net"
+	"time"
 
 	"google.golang.org/grpc/credentials"
 )
@@ -18,6 +21,11 @@ import (
 // plugin's handshake line has come, after the dial options were given.
 type rawIOCreds struct {
 	cfg *tls.Config
+	// name and bound, on the host's side, are the plugin's name and the
+	// bound of its TLS handshake (its start_timeout), named when a
+	// handshake is not completed in time.
+	name  string
+	bound time.Duration
 }
 
 // tlsRawIO returns the credentials of cfg over raw socket I/O.
@@ -25,9 +33,16 @@ func tlsRawIO(cfg *tls.Config) credentials.TransportCredentials {
 	return rawIOCreds{cfg: cfg}
 }
 
-// ClientHandshake implements credentials.TransportCredentials.
+// ClientHandshake implements credentials.TransportCredentials. A
+// handshake that ctx's deadline ends names the plugin, the bound and the
+// setting that sets it.
 func (c rawIOCreds) ClientHandshake(ctx context.Context, authority string, conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	return credentials.NewTLS(c.cfg).ClientHandshake(ctx, authority, rawIO(conn))
+	tc, info, err := credentials.NewTLS(c.cfg).ClientHandshake(ctx, authority, rawIO(conn))
+	if err != nil && c.name != "" && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("plugin %s accepted the host's connection but did not complete the TLS handshake within %s (the plugin block's start_timeout, docs/run-file.md): %w",
+			c.name, c.bound, ctx.Err())
+	}
+	return tc, info, err
 }
 
 // ServerHandshake implements credentials.TransportCredentials.

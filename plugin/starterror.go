@@ -115,7 +115,7 @@ func startError(cfg LaunchConfig, path string, timeout time.Duration, err error,
 		v, _, _ := strings.Cut(strings.TrimPrefix(msg, gpVersion), ",")
 		e.What = fmt.Sprintf("answered protocol version %s in its handshake; this host speaks protocol version %d", v, ProtocolVersion)
 	case msg == gpTimeout:
-		e.What, e.notPlugin = fmt.Sprintf("did not complete its handshake within %s", timeout), true
+		e.What, e.notPlugin = fmt.Sprintf("did not complete its handshake within %s (the plugin block's start_timeout, docs/run-file.md)", timeout), true
 	default:
 		e.What = "failed its handshake: " + msg
 	}

@@ -27,6 +27,9 @@ func (r *started) greet(ctx context.Context, p plan.PluginPlan, o Options) error
 	hctx, cancel := context.WithTimeout(ctx, ht)
 	err := c.Health(hctx)
 	cancel()
+	if err != nil && ctx.Err() == nil && hctx.Err() != nil {
+		return startFailed(fmt.Errorf("plugin %q did not answer its health check within %s (the host's fixed bound; docs/writing-plugins.md): %w", p.Name, ht, err))
+	}
 	if err != nil {
 		return startFailed(fmt.Errorf("plugin %q health check: %w", p.Name, err))
 	}
@@ -89,7 +92,7 @@ func greetCall(ctx context.Context, timeout time.Duration, name, call string, f 
 	case err == nil:
 		return nil
 	case ctx.Err() == nil && cctx.Err() != nil:
-		return startFailed(fmt.Errorf("plugin %q did not answer %s within %s (%w); it must answer from what it has at hand (docs/writing-plugins.md): fix the plugin or its config", name, call, timeout, context.DeadlineExceeded))
+		return startFailed(fmt.Errorf("plugin %q did not answer %s within %s (the host's fixed bound, %w); it must answer from what it has at hand (docs/writing-plugins.md): fix the plugin or its config", name, call, timeout, context.DeadlineExceeded))
 	}
 	return startFailed(fmt.Errorf("plugin %q %s: %w", name, strings.ToLower(call), err))
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/stream"
 	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/plugin"
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
@@ -141,15 +143,16 @@ func printStatus(w io.Writer, r *watchdog.Report, run string) {
 	}
 	printGroups(w, r.Loops, r.ForEach)
 	printActive(w, r)
-	// One line per node that called an engine: a run of many nodes
-	// prints them from one buffer, not with a write and a reflective
-	// encoding each.
+	// One line per node that called an engine, in show's words ("in 2 ·
+	// out 1"): a run of many nodes prints them from one buffer.
 	var line []byte
 	for _, u := range r.Usage {
 		line = append(append(append(line[:0], "usage:    "...), u.Node...), ' ')
 		switch c := u.Usage.(type) {
 		case watchdog.UsageCounters:
-			line = c.AppendJSON(line)
+			// The words show prints (stream.UsageText): one formatter.
+			line = append(line, stream.UsageText(&plugin.Usage{Known: true, Input: c.Input, Output: c.Output,
+				CacheRead: c.CacheRead, CacheCreation: c.CacheCreation})...)
 		case string:
 			line = append(line, c...) // "unknown", a word, not JSON
 		default:

@@ -9,9 +9,9 @@ import (
 	"github.com/obversa/obversa/host/watchdog"
 )
 
-// TestPrintStatusUsage: each node's usage line prints the counters as
-// their JSON object, or the word unknown (not a quoted JSON string), one
-// line per node in the report's order.
+// TestPrintStatusUsage: each node's usage line prints the counters in the
+// words show prints them, or the word unknown, one line per node in the
+// report's order.
 func TestPrintStatusUsage(t *testing.T) {
 	r := &watchdog.Report{RunID: "r1", Phase: watchdog.PhaseCompleted, Usage: []watchdog.NodeUsage{
 		{Node: "a", Usage: watchdog.UsageCounters{Input: 1, Output: 5}},
@@ -20,9 +20,9 @@ func TestPrintStatusUsage(t *testing.T) {
 	}}
 	var b strings.Builder
 	printStatus(&b, r, "dir")
-	want := `usage:    a {"cache_creation":0,"cache_read":0,"input":1,"output":5}
+	want := `usage:    a in 1 · out 5
 usage:    b unknown
-usage:    c {"cache_creation":2,"cache_read":3,"input":40,"output":600}
+usage:    c in 40 · out 600 · cache read 3 · cache write 2
 `
 	if i := strings.Index(b.String(), "usage:"); i < 0 || b.String()[i:] != want {
 		t.Errorf("printStatus:\n%s\nwant its usage lines to be:\n%s", b.String(), want)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/obversa/obversa/internal/durable"
+	"github.com/obversa/obversa/internal/shellquote"
 )
 
 // CopyOptions configures CopyBinary.
@@ -360,7 +361,7 @@ func cacheChanged(c *Copied) error {
 		got = "unreadable"
 	}
 	return fmt.Errorf("%w: cached binary %s has sha256 %s, not the %s its name pins; remove it (rm %s) and the next run copies the pinned binary there again",
-		ErrCacheChanged, c.Path, got, c.SHA256, c.Path)
+		ErrCacheChanged, c.Path, got, c.SHA256, shellquote.Quote(c.Path))
 }
 
 // sameBytes compares the whole of f (from its start) with the file at

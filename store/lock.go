@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/obversa/obversa/internal/regfile"
+	"github.com/obversa/obversa/internal/shellquote"
 )
 
 // lockFile is the run lock's file name inside the run directory.
@@ -313,7 +314,7 @@ func HolderAlive(h Holder) bool {
 // taken: the error says how to make it one again.
 func lockFileErr(op, path string, err error) error {
 	return notFileErr(op, path, err, fmt.Sprintf("the run lock must be a regular file: once no obversa process carries this run on, "+
-		"remove it (rm -r %s) and the next command that takes the run makes it again", path))
+		"remove it (rm -r %s) and the next command that takes the run makes it again", shellquote.Quote(path)))
 }
 
 // notFileErr is the *StorageError of op on path; when err says path is

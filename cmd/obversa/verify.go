@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/internal/shellquote"
 	"github.com/obversa/obversa/store"
 )
 
@@ -126,7 +127,7 @@ func checkSnapshot(ctx context.Context, ref runRef, rep *store.Report) (note str
 		return fmt.Sprintf("note: %s: %v; readers ignore it and fold the whole record until the next worker writes a new one", path, err)
 	case errors.Is(err, runstate.ErrSnapshotInvalid):
 		rep.Faults = append(rep.Faults, store.Fault{Code: faultSnapshot, File: runstate.SnapshotFile,
-			Problem: fmt.Sprintf("%v; it is a cache of the fold, not the record: delete it (rm %s) and readers fold the whole record", err, path)})
+			Problem: fmt.Sprintf("%v; it is a cache of the fold, not the record: delete it (rm %s) and readers fold the whole record", err, shellquote.Quote(path))})
 		return ""
 	}
 	rep.Faults = append(rep.Faults, store.Fault{Code: faultSnapshot, File: runstate.SnapshotFile,

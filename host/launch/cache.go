@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/obversa/obversa/internal/shellquote"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -65,7 +66,7 @@ func OpenCached(name, path, sum string, stamp *plugin.FileStamp) (*os.File, *plu
 		return nil, nil, fmt.Errorf("%w: plugin %q: cached binary %s is missing", ErrPluginChanged, name, path)
 	case errors.As(err, &mismatch):
 		return nil, nil, fmt.Errorf("%w: plugin %q: cached binary %s has sha256 %s, pinned %s; remove it (rm %s) and the next run copies the pinned binary there again",
-			ErrPluginChanged, name, path, mismatch.Actual, sum, path)
+			ErrPluginChanged, name, path, mismatch.Actual, sum, shellquote.Quote(path))
 	case err != nil:
 		return nil, nil, err
 	}

@@ -31,17 +31,17 @@ const module = "github.com/obversa/obversa"
 // (store/pgstore), test double (store/simfs) or conformance suite
 // (store/storetest).
 var allowed = map[string][]string{
-	"store":                {"internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
-	"store/pgstore":        {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
-	"store/simfs":          {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
-	"store/storetest":      {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
+	"store":                {"internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut", "internal/shellquote"},
+	"store/pgstore":        {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut", "internal/shellquote"},
+	"store/simfs":          {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut", "internal/shellquote"},
+	"store/storetest":      {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut", "internal/shellquote"},
 	"plugin":               {"plugin/internal/", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
 	"hcl":                  {"internal/regfile", "internal/idname", "internal/shellquote"},
 	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
 	"sdk/conformance":      {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/canonjson", "internal/shellquote"},
 	"internal/proc":        {},
 	"internal/cgroup":      {},
-	"internal/logfile":     {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut"},
+	"internal/logfile":     {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut", "internal/shellquote"},
 	"internal/hostenv":     {},
 	"internal/testutil":    {},
 	"internal/exampletest": {"plugin", "internal/testutil", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},

@@ -69,6 +69,16 @@ class RateLimitTest(unittest.TestCase):
             now[0] += 45
             e._take_rate(target)  # the first Run left the window
 
+    def test_message_counts_runs_in_agreeing_words(self):
+        for limit, words in ((1, "allows 1 run a minute"), (2, "allows 2 runs a minute")):
+            e = new_engine(b'{"rate_limits": {"m": %d}}' % limit)
+            target = pb.Identity(provider="p", model="m")
+            for _ in range(limit):
+                e._take_rate(target)
+            with self.assertRaises(eng.Failure) as cm:
+                e._take_rate(target)
+            self.assertIn(words, cm.exception.message)
+
     def test_other_models_are_not_limited(self):
         e = new_engine(b'{"rate_limits": {"m": 1}}')
         for _ in range(5):

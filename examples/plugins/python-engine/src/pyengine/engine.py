@@ -206,8 +206,8 @@ class Engine:
                 window.popleft()
             if len(window) >= limit:
                 wait_ms = max(1, math.ceil((window[0] + 60 - now) * 1000))
-                raise Failure("rate_limit", "model %s allows %d runs a minute; retry after %d ms"
-                              % (target.model, limit, wait_ms), retry_after_ms=wait_ms,
+                raise Failure("rate_limit", "model %s allows %d run%s a minute; retry after %d ms"
+                              % (target.model, limit, "" if limit == 1 else "s", wait_ms), retry_after_ms=wait_ms,
                               provider=target.provider, model=target.model)
             window.append(now)
 

@@ -107,9 +107,9 @@ func withNodeList(v RunView) RunView {
 
 // viewFields is the JSON of each top-level field of v a Change sets.
 func viewFields(v RunView) map[string][]byte {
-	m := make(map[string][]byte, 7)
+	m := make(map[string][]byte, 8)
 	for name, x := range map[string]any{"run": v.Run, "result": v.Result, "waiting": v.Waiting, "live": v.Live,
-		"can_resume": v.CanResume, "read_only": v.ReadOnly, "commands": v.Commands} {
+		"can_resume": v.CanResume, "read_only": v.ReadOnly, "commands": v.Commands, "graph_nodes": v.GraphNodes} {
 		m[name] = marshal(x)
 	}
 	return m

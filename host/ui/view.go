@@ -25,8 +25,16 @@ type RunView struct {
 	Result *runstate.Result `json:"result,omitempty"`
 	Nodes  []NodeView       `json:"nodes"`
 	// Graph is the Mermaid source host/diagram draws (`obversa graph
-	// RUN`); its node ids are n0, n1… in the order of Nodes.
+	// RUN`); its node ids are n0, n1… in the order of GraphNodes.
 	Graph string `json:"graph"`
+	// GraphNodes says which node each of Graph's nodes is: entry i, the
+	// id of Mermaid node n<i>'s row in Nodes (a loop member's in the
+	// loop's current round), "" when it has none yet (a member of a loop
+	// not started). A graph node is a definition's node or loop member,
+	// while Nodes also lists for_each instances and every round's members,
+	// so the page ties them by id, never by position. It changes only when
+	// a loop starts a round, so live changes rarely carry it.
+	GraphNodes []string `json:"graph_nodes"`
 	// Waiting are the positions paused for an approval not yet decided.
 	Waiting []Waiting `json:"waiting"`
 	// Live says whether a live watchdog holds the run.
@@ -96,14 +104,37 @@ func buildView(st *runstate.State, dir string, now time.Time, live, readOnly boo
 	}
 	d := diagram.New(st.Start().Definition, nil)
 	statuses := runview.Statuses(st)
+	rows := graphRows(st)
+	v.GraphNodes = make([]string, len(d.Nodes))
 	for i := range d.Nodes {
 		d.Nodes[i].Status = statuses[d.Nodes[i].ID]
+		v.GraphNodes[i] = rows[d.Nodes[i].ID]
 	}
 	var b bytes.Buffer
 	if err := d.Write(&b, diagram.FormatMermaid); err == nil {
 		v.Graph = b.String()
 	}
 	return v
+}
+
+// graphRows maps each id host/diagram draws a node of (a definition's
+// node, a loop's member) to the id of its row in runview.Nodes: the
+// node's own, or the member's in the loop's current round. A member of a
+// loop not started has none.
+func graphRows(st *runstate.State) map[string]string {
+	rows := map[string]string{}
+	for _, v := range st.Graph().Vertices() {
+		if v.Loop == nil {
+			rows[v.Def.ID] = v.Def.ID
+			continue
+		}
+		if r := v.Loop.Current(); r != nil {
+			for _, m := range r.Members {
+				rows[m.Def.ID] = m.Name()
+			}
+		}
+	}
+	return rows
 }
 
 // Entry is one recorded event on the run page's timeline.

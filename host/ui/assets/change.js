@@ -9,7 +9,7 @@
 "use strict";
 
 // changeFields are the view's fields a change may set whole.
-ob.changeFields = ["run", "result", "waiting", "live", "can_resume", "read_only", "commands"];
+ob.changeFields = ["run", "result", "waiting", "live", "can_resume", "read_only", "commands", "graph_nodes"];
 
 // patchList returns the list a {len, set} patch makes of list, or null
 // when the patch is not one that applies to it.
@@ -56,4 +56,22 @@ ob.applyChange = function (view, ch) {
   }
   next.v = ch.v;
   return next;
+};
+
+// graphMarks says what each drawn graph node is: Mermaid node n<i> is the
+// node whose id is the view's graph_nodes[i], tied to its row of
+// view.nodes by that id (the nodes list also holds for_each instances and
+// every round's loop members, so a position in it is no graph node's).
+// Each mark is {mermaid, node, status}; node and status are "" for a node
+// without a row yet (a member of a loop not started).
+ob.graphMarks = function (view) {
+  const rows = new Map();
+  for (const n of (view && Array.isArray(view.nodes)) ? view.nodes : []) {
+    if (n && typeof n === "object" && typeof n.id === "string") rows.set(n.id, n);
+  }
+  const list = (view && Array.isArray(view.graph_nodes)) ? view.graph_nodes : [];
+  return list.map((id, i) => {
+    const row = typeof id === "string" && id ? rows.get(id) : undefined;
+    return {mermaid: "n" + i, node: row ? id : "", status: row ? String(row.status) : ""};
+  });
 };

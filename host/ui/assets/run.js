@@ -90,16 +90,16 @@
     }
   }
 
-  // markGraph ties each drawn node (Mermaid ids n0, n1… in node order) to
-  // its node id and status, and makes it open the node.
+  // markGraph ties each drawn node to its node's id and status by the
+  // node's id (ob.graphMarks), and makes it open the node.
   function markGraph() {
-    view.nodes.forEach((n, i) => {
-      const g = document.querySelector(`#graph g.node[id*="-n${i}-"]`);
-      if (!g) return;
-      g.dataset.node = n.id;
-      g.dataset.status = n.status;
-      g.onclick = () => select(n.id);
-    });
+    for (const m of ob.graphMarks(view)) {
+      const g = document.querySelector(`#graph g.node[id*="-${m.mermaid}-"]`);
+      if (!g) continue;
+      g.dataset.node = m.node;
+      g.dataset.status = m.status;
+      g.onclick = m.node ? () => select(m.node) : null;
+    }
   }
 
   // renderNodes draws the nodes table: only the rows at indices when

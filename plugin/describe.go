@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"sync"
 
 	"google.golang.org/grpc"
 
@@ -90,3 +92,15 @@ func serveConfigure(ctx context.Context, impl Describer, req *pb.ConfigureReques
 	}
 	return diagnosticsToProto(ds), nil
 }
+
+// describedName is the grammar of the name a plugin gives in Describe: the
+// id grammar of a run file's plugin label (docs/architecture.md#the-record).
+var describedName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
+
+// DescribedNameGrammar is describedName's grammar in words, for messages.
+const DescribedNameGrammar = "[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
+
+// ValidDescribedName reports whether name, as a plugin gives it in
+// Describe, follows DescribedNameGrammar; the host and the conformance kit
+// both check it with this rule.
+func ValidDescribedName(name string) bool { return describedName().MatchString(name) }

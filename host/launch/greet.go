@@ -60,6 +60,9 @@ func (r *started) greet(ctx context.Context, p plan.PluginPlan, o Options) error
 	}); err != nil {
 		return err
 	}
+	if !plugin.ValidDescribedName(desc.Name) {
+		return describedNameError(p.Name, desc.Name)
+	}
 	var diags []plugin.Diagnostic
 	if err := greetCall(ctx, gt, p.Name, "Configure", func(ctx context.Context) (err error) {
 		diags, err = d.Configure(ctx, p.Config)
@@ -95,6 +98,12 @@ func greetCall(ctx context.Context, timeout time.Duration, name, call string, f 
 		return startFailed(fmt.Errorf("plugin %q did not answer %s within %s (the host's fixed bound, %w); it must answer from what it has at hand (docs/writing-plugins.md): fix the plugin or its config", name, call, timeout, context.DeadlineExceeded))
 	}
 	return startFailed(fmt.Errorf("plugin %q %s: %w", name, strings.ToLower(call), err))
+}
+
+// describedNameError refuses the name a plugin gave in Describe that does
+// not follow plugin.ValidDescribedName, naming the plugin block; ErrStart.
+func describedNameError(block, name string) error {
+	return startFailed(fmt.Errorf("plugin %q described itself as %q, which does not follow the name grammar %s (docs/writing-plugins.md): fix the plugin", block, name, plugin.DescribedNameGrammar))
 }
 
 // startFailed marks err as a failure of a plugin's greeting (ErrStart)

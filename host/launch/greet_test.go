@@ -30,3 +30,12 @@ func TestGreetCallTimeout(t *testing.T) {
 		t.Fatalf("greetCall with its caller gone = %v; want ErrStart and context.Canceled only", err)
 	}
 }
+
+// TestDescribedNameRefused: a name given in Describe outside the grammar
+// is refused naming the plugin block and the name.
+func TestDescribedNameRefused(t *testing.T) {
+	err := describedNameError("eng", "Not A Valid Name!")
+	if !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), `plugin "eng" described itself as "Not A Valid Name!"`) {
+		t.Errorf("describedNameError = %v", err)
+	}
+}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,10 +14,6 @@ import (
 )
 
 // Cases about the unary calls: health, Describe, Configure, Admit.
-
-// namePattern is the id grammar plugin names follow in run files
-// (docs/architecture.md#the-record); an adapter name must fit a run file's plugin label.
-var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
 
 func caseHealth(ctx context.Context, k *kit) verdict {
 	s, err := k.launch(ctx)
@@ -54,8 +48,8 @@ func caseDescribe(ctx context.Context, k *kit) verdict {
 	}
 	d := answers[0]
 	var problems []string
-	if !namePattern().MatchString(d.Name) {
-		problems = append(problems, fmt.Sprintf("name %q does not follow the id grammar [A-Za-z0-9][A-Za-z0-9._-]{0,127}", d.Name))
+	if !plugin.ValidDescribedName(d.Name) {
+		problems = append(problems, fmt.Sprintf("name %q does not follow the id grammar %s", d.Name, plugin.DescribedNameGrammar))
 	}
 	if strings.TrimSpace(d.Version) == "" {
 		problems = append(problems, "version is empty")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,9 +40,10 @@ func chromiumPath() string {
 	return ""
 }
 
-// newTab opens a tab of the shared browser; it skips the test when no
+// newTab opens a tab of the shared browser (a failed load of a URL ending
+// in one of expected is no problem of the page); it skips the test when no
 // browser is installed, except under CI, which installs one.
-func newTab(t *testing.T) context.Context {
+func newTab(t *testing.T, expected ...string) context.Context {
 	t.Helper()
 	path := chromiumPath()
 	if path == "" {
@@ -84,8 +86,9 @@ func newTab(t *testing.T) context.Context {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, p := range problems {
-			// A live event stream cut when the test ends is not the page's fault.
-			if !strings.Contains(p, "/api/live/") {
+			// A live event stream cut when the test ends is not the page's
+			// fault, nor is a failed load of a URL the test expects to fail.
+			if !strings.Contains(p, "/api/live/") && !slices.ContainsFunc(expected, func(u string) bool { return strings.HasSuffix(p, u) }) {
 				t.Errorf("the page logged: %s", p)
 			}
 		}

@@ -82,3 +82,44 @@ func TestUIBrowserGraphNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestUIBrowserUnreadableRun: the page of a run whose record cannot be
+// read (a committed event changed since) shows the server's error — its
+// code, what is wrong and what to do — instead of an empty page.
+func TestUIBrowserUnreadableRun(t *testing.T) {
+	tab := newTab(t, "/api/runs/xa")
+	text, err := os.ReadFile(filepath.Join(repoRoot, "examples", "review-loop", "run.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runFile := writeRunFile(t, strings.ReplaceAll(string(text), `"../../bin/`, `"`+binDir+`/`))
+	dir := filepath.Dir(runFile)
+	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
+		t.Fatalf("lock: %s", r.stderr)
+	}
+	if r := obversa(t, dir, "run", "--run-id", "xa", runFile); r.code != exitComplete {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	events := filepath.Join(dir, ".obversa", "default", "runs", "xa", "events.jsonl")
+	b, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const was, now = "Plan the config", "Plan thX config"
+	if !strings.Contains(string(b), was) {
+		t.Fatalf("the record has no %q", was)
+	}
+	if err := os.WriteFile(events, []byte(strings.Replace(string(b), was, now, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := startUI(t, dir)
+	step(t, tab, "the page shows why the run cannot be shown",
+		chromedp.Navigate(base+"/runs/xa"),
+		chromedp.WaitVisible(chromedp.CSS(`#load-error[data-code="CORRUPT_EVENT_STREAM"]`)))
+	shown := value(t, tab, "the error", chromedp.Text(chromedp.CSS(`#load-error`)))
+	for _, want := range []string{"CORRUPT_EVENT_STREAM", "events.jsonl", "obversa verify"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the page's error %q does not say %q", shown, want)
+		}
+	}
+}

@@ -73,7 +73,8 @@ ob.post = async function (url, body) {
 };
 
 // live opens a server-sent event stream and calls handlers[event] with
-// each event's JSON; the header's dot says whether it is connected. The
+// each event's JSON; the header's dot says whether it is connected, and
+// handlers.failed, when given, is called each time the stream fails. The
 // returned object's restart closes the stream and opens it again.
 ob.live = function (url, handlers) {
   const conn = document.getElementById("conn");
@@ -83,9 +84,12 @@ ob.live = function (url, handlers) {
     const es = new EventSource(url);
     live.es = es;
     es.onopen = () => { conn.className = "conn on"; conn.title = "live"; if (handlers.open) handlers.open(); };
-    es.onerror = () => { conn.className = "conn off"; conn.title = "reconnecting"; };
+    es.onerror = () => {
+      conn.className = "conn off"; conn.title = "reconnecting";
+      if (handlers.failed) handlers.failed();
+    };
     for (const [name, fn] of Object.entries(handlers)) {
-      if (name === "open") continue;
+      if (name === "open" || name === "failed") continue;
       es.addEventListener(name, (e) => { if (live.es === es) fn(JSON.parse(e.data)); });
     }
     // "end": the run is over and everything was sent; the server closes

@@ -253,6 +253,31 @@
     renderSummary();
   }
 
+  // onFailed: the stream failed. An EventSource does not say why, so the
+  // page asks /api/runs/ID: a run whose record cannot be read (its events
+  // damaged) answers an error, whose code, message and next step the page
+  // shows instead of an empty page. A stream that only lost the server
+  // reconnects by itself.
+  let failing = false;
+  async function onFailed() {
+    if (view || failing) return;
+    failing = true;
+    try {
+      const r = await fetch(`/api/runs/${enc}`, {credentials: "same-origin"});
+      if (r.ok || view) return;
+      const j = await r.json().catch(() => ({error: r.status + " " + r.statusText}));
+      const text = String(j.error || r.statusText);
+      const m = /^([A-Z][A-Z0-9_]+): ([\s\S]*)$/.exec(text);
+      ob.fill(document.getElementById("summary"), ob.el("div", {class: "msg error", id: "load-error", dataset: {code: m ? m[1] : ""}},
+        ob.el("p", {}, "The run " + runID + " cannot be shown: " + (r.status === 404 ? "no such run" : "its record cannot be read") + "."),
+        m ? ob.el("p", {}, ob.el("strong", {class: "code"}, m[1]), " ", m[2]) : ob.el("p", {}, text)));
+    } catch (e) {
+      // The server is gone: the dot says so and the stream reconnects.
+    } finally {
+      failing = false;
+    }
+  }
+
   // A stream (a reconnected one too) starts with a snapshot.
-  const stream = ob.live(`/api/live/runs/${enc}`, {run: onRun, change: onChange, timeline: onTimeline, output: onOutput});
+  const stream = ob.live(`/api/live/runs/${enc}`, {run: onRun, change: onChange, timeline: onTimeline, output: onOutput, failed: onFailed});
 })();

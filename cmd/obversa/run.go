@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/internal/idname"
 	"github.com/obversa/obversa/store"
@@ -65,24 +64,18 @@ the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
 			if cmd.Flags().Changed("namespace") {
 				po.Namespace = g.namespace
 			}
-			// The first worker starts as soon as it is known where the
-			// run will be kept, and is sent the plan once it is made.
-			var pre *watchdog.Prestarted
-			defer func() { pre.Abandon() }()
-			po.Decoded = func(rf *hcl.RunFile, id string) {
-				if url == "" && po.Storage == "" {
-					url = rf.Storage.URL
-				}
-				pre = prestartWorker(url, rf, id)
-			}
 			// Until the run is recorded, Ctrl-C cancels the command
 			// (sigs.prep); from then on it pauses the run.
 			pr, err := watchdog.Prepare(sigs.prep, args[0], po)
 			if err != nil {
 				return refusal(err)
 			}
-			pre.Send(pr.Plan, pr.Verified)
+			if url == "" && po.Storage == "" {
+				url = pr.RunFile.Storage.URL
+			}
 			printWarnings(cmd.ErrOrStderr(), pr.Warnings)
+			pre := prestartWorker(url, pr)
+			defer pre.Abandon()
 			ref, run, owner, err := createRun(sigs.prep, url, pr)
 			if err != nil {
 				return err
@@ -107,20 +100,19 @@ the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
 	return cmd
 }
 
-// prestartWorker starts the run's first worker while the run is
-// prepared and its record created (watchdog.Prestart) when the run of
-// run file rf with id is kept in a storage directory (url empty): the
-// worker's program start then overlaps the watchdog's. nil when it is not
-// started; Supervise then starts it.
-func prestartWorker(url string, rf *hcl.RunFile, id string) *watchdog.Prestarted {
+// prestartWorker starts the run's first worker while the record is
+// created (watchdog.Prestart) when the run is kept in a storage
+// directory (url empty): the worker's program start then overlaps the
+// watchdog's. nil when it is not started; Supervise then starts it.
+func prestartWorker(url string, pr *watchdog.Prepared) *watchdog.Prestarted {
 	if url != "" {
 		return nil
 	}
-	b, err := store.Open(rf.Storage.Directory, rf.Storage.Namespace)
+	b, err := store.Open(pr.Plan.Storage.Directory, pr.Plan.Namespace)
 	if err != nil {
 		return nil
 	}
-	dir := b.RunDir(id)
+	dir := b.RunDir(pr.Plan.RunID)
 	if _, err := os.Lstat(dir); err == nil {
 		// The run id is taken: Create refuses it, and a worker marked as
 		// that run's process must not wait beside it meanwhile.
@@ -130,7 +122,7 @@ func prestartWorker(url string, rf *hcl.RunFile, id string) *watchdog.Prestarted
 	if err != nil {
 		return nil
 	}
-	pre, err := watchdog.Prestart(exe, watchdog.DirRef(dir))
+	pre, err := watchdog.Prestart(exe, watchdog.DirRef(dir), pr.Verified)
 	if err != nil {
 		return nil
 	}

@@ -40,11 +40,6 @@ type PrepareOptions struct {
 	// Storage and Namespace, when set, replace the run file's
 	// storage.directory and storage.namespace (`obversa run --storage`).
 	Storage, Namespace string
-	// Decoded, when set, is called once the run file is decoded (with
-	// Storage and Namespace applied) and the run's id chosen, before the
-	// plugins are pinned and checked: where the run will be kept is known
-	// from there on (`obversa run` starts its first worker then).
-	Decoded func(rf *hcl.RunFile, runID string)
 }
 
 // Prepared is a run that passed every check and has not been written yet.
@@ -106,22 +101,19 @@ func Prepare(ctx context.Context, path string, o PrepareOptions) (*Prepared, err
 		}
 		rf.Storage.Namespace = o.Namespace
 	}
-	id := o.RunID
-	if id == "" {
-		id = NewRunID(time.Now())
-	}
-	if err := store.ValidID(id); err != nil {
-		return nil, err
-	}
-	if o.Decoded != nil {
-		o.Decoded(rf, id)
-	}
 	pins, err := Pins(rf, path, o.TrustOnFirstUse, rf.Storage.Directory)
 	var ce *CacheCopyError
 	if o.Storage != "" && errors.As(err, &ce) {
 		ce.Chosen = "--storage"
 	}
 	if err != nil {
+		return nil, err
+	}
+	id := o.RunID
+	if id == "" {
+		id = NewRunID(time.Now())
+	}
+	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
 	digests := make(map[string]string, len(pins))

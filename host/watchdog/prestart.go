@@ -3,7 +3,6 @@ package watchdog
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,9 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/plugin"
@@ -41,52 +38,31 @@ type Prestarted struct {
 	sock *os.File // the watchdog's end of the worker's stdin
 	out  *heldOutput
 
-	// early is the outcome of writing the early line (sendEarly), which
-	// the hand-over must follow; sending says Send began writing it.
-	early   chan error
-	sending atomic.Bool
-
 	mu    sync.Mutex
 	taken bool
 }
 
 // Prestart starts `exe worker` for the run that ref will name, with the
-// owner marker of ref in its environment, and returns at once: the
-// worker's program start then overlaps the rest of the run's preparation
-// and the creation of its record. Send gives it the plan the run is
-// about to record, whose plugins it launches at once (docs/decisions.md,
-// "The first worker launches its plugins before the hand-over"); it
-// reads nothing of the run before Supervise hands it over: the record
-// need not exist yet. Errors are those of starting the process; the
-// caller then starts no worker early, and Supervise starts one as usual.
-func Prestart(exe string, ref DirRef) (*Prestarted, error) {
+// owner marker of ref and the stamps of verified cache entries in its
+// environment, and returns at once. The worker reads nothing of the run
+// before Supervise hands it over: the record need not exist yet. Errors
+// are those of starting the process; the caller then starts no worker
+// early, and Supervise starts one as usual.
+func Prestart(exe string, ref DirRef, verified map[string]plugin.FileStamp) (*Prestarted, error) {
 	mine, theirs, err := handoffSocket()
 	if err != nil {
 		return nil, fmt.Errorf("starting the first worker: %w", err)
 	}
 	defer theirs.Close()
 	args := ref.Args()
-	cmd := workerCmd(exe, args, 0, OwnerMarker(string(ref)), []string{HandoffEnv + "=1"}, nil)
+	cmd := workerCmd(exe, args, 0, OwnerMarker(string(ref)), []string{HandoffEnv + "=1"}, verified)
 	out := &heldOutput{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = theirs, out, out
 	if err := startLocked(cmd); err != nil {
 		mine.Close()
 		return nil, fmt.Errorf("starting the first worker: %w", err)
 	}
-	return &Prestarted{args: args, cmd: cmd, sock: mine, out: out, early: make(chan error, 1)}, nil
-}
-
-// Send writes the worker the early line: plan p, which the run is about
-// to record, the host variables its plugins need and the stamps of the
-// cache entries the caller verified (sendEarly). It returns at once (a
-// plan larger than the socket's buffer waits for the worker's program
-// start); the hand-over follows the line. A nil p does nothing.
-func (p *Prestarted) Send(pl *plan.Plan, verified map[string]plugin.FileStamp) {
-	if p == nil {
-		return
-	}
-	p.sending.Store(true)
-	go func() { p.early <- sendEarly(p.sock, pl, verified) }()
+	return &Prestarted{args: args, cmd: cmd, sock: mine, out: out}, nil
 }
 
 // take returns p for the worker of restart number restart of the run
@@ -126,46 +102,11 @@ func (p *Prestarted) Abandon() {
 	}
 }
 
-// sent waits for the early line to be written and returns the error of
-// writing it; one never sent (Send was not called) is an error.
-func (p *Prestarted) sent() error {
-	if !p.sending.Load() {
-		return errors.New("the worker was never sent the run's plan")
-	}
-	return <-p.early
-}
-
-// abandonGrace bounds how long a worker that was not handed the run has
-// to close the plugins it launched early once its stdin ends, before its
-// process group is killed (its plugins then die with it: they have the
-// parent-death signal).
-const abandonGrace = 5 * time.Second
-
-// stop ends the waiting worker: its stdin ends, which makes it close
-// the plugins it launched and exit; after abandonGrace (at once when it
-// was never sent a plan) its process group is killed. It reaps the
-// worker.
+// stop ends the waiting worker's process group and reaps it.
 func (p *Prestarted) stop() {
 	p.sock.Close()
-	if !p.sending.Load() {
-		// Never sent a plan, it launched nothing: no need to wait.
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	}
-	waited := make(chan struct{})
-	go func() {
-		_ = p.cmd.Wait()
-		close(waited)
-	}()
-	t := time.NewTimer(abandonGrace)
-	defer t.Stop()
-	select {
-	case <-waited:
-	case <-t.C:
-	}
-	// The group may hold what the worker left; killing it is harmless
-	// once the worker is gone.
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	<-waited
+	_ = p.cmd.Wait()
 }
 
 // handOver sends the worker what a worker started now would get: env (the
@@ -176,10 +117,6 @@ func (p *Prestarted) stop() {
 // its stdin, whose closing tells the worker the watchdog is gone. On an
 // error the worker is stopped, and the caller starts one as usual.
 func (p *Prestarted) handOver(files []*os.File, env []string, pl *plan.Plan, out io.Writer) (*exec.Cmd, io.WriteCloser, error) {
-	if err := p.sent(); err != nil {
-		p.stop()
-		return nil, nil, fmt.Errorf("handing the run to the first worker: %w", err)
-	}
 	vars := handedEnv(pl)
 	for _, kv := range env {
 		name, v, _ := strings.Cut(kv, "=")

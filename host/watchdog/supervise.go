@@ -13,7 +13,6 @@ import (
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/workspace"
-	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/internal/proc"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
@@ -120,9 +119,6 @@ func Supervise(ctx context.Context, ref Ref, run store.Record, o SuperviseOption
 	// Needed only while this watchdog may have to record a full device.
 	defer s.reserve.release()
 	if o.inProcess == nil {
-		if failpoint.Enabled {
-			failpoint.Hit(ctx, failpoint.BeforeKeeper, "")
-		}
 		k, err := startKeeper(o.Exe, ref.Args(), rs.Plan)
 		if err != nil {
 			return nil, err

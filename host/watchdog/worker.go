@@ -3,6 +3,7 @@ package watchdog
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -20,6 +21,7 @@ import (
 	"github.com/obversa/obversa/host/stream"
 	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/internal/proc"
+	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/store"
 )
 
@@ -47,14 +49,11 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	unwatch, early, err := cancelOnStop(ctx, cancel, stdin)
+	unwatch, err := cancelOnStop(ctx, cancel, stdin)
 	if err != nil {
 		return nil, err
 	}
 	defer unwatch()
-	// Plugins launched before the hand-over are closed on every return
-	// before the record's plan is compared with theirs (adopt).
-	defer func() { early.abandon() }() // nil once they are taken; abandon of nil does nothing
 
 	run, state, err := openRunFold(ctx, ref)
 	if err != nil {
@@ -83,14 +82,13 @@ func Work(ctx context.Context, ref Ref, restart int, stdin io.Reader) (res *runs
 		return nil, err
 	}
 	defer logf.Close()
+	logger := hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: logf, Level: hclog.Debug, JSONFormat: true})
+
 	// The plugins start while the worker records its start and readies
 	// its executor: a launch is mostly waiting for processes, and nothing
 	// a launch does is recorded until the worker's start is. They start
-	// after Adopt, or, for a first worker started early, before the
-	// hand-over, when the worker holds no descriptor of the run; either
-	// way none inherits the run's ownership.
-	launches, logger := takeLaunches(ctx, early, rs, pol, logf)
-	early = nil
+	// after Adopt, so none inherits the run's ownership.
+	launches := launchPlugins(ctx, rs.Plan, pol, logger)
 	x, live, err := readyExecutor(ctx, run, state, restart, pol, logger)
 	if err != nil {
 		launches.abandon()
@@ -142,12 +140,68 @@ func readyExecutor(ctx context.Context, run store.Record, state *runstate.State,
 	return x, live, nil
 }
 
+// pluginLaunches is startPlugins running on a goroutine of its own.
+type pluginLaunches struct {
+	done   chan pluginLaunch
+	cancel context.CancelFunc
+}
+
+// pluginLaunch is what startPlugins returned.
+type pluginLaunch struct {
+	set        *launch.Set
+	unlaunched map[string]error
+	err        error
+}
+
+// launchPlugins starts startPlugins and returns at once.
+func launchPlugins(ctx context.Context, p *plan.Plan, pol store.Policy, logger hclog.Logger) *pluginLaunches {
+	ctx, cancel := context.WithCancel(ctx)
+	l := &pluginLaunches{done: make(chan pluginLaunch, 1), cancel: cancel}
+	go func() {
+		set, unlaunched, err := startPlugins(ctx, p, pol, logger)
+		l.done <- pluginLaunch{set, unlaunched, err}
+	}()
+	return l
+}
+
+// wait returns what startPlugins returned, once it has.
+func (l *pluginLaunches) wait() (*launch.Set, map[string]error, error) {
+	r := <-l.done
+	return r.set, r.unlaunched, r.err
+}
+
+// abandon ends the launches (a launch's context bounds only its start)
+// and closes whatever started, for a worker that returns before it uses
+// its plugins.
+func (l *pluginLaunches) abandon() {
+	l.cancel()
+	if set, _, _ := l.wait(); set != nil {
+		_ = set.Close()
+	}
+}
+
+// startPlugins launches the run's plugins from the plugin cache
+// (launch.StartEach), an entry that still shows the stamp the watchdog
+// handed on (VerifiedEnv) without hashing it again. A plugin that does not
+// start is the run's to answer for, not a crash to restart
+// (docs/decisions.md, "A plugin that does not start in the worker"): it is
+// in unlaunched, and preflight or the executor records it. Errors are
+// StartEach's.
+func startPlugins(ctx context.Context, p *plan.Plan, pol store.Policy, logger hclog.Logger) (*launch.Set, map[string]error, error) {
+	stamps, err := decodeStamps(os.Getenv(VerifiedEnv))
+	if err != nil {
+		// Without stamps every cache entry is hashed: slower, as safe.
+		logger.Warn("the watchdog's stamps of the plugin cache are unreadable; hashing every entry", "error", err)
+	}
+	return launch.StartEach(ctx, p.Plugins, launch.Options{StorageDir: p.Storage.Directory, Logger: logger, Redact: redactor(pol),
+		Run: RunOf(p), Supervised: true, Stamps: stamps})
+}
+
 // cancelOnStop calls cancel on SIGTERM or SIGINT and, when stdin is not
 // nil, once stdin ends after its first line (the host variables,
 // receiveEnv), which means the watchdog is gone. unwatch stops the signal
-// watch. A first worker started early (HandoffEnv) reads the early line
-// and the hand-over (receiveEarlyHandoff) and returns its early launch.
-func cancelOnStop(ctx context.Context, cancel context.CancelFunc, stdin io.Reader) (unwatch func(), early *earlyLaunch, err error) {
+// watch.
+func cancelOnStop(ctx context.Context, cancel context.CancelFunc, stdin io.Reader) (unwatch func(), err error) {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	unwatch = func() { signal.Stop(sig) }
@@ -160,44 +214,30 @@ func cancelOnStop(ctx context.Context, cancel context.CancelFunc, stdin io.Reade
 	}()
 	if stdin != nil {
 		if f, ok := stdin.(*os.File); ok && os.Getenv(HandoffEnv) == "1" {
-			early, stdin, err = receiveEarlyHandoff(ctx, f)
+			stdin, err = receiveHandoff(f)
 		} else {
 			stdin, err = receiveEnv(stdin)
 		}
 		if err != nil {
 			unwatch()
-			return nil, nil, err
+			return nil, err
 		}
 		go func() {
 			_, _ = io.Copy(io.Discard, stdin)
 			cancel()
 		}()
 	}
-	return unwatch, early, nil
+	return unwatch, nil
 }
 
-// receiveEarlyHandoff reads a first worker's early line (receiveEarly),
-// launches its plan's plugins (launchEarly) and, meanwhile, waits for the
-// hand-over (receiveHandoff). When the hand-over does not come — the
-// watchdog is gone or gave the run up — the plugins are closed before it
-// returns. Errors are receiveEarly's and receiveHandoff's.
-func receiveEarlyHandoff(ctx context.Context, stdin *os.File) (*earlyLaunch, io.Reader, error) {
-	p, err := receiveEarly(stdin)
-	if err != nil {
-		return nil, stdin, err
-	}
-	early := launchEarly(ctx, p)
-	if failpoint.Enabled && failpoint.Armed(ctx, failpoint.EarlyLaunched, "") {
-		r := <-early.launches.done
-		early.launches.done <- r
-		failpoint.Hit(ctx, failpoint.EarlyLaunched, "")
-	}
-	rest, err := receiveHandoff(stdin)
-	if err != nil {
-		early.abandon()
-		return nil, rest, err
-	}
-	return early, rest, nil
+// usePlugins hands the launched plugins to x, with the preflight view of
+// them and of those that did not start.
+func usePlugins(x *executor.Executor, set *launch.Set, p *plan.Plan, unlaunched map[string]error) {
+	x.SetPlugins(set.Engines(), set.Bindings())
+	x.SetPolicies(set.Policies())
+	x.SetMemoryWatch(set)
+	x.SetUnlaunched(unlaunched)
+	x.SetProbes(probes(set, p, unlaunched))
 }
 
 // execute runs x until the run records a result, or until ctx ends and
@@ -249,6 +289,34 @@ func stopOwned(grace time.Duration) {
 	if marker := os.Getenv(launch.OwnerEnv); marker != "" {
 		stopRun(context.Background(), marker, grace)
 	}
+}
+
+// probes is the preflight view of the launched engine plugins: the cached
+// binary each was launched from, its health check, whether it admits, and
+// how to stop it. An engine plugin that did not start fails its health
+// check with the cause.
+func probes(set *launch.Set, p *plan.Plan, unlaunched map[string]error) map[string]executor.PluginProbe {
+	out := map[string]executor.PluginProbe{}
+	for name, cause := range unlaunched {
+		if pp, ok := p.Plugin(name); ok && pp.Type == string(plugin.TypeEngine) {
+			out[name] = executor.PluginProbe{Binary: launch.CachePath(p.Storage.Directory, pp.SHA256),
+				Health: func(context.Context) error { return fmt.Errorf("the plugin did not start in the worker: %w", cause) }}
+		}
+	}
+	clients, descs := set.Clients(), set.Descriptions()
+	for name := range set.Engines() {
+		pp, ok := p.Plugin(name)
+		c := clients[name]
+		if !ok || c == nil {
+			continue
+		}
+		probe := executor.PluginProbe{Binary: launch.CachePath(p.Storage.Directory, pp.SHA256), Health: c.Health, Stop: func() { _ = c.Close() }}
+		if d := descs[name]; d != nil {
+			probe.NoAdmit = !d.Capabilities.Admit
+		}
+		out[name] = probe
+	}
+	return out
 }
 
 // pluginChanged records the terminal PLUGIN_CHANGED result, before the

@@ -67,13 +67,6 @@ const (
 	// file checked, plugin.OpenCached) and before the launch executes it;
 	// the key is the plugin's name.
 	BeforeExec = "before-exec"
-	// EarlyLaunched fires in a first worker started early once the
-	// plugins it launched before the hand-over have started, before it
-	// reads the hand-over.
-	EarlyLaunched = "early-launched"
-	// BeforeKeeper fires in the watchdog once it owns the recorded run,
-	// before it starts the run's keeper and hands the run to a worker.
-	BeforeKeeper = "before-keeper"
 	// Flood, armed from the environment, makes the worker write to its
 	// console without end (the console budget test).
 	Flood = "flood"

@@ -274,17 +274,19 @@ func TestFileSHA256(t *testing.T) {
 
 // A plugin that accepts the host's connection and never answers TLS is
 // refused naming the plugin, the TLS handshake, the bound and the setting.
+// The bound also covers the helper's own start, so it is long enough for a
+// loaded machine to start it and print its handshake line.
 func TestSilentTLSNamesStartTimeout(t *testing.T) {
 	t.Parallel()
 	c, err := plugin.Launch(context.Background(), plugin.LaunchConfig{
 		Name: "fake", Type: plugin.TypeEngine, Path: testBin, SHA256: testBinSHA,
-		Env: []string{modeEnv + "=silent-tls"}, StartTimeout: time.Second,
+		Env: []string{modeEnv + "=silent-tls"}, StartTimeout: 5 * time.Second,
 	})
 	if err == nil {
 		defer func() { _ = c.Close() }()
 		err = c.Health(context.Background())
 	}
-	want := `plugin fake accepted the host's connection but did not complete the TLS handshake within 1s (the plugin block's start_timeout`
+	want := `plugin fake accepted the host's connection but did not complete the TLS handshake within 5s (the plugin block's start_timeout`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error = %v, want one containing %q", err, want)
 	}

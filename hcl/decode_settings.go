@@ -91,24 +91,34 @@ func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 			fmt.Sprintf("A batch holds at least one event, so max_batch_bytes (%d) must be at least max_event_payload_bytes (%d). Raise max_batch_bytes or lower max_event_payload_bytes.", st.MaxBatchBytes, st.MaxEventPayloadBytes))
 	}
 	if a := attrs["known_secrets_from_env"]; a != nil {
-		names, ranges, ok := d.strList(a, `a list of environment variable names, for example known_secrets_from_env = ["ANTHROPIC_API_KEY"]`)
-		if ok {
-			for i, n := range names {
-				if !envNamePattern().MatchString(n) {
-					d.errorAt(ranges[i], fmt.Sprintf("Invalid environment variable name %q", n),
-						"Names in known_secrets_from_env are environment variable names: letters, digits and '_', not starting with a digit, for example \"ANTHROPIC_API_KEY\".")
-					ok = false
-					continue
-				}
-				if v := os.Getenv(n); v != "" && len(v) < MinKnownSecretBytes {
-					d.errorAt(ranges[i], fmt.Sprintf("Known secret %s is too short", n),
-						fmt.Sprintf("known_secrets_from_env names %s, whose value is %d bytes; a known secret must be at least %d bytes, because a shorter value matches ordinary text and every run would be refused for containing it. Set %s to the real secret, or remove it from the list.", n, len(v), MinKnownSecretBytes, n))
-				}
-			}
-			if ok {
-				st.KnownSecretsFromEnv = names
-			}
+		d.knownSecrets(a, st)
+	}
+}
+
+// knownSecrets decodes storage's known_secrets_from_env attribute a into
+// st: each name must be an environment variable's name, and a variable
+// that is set must hold at least MinKnownSecretBytes (a shorter value
+// matches ordinary text). Any fault is an error at the name, and leaves
+// st's list unset.
+func (d *decoder) knownSecrets(a *hclv2.Attribute, st *Storage) {
+	names, ranges, ok := d.strList(a, `a list of environment variable names, for example known_secrets_from_env = ["ANTHROPIC_API_KEY"]`)
+	if !ok {
+		return
+	}
+	for i, n := range names {
+		if !envNamePattern().MatchString(n) {
+			d.errorAt(ranges[i], fmt.Sprintf("Invalid environment variable name %q", n),
+				"Names in known_secrets_from_env are environment variable names: letters, digits and '_', not starting with a digit, for example \"ANTHROPIC_API_KEY\".")
+			ok = false
+			continue
 		}
+		if v := os.Getenv(n); v != "" && len(v) < MinKnownSecretBytes {
+			d.errorAt(ranges[i], fmt.Sprintf("Known secret %s is too short", n),
+				fmt.Sprintf("known_secrets_from_env names %s, whose value is %d bytes; a known secret must be at least %d bytes, because a shorter value matches ordinary text and every run would be refused for containing it. Set %s to the real secret, or remove it from the list.", n, len(v), MinKnownSecretBytes, n))
+		}
+	}
+	if ok {
+		st.KnownSecretsFromEnv = names
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/obversa/obversa/hcl"
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/host/watchdog"
+	"github.com/obversa/obversa/internal/shellquote"
 )
 
 // lockedJSON is one plugin of plugin lock's --json result.
@@ -65,38 +66,11 @@ when the lock file already holds every pin (it says it is current).`,
 			}
 			res := lockResult{LockFile: path, Plugins: []lockedJSON{}}
 			for i := range rf.Plugins {
-				pl := &rf.Plugins[i]
-				keys, err := launch.TrustedKeys(rf, pl)
+				locked, err := lockPlugin(w, rf, &rf.Plugins[i], lf, lockTarget{runFile: args[0], lockFile: path, upgrade: upgrade})
 				if err != nil {
-					return usageErr(err)
+					return err
 				}
-				src, err := launch.CheckSource(pl.Name, pl.Path, pl.SHA256, keys, "")
-				if errors.Is(err, fs.ErrNotExist) {
-					return usageErr(fmt.Errorf("%w: plugin %q: %s does not exist; build it or fix `path` in %s", watchdog.ErrPluginMissing, pl.Name, pl.Path, args[0]))
-				}
-				if err != nil {
-					return usageErr(err)
-				}
-				entry := hcl.LockedPlugin{Name: pl.Name, Path: pl.LockPath(), SHA256: src.SHA256}
-				signed := ""
-				if v := src.Verified; v != nil {
-					entry.KeyID, entry.Signature = v.KeyID, v.Signature
-					signed = fmt.Sprintf(" signed by %s (%s %s)", v.KeyID, v.Statement.Name, v.Statement.Version)
-				}
-				old, ok := lf.Lookup(pl.Name)
-				res.Plugins = append(res.Plugins, lockedJSON{Name: entry.Name, Path: entry.Path, SHA256: entry.SHA256,
-					KeyID: entry.KeyID, Signature: entry.Signature, Changed: !ok || old != entry})
-				switch {
-				case ok && old == entry:
-					fmt.Fprintf(w, "%-16s %s%s (unchanged)\n", pl.Name, src.SHA256, signed)
-					continue
-				case ok && old.SHA256 != entry.SHA256 && !upgrade:
-					return &exitError{code: exitUsage, reason: "PLUGIN_DIGEST_MISMATCH",
-						err: fmt.Errorf("plugin %q: %s has sha256 %s, %s pins %s; if the new binary is trusted, run `obversa plugin lock --upgrade %s`",
-							pl.Name, pl.Path, src.SHA256, path, old.SHA256, args[0])}
-				}
-				lf.Set(entry)
-				fmt.Fprintf(w, "%-16s %s%s\n", pl.Name, src.SHA256, signed)
+				res.Plugins = append(res.Plugins, locked)
 			}
 			written, err := watchdog.WriteLockFile(path, lf)
 			if err != nil {
@@ -117,4 +91,52 @@ when the lock file already holds every pin (it says it is current).`,
 	cmd.Flags().BoolVar(&upgrade, "upgrade", false, "accept new digests for plugins already pinned")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the lock file's path and every pinned plugin as one JSON object")
 	return cmd
+}
+
+// lockTarget is what lockPlugin pins into: the run file named on the
+// command line, its lock file's path, and whether --upgrade was given.
+type lockTarget struct {
+	runFile, lockFile string
+	upgrade           bool
+}
+
+// lockPlugin checks plugin pl of run file rf (its digest, and its
+// signature where trusted_keys apply), sets its pin in lf unless lf holds
+// it already, prints its line to w and returns its JSON. It returns a
+// usage error when the binary is missing or refused, and
+// PLUGIN_DIGEST_MISMATCH when lf pins another digest and t.upgrade is
+// false.
+func lockPlugin(w io.Writer, rf *hcl.RunFile, pl *hcl.Plugin, lf *hcl.LockFile, t lockTarget) (lockedJSON, error) {
+	keys, err := launch.TrustedKeys(rf, pl)
+	if err != nil {
+		return lockedJSON{}, usageErr(err)
+	}
+	src, err := launch.CheckSource(pl.Name, pl.Path, pl.SHA256, keys, "")
+	if errors.Is(err, fs.ErrNotExist) {
+		return lockedJSON{}, usageErr(fmt.Errorf("%w: plugin %q: %s does not exist; build it or fix `path` in %s", watchdog.ErrPluginMissing, pl.Name, pl.Path, t.runFile))
+	}
+	if err != nil {
+		return lockedJSON{}, usageErr(err)
+	}
+	entry := hcl.LockedPlugin{Name: pl.Name, Path: pl.LockPath(), SHA256: src.SHA256}
+	signed := ""
+	if v := src.Verified; v != nil {
+		entry.KeyID, entry.Signature = v.KeyID, v.Signature
+		signed = fmt.Sprintf(" signed by %s (%s %s)", v.KeyID, v.Statement.Name, v.Statement.Version)
+	}
+	old, ok := lf.Lookup(pl.Name)
+	locked := lockedJSON{Name: entry.Name, Path: entry.Path, SHA256: entry.SHA256,
+		KeyID: entry.KeyID, Signature: entry.Signature, Changed: !ok || old != entry}
+	switch {
+	case ok && old == entry:
+		fmt.Fprintf(w, "%-16s %s%s (unchanged)\n", pl.Name, src.SHA256, signed)
+		return locked, nil
+	case ok && old.SHA256 != entry.SHA256 && !t.upgrade:
+		return lockedJSON{}, &exitError{code: exitUsage, reason: "PLUGIN_DIGEST_MISMATCH",
+			err: fmt.Errorf("plugin %q: %s has sha256 %s, %s pins %s; if the new binary is trusted, run `obversa plugin lock --upgrade %s`",
+				pl.Name, pl.Path, src.SHA256, t.lockFile, old.SHA256, shellquote.Quote(t.runFile))}
+	}
+	lf.Set(entry)
+	fmt.Fprintf(w, "%-16s %s%s\n", pl.Name, src.SHA256, signed)
+	return locked, nil
 }

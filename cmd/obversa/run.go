@@ -48,21 +48,9 @@ the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
 			sigs, stop := watchSignals()
 			defer stop()
 			ctx := sigs.ctx
-			po := watchdog.PrepareOptions{RunID: runID, TrustOnFirstUse: tofu}
-			// Flags given on the command line win over the run file.
-			setting, chosen, err := g.storage()
+			po, url, err := runOptions(cmd, g, watchdog.PrepareOptions{RunID: runID, TrustOnFirstUse: tofu})
 			if err != nil {
 				return err
-			}
-			url := ""
-			switch {
-			case chosen && pgstore.IsURL(setting):
-				url = setting
-			case chosen:
-				po.Storage = setting
-			}
-			if cmd.Flags().Changed("namespace") {
-				po.Namespace = g.namespace
 			}
 			// Until the run is recorded, Ctrl-C cancels the command
 			// (sigs.prep); from then on it pauses the run.
@@ -98,6 +86,28 @@ the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
 	cmd.Flags().BoolVar(&tofu, "lock", false, "pin unpinned plugins to their current digest and write obversa.lock.hcl")
 	addProgressFlag(cmd, &progress)
 	return cmd
+}
+
+// runOptions completes po with the storage and namespace given on the
+// command line, which win over the run file's: a PostgreSQL URL is
+// returned as url (po.Storage stays empty), a directory goes into
+// po.Storage. Errors are g.storage's (a storage setting that is refused).
+func runOptions(cmd *cobra.Command, g *globals, po watchdog.PrepareOptions) (watchdog.PrepareOptions, string, error) {
+	setting, chosen, err := g.storage()
+	if err != nil {
+		return po, "", err
+	}
+	url := ""
+	switch {
+	case chosen && pgstore.IsURL(setting):
+		url = setting
+	case chosen:
+		po.Storage = setting
+	}
+	if cmd.Flags().Changed("namespace") {
+		po.Namespace = g.namespace
+	}
+	return po, url, nil
 }
 
 // prestartWorker starts the run's first worker while the record is

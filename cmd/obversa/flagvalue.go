@@ -78,7 +78,7 @@ func (v *positiveDuration) Type() string { return "duration" }
 func (v *positiveDuration) Set(s string) error {
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
-		return fmt.Errorf("must be a duration from 1ns to %s, a number with a unit such as 30s or 5m (%s)", time.Duration(math.MaxInt64), v.what)
+		return fmt.Errorf("must be a duration above 0 and at most %s, a number with a unit such as 30s or 5m (%s)", time.Duration(math.MaxInt64).Truncate(time.Hour), v.what)
 	}
 	*v.p = d
 	return nil

@@ -48,9 +48,6 @@ Cases: ` + strings.Join(conformance.CaseNames(), ", ") + `.`,
 				}
 			}
 			opts.Only = only
-			if timeout <= 0 {
-				return usageErr(fmt.Errorf("--timeout %s: the check's time bound must be positive", timeout))
-			}
 			opts.Timeout = timeout
 			if verbose {
 				opts.Logger = hclog.New(&hclog.LoggerOptions{Output: cmd.ErrOrStderr(), Level: hclog.Debug})

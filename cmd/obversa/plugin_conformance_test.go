@@ -78,7 +78,7 @@ func TestPluginConformanceUsage(t *testing.T) {
 		{"not executable", []string{bad}, "not executable"},
 		{"bad config", []string{"--config", bad, filepath.Join(binDir, "mock-engine")}, `unknown scenario "explode"`},
 		{"unknown case", []string{"--case", "nope", filepath.Join(binDir, "mock-engine")}, `unknown case "nope"`},
-		{"no time", []string{"--timeout", "0s", filepath.Join(binDir, "mock-engine")}, "--timeout 0s: the check's time bound must be positive"},
+		{"no time", []string{"--timeout", "0s", filepath.Join(binDir, "mock-engine")}, `invalid argument "0s" for "--timeout" flag: must be a duration above 0`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

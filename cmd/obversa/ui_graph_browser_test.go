@@ -88,18 +88,7 @@ func TestUIBrowserGraphNodes(t *testing.T) {
 // code, what is wrong and what to do — instead of an empty page.
 func TestUIBrowserUnreadableRun(t *testing.T) {
 	tab := newTab(t, "/api/runs/xa")
-	text, err := os.ReadFile(filepath.Join(repoRoot, "examples", "review-loop", "run.hcl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runFile := writeRunFile(t, strings.ReplaceAll(string(text), `"../../bin/`, `"`+binDir+`/`))
-	dir := filepath.Dir(runFile)
-	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
-		t.Fatalf("lock: %s", r.stderr)
-	}
-	if r := obversa(t, dir, "run", "--run-id", "xa", runFile); r.code != exitComplete {
-		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
-	}
+	dir := runReviewLoop(t, "xa")
 	events := filepath.Join(dir, ".obversa", "default", "runs", "xa", "events.jsonl")
 	b, err := os.ReadFile(events)
 	if err != nil {

@@ -15,19 +15,7 @@ import (
 // verdict's summary, in the node's detail.
 func TestUIBrowserReview(t *testing.T) {
 	tab := newTab(t)
-	text, err := os.ReadFile(filepath.Join(repoRoot, "examples", "review-loop", "run.hcl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runFile := writeRunFile(t, strings.ReplaceAll(string(text), `"../../bin/`, `"`+binDir+`/`))
-	dir := filepath.Dir(runFile)
-	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
-		t.Fatalf("lock: %s", r.stderr)
-	}
-	if r := obversa(t, dir, "run", "--run-id", "loop", runFile); r.code != exitComplete {
-		t.Fatalf("review loop: exit %d: %s", r.code, r.stderr)
-	}
-	base := startUI(t, dir)
+	base := startUI(t, runReviewLoop(t, "loop"))
 	step(t, tab, "the run page lists both rounds' review members",
 		chromedp.Navigate(base+"/"),
 		chromedp.Click(chromedp.CSS(`#runs tr[data-run="loop"] a`)),
@@ -58,4 +46,24 @@ func TestUIBrowserReview(t *testing.T) {
 	if n := value(t, tab, "plan's review rows", chromedp.Evaluate[int](`document.querySelectorAll("#node-detail dd[data-key=review]").length`)); n != 0 {
 		t.Errorf("plan's detail has %d review rows", n)
 	}
+}
+
+// runReviewLoop pins and runs the review-loop example, with this test
+// binary's plugins, to completion as run id, and returns the directory
+// of its run file (where its storage is).
+func runReviewLoop(t *testing.T, id string) string {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join(repoRoot, "examples", "review-loop", "run.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runFile := writeRunFile(t, strings.ReplaceAll(string(text), `"../../bin/`, `"`+binDir+`/`))
+	dir := filepath.Dir(runFile)
+	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
+		t.Fatalf("lock: %s", r.stderr)
+	}
+	if r := obversa(t, dir, "run", "--run-id", id, runFile); r.code != exitComplete {
+		t.Fatalf("review loop: exit %d: %s", r.code, r.stderr)
+	}
+	return dir
 }

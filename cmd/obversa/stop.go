@@ -101,7 +101,7 @@ the others ask whether they took effect. A run already paused needs nothing.`,
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "stop without asking, although a stopped run cannot be resumed")
-	cmd.Flags().BoolVar(&pause, "pause", false, "pause the run instead, so that `obversa resume` carries it on later")
+	cmd.Flags().BoolVar(&pause, "pause", false, "pause the run instead, so that obversa resume carries it on later")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was done as one JSON object {dir, action, pause, watchdog_pid, phase, result}")
 	return cmd
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/internal/testutil"
 )
 
@@ -165,4 +167,50 @@ func killPlugin(t *testing.T, runDir string) string {
 		t.Fatal("no plugin process to kill")
 	}
 	return path
+}
+
+// TestPluginDyingEveryCall: the plugin of a retry-safe node dies under
+// every attempt (its command kills it). Each death stops the worker,
+// which restarts to launch the plugin again, until max_restarts runs out;
+// the result says that every stop was a plugin's death — naming the
+// plugin, its binary, the signal, the position and the log holding its
+// stderr — not that the worker crashed, and the node's own line says its
+// plugin died under it.
+func TestPluginDyingEveryCall(t *testing.T) {
+	t.Parallel()
+	runFile, dir, _ := watchdogCase{restart: `max_restarts = 1
+  initial_backoff = "50ms"`, limits: `timeout = "2m"`, slow: "kill -KILL $PPID; sleep 60"}.write(t)
+	r := obversa(t, dir, "run", "--run-id", "x", runFile)
+	runDir := runDirOf(runFile, "x")
+	fin := recorded(t, runDir, "graph:run-finished")
+	if r.code != exitFailed || len(fin) != 1 || fin[0]["code"] != watchdog.CodeRestartExhausted {
+		t.Fatalf("exit %d, result %v; want RESTART_EXHAUSTED:\n%s", r.code, fin, r.stderr)
+	}
+	exits := recorded(t, runDir, runstate.EventWorkerExited)
+	if len(exits) != 2 {
+		t.Fatalf("worker-exited %v, want two", exits)
+	}
+	last := exits[1]["message"].(string)
+	if exits[1]["code"] != "PLUGIN_DIED" || !strings.HasPrefix(last, `plugin "shell" (`) || !strings.HasSuffix(last, "died during Invoke: killed by signal SIGKILL, under the attempt at dag/slow/1") {
+		t.Fatalf("last worker-exited %v, want the plugin's death under dag/slow/1", exits[1])
+	}
+	want := "the worker stopped 2 times (max_restarts = 1), each time because a plugin died under an attempt" +
+		" (a plugin is launched again by restarting its worker, so its death uses a restart); the last time " + last +
+		"; what the plugin wrote to stderr is in " + filepath.Join(runDir, "plugins.log")
+	if msg := fin[0]["output"].(map[string]any)["message"]; msg != want {
+		t.Fatalf("result message %q, want %q", msg, want)
+	}
+	if strings.Contains(r.stdout+r.stderr, "crashed") {
+		t.Fatalf("the output says the worker crashed:\n%s%s", r.stdout, r.stderr)
+	}
+	var aborted []map[string]any
+	for _, f := range recorded(t, runDir, "graph:node-failed") {
+		if f["position"] == "dag/slow/1" {
+			aborted = append(aborted, f)
+		}
+	}
+	wantNode := "the run ended (RESTART_EXHAUSTED) while the attempt was running; the last worker stopped because " + last
+	if len(aborted) != 1 || aborted[0]["code"] != "ABORTED" || aborted[0]["message"] != wantNode {
+		t.Fatalf("dag/slow/1 failures %v, want ABORTED %q", aborted, wantNode)
+	}
 }

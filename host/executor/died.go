@@ -26,7 +26,7 @@ type PluginDiedError struct {
 
 // Error names the plugin, how it ended and the position.
 func (e *PluginDiedError) Error() string {
-	return fmt.Sprintf("%v, under the attempt at %s", e.Err, e.Position)
+	return fmt.Sprint(e.Err) + runstate.DiedUnder(e.Position)
 }
 
 // Unwrap returns ErrPluginDied and the call's error.

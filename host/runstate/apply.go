@@ -218,6 +218,9 @@ func (s *State) applyRun(typ string, data json.RawMessage, v any, ts time.Time) 
 		}
 		s.exit = &Exit{Restart: d.Restart, At: ts, ExitCode: d.ExitCode, Signal: d.Signal, Code: d.Code, Message: d.Message}
 		s.crashes++
+		if d.Code == CodePluginDied {
+			s.deaths++
+		}
 		if s.finished == nil && s.paused == nil {
 			s.phase = PhaseRecovering
 		}

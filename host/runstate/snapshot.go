@@ -40,7 +40,7 @@ const SnapshotFormat = 3
 // FoldVersion names the fold's semantics: it changes whenever a change to
 // the fold (this package or host/graph) changes what a State holds after
 // an event, so that a snapshot another fold wrote is ignored.
-const FoldVersion = "6"
+const FoldVersion = "7"
 
 // SnapshotFile is the fold snapshot's file name in a run directory.
 const SnapshotFile = "fold.snapshot"
@@ -162,6 +162,7 @@ type restSnap struct {
 	Requests   map[string]graph.ApprovalData `json:"requests"`
 	Takeovers  int                           `json:"takeovers"`
 	Crashes    int                           `json:"crashes"`
+	Deaths     int                           `json:"plugin_deaths,omitempty"`
 	Totals     RunUsage                      `json:"totals"`
 	Preflight  preflightSnap                 `json:"preflight"`
 }
@@ -255,7 +256,7 @@ func (s *State) rest() restSnap {
 	}
 	return restSnap{Retired: s.retired.snapshot(), Finished: s.finished, FinishedAt: s.finishedAt, Paused: s.paused,
 		Worker: s.worker, Exit: s.exit, PrevExit: s.prevExit, LastAt: s.lastAt, Phase: s.phase, Cleanup: s.cleanup, Anchor: s.anchor, Requests: s.requests,
-		Takeovers: s.takeovers, Crashes: s.crashes, Totals: s.totals, Preflight: ps}
+		Takeovers: s.takeovers, Crashes: s.crashes, Deaths: s.deaths, Totals: s.totals, Preflight: ps}
 }
 
 // parseSnapshot splits a snapshot file into its header and payload and
@@ -354,6 +355,7 @@ func (s *State) restorePayload(payload []byte, transient bool) error {
 	s.finished, s.finishedAt, s.paused, s.worker, s.exit = rest.Finished, rest.FinishedAt, rest.Paused, rest.Worker, rest.Exit
 	s.prevExit, s.lastAt = rest.PrevExit, rest.LastAt
 	s.phase, s.cleanup, s.anchor, s.takeovers, s.crashes = rest.Phase, rest.Cleanup, rest.Anchor, rest.Takeovers, rest.Crashes
+	s.deaths = rest.Deaths
 	if rest.Requests != nil {
 		s.requests = rest.Requests
 	}

@@ -135,6 +135,7 @@ type State struct {
 	requests   map[string]graph.ApprovalData
 	takeovers  int
 	crashes    int      // run:worker-exited events: workers that crashed
+	deaths     int      // those of them whose cause was PLUGIN_DIED
 	totals     RunUsage // the nodes' engine calls, by lane too
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/obversa/obversa/host/graph"
@@ -190,6 +191,16 @@ func (s *State) RunUsage() *RunUsage { return s.totals.clone() }
 // "Restart budget").
 func (s *State) Restarts() int { return s.crashes }
 
+// PluginDeaths returns how many of the workers Restarts counts stopped
+// because a plugin died under an attempt (their exit's code
+// PLUGIN_DIED): a plugin is launched again by restarting its worker, so
+// its death uses a restart (docs/decisions.md, "Restart budget").
+func (s *State) PluginDeaths() int { return s.deaths }
+
+// DiedUnder is how a PLUGIN_DIED exit's message ends: the position whose
+// attempt the plugin died under.
+func DiedUnder(position string) string { return ", under the attempt at " + position }
+
 // InterruptedCall is the record of the engine call a crash or the run's
 // end cut off at n's current position: no identity is known, its usage is
 // unknown.
@@ -226,6 +237,11 @@ func (s *State) Aborted(code string, cutOff time.Time) ([]store.NewEvent, *RunUs
 		}
 		fail := graph.FailedData{Node: n.Def.ID, Position: n.Position, Code: CodeAborted,
 			Message: fmt.Sprintf("the run ended (%s) while the attempt %s", code, what)}
+		if x := s.exit; x != nil && x.Code == CodePluginDied && strings.HasSuffix(x.Message, DiedUnder(n.Position)) {
+			// The worker's last stop was its plugin dying under this
+			// attempt: the node's own line says so.
+			fail.Message += "; the last worker stopped because " + x.Message
+		}
 		if !cutOff.IsZero() {
 			at := cutOff.UTC()
 			fail.CutOffAt = &at

@@ -3,6 +3,7 @@ package watchdog
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/obversa/obversa/host/runstate"
@@ -21,13 +22,41 @@ func (s *supervisor) crashed(rec context.Context, ex *exit, restart int) (*runst
 		return ended(nil, err)
 	}
 	if restart >= s.plan.Restart.MaxRestarts {
-		detail := fmt.Sprintf("the worker crashed %d times (max_restarts = %d)", restart+1, s.plan.Restart.MaxRestarts)
+		return ended(s.finish(rec, CodeRestartExhausted, s.exhausted(ex, restart+1)))
+	}
+	return nil, false, nil
+}
+
+// exhausted says why the run's restarts ran out after the stops-th worker
+// stopped (ex): how many workers crashed or, when plugins died under
+// attempts, how many stopped for that, since a plugin is launched again
+// by restarting its worker (docs/decisions.md, "Restart budget"), and
+// what ended the last one — for a plugin, its name, binary, exit status or
+// signal and the position, and the log holding its stderr.
+func (s *supervisor) exhausted(ex *exit, stops int) string {
+	deaths := s.rs.PluginDeaths()
+	if deaths == 0 {
+		detail := fmt.Sprintf("the worker crashed %d times (max_restarts = %d)", stops, s.plan.Restart.MaxRestarts)
 		if ex.died != nil {
 			detail += "; the last time " + ex.died.Problem
 		}
-		return ended(s.finish(rec, CodeRestartExhausted, detail))
+		return detail
 	}
-	return nil, false, nil
+	why := "each time"
+	if deaths < stops {
+		why = fmt.Sprintf("%d of these times", deaths)
+	}
+	detail := fmt.Sprintf("the worker stopped %d times (max_restarts = %d), %s because a plugin died under an attempt"+
+		" (a plugin is launched again by restarting its worker, so its death uses a restart)", stops, s.plan.Restart.MaxRestarts, why)
+	switch {
+	case ex.died != nil && ex.died.Code == runstate.CodePluginDied:
+		detail += "; the last time " + ex.died.Problem + "; what the plugin wrote to stderr is in " + filepath.Join(s.run.Dir(), PluginsLog)
+	case ex.died != nil:
+		detail += "; the last time " + ex.died.Problem
+	default:
+		detail += "; the last time the worker " + runstate.WorkerExitedData{ExitCode: ex.code, Signal: ex.signal}.Cause()
+	}
+	return detail
 }
 
 // backoff waits the backoff after the crash of restart's worker. done is

@@ -74,6 +74,23 @@ func (k *keeper) handOn(files []*os.File, env []string) ([]*os.File, []string) {
 	return append(files, k.w), append(env, KeeperFDEnv+"="+strconv.Itoa(3+len(files)))
 }
 
+// releasedLine is what a watchdog writes on its keeper's pipe when it lets
+// the run go with nothing of it left running (release).
+const releasedLine = "released\n"
+
+// release tells the keeper that the watchdog ends having stopped every
+// process of the run and verified them gone (a run:cleanup with no
+// survivors after its last worker): the keeper then ends without looking
+// for processes or taking the run's lock, which the next `obversa
+// resume` or `approve` may be taking at that moment (docs/decisions.md,
+// "A watchdog that ends cleanly releases its keeper"). Called before
+// close, while the watchdog still holds the run.
+func (k *keeper) release() {
+	if k != nil {
+		_, _ = k.w.WriteString(releasedLine)
+	}
+}
+
 // close lets go of the watchdog's end; the keeper acts once the workers'
 // ends are gone too.
 func (k *keeper) close() {
@@ -95,10 +112,12 @@ func holdKeeperPipe() {
 // the watchdog sent first on done (the keeper's pipe), waits for the pipe
 // to end, then stops every live process of the run ref names —
 // those carrying its owner marker and their descendants — TERM, the run's
-// teardown_grace, KILL, and records run:cleanup. It does nothing when no
-// such process is left (the supervisors cleaned up, the usual case) or
-// when another process holds the run (a watchdog that took it over answers
-// for its processes). It returns the cleanup it recorded, nil if none.
+// teardown_grace, KILL, and records run:cleanup. It does nothing when the
+// watchdog released it (it ended with its cleanup verified, the usual
+// case: what carries the marker now belongs to the next watchdog), when
+// no such process is left, or when another process holds the run (a
+// watchdog that took it over answers for its processes). It returns the
+// cleanup it recorded, nil if none.
 func Keep(ctx context.Context, ref Ref, done io.Reader) (*runstate.CleanupData, error) {
 	done, err := receiveEnv(done)
 	if err != nil {
@@ -110,7 +129,10 @@ func Keep(ctx context.Context, ref Ref, done io.Reader) (*runstate.CleanupData, 
 	if err != nil {
 		return nil, err
 	}
-	_, _ = io.Copy(io.Discard, done)
+	rest, _ := io.ReadAll(done)
+	if string(rest) == releasedLine {
+		return nil, nil
+	}
 	// Freeze first, so that nothing of the run acts while the keeper
 	// takes the run's lock.
 	frozen := proc.FreezeTree(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true})

@@ -142,6 +142,12 @@ func Supervise(ctx context.Context, ref Ref, run store.Record, o SuperviseOption
 		// The record failed under the watchdog's own reads or writes.
 		return s.unrecordedPause(context.WithoutCancel(ctx), nil, err)
 	}
+	// A first worker never handed the run is stopped before the keeper
+	// hears that nothing of the run runs.
+	o.Prestarted.Abandon()
+	if v := s.rs.CleanupVerified(); v != nil && *v {
+		s.keeper.release()
+	}
 	return res, nil
 }
 

@@ -16,12 +16,18 @@ help: ## List the targets
 # 30 % fewer bytes for every run to hash into its plugin cache
 # (internal/testutil.PluginBuildFlags builds the tests' copies the same way).
 PLUGIN_FLAGS := -trimpath -ldflags='-s -w'
+# Every binary a run starts is linked statically, without cgo: a process
+# started through the dynamic loader, libc and cgo's thread start costs
+# 5-7 ms more CPU, and a run starts seven or more of them before its
+# first dispatch (docs/decisions.md, "Before the first dispatch";
+# internal/testutil.BuildBinaries builds the tests' copies the same way).
+STATIC := CGO_ENABLED=0
 
 build: ## Build obversa and the bundled plugins into bin/
-	$(GO) build -o $(BIN)/obversa ./cmd/obversa
-	$(GO) build $(PLUGIN_FLAGS) -o $(BIN)/mock-engine ./plugins/mock-engine
-	$(GO) build $(PLUGIN_FLAGS) -o $(BIN)/cmd-engine ./plugins/cmd-engine
-	$(GO) build $(PLUGIN_FLAGS) -o $(BIN)/guard ./examples/plugins/guard
+	$(STATIC) $(GO) build -o $(BIN)/obversa ./cmd/obversa
+	$(STATIC) $(GO) build $(PLUGIN_FLAGS) -o $(BIN)/mock-engine ./plugins/mock-engine
+	$(STATIC) $(GO) build $(PLUGIN_FLAGS) -o $(BIN)/cmd-engine ./plugins/cmd-engine
+	$(STATIC) $(GO) build $(PLUGIN_FLAGS) -o $(BIN)/guard ./examples/plugins/guard
 
 node-engine: ## Install the JavaScript engine's npm packages and build bin/node-engine (node >= 20)
 	cd examples/plugins/node-engine && npm ci --ignore-scripts --no-audit --no-fund && node build.js

@@ -98,7 +98,9 @@ func Main(m *testing.M, e *Example, missing func() string, build func() *exec.Cm
 	}
 	defer os.RemoveAll(e.BinDir)
 	if e.Missing = missing(); e.Missing == "" {
-		err := RunAll(e.Root, exec.Command("go", "build", "-o", e.Obversa(), "./cmd/obversa"), build())
+		obversa := exec.Command("go", "build", "-o", e.Obversa(), "./cmd/obversa")
+		obversa.Env = append(os.Environ(), testutil.StaticEnv)
+		err := RunAll(e.Root, obversa, build())
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -46,10 +46,17 @@ func isPlugin(pkg string) bool {
 	return strings.HasPrefix(pkg, "./plugins/") || strings.HasPrefix(pkg, "./examples/plugins/")
 }
 
+// StaticEnv is the environment entry `make build` builds every binary
+// with: no cgo, so the binary is linked statically and starts without the
+// dynamic loader and libc (docs/decisions.md, "Before the first
+// dispatch").
+const StaticEnv = "CGO_ENABLED=0"
+
 // BuildBinaries is the TestMain helper that builds the binaries a test
 // package runs: pkgs maps a binary name to its package path relative to
-// the module root ("./cmd/obversa"); each lands in dir, a bundled plugin
-// built as `make build` builds it (PluginBuildFlags). tags are passed to
+// the module root ("./cmd/obversa"); each lands in dir, built as `make
+// build` builds it (StaticEnv; a bundled plugin with PluginBuildFlags
+// too). tags are passed to
 // `go build -tags` (FailpointsTag for crash tests). The error carries the
 // compiler's output.
 func BuildBinaries(dir string, pkgs map[string]string, tags ...string) error {
@@ -73,6 +80,7 @@ func BuildBinaries(dir string, pkgs map[string]string, tags ...string) error {
 		args = append(args, "-o", filepath.Join(dir, name), pkgs[name])
 		cmd := exec.Command("go", args...)
 		cmd.Dir = root
+		cmd.Env = append(os.Environ(), StaticEnv)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("building %s: %v\n%s", name, err, out)
 		}

@@ -42,6 +42,13 @@ type Diagram struct {
 	// Groups frame nodes that belong together (a loop's members, a
 	// for_each node's instances); parents come before their children.
 	Groups []Group
+	// StatusSlot, when not "", makes the Mermaid source the graph's
+	// structure alone, the same whatever state its nodes are in: no node
+	// is coloured, and each label ends with a line of its own holding
+	// StatusSlot in place of the node's status, which the run page fills
+	// in (with each node's colour) on a drawing it keeps across updates
+	// (docs/ui.md). The nodes' Status is then not drawn.
+	StatusSlot string
 }
 
 // Node is one box.

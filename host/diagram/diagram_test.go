@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -155,5 +156,31 @@ func TestLoopAndForEach(t *testing.T) {
 		if f == FormatDOT {
 			checkDOT(t, path)
 		}
+	}
+}
+
+// TestStatusSlot: with a status slot, the Mermaid source is the same
+// whatever state the nodes are in: no status in a label, no colour, and
+// each label's last line the slot.
+func TestStatusSlot(t *testing.T) {
+	t.Parallel()
+	draw := func(statuses map[string]graph.Status) string {
+		d := New(quickstart(), statuses)
+		d.StatusSlot = "…"
+		var out bytes.Buffer
+		if err := d.Write(&out, FormatMermaid); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	idle := draw(nil)
+	if got := draw(map[string]graph.Status{"draft": graph.StatusPassed, "count": graph.StatusFailed}); got != idle {
+		t.Errorf("the structure changed with the states:\n%s\nwas:\n%s", got, idle)
+	}
+	if strings.Contains(idle, "classDef") || strings.Contains(idle, "passed") {
+		t.Errorf("the structure has states or colours:\n%s", idle)
+	}
+	if n := strings.Count(idle, `<br/>…"`); n != len(quickstart().Nodes) {
+		t.Errorf("%d labels end with the slot, want %d:\n%s", n, len(quickstart().Nodes), idle)
 	}
 }

@@ -25,7 +25,7 @@ func (d *Diagram) mermaid(out io.Writer) error {
 	fmt.Fprintln(w, "flowchart TD")
 	indent := func(depth int) string { return strings.Repeat("  ", depth) }
 	d.walk("", 1, func(n Node, depth int) {
-		fmt.Fprintf(w, "%s%s%s\n", indent(depth), ids[n.ID], mermaidShape(n))
+		fmt.Fprintf(w, "%s%s%s\n", indent(depth), ids[n.ID], mermaidShape(n, d.StatusSlot))
 	}, func(g Group, depth int) {
 		fmt.Fprintf(w, "%ssubgraph %s [\"%s\"]\n", indent(depth), groupIDs[g.ID], mermaidText(g.Label))
 	}, func(_ Group, depth int) {
@@ -36,7 +36,7 @@ func (d *Diagram) mermaid(out io.Writer) error {
 	}
 	byStatus := map[string][]string{}
 	for _, n := range d.Nodes {
-		if _, ok := styles[n.Status]; ok {
+		if _, ok := styles[n.Status]; ok && d.StatusSlot == "" {
 			byStatus[n.Status] = append(byStatus[n.Status], ids[n.ID])
 		}
 	}
@@ -53,9 +53,16 @@ func (d *Diagram) mermaid(out io.Writer) error {
 
 // mermaidShape is a node's shape and label: a box for required nodes, a
 // rounded box for optional ones, a subroutine (double-bordered) box for
-// finalizers.
-func mermaidShape(n Node) string {
-	label := "\"" + mermaidText(n.ID) + "<br/>" + mermaidText(n.detail()) + "\""
+// finalizers. A slot, when not "", is the label's last line.
+func mermaidShape(n Node, slot string) string {
+	if slot != "" {
+		n.Status = ""
+	}
+	label := mermaidText(n.ID) + "<br/>" + mermaidText(n.detail())
+	if slot != "" {
+		label += "<br/>" + mermaidText(slot)
+	}
+	label = "\"" + label + "\""
 	switch n.Kind {
 	case graph.KindOptional:
 		return "(" + label + ")"

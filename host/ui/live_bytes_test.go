@@ -1,9 +1,14 @@
 package ui
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,4 +108,44 @@ func BenchmarkLiveUpdateBytes(b *testing.B) {
 	}
 	b.ReportMetric(whole, "whole-B/update")
 	b.ReportMetric(change, "change-B/update")
+}
+
+// TestGraphIsTheStructure: the view's graph is the same all through a
+// run, so that a page draws it once and only recolours it (no change
+// carries it), and the page fills the label line the server leaves for
+// each node's status.
+func TestGraphIsTheStructure(t *testing.T) {
+	t.Parallel()
+	dir, events := chainRecord(t, 20)
+	st := runstate.New()
+	var l *liveView
+	for _, e := range events {
+		if err := st.Apply(e); err != nil {
+			t.Fatal(err)
+		}
+		v := buildView(st, dir, e.TS, true, false)
+		if l == nil {
+			l = newLiveView(v, nil)
+			continue
+		}
+		var c Change
+		if b := l.update(v); b != nil {
+			if err := json.Unmarshal(b, &c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c.Graph != nil {
+			t.Fatalf("after event %d (%s) a change carries the graph: %+v", e.Rev, e.Type, c.Graph)
+		}
+	}
+	if n := strings.Count(l.cur.Graph, "<br/>"+StatusSlot+`"`); n != 20 {
+		t.Errorf("%d labels end with the status slot, want 20:\n%s", n, l.cur.Graph)
+	}
+	js, err := os.ReadFile(filepath.Join("assets", "run.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slot := "const statusSlot = " + strconv.QuoteToASCII(StatusSlot) + ";"; !bytes.Contains(js, []byte(slot)) {
+		t.Errorf("assets/run.js does not fill the slot %q: it has no %s", StatusSlot, slot)
+	}
 }

@@ -24,8 +24,13 @@ type RunView struct {
 	Run    runview.Summary  `json:"run"`
 	Result *runstate.Result `json:"result,omitempty"`
 	Nodes  []NodeView       `json:"nodes"`
-	// Graph is the Mermaid source host/diagram draws (`obversa graph
-	// RUN`); its node ids are n0, n1… in the order of GraphNodes.
+	// Graph is the Mermaid source of the graph's structure, as host/diagram
+	// draws it (`obversa graph RUN`) but with no state: each label's last
+	// line is StatusSlot, and no node is coloured. The page draws it once
+	// and colours each node, and writes its status in that line, from the
+	// node's row (GraphNodes), so that a change of states only recolours
+	// the drawing (docs/decisions.md, "The web run browser"). Its node ids
+	// are n0, n1… in the order of GraphNodes.
 	Graph string `json:"graph"`
 	// GraphNodes says which node each of Graph's nodes is: entry i, the
 	// id of Mermaid node n<i>'s row in Nodes (a loop member's in the
@@ -47,6 +52,10 @@ type RunView struct {
 	// Commands are the run's actions as commands.
 	Commands []Command `json:"commands"`
 }
+
+// StatusSlot is the last line of each node's label in RunView.Graph,
+// where the page writes the node's status.
+const StatusSlot = "…"
 
 // NodeView is one node: runview.Node and its commands.
 type NodeView struct {
@@ -103,11 +112,10 @@ func buildView(st *runstate.State, dir string, now time.Time, live, readOnly boo
 		v.Commands = append(v.Commands, Command{"pause", "obversa stop --pause " + q}, Command{"stop", "obversa stop " + q})
 	}
 	d := diagram.New(st.Start().Definition, nil)
-	statuses := runview.Statuses(st)
+	d.StatusSlot = StatusSlot
 	rows := graphRows(st)
 	v.GraphNodes = make([]string, len(d.Nodes))
 	for i := range d.Nodes {
-		d.Nodes[i].Status = statuses[d.Nodes[i].ID]
 		v.GraphNodes[i] = rows[d.Nodes[i].ID]
 	}
 	var b bytes.Buffer

@@ -11,6 +11,7 @@
   let drawn = "";
   let drawing = false; // a drawing is under way
   let drawings = 0; // each drawing's element id is new: Mermaid removes an element of the id it draws
+  const statusSlot = "\u2026"; // the last line of each node's label in the server's graph (ui.StatusSlot)
   let selected = "";
   let message = null; // {ok|error, text} after a steering request
 
@@ -60,12 +61,13 @@
       ob.el("span", {class: "muted"}, p.commands[0].line))));
   }
 
-  // drawGraph draws the graph when it changed. One drawing at a time, and
-  // after one a pause twice as long as it took (a large graph takes
-  // longer to draw than the server takes to send the next change, and
-  // drawing it back to back would leave the page no time for anything
-  // else); then the graph is drawn again if it changed meanwhile, as it
-  // is by then.
+  // drawGraph draws the graph when its structure changed: the server's
+  // graph is the structure alone (no node's state is in it), so a run's
+  // graph is drawn once, and a change of states only recolours the
+  // drawing (markGraph). One drawing at a time, and after one a pause
+  // twice as long as it took (Mermaid takes seconds to lay out some
+  // hundred nodes); then the graph is drawn again if it changed
+  // meanwhile, as it is by then.
   async function drawGraph() {
     if (!window.mermaid || view.graph === drawn) { markGraph(); return; }
     if (drawing) return;
@@ -78,6 +80,7 @@
           const {svg} = await window.mermaid.render("graph-svg-" + (++drawings), src);
           document.getElementById("graph").innerHTML = svg; // sanitized by Mermaid (securityLevel strict)
           drawn = src;
+          findGraphNodes();
           markGraph();
         } catch (e) {
           ob.fill(document.getElementById("graph"), ob.el("p", {class: "msg error"}, "cannot draw the graph: " + e.message));
@@ -90,15 +93,39 @@
     }
   }
 
+  // graphNodes holds, for each node of the drawing by its Mermaid id
+  // (n<i>), its element and the text of its label's last line, the
+  // status slot (view.status_slot) that markGraph fills with its status.
+  let graphNodes = new Map();
+  function findGraphNodes() {
+    graphNodes = new Map();
+    for (const g of document.querySelectorAll("#graph g.node")) {
+      const id = /-(n[0-9]+)-/.exec(g.id);
+      if (!id) continue;
+      let slot = null;
+      const walk = document.createTreeWalker(g, NodeFilter.SHOW_TEXT);
+      for (let t = walk.nextNode(); t; t = walk.nextNode()) slot = t;
+      if (slot && slot.nodeValue.trim() !== statusSlot) slot = null;
+      graphNodes.set(id[1], {g, slot});
+    }
+  }
+
   // markGraph ties each drawn node to its node's id and status by the
-  // node's id (ob.graphMarks), and makes it open the node.
+  // node's id (ob.graphMarks), colours it by that status (app.css) and
+  // writes the status in its label, and makes it open the node. Only
+  // what changed is touched: the drawing stays as it is.
   function markGraph() {
     for (const m of ob.graphMarks(view)) {
-      const g = document.querySelector(`#graph g.node[id*="-${m.mermaid}-"]`);
-      if (!g) continue;
-      g.dataset.node = m.node;
-      g.dataset.status = m.status;
-      g.onclick = m.node ? () => select(m.node) : null;
+      const e = graphNodes.get(m.mermaid);
+      if (!e) continue;
+      if (e.g.dataset.node !== m.node) {
+        e.g.dataset.node = m.node;
+        e.g.onclick = m.node ? () => select(m.node) : null;
+      }
+      if (e.g.dataset.status !== m.status) {
+        e.g.dataset.status = m.status;
+        if (e.slot) e.slot.nodeValue = m.status;
+      }
     }
   }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/watchdog"
 	"github.com/obversa/obversa/store"
@@ -69,7 +70,7 @@ request}, then, when it carried the run on, the run's result object.`,
 				return usageErr(fmt.Errorf("%w%s", err, suggestPosition(cmd.Context(), ref, position)))
 			case errors.Is(err, watchdog.ErrAlreadyDecided):
 				// A refusal, not a wrong command line: APPROVAL_DECIDED.
-				return &exitError{code: exitUsage, err: err, reason: CodeApprovalDecided}
+				return &exitError{code: exitUsage, err: notCarriedOn(cmd.Context(), ref, position, err), reason: CodeApprovalDecided}
 			case errors.Is(err, runstate.ErrEmptyRecord):
 				return failedErr(runErr(ref, err))
 			case err != nil:
@@ -143,6 +144,22 @@ func recordedDecision(ctx context.Context, ref runRef, position string) string {
 		return fmt.Sprintf("the record holds no decision on %s, and the run was not carried on here", position)
 	}
 	return fmt.Sprintf("the decision %s on %s is recorded, but the run was not carried on here", n.Approved, position)
+}
+
+// notCarriedOn adds to err (ErrAlreadyDecided) the plain resume that
+// carries the run on when the position is still paused at its decision
+// and nothing holds the run (approve --no-resume, or an approve that
+// ended before it resumed the run).
+func notCarriedOn(ctx context.Context, ref runRef, position string, err error) error {
+	st, o, oerr, ferr := foldOwner(ctx, ref)
+	// The lock approve just released still names this process, alive.
+	if ferr != nil || oerr != nil || o.Live && !(o.Here && o.Holder.PID == os.Getpid()) {
+		return err
+	}
+	if n := st.Graph().AtPosition(position); n == nil || n.Status != graph.StatusPaused {
+		return err
+	}
+	return fmt.Errorf("%w; the run was not carried on since: obversa resume %s carries it on", err, ref.Shell())
 }
 
 // followToResult follows a run another watchdog carries until it records

@@ -88,7 +88,13 @@ func readOutput(ctx context.Context, r runRef, ref graph.ArtifactRef) (*runstate
 // summary is the human form of a result: one line, then one line per
 // step a person can take, each naming the run as run (Ref.Shell: a
 // command a shell reads as printed).
-func summary(res *runstate.Result, run string) string {
+func summary(res *runstate.Result, run string) string { return summaryDecided(res, run, nil) }
+
+// summaryDecided is summary for a run whose record may hold decisions
+// taken since its pause: decided returns the decision recorded for a
+// paused approval position that was not carried on yet ("" for none; nil
+// knows of none), whose next step is then a plain resume, not approve.
+func summaryDecided(res *runstate.Result, run string, decided func(position string) string) string {
 	out := res.Output
 	if out == nil {
 		out = &runstate.Output{}
@@ -117,6 +123,10 @@ func summary(res *runstate.Result, run string) string {
 		}
 		msg := "paused at " + strings.Join(w, "; ")
 		for _, p := range out.Paused {
+			if d := decisionOf(decided, p); d != "" {
+				msg += fmt.Sprintf("\n  next: obversa resume %s   (%s is recorded for %s; resume carries the run on)", run, d, p.Position)
+				continue
+			}
 			msg += "\n  next: " + pauseHint(p, run)
 		}
 		return msg
@@ -145,6 +155,14 @@ func summary(res *runstate.Result, run string) string {
 		}
 		return msg
 	}
+}
+
+// decisionOf is the decision decided knows for approval request p, or "".
+func decisionOf(decided func(string) string, p graph.PauseRequest) string {
+	if decided == nil || p.Kind != graph.PauseApproval || p.Position == "" {
+		return ""
+	}
+	return decided(p.Position)
 }
 
 // pauseHint is the command that answers a paused position of run

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/runview"
 	"github.com/obversa/obversa/host/watchdog"
@@ -70,7 +71,13 @@ whole text, each engine call, the artifacts with their digests.`,
 			}
 			printRunHeader(w, obj.Run)
 			if obj.Result != nil {
-				fmt.Fprintf(w, "result:   %s\n", strings.ReplaceAll(summary(obj.Result, ref.Shell()), "\n", "\n          "))
+				decided := func(pos string) string {
+					if n := st.Graph().AtPosition(pos); n != nil && n.Status == graph.StatusPaused {
+						return n.Approved
+					}
+					return ""
+				}
+				fmt.Fprintf(w, "result:   %s\n", strings.ReplaceAll(summaryDecided(obj.Result, ref.Shell(), decided), "\n", "\n          "))
 			}
 			fmt.Fprintln(w)
 			printNodeTable(w, obj.Nodes, 0, ref.Shell())

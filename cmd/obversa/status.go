@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/stream"
 	"github.com/obversa/obversa/host/watchdog"
@@ -99,9 +100,14 @@ func printStatus(w io.Writer, r *watchdog.Report, run string) {
 		fmt.Fprintf(w, "worker:   pid %d (alive: %v), restarts used %d, left %d\n", r.Worker.PID, r.Worker.Alive, r.RestartsUsed, r.RestartsLeft)
 	}
 	if r.Result != nil {
-		fmt.Fprintf(w, "result:   %s\n", strings.ReplaceAll(summary(r.Result, run), "\n", "\n          "))
+		decided := func(pos string) string { return r.Decided[pos] }
+		fmt.Fprintf(w, "result:   %s\n", strings.ReplaceAll(summaryDecided(r.Result, run, decided), "\n", "\n          "))
 	}
 	for _, p := range r.PauseReasons {
+		if d := r.Decided[p.Position]; d != "" && p.Kind == graph.PauseApproval {
+			fmt.Fprintf(w, "decided:  %s: %s is recorded; obversa resume %s carries the run on\n", p.Position, d, run)
+			continue
+		}
 		fmt.Fprintf(w, "waiting:  %s\n", pauseLine(p))
 	}
 	if r.CleanupVerified != nil {

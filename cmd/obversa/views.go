@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runview"
 )
 
@@ -51,6 +52,9 @@ func nodeBrief(n runview.Node, width int) string {
 		return firstLine(n.Failure.Code+": "+n.Failure.Message, width)
 	case n.Blocked != nil:
 		return firstLine(n.Blocked.Code+": "+n.Blocked.Message, width)
+	case n.Pause != nil && n.Pause.Kind == graph.PauseApproval && n.Approved != "":
+		// Decided, not carried on yet: a plain resume does it.
+		return n.Approved + " recorded at " + n.Pause.Position + "; obversa resume carries it on"
 	case n.Pause != nil:
 		return "waits for " + n.Pause.Kind + " at " + n.Pause.Position
 	case n.Review != nil:

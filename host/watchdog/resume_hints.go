@@ -70,3 +70,21 @@ func pausedRequests(rs *runstate.State) []graph.PauseRequest {
 	}
 	return out
 }
+
+// decided maps each approval position of reqs that st holds a decision
+// for, and that is still paused there, to the decision; nil for none.
+func decided(st *runstate.State, reqs []graph.PauseRequest) map[string]string {
+	var out map[string]string
+	for _, p := range reqs {
+		if p.Kind != graph.PauseApproval || p.Position == "" {
+			continue
+		}
+		if n := st.Graph().AtPosition(p.Position); n != nil && n.Status == graph.StatusPaused && n.Approved != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[p.Position] = n.Approved
+		}
+	}
+	return out
+}

@@ -52,6 +52,11 @@ type Report struct {
 	ElapsedMS          int64                `json:"elapsed_ms"`
 	RemainingTimeoutMS *int64               `json:"remaining_timeout_ms"`
 	PauseReasons       []graph.PauseRequest `json:"pause_reasons"`
+	// Decided maps each position of PauseReasons paused for approval
+	// whose decision (allow or deny) is recorded but was not carried on
+	// yet (approve --no-resume, or an approve that ended before it
+	// resumed the run) to that decision: a plain resume carries it on.
+	Decided map[string]string `json:"decided,omitempty"`
 	// Active are the positions started and not settled; in an
 	// interrupted run, those it left started, timed up to InterruptedAt.
 	Active []Active `json:"active"`
@@ -291,6 +296,7 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 		// as resume asks for them.
 		r.PauseReasons = appendPaused(r.PauseReasons, pausedRequests(st))
 	}
+	r.Decided = decided(st, r.PauseReasons)
 	viewActive(r, st, now)
 	r.Loops, r.ForEach = runview.Groups(st)
 	if ps, err := proc.Marked(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true}); err == nil && ps != nil {

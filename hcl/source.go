@@ -24,17 +24,20 @@ const MaxNesting = 100
 
 // parseConfig parses run-file or lock-file source after checking its
 // nesting (checkNesting), so hostile input gets a diagnostic, not a stack
-// overflow.
+// overflow. The check lexes the source a window at a time, and a large
+// top-level block's body is parsed a piece at a time (parsePieces), so no
+// token slice of the whole file is made (docs/decisions.md, "A large run
+// file is lexed and parsed in pieces").
 func parseConfig(src []byte, filename string) (*hclv2.File, hclv2.Diagnostics) {
 	if diags := checkText(src, filename); diags.HasErrors() {
 		return nil, diags
 	}
-	toks, _ := hclsyntax.LexConfig(src, filename, hclv2.InitialPos)
-	if diags := checkLineEnds(toks, filename); diags.HasErrors() {
+	regions, diags := scanSource(src, filename, lexWindowBytes, pieceBodyBytes)
+	if diags.HasErrors() {
 		return nil, diags
 	}
-	if diags := checkNesting(toks); diags.HasErrors() {
-		return nil, diags
+	if file, ok := parsePieces(src, filename, regions, pieceBytes); ok {
+		return file, nil
 	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hclv2.InitialPos)
 	return file, capParseDiagnostics(diags, filename)
@@ -166,31 +169,44 @@ func parseTemplate(src []byte, filename string) (hclsyntax.Expression, hclv2.Dia
 // each other. Lexing is linear in the source, so this check is cheap
 // where parsing is not.
 func checkNesting(toks hclsyntax.Tokens) hclv2.Diagnostics {
-	depth, unary := 0, 0
+	var n nesting
 	for _, t := range toks {
-		switch t.Type {
-		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenOQuote,
-			hclsyntax.TokenOHeredoc, hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
-			depth++
-		case hclsyntax.TokenCBrace, hclsyntax.TokenCBrack, hclsyntax.TokenCParen, hclsyntax.TokenCQuote,
-			hclsyntax.TokenCHeredoc, hclsyntax.TokenTemplateSeqEnd:
-			depth--
-		}
-		if t.Type == hclsyntax.TokenBang || t.Type == hclsyntax.TokenMinus {
-			unary++
-		} else {
-			unary = 0
-		}
-		if depth > MaxNesting || unary > MaxNesting {
-			rng := t.Range
-			return hclv2.Diagnostics{{
-				Severity: hclv2.DiagError,
-				Summary:  "Nesting too deep",
-				Detail: fmt.Sprintf("Brackets, braces, parentheses, quotes and template sequences nest more than %d deep here, or more than %d ! or - operators follow each other. Flatten the expression: a run file needs far fewer levels.",
-					MaxNesting, MaxNesting),
-				Subject: &rng,
-			}}
+		if diags := n.next(t); diags.HasErrors() {
+			return diags
 		}
 	}
 	return nil
+}
+
+// nesting is checkNesting's state between tokens: how deep the tokens so
+// far nest and how many unary operators came last in a row.
+type nesting struct{ depth, unary int }
+
+// next takes the next token and reports it if it nests deeper than
+// MaxNesting or is one unary operator too many (checkNesting).
+func (n *nesting) next(t hclsyntax.Token) hclv2.Diagnostics {
+	switch t.Type {
+	case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenOQuote,
+		hclsyntax.TokenOHeredoc, hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
+		n.depth++
+	case hclsyntax.TokenCBrace, hclsyntax.TokenCBrack, hclsyntax.TokenCParen, hclsyntax.TokenCQuote,
+		hclsyntax.TokenCHeredoc, hclsyntax.TokenTemplateSeqEnd:
+		n.depth--
+	}
+	if t.Type == hclsyntax.TokenBang || t.Type == hclsyntax.TokenMinus {
+		n.unary++
+	} else {
+		n.unary = 0
+	}
+	if n.depth <= MaxNesting && n.unary <= MaxNesting {
+		return nil
+	}
+	rng := t.Range
+	return hclv2.Diagnostics{{
+		Severity: hclv2.DiagError,
+		Summary:  "Nesting too deep",
+		Detail: fmt.Sprintf("Brackets, braces, parentheses, quotes and template sequences nest more than %d deep here, or more than %d ! or - operators follow each other. Flatten the expression: a run file needs far fewer levels.",
+			MaxNesting, MaxNesting),
+		Subject: &rng,
+	}}
 }

@@ -1,8 +1,12 @@
 package store
 
 import (
+	"crypto/rand"
 	"fmt"
 	"strconv"
+	"sync"
+
+	"github.com/google/uuid"
 
 	"github.com/obversa/obversa/internal/runecut"
 )
@@ -91,4 +95,36 @@ func quoteShort(s string) string {
 		return strconv.Quote(runecut.Prefix(s, 64)) + "…"
 	}
 	return strconv.Quote(s)
+}
+
+// eventIDs holds random bytes for the ids of events an appender leaves
+// unnamed: crypto/rand is read for idsPerRead ids at a time instead of
+// once per id (a chain node's batch names three events). The ids are
+// version 4 UUIDs as uuid.NewString makes them; they identify events and
+// guard nothing, like the pool google/uuid itself offers
+// (uuid.EnableRandPool).
+var eventIDs struct {
+	mu   sync.Mutex
+	buf  [idsPerRead * 16]byte
+	left int // bytes at the end of buf not yet handed out
+}
+
+const idsPerRead = 16
+
+// newEventID returns a fresh random (version 4) UUID in its string form.
+func newEventID() string {
+	var u uuid.UUID
+	eventIDs.mu.Lock()
+	if eventIDs.left == 0 {
+		rand.Read(eventIDs.buf[:]) // never fails (crypto/rand.Read's contract)
+		eventIDs.left = len(eventIDs.buf)
+	}
+	at := len(eventIDs.buf) - eventIDs.left
+	copy(u[:], eventIDs.buf[at:])
+	clear(eventIDs.buf[at : at+16]) // handed out: not kept in memory
+	eventIDs.left -= 16
+	eventIDs.mu.Unlock()
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return u.String()
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 )
 
 func TestValidID(t *testing.T) {
@@ -82,5 +84,29 @@ func TestQuoteShortCutsOnRunes(t *testing.T) {
 	}
 	if err := ValidID(strings.Repeat("日", 50)); err == nil || strings.Contains(err.Error(), `\x`) {
 		t.Errorf("ValidID of 150 bytes of 日: %v, want a refusal quoting whole runes", err)
+	}
+}
+
+// TestNewEventIDs checks the ids an append gives unnamed events across
+// several reads of random bytes: each a version 4, RFC 4122 UUID, a valid
+// event id, and none repeated.
+func TestNewEventIDs(t *testing.T) {
+	seen := map[string]bool{}
+	for range 5*idsPerRead + 3 {
+		id := newEventID()
+		u, err := uuid.Parse(id)
+		if err != nil || u.String() != id {
+			t.Fatalf("%q is not a UUID in its string form: %v", id, err)
+		}
+		if u.Version() != 4 || u.Variant() != uuid.RFC4122 {
+			t.Fatalf("%s: version %d, variant %v; want a version 4 RFC 4122 UUID", id, u.Version(), u.Variant())
+		}
+		if err := validEventID(id); err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		if seen[id] {
+			t.Fatalf("%s given twice", id)
+		}
+		seen[id] = true
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/obversa/obversa/internal/canonjson"
 )
 
@@ -134,7 +132,7 @@ func prepareEvents(pol *policy, events []NewEvent) ([]prepared, error) {
 		}
 		id, fresh := ev.ID, false
 		if id == "" {
-			id, fresh = uuid.NewString(), true
+			id, fresh = newEventID(), true
 		} else if err := validEventID(id); err != nil {
 			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what(), ev.Type, err)
 		}

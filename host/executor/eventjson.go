@@ -141,10 +141,17 @@ func appendArtifact(b []byte, r graph.ArtifactRef) []byte {
 // appendRaw appends embedded JSON as encoding/json marshals a
 // json.RawMessage: null when empty, else compacted. A value that is not
 // JSON leaves ok false. What it appends need not be canonical (a plugin's
-// structured result): the store canonicalises what is not.
+// structured result): the store canonicalises what is not. Most values
+// are canonical already (the identities, usage and parts the executor
+// wrote itself, a text result): those are checked in one pass and copied.
 func appendRaw(b []byte, raw json.RawMessage, ok bool) ([]byte, bool) {
 	if len(raw) == 0 {
 		return append(b, "null"...), ok
+	}
+	if canonjson.IsCanonical(raw) {
+		// Canonical JSON is valid and compact already: json.Compact would
+		// copy it unchanged, at several times the cost of the check.
+		return append(b, raw...), ok
 	}
 	buf := bytes.NewBuffer(b)
 	if err := json.Compact(buf, raw); err != nil {

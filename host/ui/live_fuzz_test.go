@@ -10,8 +10,8 @@ import (
 )
 
 // viewOf makes a RunView of fuzz data: its bytes choose the nodes (how
-// many, their ids and statuses), the graph's lines, the phase and the
-// flags, so that two of them differ in every way a run's views differ.
+// many, their ids and statuses), the graph's lines and the rows its
+// nodes are tied to (graph_nodes), the phase and the flags, so that two of them differ in every way a run's views differ.
 func viewOf(data []byte) RunView {
 	at := func(i int) byte {
 		if len(data) == 0 {
@@ -31,6 +31,16 @@ func viewOf(data []byte) RunView {
 		v.Nodes = append(v.Nodes, NodeView{Node: runview.Node{ID: id, Kind: "required", Status: st, Attempts: int(at(5+i)) % 3,
 			ElapsedMS: int64(at(6 + i))}, Commands: []Command{{"show", "obversa show r1 " + id}}})
 		lines = append(lines, "  n"+fmt.Sprint(i)+`["`+id+" · "+st+`"]`)
+		// A graph node is tied to its row by id, or to none yet (a loop's
+		// member before its loop starts), or to another round's row.
+		switch at(9+i) % 3 {
+		case 0:
+			v.GraphNodes = append(v.GraphNodes, id)
+		case 1:
+			v.GraphNodes = append(v.GraphNodes, "")
+		default:
+			v.GraphNodes = append(v.GraphNodes, "loop/"+fmt.Sprint(at(10+i)%3)+"/"+id)
+		}
 		if st == "paused" {
 			v.Waiting = append(v.Waiting, Waiting{Node: id, Position: "dag/" + id + "/1"})
 		}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -111,4 +112,17 @@ func TestUIBrowserUnreadableRun(t *testing.T) {
 			t.Errorf("the page's error %q does not say %q", shown, want)
 		}
 	}
+	// The page stops there: it does not ask again at each of the
+	// browser's reconnects (about every 3 s), which would fold the record
+	// up to its damage each time, until it is told to.
+	const asked = `performance.getEntriesByType("resource").filter((e) => e.name.endsWith("/api/runs/xa")).length`
+	step(t, tab, "the page stops listening", shows(`#conn[title="not following: the run cannot be shown"]`))
+	time.Sleep(8 * time.Second)
+	if n := value(t, tab, "the requests", chromedp.Evaluate[int](asked)); n != 1 {
+		t.Errorf("the page asked why the run cannot be shown %d times, want once", n)
+	}
+	step(t, tab, "Try again asks once more and shows the error again",
+		chromedp.Click(chromedp.CSS(`#retry`)),
+		chromedp.Poll[chromedp.Void](asked+" === 2", chromedp.WithPollingInterval(50*time.Millisecond)),
+		shows(`#conn[title="not following: the run cannot be shown"]`), shows(`#load-error[data-code="CORRUPT_EVENT_STREAM"]`))
 }

@@ -74,11 +74,17 @@ ob.post = async function (url, body) {
 
 // live opens a server-sent event stream and calls handlers[event] with
 // each event's JSON; the header's dot says whether it is connected, and
-// handlers.failed, when given, is called each time the stream fails. The
-// returned object's restart closes the stream and opens it again.
+// handlers.failed, when given, is called with the stream each time it
+// fails. The returned object's restart closes the stream and opens it
+// again; its stop closes it for good, the dot saying why.
 ob.live = function (url, handlers) {
   const conn = document.getElementById("conn");
   const live = {es: null};
+  live.stop = function (why) {
+    if (live.es) live.es.close();
+    live.es = null;
+    conn.className = "conn off"; conn.title = why;
+  };
   live.restart = function () {
     if (live.es) live.es.close();
     const es = new EventSource(url);
@@ -86,7 +92,7 @@ ob.live = function (url, handlers) {
     es.onopen = () => { conn.className = "conn on"; conn.title = "live"; if (handlers.open) handlers.open(); };
     es.onerror = () => {
       conn.className = "conn off"; conn.title = "reconnecting";
-      if (handlers.failed) handlers.failed();
+      if (handlers.failed && live.es === es) handlers.failed(es);
     };
     for (const [name, fn] of Object.entries(handlers)) {
       if (name === "open" || name === "failed") continue;

@@ -281,25 +281,37 @@
   }
 
   // onFailed: the stream failed. An EventSource does not say why, so the
-  // page asks /api/runs/ID: a run whose record cannot be read (its events
-  // damaged) answers an error, whose code, message and next step the page
-  // shows instead of an empty page. A stream that only lost the server
-  // reconnects by itself.
+  // page asks /api/runs/ID, once per failure before any view arrived: a
+  // run whose record cannot be read (its events damaged), or that does
+  // not exist, answers an error, whose code, message and next step the
+  // page shows instead of an empty page; and it stops listening (each
+  // new try would fold the record up to its damage again) until the
+  // "Try again" button. A stream that only lost the server reconnects,
+  // by itself, or, when the browser gave up, after a pause that doubles
+  // up to 30 s.
   let failing = false;
-  async function onFailed() {
+  let retryMS = 1000;
+  async function onFailed(es) {
     if (view || failing) return;
     failing = true;
     try {
       const r = await fetch(`/api/runs/${enc}`, {credentials: "same-origin"});
-      if (r.ok || view) return;
+      if (view) return;
+      if (r.ok) { if (es.readyState === EventSource.CLOSED) stream.restart(); return; }
       const j = await r.json().catch(() => ({error: r.status + " " + r.statusText}));
       const text = String(j.error || r.statusText);
       const m = /^([A-Z][A-Z0-9_]+): ([\s\S]*)$/.exec(text);
+      stream.stop("not following: the run cannot be shown");
       ob.fill(document.getElementById("summary"), ob.el("div", {class: "msg error", id: "load-error", dataset: {code: m ? m[1] : ""}},
         ob.el("p", {}, "The run " + runID + " cannot be shown: " + (r.status === 404 ? "no such run" : "its record cannot be read") + "."),
-        m ? ob.el("p", {}, ob.el("strong", {class: "code"}, m[1]), " ", m[2]) : ob.el("p", {}, text)));
+        m ? ob.el("p", {}, ob.el("strong", {class: "code"}, m[1]), " ", m[2]) : ob.el("p", {}, text),
+        ob.el("p", {}, ob.el("button", {id: "retry", onclick: () => { retryMS = 1000; stream.restart(); }}, "Try again"))));
     } catch (e) {
       // The server is gone: the dot says so and the stream reconnects.
+      if (es.readyState === EventSource.CLOSED) {
+        setTimeout(() => { if (stream.es === es) stream.restart(); }, retryMS);
+        retryMS = Math.min(2 * retryMS, 30000);
+      }
     } finally {
       failing = false;
     }

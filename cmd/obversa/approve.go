@@ -64,7 +64,18 @@ request}, then, when it carried the run on, the run's result object.`,
 				return err
 			}
 			position := args[1]
-			a, err := watchdog.Approve(cmd.Context(), ref, position, deny, timeout)
+			// Signals are taken before the run's lock is: while approve
+			// holds it to record the decision, it is what `obversa stop`
+			// signals (stopDuringDecision).
+			sigs, stopSigs := watchSignals()
+			defer stopSigs()
+			a, err := watchdog.Approve(sigs.prep, ref, position, deny, timeout)
+			if sigs.ctx.Err() != nil {
+				return stopDuringDecision(cmd, ref, position, asJSON)
+			}
+			if sigs.prep.Err() != nil {
+				return failedErr(fmt.Errorf("interrupted: %s", recordedDecision(cmd.Context(), ref, position)))
+			}
 			switch {
 			case errors.Is(err, runstate.ErrNotAwaitingApproval):
 				return usageErr(fmt.Errorf("%w%s", err, suggestPosition(cmd.Context(), ref, position)))
@@ -90,10 +101,11 @@ request}, then, when it carried the run on, the run's result object.`,
 				return nil
 			}
 			if a.Request != "" {
+				// Another watchdog carries the run: following it takes
+				// only Ctrl-C and SIGTERM, to stop following.
+				stopSigs()
 				return followToResult(cmd.Context(), cmd.OutOrStdout(), ref, mode, asJSON)
 			}
-			sigs, stop := watchSignals()
-			defer stop()
 			ctx := sigs.ctx
 			res, _, err := resumeRun(sigs, ref, watchdog.ResumeOptions{Position: position}, mode, func(ctx context.Context) string {
 				return recordedDecision(ctx, ref, position)
@@ -127,6 +139,21 @@ func printApproval(cmd *cobra.Command, a approvalObject, dir string, noResume bo
 	default:
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s %s; carrying the run on\n", verb, a.Position)
 	}
+}
+
+// stopDuringDecision ends the run `obversa stop` asked approve to stop
+// while approve held it to record the decision on position: the stop
+// promised STOPPED, so STOPPED is recorded as for a run no watchdog holds
+// (stopBeforeTakeover), whether the decision was recorded or not, and the
+// run is not carried on.
+func stopDuringDecision(cmd *cobra.Command, ref runRef, position string, asJSON bool) error {
+	ctx := context.WithoutCancel(cmd.Context())
+	res, _, err := stopBeforeTakeover(ctx, ref)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "stopped: %s\n", recordedDecision(ctx, ref, position))
+	return report(ctx, cmd.OutOrStdout(), res, ref, asJSON)
 }
 
 // recordedDecision says what the record holds of position's decision, for

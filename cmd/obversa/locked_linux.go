@@ -25,3 +25,14 @@ func commandOf(pid int) string {
 	}
 	return c
 }
+
+// commandPathOf is the obversa command process pid runs, as cobra names
+// it ("obversa resume" for `obversa --storage S resume RUN`); "" when
+// its command line cannot be read or names no command of this program.
+func commandPathOf(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	return commandPathIn(strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"))
+}

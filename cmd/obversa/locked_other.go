@@ -4,3 +4,7 @@ package main
 
 // commandOf is "": only Linux tells another process's command line here.
 func commandOf(int) string { return "" }
+
+// commandPathOf is "": only Linux tells another process's command line
+// here.
+func commandPathOf(int) string { return "" }

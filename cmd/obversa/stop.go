@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -64,21 +63,22 @@ the others ask whether they took effect. A run already paused needs nothing.`,
 			if err != nil {
 				return err
 			}
+			obj := stopObject{Dir: dir, Pause: pause}
 			if st.Finished() != nil {
-				return stopIdle(cmd, ref, asJSON)
+				return stopIdle(cmd, ref, obj, asJSON)
 			}
 			if ownerErr != nil {
 				return failedErr(ownerErr)
 			}
-			h, live := o.Holder, o.Live
-			obj := stopObject{Dir: dir, Pause: pause, Phase: runview.Phase(st, live)}
+			live := o.Live
+			obj.Phase = runview.Phase(st, live)
 			if live && !o.Here {
-				// Signals reach this host's processes only.
-				return failedErr(fmt.Errorf("%w: the run is live on host %q (watchdog pid %d; %s): run `obversa stop` on that host",
-					watchdog.ErrOtherHost, h.Host, h.PID, o.Detail))
+				// Asked before anything else: signals reach this host's
+				// processes only.
+				return signalHolder(ref, o, stopSignal)
 			}
 			if pause {
-				return pauseRun(cmd, obj, ref.Shell(), h, live, asJSON)
+				return pauseRun(cmd, obj, ref, o, asJSON)
 			}
 			if !yes {
 				if err := confirmStop(cmd, st, ref.Shell()); err != nil {
@@ -86,18 +86,9 @@ the others ask whether they took effect. A run already paused needs nothing.`,
 				}
 			}
 			if live {
-				if err := syscall.Kill(h.PID, stopSignal); err != nil {
-					return failedErr(fmt.Errorf("signalling watchdog pid %d: %w", h.PID, err))
-				}
-				obj.Action, obj.WatchdogPID = stopSignalled, h.PID
-				if asJSON {
-					writeJSON(cmd.OutOrStdout(), obj)
-					return nil
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "asked watchdog pid %d on %s to stop the run; it records STOPPED\n", h.PID, h.Host)
-				return nil
+				return signalStop(cmd, obj, ref, o, asJSON)
 			}
-			return stopIdle(cmd, ref, asJSON)
+			return stopIdle(cmd, ref, obj, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "stop without asking, although a stopped run cannot be resumed")
@@ -107,12 +98,14 @@ the others ask whether they took effect. A run already paused needs nothing.`,
 }
 
 // pauseRun asks a live run's watchdog to pause it (pauseSignal); a run no
-// watchdog runs needs nothing. run names the run in advice (Ref.Shell).
-func pauseRun(cmd *cobra.Command, obj stopObject, run string, h store.Holder, live bool, asJSON bool) error {
+// watchdog runs needs nothing. o is the run's owner as stop read it.
+func pauseRun(cmd *cobra.Command, obj stopObject, ref runRef, o watchdog.Owner, asJSON bool) error {
 	w := cmd.OutOrStdout()
-	if live {
-		if err := syscall.Kill(h.PID, pauseSignal); err != nil {
-			return failedErr(fmt.Errorf("signalling watchdog pid %d: %w", h.PID, err))
+	run := ref.Shell()
+	if o.Live {
+		h := o.Holder
+		if err := signalHolder(ref, o, pauseSignal); err != nil {
+			return err
 		}
 		obj.Action, obj.WatchdogPID = stopSignalled, h.PID
 		if asJSON {
@@ -128,6 +121,23 @@ func pauseRun(cmd *cobra.Command, obj stopObject, run string, h store.Holder, li
 		return nil
 	}
 	fmt.Fprintf(w, "the run is %s and nothing runs it; nothing to pause: carry it on with `obversa resume %s`\n", obj.Phase, run)
+	return nil
+}
+
+// signalStop asks the run's live watchdog o to stop the run (stopSignal),
+// which records STOPPED; a holder that is no watchdog is refused
+// (signalHolder).
+func signalStop(cmd *cobra.Command, obj stopObject, ref runRef, o watchdog.Owner, asJSON bool) error {
+	h := o.Holder
+	if err := signalHolder(ref, o, stopSignal); err != nil {
+		return err
+	}
+	obj.Action, obj.WatchdogPID = stopSignalled, h.PID
+	if asJSON {
+		writeJSON(cmd.OutOrStdout(), obj)
+		return nil
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "asked watchdog pid %d on %s to stop the run; it records STOPPED\n", h.PID, h.Host)
 	return nil
 }
 
@@ -149,30 +159,46 @@ func confirmStop(cmd *cobra.Command, st *runstate.State, dir string) error {
 }
 
 // stopIdle ends a run no watchdog holds (paused, or interrupted) by
-// recording STOPPED; an ended run is left alone.
-func stopIdle(cmd *cobra.Command, ref runRef, asJSON bool) error {
-	dir := ref.String()
-	res, err := watchdog.StopIdle(cmd.Context(), ref)
-	switch {
-	case errors.Is(err, watchdog.ErrAlreadyEnded):
-		// Nothing to stop: the settled result is the answer, with its
-		// exit status (0 complete, 1 failed).
-		if asJSON {
-			writeJSON(cmd.OutOrStdout(), stopObject{Dir: dir, Action: stopEnded, Phase: string(res.Phase()), Result: res})
-			return exitFor(res)
+// recording STOPPED; an ended run is left alone. A watchdog that took the
+// run over after stop looked (a resume or approve starting while stop
+// asked its question) is asked to stop it instead: it records STOPPED,
+// even before its takeover (stopBeforeTakeover). obj is what --json
+// prints, with Dir and Pause set.
+func stopIdle(cmd *cobra.Command, ref runRef, obj stopObject, asJSON bool) error {
+	ctx := cmd.Context()
+	// A holder that lets the run go again (an approve between recording
+	// its decision and carrying the run on) leaves it to this command.
+	for try := 0; ; try++ {
+		res, err := watchdog.StopIdle(ctx, ref)
+		switch {
+		case errors.Is(err, watchdog.ErrAlreadyEnded):
+			// Nothing to stop: the settled result is the answer, with its
+			// exit status (0 complete, 1 failed).
+			if asJSON {
+				obj.Action, obj.Phase, obj.Result = stopEnded, string(res.Phase()), res
+				writeJSON(cmd.OutOrStdout(), obj)
+				return exitFor(res)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "the run already ended; nothing to stop\n")
+			return report(ctx, cmd.OutOrStdout(), res, ref, false)
+		case errors.Is(err, store.ErrProcessLocked):
+			if o, live := liveHolder(ctx, ref); live {
+				obj.Phase = string(runstate.PhaseRunning)
+				return signalStop(cmd, obj, ref, o, asJSON)
+			}
+			if try < 2 {
+				continue
+			}
+			return lockedRefusal(ctx, ref, err, "; `obversa stop` again stops it through that watchdog")
+		case err != nil:
+			return writeErr(err)
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "the run already ended; nothing to stop\n")
-		return report(cmd.Context(), cmd.OutOrStdout(), res, ref, false)
-	case errors.Is(err, store.ErrProcessLocked):
-		// A watchdog took the run over while this command looked.
-		return lockedRefusal(cmd.Context(), ref, err, "; `obversa stop` again stops it through that watchdog")
-	case err != nil:
-		return writeErr(err)
-	}
-	if asJSON {
-		writeJSON(cmd.OutOrStdout(), stopObject{Dir: dir, Action: stopRecorded, Phase: string(runstate.PhaseStopped), Result: res})
+		if asJSON {
+			obj.Action, obj.Phase, obj.Result = stopRecorded, string(runstate.PhaseStopped), res
+			writeJSON(cmd.OutOrStdout(), obj)
+			return nil
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "recorded STOPPED for %s; it cannot be resumed\n", obj.Dir)
 		return nil
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "recorded STOPPED for %s; it cannot be resumed\n", dir)
-	return nil
 }

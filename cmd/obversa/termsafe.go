@@ -13,9 +13,10 @@ import (
 // output, plugin messages, run-file source in diagnostics) is escaped,
 // on a terminal and on a pipe or file alike: an escape sequence in it
 // could otherwise write the clipboard (OSC 52), clear the screen or
-// retitle the window, and a pipe often ends at a terminal (less -R, tee,
-// a CI log page). Line feeds and tabs pass; every other control
-// character, and each byte that is not UTF-8, is shown as an escape:
+// retitle the window, a bidirectional override reorder the rest of the
+// line, and a pipe often ends at a terminal (less -R, tee, a CI log
+// page). Line feeds and tabs pass; every other control character, the
+// bidirectional controls, and each byte that is not UTF-8, is shown as an escape:
 // \u001b, \x9b. The \u form is also a valid JSON string escape, so
 // --json output stays JSON with the same values. --raw writes the bytes
 // as the run produced them (docs/decisions.md, "What the run produced is
@@ -55,9 +56,19 @@ func plainText[T string | []byte](s T) bool {
 }
 
 // escaped reports whether the rune r is shown as an escape: the C0 and C1
-// control characters and DEL, but for line feed and tab.
+// control characters and DEL, but for line feed and tab, and the
+// bidirectional controls (bidiControl).
 func escaped(r rune) bool {
-	return r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f
+	return r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f || bidiControl(r)
+}
+
+// bidiControl reports whether r is a bidirectional formatting character:
+// the embeddings and overrides U+202A-U+202E, the isolates U+2066-U+2069
+// and the marks U+200E, U+200F and U+061C. A terminal reorders what
+// follows one, so run text holding U+202E could show "invoice\u202eexe.pdf"
+// as "invoicefdp.exe" in a line of ours ("Trojan Source", CVE-2021-42574).
+func bidiControl(r rune) bool {
+	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
 // escapeTo writes s to b with what escaped and invalid UTF-8 escaped:

@@ -22,6 +22,8 @@ func TestTermText(t *testing.T) {
 		{"over\rwrite", `over\u000dwrite`},
 		{"c1 \u009b31m del \x7f", `c1 \u009b31m del \u007f`},
 		{"bad \xff\x9b byte", `bad \xff\x9b byte`},
+		{"invoice\u202eexe.pdf", `invoice\u202eexe.pdf`},
+		{"\u2066a\u2069 \u200f\u061c", `\u2066a\u2069 \u200f\u061c`},
 	}
 	for _, tt := range tests {
 		if got := termText(tt.in); got != tt.want {

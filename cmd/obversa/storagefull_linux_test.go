@@ -243,3 +243,62 @@ func readLog(runDir string) string {
 	b, _ := os.ReadFile(filepath.Join(runDir, "worker.log"))
 	return string(b)
 }
+
+// TestPauseNamesWhatCutTheAttemptOff: the record fills while a node that
+// is not retry-safe runs, and the run pauses STORAGE_FULL; after space is
+// freed, `obversa resume` asks whether the attempt took effect, and the
+// reason names the pause that stopped its worker (the record holds no
+// worker exit for it), not a worker whose end was never recorded.
+func TestPauseNamesWhatCutTheAttemptOff(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	text := strings.NewReplacer("GATE", gate, "LONG", "x").Replace(storageRunFile)
+	// Node wait, the first node, is not retry-safe.
+	text = strings.Replace(text, "retry_safe = true", "retry_safe = false", 1)
+	runFile := writeRunFile(t, text)
+	dir = filepath.Dir(runFile)
+	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
+		t.Fatalf("lock: %s", r.stderr)
+	}
+	runs := filepath.Join(dir, ".obversa", "default", "runs")
+	smallDevice(t, runs, "2m")
+	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--json", "--run-id", "full", runFile)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	runDir := filepath.Join(runs, "full")
+	waitFor(t, 30*time.Second, "node wait to start", func() bool {
+		_, err := os.Stat(filepath.Join(runDir, "events.jsonl"))
+		return err == nil && len(recorded(t, runDir, "graph:node-attempt-started")) == 1
+	})
+	if started := recorded(t, runDir, "graph:node-attempt-started"); started[0]["retry_safe"] != false {
+		t.Fatalf("attempt-started %v, want node wait not retry-safe", started[0])
+	}
+	filler := fill(t, runs, "filler", 0)
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	w := recorded(t, runDir, "graph:run-waiting")
+	if len(w) != 1 || w[0]["code"] != "STORAGE_FULL" {
+		t.Fatalf("run-waiting %v, want the STORAGE_FULL pause recorded; run printed %s %s", w, out.String(), errb.String())
+	}
+	pause := w[0]["output"].(map[string]any)["message"].(string)
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	r := obversa(t, dir, "resume", runDir)
+	paused := recorded(t, runDir, "graph:node-paused")
+	if r.code != exitPaused || len(paused) != 1 || paused[0]["position"] != "dag/wait/1" {
+		t.Fatalf("resume: exit %d, node-paused %v; want dag/wait/1 paused for reconciliation: %s %s", r.code, paused, r.stdout, r.stderr)
+	}
+	want := "the worker running it stopped (STORAGE_FULL: " + pause + "); its effect may have happened"
+	if got := paused[0]["request"].(map[string]any)["reason"]; got != want {
+		t.Fatalf("reconcile reason %q, want %q", got, want)
+	}
+}

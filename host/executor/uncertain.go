@@ -68,14 +68,14 @@ func (x *Executor) uncertain(s start, cause string) []event {
 }
 
 // crashCause says why an attempt a crash cut off is uncertain (recover),
-// from what the record holds of the previous worker's end (ex, nil when
-// its exit was not recorded): the cause the worker reported (a plugin
-// that died: its name, binary and how it ended), or how the worker
-// process ended.
+// from what the record holds of the previous worker's end (ex,
+// runstate.State.PreviousEnd; nil when its end was not recorded): the
+// cause the worker reported (a plugin that died: its name, binary and how
+// it ended), the pause that stopped it, or how the worker process ended.
 func crashCause(ex *runstate.Exit) string {
 	const effect = "; its effect may have happened"
 	if ex == nil {
-		return "the worker running it ended and no exit was recorded (its watchdog ended too, or the machine stopped)" + effect
+		return "the worker running it ended and its end was not recorded (its watchdog ended too, the machine stopped, or the record could not be written)" + effect
 	}
 	return "the worker running it " + ex.Cause() + effect
 }

@@ -93,7 +93,7 @@ func TestCrashCause(t *testing.T) {
 		{&runstate.Exit{Code: "RUN_STORAGE", ExitCode: 1}, "the worker running it stopped (RUN_STORAGE); its effect may have happened"},
 		{&runstate.Exit{Signal: "killed", ExitCode: -1}, "the worker running it was ended by a signal (killed); its effect may have happened"},
 		{&runstate.Exit{ExitCode: 2}, "the worker running it exited with status 2; its effect may have happened"},
-		{nil, "the worker running it ended and no exit was recorded (its watchdog ended too, or the machine stopped); its effect may have happened"},
+		{nil, "the worker running it ended and its end was not recorded (its watchdog ended too, the machine stopped, or the record could not be written); its effect may have happened"},
 	}
 	for _, tt := range tests {
 		if got := crashCause(tt.ex); got != tt.want {

@@ -161,6 +161,15 @@ func (s *State) result(typ string, r *Result, ts time.Time) {
 		// (PROTOCOL). Either way the run waits for a person.
 		s.paused = r
 		s.phase = PhasePaused
+		if r.Kind == KindPaused && s.worker != nil && s.exit == nil {
+			// The pause ends the last worker when no exit of it is
+			// recorded: a fault of the record or an operator's pause
+			// stopped it, and the attempts it cut off say so.
+			s.stop = &Exit{Restart: s.worker.Restart, At: ts, Code: r.Code}
+			if r.Output != nil {
+				s.stop.Message = r.Output.Message
+			}
+		}
 		return
 	}
 	s.finished, s.finishedAt, s.paused = r, ts, nil
@@ -208,6 +217,7 @@ func (s *State) applyRun(typ string, data json.RawMessage, v any, ts time.Time) 
 		}
 		s.worker = &Worker{PID: d.PID, StartTime: d.StartTime, Restart: d.Restart, StartedAt: ts}
 		s.prevExit, s.exit, s.cleanup, s.anchor = s.exit, nil, nil, nil
+		s.prevStop, s.stop = s.stop, nil
 		if s.phase != PhasePaused && s.finished == nil {
 			s.phase = PhaseRunning
 		}
@@ -217,6 +227,7 @@ func (s *State) applyRun(typ string, data json.RawMessage, v any, ts time.Time) 
 			return err
 		}
 		s.exit = &Exit{Restart: d.Restart, At: ts, ExitCode: d.ExitCode, Signal: d.Signal, Code: d.Code, Message: d.Message}
+		s.stop = nil
 		s.crashes++
 		if d.Code == CodePluginDied {
 			s.deaths++

@@ -155,6 +155,8 @@ type restSnap struct {
 	Worker     *Worker                       `json:"worker"`
 	Exit       *Exit                         `json:"exit"`
 	PrevExit   *Exit                         `json:"prev_exit,omitempty"`
+	Stop       *Exit                         `json:"stop,omitempty"`
+	PrevStop   *Exit                         `json:"prev_stop,omitempty"`
 	LastAt     time.Time                     `json:"last_at"`
 	Phase      Phase                         `json:"phase"`
 	Cleanup    *bool                         `json:"cleanup"`
@@ -255,7 +257,7 @@ func (s *State) rest() restSnap {
 		ps.Receipts[k] = receiptSnap{Probe: r.probe, Selection: r.selection}
 	}
 	return restSnap{Retired: s.retired.snapshot(), Finished: s.finished, FinishedAt: s.finishedAt, Paused: s.paused,
-		Worker: s.worker, Exit: s.exit, PrevExit: s.prevExit, LastAt: s.lastAt, Phase: s.phase, Cleanup: s.cleanup, Anchor: s.anchor, Requests: s.requests,
+		Worker: s.worker, Exit: s.exit, PrevExit: s.prevExit, Stop: s.stop, PrevStop: s.prevStop, LastAt: s.lastAt, Phase: s.phase, Cleanup: s.cleanup, Anchor: s.anchor, Requests: s.requests,
 		Takeovers: s.takeovers, Crashes: s.crashes, Deaths: s.deaths, Totals: s.totals, Preflight: ps}
 }
 
@@ -353,7 +355,7 @@ func (s *State) restorePayload(payload []byte, transient bool) error {
 	}
 	s.retired.list = rest.Retired
 	s.finished, s.finishedAt, s.paused, s.worker, s.exit = rest.Finished, rest.FinishedAt, rest.Paused, rest.Worker, rest.Exit
-	s.prevExit, s.lastAt = rest.PrevExit, rest.LastAt
+	s.prevExit, s.stop, s.prevStop, s.lastAt = rest.PrevExit, rest.Stop, rest.PrevStop, rest.LastAt
 	s.phase, s.cleanup, s.anchor, s.takeovers, s.crashes = rest.Phase, rest.Cleanup, rest.Anchor, rest.Takeovers, rest.Crashes
 	s.deaths = rest.Deaths
 	if rest.Requests != nil {

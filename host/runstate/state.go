@@ -137,6 +137,14 @@ type State struct {
 	crashes    int      // run:worker-exited events: workers that crashed
 	deaths     int      // those of them whose cause was PLUGIN_DIED
 	totals     RunUsage // the nodes' engine calls, by lane too
+
+	// stop is the pause recorded since the last worker started (a fault
+	// of the record, an operator's pause), as the end of that worker when
+	// no exit of it is recorded; nil otherwise.
+	stop *Exit
+	// prevStop is stop as the last worker started: the end of the worker
+	// before it when no exit of that one was recorded.
+	prevStop *Exit
 }
 
 // New returns an empty fold; the first event applied must be

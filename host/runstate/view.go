@@ -85,6 +85,20 @@ func (s *State) LastEventAt() time.Time { return s.lastAt }
 // it as the cause of an attempt the crash cut off (docs/architecture.md#the-executor).
 func (s *State) PreviousExit() *Exit { return s.prevExit }
 
+// PreviousEnd returns how the worker before the last one ended, as far as
+// the record says: its recorded exit (PreviousExit), else the pause that
+// stopped it — a fault of the record (STORAGE_FULL, RUN_STORAGE, …) or an
+// operator's pause, as an Exit with the pause's code and message — else
+// nil (its end was not recorded: its watchdog ended too, the machine
+// stopped, or the record could not be written). The executor names it as
+// the cause of an attempt that end cut off (docs/architecture.md#the-executor).
+func (s *State) PreviousEnd() *Exit {
+	if s.prevExit != nil {
+		return s.prevExit
+	}
+	return s.prevStop
+}
+
 // CleanupVerified returns whether the last cleanup after a worker left no
 // process of the run; nil when none was recorded since the last worker
 // started.

@@ -95,7 +95,7 @@
 
   // graphNodes holds, for each node of the drawing by its Mermaid id
   // (n<i>), its element and the text of its label's last line, the
-  // status slot (view.status_slot) that markGraph fills with its status.
+  // status slot (statusSlot, ui.StatusSlot) that markGraph fills with its status.
   let graphNodes = new Map();
   function findGraphNodes() {
     graphNodes = new Map();
@@ -291,13 +291,21 @@
   // up to 30 s.
   let failing = false;
   let retryMS = 1000;
+  // retryLater opens the stream es again after a pause that doubles up to
+  // 30 s: the browser gave up on it, whether the server is gone or its
+  // live stream failed while the run itself can be read (no loop of
+  // immediate retries).
+  function retryLater(es) {
+    setTimeout(() => { if (stream.es === es) stream.restart(); }, retryMS);
+    retryMS = Math.min(2 * retryMS, 30000);
+  }
   async function onFailed(es) {
     if (view || failing) return;
     failing = true;
     try {
       const r = await fetch(`/api/runs/${enc}`, {credentials: "same-origin"});
       if (view) return;
-      if (r.ok) { if (es.readyState === EventSource.CLOSED) stream.restart(); return; }
+      if (r.ok) { if (es.readyState === EventSource.CLOSED) retryLater(es); return; }
       const j = await r.json().catch(() => ({error: r.status + " " + r.statusText}));
       const text = String(j.error || r.statusText);
       const m = /^([A-Z][A-Z0-9_]+): ([\s\S]*)$/.exec(text);
@@ -308,15 +316,13 @@
         ob.el("p", {}, ob.el("button", {id: "retry", onclick: () => { retryMS = 1000; stream.restart(); }}, "Try again"))));
     } catch (e) {
       // The server is gone: the dot says so and the stream reconnects.
-      if (es.readyState === EventSource.CLOSED) {
-        setTimeout(() => { if (stream.es === es) stream.restart(); }, retryMS);
-        retryMS = Math.min(2 * retryMS, 30000);
-      }
+      if (es.readyState === EventSource.CLOSED) retryLater(es);
     } finally {
       failing = false;
     }
   }
 
   // A stream (a reconnected one too) starts with a snapshot.
-  const stream = ob.live(`/api/live/runs/${enc}`, {run: onRun, change: onChange, timeline: onTimeline, output: onOutput, failed: onFailed});
+  const stream = ob.live(`/api/live/runs/${enc}`, {run: onRun, change: onChange, timeline: onTimeline, output: onOutput, failed: onFailed,
+    open: () => { retryMS = 1000; }});
 })();

@@ -90,14 +90,10 @@ func TestUIBrowserLiveRecolours(t *testing.T) {
 		t.Fatalf("lock: %s", r.stderr)
 	}
 	run := bgObversa(t, dir, "run", "--run-id", "chain", runFile)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(filepath.Join(runDirOf(runFile, "chain"), "events.jsonl")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the run did not start")
-		}
-	}
+	waitFor(t, 60*time.Second, "the run's record", func() bool {
+		_, err := os.Stat(filepath.Join(runDirOf(runFile, "chain"), "events.jsonl"))
+		return err == nil
+	})
 	base := startUI(t, dir)
 	node := func(id, status string) chromedp.Action[chromedp.Void] {
 		return shows(fmt.Sprintf(`#graph svg g.node[data-node=%q][data-status=%q]`, id, status))

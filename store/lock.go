@@ -73,6 +73,12 @@ type runLock struct {
 
 	mu sync.Mutex
 	f  File // nil once released
+
+	// Set up by the first Lost (lock_removed.go).
+	lostOnce sync.Once
+	lost     chan struct{} // closed once the run's record is removed
+	released chan struct{} // closed by Release: the look ends
+	cause    error         // why lost was closed; written before it is
 }
 
 // Lock takes the run's ownership without waiting: flock(LOCK_EX|LOCK_NB)
@@ -219,6 +225,9 @@ func (l *runLock) Release() error {
 	l.mu.Lock()
 	f := l.f
 	l.f = nil
+	if f != nil && l.released != nil {
+		close(l.released)
+	}
 	l.mu.Unlock()
 	if f == nil {
 		return nil

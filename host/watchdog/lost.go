@@ -66,9 +66,17 @@ func (s *supervisor) fence(ctx context.Context) error {
 // is gone (runWorker stopped it); every process of the run on this host is
 // stopped without recording it, since the record takes no more writes from
 // this process. The error names the new owner when it can be read, and
-// the refused write (cause) when one found the loss.
+// the refused write (cause) when one found the loss; a run whose record
+// was removed (the ownership's LostCause) says that instead.
 func (s *supervisor) lostOwnership(ctx context.Context, cause error) error {
 	found, left := stopRun(ctx, s.marker, s.plan.TeardownGrace())
+	if c, ok := s.owner.(interface{ LostCause() error }); ok && c.LostCause() != nil {
+		// The record was removed under the run: nobody took it over.
+		err := fmt.Errorf("%w; this watchdog stopped its worker and %d processes of the run (%d survived), and nothing more could be recorded: the run is gone, start it again with obversa run",
+			c.LostCause(), len(found), len(left))
+		s.o.Logger.Error("run removed", "run", s.ref.String(), "detail", err)
+		return err
+	}
 	now := "another process took it over"
 	if o, err := s.ref.Owner(ctx, s.run); err == nil && o.Found {
 		now = fmt.Sprintf("it is now held by pid %d on host %q", o.Holder.PID, o.Holder.Host)

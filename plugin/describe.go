@@ -102,5 +102,6 @@ const DescribedNameGrammar = "[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
 
 // ValidDescribedName reports whether name, as a plugin gives it in
 // Describe, follows DescribedNameGrammar; the host and the conformance kit
-// both check it with this rule.
+// both check it with this rule. A signed plugin's name follows the
+// stricter ValidPluginName, without '.'.
 func ValidDescribedName(name string) bool { return describedName().MatchString(name) }

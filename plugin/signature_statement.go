@@ -63,7 +63,11 @@ var (
 )
 
 // ValidPluginName reports whether name is a valid signed plugin name:
-// [A-Za-z0-9][A-Za-z0-9_-]{0,127}.
+// [A-Za-z0-9][A-Za-z0-9_-]{0,127}. It differs from ValidDescribedName (a
+// run file's label, which may hold '.') on purpose: a signed name is also
+// a file name of a release (obversa-plugin-<name>, beside <name>.sig and
+// .exe), where a '.' would make "obversa-plugin-x.sig" read as the plugin
+// "x.sig" (docs/decisions.md, "Two plugin name rules").
 func ValidPluginName(name string) bool { return namePattern().MatchString(name) }
 
 // Validate checks every field's grammar; a violation wraps ErrStatement.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -37,9 +38,21 @@ func ValidID(id string) error {
 			why = "an id starts with a letter or digit"
 		}
 		return fmt.Errorf("%w: %s: byte %d (%s) is not allowed: %s (want [A-Za-z0-9][A-Za-z0-9._-]{0,127})",
-			ErrInvalidID, quoteShort(id), i, describeByte(c), why)
+			ErrInvalidID, quoteShort(id), i, describeAt(id, i), why)
 	}
 	return nil
+}
+
+// describeAt names the character at byte i of id for an error message:
+// the byte as describeByte does for ASCII, else the whole rune that
+// starts there (quoted and as U+XXXX), or, for bytes that are not UTF-8,
+// the byte in hex.
+func describeAt(id string, i int) string {
+	r, n := utf8.DecodeRuneInString(id[i:])
+	if id[i] < 0x80 || (r == utf8.RuneError && n <= 1) {
+		return describeByte(id[i])
+	}
+	return fmt.Sprintf("%s, %U, not ASCII", strconv.QuoteRune(r), r)
 }
 
 // describeByte names a byte for an error message: the quoted character when

@@ -63,7 +63,9 @@ func TestValidIDNamesTheByte(t *testing.T) {
 		{"-x", `byte 0 ('-') is not allowed: an id starts with a letter or digit`},
 		{"a/b", `byte 1 ('/') is not allowed: an id holds only letters, digits, '.', '_' and '-'`},
 		{"a b", `byte 1 (' ') is not allowed`},
-		{"aé", `byte 1 (0xc3, not ASCII) is not allowed`},
+		{"aé", `byte 1 ('é', U+00E9, not ASCII) is not allowed`},
+		{"日本", `byte 0 ('日', U+65E5, not ASCII) is not allowed: an id starts with a letter or digit`},
+		{"a\xff", `byte 1 (0xff, not ASCII) is not allowed`},
 		{"a\x00", `byte 1 ('\x00') is not allowed`},
 	}
 	for _, tt := range tests {

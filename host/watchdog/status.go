@@ -6,7 +6,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/obversa/obversa/host/graph"
@@ -361,20 +360,6 @@ type UsageCounters struct {
 	CacheRead     int64 `json:"cache_read"`
 	Input         int64 `json:"input"`
 	Output        int64 `json:"output"`
-}
-
-// AppendJSON appends c's JSON encoding to b, the bytes json.Marshal
-// gives, without reflection: status prints one per node.
-func (c UsageCounters) AppendJSON(b []byte) []byte {
-	b = append(b, `{"cache_creation":`...)
-	b = strconv.AppendInt(b, c.CacheCreation, 10)
-	b = append(b, `,"cache_read":`...)
-	b = strconv.AppendInt(b, c.CacheRead, 10)
-	b = append(b, `,"input":`...)
-	b = strconv.AppendInt(b, c.Input, 10)
-	b = append(b, `,"output":`...)
-	b = strconv.AppendInt(b, c.Output, 10)
-	return append(b, '}')
 }
 
 // usageValue is a usage total as status prints it: "unknown", or the

@@ -122,8 +122,12 @@ func printRunHeader(w io.Writer, s runview.Summary) {
 	fmt.Fprintf(w, "phase:    %s\n", s.Phase)
 	fmt.Fprintf(w, "started:  %s, %s elapsed\n", s.StartedAt.Local().Format("2006-01-02 15:04:05"), duration(s.ElapsedMS))
 	c := s.Nodes
-	fmt.Fprintf(w, "nodes:    %d/%d done (%d passed, %d failed, %d blocked, %d skipped), %d running, %d paused\n",
-		c.Done, c.Total, c.Passed, c.Failed, c.Blocked, c.Skipped, c.Running, c.Paused)
+	cut := ""
+	if c.Interrupted > 0 {
+		cut = fmt.Sprintf(", %d interrupted", c.Interrupted)
+	}
+	fmt.Fprintf(w, "nodes:    %d/%d done (%d passed, %d failed, %d blocked, %d skipped), %d running, %d paused%s\n",
+		c.Done, c.Total, c.Passed, c.Failed, c.Blocked, c.Skipped, c.Running, c.Paused, cut)
 	fmt.Fprintf(w, "usage:    %s\n", s.Usage)
 	printGroups(w, s.Loops, s.ForEach)
 }

@@ -179,6 +179,11 @@ func printStatus(w io.Writer, r *watchdog.Report, run string) {
 func printActive(w io.Writer, r *watchdog.Report) {
 	if r.InterruptedAt == nil {
 		for _, a := range r.Active {
+			if a.CutOff {
+				// A paused run: nothing carries it on.
+				fmt.Fprintf(w, "cut off:  %s after %d ms, when the run stopped (usage %s)\n", a.Position, a.ElapsedMS, a.Usage)
+				continue
+			}
 			fmt.Fprintf(w, "active:   %s for %d ms (usage %s)\n", a.Position, a.ElapsedMS, a.Usage)
 		}
 		return

@@ -65,7 +65,8 @@ type Node struct {
 	// "for_each dynamic, max 1000"); "" for other nodes.
 	ForEach string
 	// Status, when not "", colours the node: a graph.Status name ("idle",
-	// "dispatched", "started", "paused", "passed", "failed"),
+	// "dispatched", "started", "interrupted", "paused", "passed",
+	// "failed"),
 	// StatusBlocked or StatusSkipped. Other values are shown in the label,
 	// uncoloured.
 	Status string
@@ -206,6 +207,7 @@ var styles = map[string]style{
 	"dispatched":  {"#d0ebff", "#1c7ed6"},
 	"started":     {"#d0ebff", "#1c7ed6"},
 	"paused":      {"#fff3bf", "#f08c00"},
+	"interrupted": {"#fff3bf", "#e8590c"},
 	"passed":      {"#d3f9d8", "#2b8a3e"},
 	"failed":      {"#ffe3e3", "#c92a2a"},
 	StatusBlocked: {"#e9ecef", "#495057"},
@@ -213,7 +215,7 @@ var styles = map[string]style{
 }
 
 // statusOrder is the order class definitions are written in.
-var statusOrder = []string{"idle", "dispatched", "started", "paused", "passed", "failed", StatusBlocked, StatusSkipped}
+var statusOrder = []string{"idle", "dispatched", "started", "interrupted", "paused", "passed", "failed", StatusBlocked, StatusSkipped}
 
 // walk visits the nodes and groups inside group parent ("" for the top
 // level) in diagram order, depth first: node for each node, open and shut

@@ -78,6 +78,27 @@ func (s *State) LastExit() *Exit { return s.exit }
 // last carried on.
 func (s *State) LastEventAt() time.Time { return s.lastAt }
 
+// MarkUnheld records that a reader found no live process holding the
+// run (a run with no result so found is interrupted: runview.Phase).
+// The mark stands until the fold applies another event: a process that
+// carries the run on again records one.
+func (s *State) MarkUnheld() { s.unheldAt = s.rev + 1 }
+
+// Halted returns when the run was last carried on, and true, when
+// nothing carries it on: it has no terminal result, and it is paused (a
+// graph:run-waiting no graph:run-resumed answered) or a reader found no
+// live process holding it since its last event (MarkUnheld). An attempt
+// it left started was cut off then: views show it interrupted with its
+// clock stopped at that time, the record's last event
+// (docs/decisions.md, "A cut-off attempt ends when the run was
+// interrupted").
+func (s *State) Halted() (time.Time, bool) {
+	if s.finished != nil || (s.paused == nil && s.unheldAt != s.rev+1) {
+		return time.Time{}, false
+	}
+	return s.lastAt, true
+}
+
 // PreviousExit returns the recorded crash of the worker before the last
 // one the record names (the exit that last worker was started after), or
 // nil when that worker's end was not recorded (its watchdog ended too, or

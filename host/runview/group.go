@@ -1,6 +1,8 @@
 package runview
 
 import (
+	"slices"
+
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
 )
@@ -111,6 +113,10 @@ func forEachView(st *runstate.State, v *graph.VertexState) ForEach {
 			r.Running++
 		}
 	}
+	if _, halted := st.Halted(); halted {
+		// Nothing carries the run on: what it left started was cut off.
+		r.Running = 0
+	}
 	return r
 }
 
@@ -130,6 +136,11 @@ func VertexStatus(st *runstate.State, v *graph.VertexState) string {
 	case (s == graph.StatusStarted || s == graph.StatusPaused) && st.Ending() != runstate.NotEnded && !moving(st, v):
 		s = graph.StatusIdle
 	}
+	if _, halted := st.Halted(); halted && s == graph.StatusStarted && (v.Unit != nil || holds(st, v, graph.StatusStarted)) {
+		// A group is started once a unit began; it is cut off only
+		// when a unit's attempt was.
+		return StatusInterrupted
+	}
 	return idleStatus(st, s, v.Def.ID)
 }
 
@@ -137,6 +148,12 @@ func VertexStatus(st *runstate.State, v *graph.VertexState) string {
 // that is dispatched, started or paused (unitStatus): its instances, or
 // the members of the loop's current round.
 func moving(st *runstate.State, v *graph.VertexState) bool {
+	return holds(st, v, graph.StatusDispatched, graph.StatusStarted, graph.StatusPaused)
+}
+
+// holds reports whether group v holds a unit (as moving counts them)
+// whose status (unitStatus) is one of statuses.
+func holds(st *runstate.State, v *graph.VertexState, statuses ...graph.Status) bool {
 	units := v.Instances
 	if v.Loop != nil {
 		units = nil
@@ -145,8 +162,7 @@ func moving(st *runstate.State, v *graph.VertexState) bool {
 		}
 	}
 	for _, u := range units {
-		switch unitStatus(st, u) {
-		case graph.StatusDispatched, graph.StatusStarted, graph.StatusPaused:
+		if slices.Contains(statuses, unitStatus(st, u)) {
 			return true
 		}
 	}

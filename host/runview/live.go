@@ -169,13 +169,14 @@ func (l *Live) Stream(line stream.Line) []stream.Shown { return l.lines.Add(line
 func (l *Live) Snapshot(now time.Time, holderAlive bool) Progress {
 	p := Progress{Summary: Summarize(l.st, l.dir, now, holderAlive), InFlight: []Attempt{},
 		Notices: append([]Notice{}, l.notices...), Result: l.st.Result()}
+	end := clockEnd(l.st, now)
 	for _, n := range l.st.Graph().Nodes() {
 		if n.Status != graph.StatusStarted && n.Status != graph.StatusDispatched {
 			continue
 		}
 		a := Attempt{Node: n.Name(), Position: n.Position, Last: l.lines.Last(n.Position)}
 		if pos := l.st.Position(n.Position); pos != nil && !pos.StartedAt.IsZero() {
-			a.ElapsedMS = now.Sub(pos.StartedAt).Milliseconds()
+			a.ElapsedMS = end.Sub(pos.StartedAt).Milliseconds()
 		}
 		p.InFlight = append(p.InFlight, a)
 	}

@@ -19,6 +19,13 @@ const (
 	StatusPaused     = "paused"     // waits for a person
 	StatusPassed     = "passed"
 	StatusFailed     = "failed"
+	// StatusInterrupted: the unit's attempt started and the run stopped
+	// being carried on before its result (paused, or interrupted: no
+	// live process holds it; runstate.State.Halted): the attempt was cut
+	// off then and runs no more. Whoever carries the run on applies the
+	// crash table to it (retried if retry_safe, else paused for
+	// reconciliation; docs/architecture.md#the-executor).
+	StatusInterrupted = "interrupted"
 	// StatusBlocked: a dependency failed for good, or stop_on_error
 	// stopped new dispatches, so the node never runs (Node.Blocked says
 	// which).
@@ -36,7 +43,21 @@ const (
 // retry while the run goes on, and failed once it ended), or blocked, or
 // skipped (idleStatus, unitStatus).
 func NodeStatus(st *runstate.State, n *graph.NodeState) string {
-	return idleStatus(st, unitStatus(st, n), n.Vertex)
+	s := unitStatus(st, n)
+	if _, halted := st.Halted(); halted && s == graph.StatusStarted {
+		return StatusInterrupted
+	}
+	return idleStatus(st, s, n.Vertex)
+}
+
+// clockEnd is when the clock of a position that started and has no
+// result stops: when the run was last carried on if nothing carries it
+// on (runstate.State.Halted), else now.
+func clockEnd(st *runstate.State, now time.Time) time.Time {
+	if at, halted := st.Halted(); halted {
+		return at
+	}
+	return now
 }
 
 // unitStatus is unit n's status in the fold with the run's end applied
@@ -310,7 +331,7 @@ func nodeView(st *runstate.State, n *graph.NodeState, now time.Time) Node {
 		if !p.StartedAt.IsZero() {
 			t := p.StartedAt
 			v.StartedAt = &t
-			end := now
+			end := clockEnd(st, now)
 			if !p.SettledAt.IsZero() {
 				s := p.SettledAt
 				v.SettledAt, end = &s, s

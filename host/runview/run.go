@@ -22,13 +22,17 @@ var Phases = []string{string(runstate.PhaseStarting), string(runstate.PhaseRunni
 
 // Phase is the phase a reader shows: the record's, except that a run with
 // no result whose lock no live watchdog holds is interrupted
-// (docs/decisions.md, "Processes"). That holds for a starting run too: the
+// (docs/decisions.md, "Processes"), and Phase marks st so
+// (runstate.State.MarkUnheld). That holds for a starting run too: the
 // watchdog takes the run's ownership before it records graph:run-started,
 // so a starting run nothing holds lost its watchdog before any worker
 // recorded its start, and only `obversa resume` carries it on.
 func Phase(st *runstate.State, holderAlive bool) string {
 	p := st.Phase()
 	if st.Result() == nil && !holderAlive {
+		// Views of the fold show what it left started cut off
+		// (StatusInterrupted).
+		st.MarkUnheld()
 		return PhaseInterrupted
 	}
 	return string(p)
@@ -49,7 +53,10 @@ type Counts struct {
 	Skipped int `json:"skipped"`
 	// Running counts nodes with a recorded position and no result.
 	Running int `json:"running"`
-	Paused  int `json:"paused"`
+	// Interrupted counts nodes whose attempt the run left started when
+	// it stopped being carried on (StatusInterrupted).
+	Interrupted int `json:"interrupted"`
+	Paused      int `json:"paused"`
 }
 
 // CountNodes counts the nodes of a fold, the run's end applied
@@ -71,6 +78,8 @@ func CountNodes(st *runstate.State) Counts {
 			c.Paused++
 		case StatusDispatched, StatusStarted:
 			c.Running++
+		case StatusInterrupted:
+			c.Interrupted++
 		}
 	}
 	c.Done = c.Passed + c.Failed + c.Blocked + c.Skipped

@@ -126,6 +126,10 @@ type Active struct {
 	// RemainingTimeoutMS is what is left of the node's timeout; null when
 	// the node has none.
 	RemainingTimeoutMS *int64 `json:"remaining_timeout_ms"`
+	// CutOff is true when nothing carries the run on (paused or
+	// interrupted): the attempt runs no more and ElapsedMS stopped when
+	// the run was last carried on (runview.StatusInterrupted).
+	CutOff bool `json:"cut_off,omitempty"`
 }
 
 // LoopReport is where a loop stands (runview.Loop).
@@ -333,6 +337,7 @@ func active(st *runstate.State, now time.Time) []Active {
 			continue
 		}
 		a := Active{Node: n.Def.ID, Position: n.Position, Usage: "unknown"}
+		_, a.CutOff = st.Halted()
 		if p := st.Position(n.Position); p != nil {
 			a.StartedAt = p.StartedAt
 			a.ElapsedMS = now.Sub(p.StartedAt).Milliseconds()

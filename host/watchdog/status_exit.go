@@ -49,6 +49,10 @@ func viewActive(r *Report, st *runstate.State, now time.Time) {
 		r.InterruptedAt = &at
 		r.Active = active(st, at)
 	default:
+		if at, halted := st.Halted(); halted {
+			// A paused run: the same (runstate.State.Halted).
+			now = at
+		}
 		r.Active = active(st, now)
 	}
 }

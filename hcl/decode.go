@@ -290,14 +290,6 @@ func (d *decoder) checkName(what, name string, rng hclv2.Range) bool {
 	return false
 }
 
-// resolvePath makes a path from the run file absolute.
-func (d *decoder) resolvePath(p string) string {
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
-	}
-	return filepath.Join(d.dir, p)
-}
-
 // attrs decodes a block body against a schema of attribute names, none
 // required (each caller checks its own requirements with a better fix).
 func (d *decoder) attrs(body *hclsyntax.Body, names ...string) hclv2.Attributes {

@@ -4,11 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
@@ -95,22 +92,13 @@ func (d *decoder) confinePaths(a *hclv2.Attribute, example string) []string {
 	}
 	out := make([]string, 0, len(list))
 	for i, s := range list {
-		switch {
-		case s == "":
+		if s == "" {
 			d.errorAt(ranges[i], fmt.Sprintf("Empty path in %s", a.Name), "Remove the empty string, or name a path, for example "+example+".")
 			continue
-		case s == "~" || strings.HasPrefix(s, "~/"):
-			home, err := os.UserHomeDir()
-			if err != nil {
-				d.errorAt(ranges[i], fmt.Sprintf("Cannot expand %q", s), fmt.Sprintf("The home directory is unknown (%v); write the path in full.", err))
-				continue
-			}
-			s = filepath.Join(home, strings.TrimPrefix(s, "~"))
-		case strings.HasPrefix(s, "~"):
-			d.errorAt(ranges[i], fmt.Sprintf("Unsupported path %q", s), `Only "~" and "~/…" (the home directory of the user running obversa) are expanded; write another user's home directory in full.`)
-			continue
 		}
-		out = append(out, d.resolvePath(s))
+		if abs, ok := d.resolvePath(s, ranges[i], "confine."+a.Name); ok {
+			out = append(out, abs)
+		}
 	}
 	return out
 }

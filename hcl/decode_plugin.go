@@ -42,7 +42,9 @@ func (d *decoder) plugin(blk *hclv2.Block) Plugin {
 	}
 	if a := d.required(attrs, "path", blk, `path = "<plugin binary>", relative to the run file, for example path = "bin/cmd-engine"`); a != nil {
 		if s, ok := d.nonEmptyStr(a, `the plugin binary's path, for example path = "bin/cmd-engine"`); ok {
-			p.Path, p.WrittenPath = d.resolvePath(s), filepath.Clean(s)
+			if abs, ok := d.resolvePath(s, a.Expr.Range(), fmt.Sprintf("plugin %q's path", p.Name)); ok {
+				p.Path, p.WrittenPath = abs, filepath.Clean(s)
+			}
 			p.Ranges.Path = a.Expr.Range()
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
@@ -34,9 +35,15 @@ func (d *decoder) promptFile(a *hclv2.Attribute) (path, src string, refs []resul
 	if !ok {
 		return "", "", nil, false
 	}
-	path = d.resolvePath(p)
+	path, ok = d.resolvePath(p, a.Expr.Range(), "prompt_file")
+	if !ok {
+		return "", "", nil, false
+	}
 	display := p
-	if !filepath.IsAbs(p) {
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		display = path
+	case !filepath.IsAbs(p):
 		display = filepath.Join(filepath.Dir(d.filename), p)
 	}
 	b, err := regfile.Read(path, MaxPromptFileBytes)

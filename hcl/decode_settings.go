@@ -36,8 +36,8 @@ func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 			if named, back := StepsBack(s); back {
 				d.errorAt(a.Expr.Range(), `Storage directory steps back out with ".."`,
 					fmt.Sprintf(`storage.directory %q goes into %q and back out of it with "..": where that leads depends on whether %q is a symbolic link, and the path hides where runs are kept. Write the directory itself, for example directory = %q. (".." at the start of a relative path, as in "../runs", is fine.)`, s, named, named, filepath.Clean(s)))
-			} else {
-				st.Directory = d.resolvePath(s)
+			} else if abs, ok := d.resolvePath(s, a.Expr.Range(), "storage.directory"); ok {
+				st.Directory = abs
 				d.checkStorageDir(s, st.Directory, a.Expr.Range())
 			}
 		}

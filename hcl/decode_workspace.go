@@ -24,8 +24,10 @@ func (d *decoder) workspace(body *hclsyntax.Body, ws *Workspace) {
 	}
 	if a := attrs["root"]; a != nil {
 		if s, ok := d.nonEmptyStr(a, `a directory, for example root = "."`); ok {
-			ws.Root = d.resolvePath(s)
-			d.checkRoot(s, ws.Root, ws.AllowOutside, a.Expr.Range())
+			if root, ok := d.resolvePath(s, a.Expr.Range(), "workspace.root"); ok {
+				ws.Root = root
+				d.checkRoot(s, ws.Root, ws.AllowOutside, a.Expr.Range())
+			}
 		}
 	}
 	if a := attrs["provider"]; a != nil {

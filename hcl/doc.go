@@ -74,8 +74,10 @@
 // (default DefaultMaxItems) bounds it. docs/run-file.md has the rules.
 //
 // Durations are Go duration strings ("30m", "1h30m"). Sizes (memory,
-// plugin_memory) are bytes or a number with a unit (ParseSize); confine
-// paths may start with "~" (docs/confinement.md). Names of plugins,
+// plugin_memory) are bytes or a number with a unit (ParseSize); every path
+// (workspace.root, storage.directory, a plugin's path, prompt_file,
+// confine paths) may start with "~" or "~/", the home directory
+// (docs/run-file.md, "Paths"). Names of plugins,
 // lanes, nodes, concurrency keys and the namespace follow the id grammar
 // [A-Za-z0-9][A-Za-z0-9._-]{0,127}. Attributes other than prompt and input
 // must be constants; they may call the template functions listed below. A

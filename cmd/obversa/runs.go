@@ -26,10 +26,8 @@ namespace: id, phase, start, elapsed time, nodes done of total, usage. --phase k
 the runs in that phase (repeat it or separate phases by commas): ` + fmt.Sprint(phases) + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, p := range phase {
-				if !slices.Contains(phases, p) {
-					return usageErr(fmt.Errorf("--phase %s is not a phase; use one of %v%s", echoArg(p), phases, runview.DidYouMean(runview.Closest(p, phases))))
-				}
+			if err := runview.CheckPhases(phase, func(p string) string { return "--phase " + echoArg(p) }); err != nil {
+				return usageErr(err)
 			}
 			var keep func(runview.Summary) bool
 			if len(phase) > 0 {

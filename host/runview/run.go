@@ -2,6 +2,8 @@ package runview
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +21,23 @@ const PhaseInterrupted = "interrupted"
 var Phases = []string{string(runstate.PhaseStarting), string(runstate.PhaseRunning), string(runstate.PhaseRecovering),
 	string(runstate.PhasePaused), string(runstate.PhaseCompleted), string(runstate.PhaseFailed), string(runstate.PhaseStopped),
 	PhaseInterrupted}
+
+// ErrUnknownPhase is returned for a phase filter that names no phase
+// (CheckPhases).
+var ErrUnknownPhase = errors.New("not a phase")
+
+// CheckPhases returns nil when every one of phases is one of Phases, else
+// ErrUnknownPhase wrapped in the message `obversa runs --phase` and the
+// run browser's GET /api/runs?phase= both give: the phase (as quoted by
+// quote), the valid phases and the closest one.
+func CheckPhases(phases []string, quote func(string) string) error {
+	for _, p := range phases {
+		if !slices.Contains(Phases, p) {
+			return fmt.Errorf("%s is %w; use one of %v%s", quote(p), ErrUnknownPhase, Phases, DidYouMean(Closest(p, Phases)))
+		}
+	}
+	return nil
+}
 
 // Phase is the phase a reader shows: the record's, except that a run with
 // no result whose lock no live watchdog holds is interrupted

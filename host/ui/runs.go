@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -208,6 +209,14 @@ func (w *runsWatcher) poll(ctx context.Context) {
 
 // apiRuns answers GET /api/runs[?phase=P,…].
 func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
+	var keep []string
+	if p := r.URL.Query().Get("phase"); p != "" {
+		keep = strings.Split(p, ",")
+		if err := runview.CheckPhases(keep, func(p string) string { return "phase " + strconv.Quote(p) }); err != nil {
+			httpError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
 	s.runs.mu.Lock()
 	l, err := s.runs.list(r.Context())
 	var reds []func([]byte) []byte
@@ -219,8 +228,7 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if p := r.URL.Query().Get("phase"); p != "" {
-		keep := strings.Split(p, ",")
+	if keep != nil {
 		l.Runs = slices.DeleteFunc(l.Runs, func(s runview.Summary) bool { return !slices.Contains(keep, s.Phase) })
 	}
 	b, err := json.Marshal(l)

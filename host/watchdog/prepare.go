@@ -207,6 +207,10 @@ func pinError(err error, rf *hcl.RunFile, pl *hcl.Plugin, runFile string) error 
 		// The binary is there; what was not found is on the way to the
 		// plugin cache under the storage directory.
 		return &CacheCopyError{Plugin: pl.Name, Path: pl.Path, Chosen: "`storage.directory` in " + rf.Filename, Err: err}
+	case underStorage(err, rf.Storage.Directory, pl.Path) != nil:
+		// Full, read-only or not ours: the storage directory's fault.
+		return &CacheCopyError{Plugin: pl.Name, Path: pl.Path, Chosen: "`storage.directory` in " + rf.Filename,
+			Err: underStorage(err, rf.Storage.Directory, pl.Path)}
 	case errors.As(err, &mismatch) && pl.SHA256 != "":
 		return fmt.Errorf("%w; if the new binary is trusted, set sha256 = %q in %s, or remove sha256 there and re-pin with `obversa plugin lock --upgrade %s`",
 			err, mismatch.Actual, rf.Filename, runFile)
@@ -217,22 +221,25 @@ func pinError(err error, rf *hcl.RunFile, pl *hcl.Plugin, runFile string) error 
 }
 
 // CacheCopyError is a plugin binary that is there but could not be
-// copied into the plugin cache under the storage directory, because a
-// directory on the way does not exist: Chosen names what chose the
-// storage directory (`storage.directory` in the run file, or --storage),
-// the place to fix.
+// copied into the plugin cache under the storage directory: a directory
+// on the way does not exist, or the storage directory's file system is
+// full, read-only or not writable by this user. Chosen names what chose
+// the storage directory (`storage.directory` in the run file, or
+// --storage), the place to fix.
 type CacheCopyError struct {
 	// Plugin and Path name the plugin and its binary.
 	Plugin, Path string
 	// Chosen names what chose the storage directory.
 	Chosen string
-	// Err is the copy's error (it matches fs.ErrNotExist).
+	// Err is the copy's error: one matching fs.ErrNotExist, or the
+	// *fs.PathError or *os.LinkError of a file under the storage
+	// directory.
 	Err error
 }
 
-// Error names the plugin, its binary, the cause and where to look.
+// Error names the plugin, its binary, the cause and what to do.
 func (e *CacheCopyError) Error() string {
-	return fmt.Sprintf("plugin %q: its binary %s could not be copied into the plugin cache: %v; check %s", e.Plugin, e.Path, e.Err, e.Chosen)
+	return fmt.Sprintf("plugin %q: its binary %s could not be copied into the plugin cache: %v; %s", e.Plugin, e.Path, e.Err, StorageAdvice(e.Err, e.Chosen))
 }
 
 // Unwrap returns the copy's error.

@@ -13,21 +13,23 @@ import (
 )
 
 // ErrRunRemoved is the cause a held run lock gives (LostCause) once the
-// run's record was removed while the lock was held: its directory was
-// removed, or its lock file or events file unlinked (docs/decisions.md,
-// "A run whose record is removed stops"). It matches ErrRunNotFound.
-var ErrRunRemoved = fmt.Errorf("%w: the run's record was removed while the run was held", ErrRunNotFound)
+// run's record was removed or moved while the lock was held: its
+// directory was removed, moved or renamed, or its lock file unlinked or
+// its events file unlinked or renamed (docs/decisions.md, "A run whose
+// record is removed or moved stops"). It matches ErrRunNotFound.
+var ErrRunRemoved = fmt.Errorf("%w: the run's record was removed or moved while the run was held", ErrRunNotFound)
 
 // removedPoll is how often a held run lock whose Lost was asked for looks
 // whether the run's record is still there.
 const removedPoll = time.Second
 
-// Lost returns a channel closed once the run's record is removed while
-// the lock is held (LostCause then says how): nothing more can be
+// Lost returns a channel closed once the run's record is removed or
+// moved while the lock is held (LostCause then says how): nothing more can be
 // recorded for the run, and a watchdog stops its worker rather than let
 // it write to a file no path names. From the first call until Release
 // the lock looks every removedPoll: its lock file's link count (0 once
-// `rm -r` took the directory) and the events file's path.
+// `rm -r` took the directory) and the events file's path (gone once the
+// directory is moved or renamed too).
 func (l *runLock) Lost() <-chan struct{} {
 	l.lostOnce.Do(func() {
 		l.mu.Lock()
@@ -69,7 +71,8 @@ func (l *runLock) watchRemoved(released <-chan struct{}) {
 	}
 }
 
-// removed says how the run's record was removed, nil while it is there
+// removed says how the run's record was removed or moved, nil while it
+// is there where the run was opened
 // (or the lock is released, or not on the operating system's files).
 func (l *runLock) removed() error {
 	l.mu.Lock()
@@ -87,7 +90,7 @@ func (l *runLock) removed() error {
 	}
 	events := filepath.Join(l.run.dir, eventsFile)
 	if _, err := os.Lstat(events); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %s is gone", ErrRunRemoved, events)
+		return fmt.Errorf("%w: %s is gone (its directory was removed, moved or renamed, or the file unlinked or renamed)", ErrRunRemoved, events)
 	}
 	return nil
 }

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
 
 // TestLockLostWhenRunRemoved: a held run lock says it is lost once the
-// run's directory is removed, or its events file unlinked, and why.
+// run's directory is removed or moved, or its events file unlinked, and
+// why.
 func TestLockLostWhenRunRemoved(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -20,6 +22,7 @@ func TestLockLostWhenRunRemoved(t *testing.T) {
 	}{
 		{"directory", os.RemoveAll},
 		{"events file", func(dir string) error { return os.Remove(filepath.Join(dir, eventsFile)) }},
+		{"moved directory", func(dir string) error { return os.Rename(dir, dir+".moved") }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newUnownedRun(t, Policy{})
@@ -43,8 +46,8 @@ func TestLockLostWhenRunRemoved(t *testing.T) {
 			case <-time.After(time.Minute):
 				t.Fatal("the lock did not notice the removal")
 			}
-			if err := l.LostCause(); !errors.Is(err, ErrRunRemoved) {
-				t.Errorf("cause %v, want ErrRunRemoved", err)
+			if err := l.LostCause(); !errors.Is(err, ErrRunRemoved) || !strings.Contains(err.Error(), "removed or moved") {
+				t.Errorf("cause %v, want ErrRunRemoved saying removed or moved", err)
 			}
 		})
 	}

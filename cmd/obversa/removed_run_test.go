@@ -41,7 +41,7 @@ func TestRunWhoseDirectoryIsRemovedStops(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("the run went on after its directory was removed: %s", errb.String())
 	}
-	if code := exitCode(err); code != exitFailed || !strings.Contains(errb.String(), "record was removed") {
+	if code := exitCode(err); code != exitFailed || !strings.Contains(errb.String(), "record was removed or moved") {
 		t.Errorf("run: exit %d, want %d with the removal named: %s", code, exitFailed, errb.String())
 	}
 	if left := marked(t, runDir); len(left) > 0 {

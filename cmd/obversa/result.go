@@ -211,13 +211,13 @@ func usageLine(u *runstate.RunUsage) string {
 }
 
 // stillStored returns a RUN_NOT_FOUND failure (exit 1) when the run's
-// record was removed while a command carried the run on: the result the
+// record was removed or moved while a command carried the run on: the result the
 // run reached is kept nowhere, so it is not reported as if it were.
 // Other errors opening the record leave the report to say what it can.
 func stillStored(ctx context.Context, ref runRef) error {
 	run, err := ref.OpenReadOnly(ctx)
 	if errors.Is(err, store.ErrRunNotFound) {
-		return failedErr(fmt.Errorf("%s: the run's record was removed while the run went on, so what it recorded is not kept: %w", ref, err))
+		return failedErr(fmt.Errorf("%s: the run's record was removed or moved while the run went on, so what it recorded is not kept: %w", ref, err))
 	}
 	if err == nil {
 		_ = run.Close()

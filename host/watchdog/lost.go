@@ -67,12 +67,13 @@ func (s *supervisor) fence(ctx context.Context) error {
 // stopped without recording it, since the record takes no more writes from
 // this process. The error names the new owner when it can be read, and
 // the refused write (cause) when one found the loss; a run whose record
-// was removed (the ownership's LostCause) says that instead.
+// was removed or moved (the ownership's LostCause) says that instead.
 func (s *supervisor) lostOwnership(ctx context.Context, cause error) error {
 	found, left := stopRun(ctx, s.marker, s.plan.TeardownGrace())
 	if c, ok := s.owner.(interface{ LostCause() error }); ok && c.LostCause() != nil {
-		// The record was removed under the run: nobody took it over.
-		err := fmt.Errorf("%w; this watchdog stopped its worker and %d processes of the run (%d survived), and nothing more could be recorded: the run is gone, start it again with obversa run",
+		// The record was removed or moved under the run: nobody took
+		// it over.
+		err := fmt.Errorf("%w; this watchdog stopped its worker and %d processes of the run (%d survived), and nothing more could be recorded: the run's record is no longer where it was, start it again with obversa run",
 			c.LostCause(), len(found), len(left))
 		s.o.Logger.Error("run removed", "run", s.ref.String(), "detail", err)
 		return err

@@ -2,6 +2,7 @@ package shellquote
 
 import (
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -42,6 +43,27 @@ func TestShellReadsBackEachWord(t *testing.T) {
 	}
 }
 
+// TestControlCharactersReadBackInBash: a word holding ESC or DEL (a
+// directory so named) is written $'...', which a terminal shows as it is
+// and bash reads back as the word.
+func TestControlCharactersReadBackInBash(t *testing.T) {
+	path, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	words := []string{"runs/\x1b[31mred", "a'b\\c\x7f", "\x01x y\x1b"}
+	for _, w := range words {
+		q := Quote(w)
+		if strings.ContainsAny(q, "\x1b\x7f\x01") {
+			t.Errorf("Quote(%q) = %q holds the control character", w, q)
+		}
+		out, err := exec.Command(path, "-c", "printf '%s' "+q).Output()
+		if err != nil || string(out) != w {
+			t.Errorf("bash read %q back as %q (quoted %s): %v", w, out, q, err)
+		}
+	}
+}
+
 func TestPlainWordsStayAsTheyAre(t *testing.T) {
 	for _, s := range []string{"runs/s2", "dag/draft/1", "postgres://u@h:5432/db", "a-b_c.d", "x=1"} {
 		if got := Quote(s); got != s {
@@ -75,9 +97,32 @@ func FuzzQuote(f *testing.F) {
 	})
 }
 
-// unquote reads a word made of '…' runs and \' escapes, as sh does.
+// unquote reads a word made of '…' runs and \' escapes, as sh does, or
+// one $'…' word with \xHH, \\ and \' escapes, as bash does.
 func unquote(q string) (string, bool) {
 	var b strings.Builder
+	if body, ok := strings.CutPrefix(q, "$'"); ok {
+		for body != "'" {
+			switch {
+			case strings.HasPrefix(body, `\x`) && len(body) >= 4:
+				n, err := strconv.ParseUint(body[2:4], 16, 8)
+				if err != nil {
+					return "", false
+				}
+				b.WriteByte(byte(n))
+				body = body[4:]
+			case strings.HasPrefix(body, `\\`) || strings.HasPrefix(body, `\'`):
+				b.WriteByte(body[1])
+				body = body[2:]
+			case body == "" || body[0] == '\\' || body[0] == '\'':
+				return "", false
+			default:
+				b.WriteByte(body[0])
+				body = body[1:]
+			}
+		}
+		return b.String(), true
+	}
 	for q != "" {
 		switch {
 		case strings.HasPrefix(q, `\'`):

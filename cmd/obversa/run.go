@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -64,7 +66,11 @@ the run is recorded, Ctrl-C cancels the command and keeps nothing.`,
 			printWarnings(cmd.ErrOrStderr(), pr.Warnings)
 			pre := prestartWorker(url, pr)
 			defer pre.Abandon()
-			ref, run, owner, err := createRun(sigs.prep, url, pr)
+			chosen := "`storage.directory` in " + pr.RunFile.Filename
+			if po.Storage != "" {
+				chosen = "--storage"
+			}
+			ref, run, owner, err := createRun(sigs.prep, url, chosen, pr)
 			if err != nil {
 				return err
 			}
@@ -145,7 +151,7 @@ func prestartWorker(url string, pr *watchdog.Prepared) *watchdog.Prestarted {
 // names it. Refusals become exit statuses: an existing run id (existingRun),
 // anything else that kept nothing of the run — a known secret or a storage
 // limit in the plan, a full device — exit 2.
-func createRun(ctx context.Context, url string, pr *watchdog.Prepared) (runRef, store.Record, store.Ownership, error) {
+func createRun(ctx context.Context, url, chosen string, pr *watchdog.Prepared) (runRef, store.Record, store.Ownership, error) {
 	setting, local, ns := pr.Plan.Storage.Directory, pr.Plan.Storage.Directory, pr.Plan.Namespace
 	if url != "" {
 		setting = url
@@ -161,13 +167,24 @@ func createRun(ctx context.Context, url string, pr *watchdog.Prepared) (runRef, 
 			return nil, nil, nil, existingRun(ctx, b, url, pr.Plan.RunID, err)
 		}
 		// Nothing of the run was kept (a full device, a refused
-		// definition): a refusal, exit 2.
+		// definition): a refusal, exit 2. A storage directory that
+		// cannot be written is named with what chose it.
+		if url == "" && storageFault(err) {
+			return nil, nil, nil, usageErr(fmt.Errorf("the run was not started: %w; %s", err, watchdog.StorageAdvice(err, chosen)))
+		}
 		return nil, nil, nil, usageErr(fmt.Errorf("the run was not started: %w", err))
 	}
 	if pb, ok := b.(*pgstore.Backend); ok {
 		return &dbRun{url: url, namespace: ns, id: pr.Plan.RunID, b: pb}, run, owner, nil
 	}
 	return dirRun{watchdog.DirRef(run.Dir())}, run, owner, nil
+}
+
+// storageFault reports whether err is a storage directory that is full,
+// read-only or not writable by this user.
+func storageFault(err error) bool {
+	return errors.Is(err, store.ErrStorageFull) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) ||
+		errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)
 }
 
 // recordPlace says where a run's record is: its directory, or its

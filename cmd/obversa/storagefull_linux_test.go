@@ -233,6 +233,9 @@ func TestStorageFullRefusesStart(t *testing.T) {
 	if r.code != exitUsage || ref["code"] != "STORAGE_FULL" || !strings.Contains(ref["message"].(string), runs) {
 		t.Fatalf("run on a full device: exit %d, refusal %v; want exit %d STORAGE_FULL naming %s", r.code, ref, exitUsage, runs)
 	}
+	if want := "free space there, or point `storage.directory` in " + runFile; !strings.Contains(ref["message"].(string), want) {
+		t.Errorf("the refusal %q does not say %q", ref["message"], want)
+	}
 	if _, err := os.Stat(filepath.Join(runs, "nospace")); !os.IsNotExist(err) {
 		t.Errorf("the refused run left %s behind (%v); refusal %v", filepath.Join(runs, "nospace"), err, ref)
 	}

@@ -7,17 +7,19 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/obversa/obversa/store"
 )
 
 // StorageAdvice says what to do about err, a failure to write under the
 // storage directory that chosen (for example "`storage.directory` in
 // run.hcl", or "--storage") named: free space on a full file system
-// (ENOSPC, EDQUOT), pick a writable directory for a read-only one (EROFS)
+// (store.ErrStorageFull, ENOSPC, EDQUOT), pick a writable directory for a read-only one (EROFS)
 // or fix the permissions (EACCES, EPERM); "check <chosen>" for anything
 // else.
 func StorageAdvice(err error, chosen string) string {
 	switch {
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+	case errors.Is(err, store.ErrStorageFull), errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return "the storage directory's file system is full: free space there, or point " + chosen + " at another file system"
 	case errors.Is(err, syscall.EROFS):
 		return "the storage directory is on a read-only file system: point " + chosen + " at a writable directory"

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/obversa/obversa/internal/bidi"
 )
 
 // What a command prints of text the run produced (engine text, command
@@ -57,18 +59,13 @@ func plainText[T string | []byte](s T) bool {
 
 // escaped reports whether the rune r is shown as an escape: the C0 and C1
 // control characters and DEL, but for line feed and tab, and the
-// bidirectional controls (bidiControl).
+// bidirectional controls (bidi.IsControl: the embeddings and overrides
+// U+202A-U+202E, the isolates U+2066-U+2069 and the marks U+200E, U+200F
+// and U+061C; a terminal reorders what follows one, so run text holding
+// U+202E could show "invoice\u202eexe.pdf" as "invoicefdp.exe" in a line
+// of ours). The web UI and host/diagram's labels escape the same ones.
 func escaped(r rune) bool {
-	return r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f || bidiControl(r)
-}
-
-// bidiControl reports whether r is a bidirectional formatting character:
-// the embeddings and overrides U+202A-U+202E, the isolates U+2066-U+2069
-// and the marks U+200E, U+200F and U+061C. A terminal reorders what
-// follows one, so run text holding U+202E could show "invoice\u202eexe.pdf"
-// as "invoicefdp.exe" in a line of ours ("Trojan Source", CVE-2021-42574).
-func bidiControl(r rune) bool {
-	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
+	return r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f || bidi.IsControl(r)
 }
 
 // escapeTo writes s to b with what escaped and invalid UTF-8 escaped:

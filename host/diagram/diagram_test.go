@@ -184,3 +184,24 @@ func TestStatusSlot(t *testing.T) {
 		t.Errorf("%d labels end with the slot, want %d:\n%s", n, len(quickstart().Nodes), idle)
 	}
 }
+
+// TestBidiControlsEscaped: a label holding a bidirectional control (a
+// for_each key "invoice\u202eexe.pdf") shows it as an escape in Mermaid
+// and DOT, as the command line does, so it is not drawn reordered.
+func TestBidiControlsEscaped(t *testing.T) {
+	t.Parallel()
+	d := &Diagram{Name: "dag",
+		Nodes:  []Node{{ID: "lint", Kind: graph.KindRequired, Binding: "shell", Group: "g", ForEach: "for_each invoice\u202eexe.pdf", Status: "passed"}},
+		Groups: []Group{{ID: "g", Label: "round \u2066a\u2069"}},
+	}
+	for _, f := range []Format{FormatMermaid, FormatDOT} {
+		var out bytes.Buffer
+		if err := d.Write(&out, f); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		if strings.ContainsAny(s, "\u202e\u2066\u2069") || !strings.Contains(s, `invoice\u202eexe.pdf`) && !strings.Contains(s, `invoice\\u202eexe.pdf`) {
+			t.Errorf("%v: a bidirectional control is drawn as it is:\n%q", f, s)
+		}
+	}
+}

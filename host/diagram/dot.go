@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/internal/bidi"
 )
 
 // dot writes a Graphviz digraph, top to bottom, finalizers on the last
@@ -24,7 +25,7 @@ func (d *Diagram) dot(out io.Writer) error {
 	d.walk("", 1, func(n Node, depth int) {
 		fmt.Fprintf(w, "%s%s [%s];\n", indent(depth), dotID(n.ID), dotAttrs(n))
 	}, func(g Group, depth int) {
-		fmt.Fprintf(w, "%ssubgraph %s {\n%slabel=%s;\n", indent(depth), groupIDs[g.ID], indent(depth+1), dotID(g.Label))
+		fmt.Fprintf(w, "%ssubgraph %s {\n%slabel=%s;\n", indent(depth), groupIDs[g.ID], indent(depth+1), dotID(bidi.Escape(g.Label)))
 	}, func(_ Group, depth int) {
 		fmt.Fprintf(w, "%s}\n", indent(depth))
 	})
@@ -47,7 +48,9 @@ func (d *Diagram) dot(out io.Writer) error {
 // dotAttrs are a node's attributes: its two-line label, a dashed border
 // for optional nodes, a double border for finalizers, a fill for a status.
 func dotAttrs(n Node) string {
-	attrs := []string{"label=" + dotID(n.ID+"\n"+n.detail())}
+	// A label shows each bidirectional control as an escape, as
+	// mermaidText does.
+	attrs := []string{"label=" + dotID(bidi.Escape(n.ID+"\n"+n.detail()))}
 	var styleWords []string
 	switch n.Kind {
 	case graph.KindOptional:

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/obversa/obversa/host/graph"
+	"github.com/obversa/obversa/internal/bidi"
 )
 
 // mermaid writes a Mermaid flowchart, top to bottom. Node and group ids
@@ -72,8 +73,10 @@ func mermaidShape(n Node, slot string) string {
 	return "[" + label + "]"
 }
 
-// mermaidText escapes text for a quoted Mermaid label with entity codes.
-func mermaidText(s string) string { return mermaidEscaper.Replace(s) }
+// mermaidText escapes text for a quoted Mermaid label with entity codes,
+// and shows each bidirectional control as an escape (bidi.Escape, as the
+// command line does), so a label holding U+202E is not shown reordered.
+func mermaidText(s string) string { return bidi.Escape(mermaidEscaper.Replace(s)) }
 
 // mermaidEscaper is built once: a Replacer builds its tables on first use.
 var mermaidEscaper = strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "\n", " ")

@@ -23,7 +23,9 @@ const module = "github.com/obversa/obversa"
 // conformance kit share so what the record keeps is decided one way; internal/failpoint is a leaf the host and the plugin launcher mark their
 // crash points with; it is compiled away without the failpoints tag;
 // internal/idname, the suggestion of a valid id for a name that is not one,
-// is a leaf the run file's decoder and the command line share.
+// is a leaf the run file's decoder and the command line share;
+// internal/bidi, the bidirectional controls shown as escapes, is a leaf
+// the command line and the host's views share.
 // The longest matching
 // prefix decides; "" means nothing of ours. A package, or a prefix it may
 // import, covers the subpackages below it unless they have a rule of their
@@ -53,7 +55,8 @@ var allowed = map[string][]string{
 	"internal/canonjson":   {},
 	"internal/keeperwait":  {},
 	"internal/idname":      {},
-	"host":                 {"store", "plugin", "hcl", "host/", "internal/idname", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable", "internal/runecut", "internal/canonjson", "internal/shellquote"},
+	"internal/bidi":        {},
+	"host":                 {"store", "plugin", "hcl", "host/", "internal/idname", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable", "internal/runecut", "internal/canonjson", "internal/shellquote", "internal/bidi"},
 	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
 }
 

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/obversa/obversa/internal/bidi"
 )
 
 //go:embed assets
@@ -157,8 +159,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // pageData is what the page templates get.
 type pageData struct {
 	PageToken string
-	ReadOnly  bool
-	RunID     string
+	// Escaped are the code points the page shows as \u202e-style
+	// escapes in the run's text, as the command line does (bidi.Spec).
+	Escaped  string
+	ReadOnly bool
+	RunID    string
 }
 
 func (s *Server) page(name string) http.HandlerFunc {
@@ -166,7 +171,7 @@ func (s *Server) page(name string) http.HandlerFunc {
 }
 
 func (s *Server) render(w http.ResponseWriter, name string, d pageData) {
-	d.PageToken, d.ReadOnly = s.tokens.mint(), s.o.ReadOnly
+	d.PageToken, d.ReadOnly, d.Escaped = s.tokens.mint(), s.o.ReadOnly, bidi.Spec()
 	var b strings.Builder
 	if err := s.pages.ExecuteTemplate(&b, name, d); err != nil {
 		httpError(w, http.StatusInternalServerError, err.Error())

@@ -4,6 +4,21 @@
 
 const ob = {};
 
+// escapedRe matches the code points the page shows as \u202e-style
+// escapes, as the command line does: the bidirectional controls, which
+// would otherwise reorder what follows them ("invoice\u202eexe.pdf"
+// shown as "invoicefdp.exe"). The server names them in the page's
+// <meta name="obversa-escaped"> (internal/bidi), so there is one list.
+ob.escapedRe = (() => {
+  const meta = typeof document === "undefined" ? null : document.querySelector('meta[name="obversa-escaped"]');
+  const ranges = (meta || {}).content || "";
+  const cls = ranges.split(",").filter(Boolean).map((r) => r.split("-").map((h) => "\\u{" + h + "}").join("-")).join("");
+  return cls ? new RegExp("[" + cls + "]", "gu") : null;
+})();
+
+// shown is text as the page shows it: escapedRe's code points escaped.
+ob.shown = (s) => (ob.escapedRe ? s.replace(ob.escapedRe, (c) => "\\u" + c.codePointAt(0).toString(16).padStart(4, "0")) : s);
+
 // el builds an element: el("td", {class: "num"}, "text", child…).
 ob.el = function (tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -15,7 +30,7 @@ ob.el = function (tag, attrs, ...children) {
   }
   for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
-    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    e.append(c instanceof Node ? c : document.createTextNode(ob.shown(String(c))));
   }
   return e;
 };
@@ -24,7 +39,7 @@ ob.el = function (tag, attrs, ...children) {
 // null, undefined and false left out.
 ob.fill = function (e, ...children) {
   e.replaceChildren(...children.flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false)
-    .map((c) => (c instanceof Node ? c : document.createTextNode(String(c)))));
+    .map((c) => (c instanceof Node ? c : document.createTextNode(ob.shown(String(c))))));
   return e;
 };
 

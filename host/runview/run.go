@@ -42,16 +42,16 @@ func CheckPhases(phases []string, quote func(string) string) error {
 // Phase is the phase a reader shows: the record's, except that a run with
 // no result whose lock no live watchdog holds is interrupted
 // (docs/decisions.md, "Processes"), and Phase marks st so
-// (runstate.State.MarkUnheld). That holds for a starting run too: the
+// (runstate.State.MarkHeld). That holds for a starting run too: the
 // watchdog takes the run's ownership before it records graph:run-started,
 // so a starting run nothing holds lost its watchdog before any worker
 // recorded its start, and only `obversa resume` carries it on.
 func Phase(st *runstate.State, holderAlive bool) string {
 	p := st.Phase()
+	// Views of the fold show what an unheld run left started cut off
+	// (StatusInterrupted); a holder found alive again clears that.
+	st.MarkHeld(holderAlive || st.Result() != nil)
 	if st.Result() == nil && !holderAlive {
-		// Views of the fold show what it left started cut off
-		// (StatusInterrupted).
-		st.MarkUnheld()
 		return PhaseInterrupted
 	}
 	return string(p)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -84,6 +88,16 @@ func TestUIBrowserGraphNodes(t *testing.T) {
 	}
 }
 
+// streamsCounter keeps each EventSource a page opens in
+// window.__streams.
+const streamsCounter = `(() => {
+  const ES = window.EventSource;
+  window.__streams = [];
+  window.EventSource = class extends ES {
+    constructor(...args) { super(...args); window.__streams.push(this); }
+  };
+})();`
+
 // TestUIBrowserUnreadableRun: the page of a run whose record cannot be
 // read (a committed event changed since) shows the server's error — its
 // code, what is wrong and what to do — instead of an empty page.
@@ -103,6 +117,10 @@ func TestUIBrowserUnreadableRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := startUI(t, dir)
+	step(t, tab, "the tab counts the page's streams", func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: streamsCounter})
+		return chromedp.Void{}, err
+	})
 	step(t, tab, "the page shows why the run cannot be shown",
 		chromedp.Navigate(base+"/runs/xa"),
 		chromedp.WaitVisible(chromedp.CSS(`#load-error[data-code="CORRUPT_EVENT_STREAM"]`)))
@@ -115,14 +133,23 @@ func TestUIBrowserUnreadableRun(t *testing.T) {
 	// The page stops there: it does not ask again at each of the
 	// browser's reconnects (about every 3 s), which would fold the record
 	// up to its damage each time, until it is told to.
+	// Rather than wait and see that nothing happens, it checks the state
+	// that rules a new ask out: every stream the page opened (counted by
+	// streamsCounter) is CLOSED, which an EventSource never leaves (it
+	// does not reconnect), and only Try again opens another, which the
+	// count then shows.
 	const asked = `performance.getEntriesByType("resource").filter((e) => e.name.endsWith("/api/runs/xa")).length`
-	step(t, tab, "the page stops listening", shows(`#conn[title="not following: the run cannot be shown"]`))
-	time.Sleep(8 * time.Second)
+	step(t, tab, "the page stops listening", shows(`#conn[title="not following: the run cannot be shown"]`),
+		chromedp.Poll[chromedp.Void](`window.__streams.length > 0 && window.__streams.every((e) => e.readyState === EventSource.CLOSED)`,
+			chromedp.WithPollingInterval(50*time.Millisecond)))
 	if n := value(t, tab, "the requests", chromedp.Evaluate[int](asked)); n != 1 {
 		t.Errorf("the page asked why the run cannot be shown %d times, want once", n)
 	}
+	opened := value(t, tab, "the streams", chromedp.Evaluate[int](`window.__streams.length`))
 	step(t, tab, "Try again asks once more and shows the error again",
 		chromedp.Click(chromedp.CSS(`#retry`)),
 		chromedp.Poll[chromedp.Void](asked+" === 2", chromedp.WithPollingInterval(50*time.Millisecond)),
-		shows(`#conn[title="not following: the run cannot be shown"]`), shows(`#load-error[data-code="CORRUPT_EVENT_STREAM"]`))
+		shows(`#conn[title="not following: the run cannot be shown"]`), shows(`#load-error[data-code="CORRUPT_EVENT_STREAM"]`),
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`window.__streams.length === %d && window.__streams.every((e) => e.readyState === EventSource.CLOSED)`, opened+1),
+			chromedp.WithPollingInterval(50*time.Millisecond)))
 }

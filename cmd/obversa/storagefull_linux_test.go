@@ -117,32 +117,10 @@ func TestStorageFullPausesRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			gate := filepath.Join(dir, "gate")
-			text := strings.NewReplacer("GATE", gate, "LONG", strings.Repeat("y", tt.text)).Replace(storageRunFile)
-			runFile := writeRunFile(t, text)
-			dir = filepath.Dir(runFile)
-			if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
-				t.Fatalf("lock: %s", r.stderr)
-			}
-			runs := filepath.Join(dir, ".obversa", "default", "runs")
-			smallDevice(t, runs, "2m")
-
-			cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--json", "--run-id", "full", runFile)
-			cmd.Dir = dir
-			var out, errb bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
-			runDir := filepath.Join(runs, "full")
-			waitFor(t, 30*time.Second, "node wait to start", func() bool {
-				_, err := os.Stat(filepath.Join(runDir, "events.jsonl"))
-				return err == nil && len(recorded(t, runDir, "graph:node-attempt-started")) == 1
-			})
+			fr := startOnSmallDevice(t, strings.Repeat("y", tt.text), nil)
+			dir, runs, runDir, cmd, out, errb := fr.dir, fr.runs, fr.runDir, fr.cmd, &fr.out, &fr.errb
 			filler := fill(t, runs, "filler", tt.leave)
-			if err := os.WriteFile(gate, nil, 0o644); err != nil {
+			if err := os.WriteFile(fr.gate, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			err := cmd.Wait()
@@ -242,6 +220,48 @@ func TestStorageFullRefusesStart(t *testing.T) {
 }
 
 // readLog returns the run's worker.log, for failure messages.
+// fullRun is an `obversa run --json --run-id full` of storageRunFile
+// started by startOnSmallDevice, its first node holding on its gate.
+type fullRun struct {
+	dir, runs, runDir, gate string
+	cmd                     *exec.Cmd
+	out, errb               bytes.Buffer
+}
+
+// startOnSmallDevice pins storageRunFile (LONG replaced by long, then
+// edit applied when not nil) in a new directory, puts its runs directory
+// on a 2 MiB file system of its own and starts the run, returning once
+// its first node's attempt has started.
+func startOnSmallDevice(t *testing.T, long string, edit func(string) string) *fullRun {
+	t.Helper()
+	fr := &fullRun{dir: t.TempDir()}
+	fr.gate = filepath.Join(fr.dir, "gate")
+	text := strings.NewReplacer("GATE", fr.gate, "LONG", long).Replace(storageRunFile)
+	if edit != nil {
+		text = edit(text)
+	}
+	runFile := writeRunFile(t, text)
+	fr.dir = filepath.Dir(runFile)
+	if r := obversa(t, fr.dir, "plugin", "lock", runFile); r.code != 0 {
+		t.Fatalf("lock: %s", r.stderr)
+	}
+	fr.runs = filepath.Join(fr.dir, ".obversa", "default", "runs")
+	smallDevice(t, fr.runs, "2m")
+	fr.cmd = exec.Command(filepath.Join(binDir, "obversa"), "run", "--json", "--run-id", "full", runFile)
+	fr.cmd.Dir = fr.dir
+	fr.cmd.Stdout, fr.cmd.Stderr = &fr.out, &fr.errb
+	if err := fr.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fr.cmd.Process.Kill(); _, _ = fr.cmd.Process.Wait() })
+	fr.runDir = filepath.Join(fr.runs, "full")
+	waitFor(t, 30*time.Second, "node wait to start", func() bool {
+		_, err := os.Stat(filepath.Join(fr.runDir, "events.jsonl"))
+		return err == nil && len(recorded(t, fr.runDir, "graph:node-attempt-started")) == 1
+	})
+	return fr
+}
+
 func readLog(runDir string) string {
 	b, _ := os.ReadFile(filepath.Join(runDir, "worker.log"))
 	return string(b)
@@ -254,31 +274,10 @@ func readLog(runDir string) string {
 // worker exit for it), not a worker whose end was never recorded.
 func TestPauseNamesWhatCutTheAttemptOff(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	gate := filepath.Join(dir, "gate")
-	text := strings.NewReplacer("GATE", gate, "LONG", "x").Replace(storageRunFile)
 	// Node wait, the first node, is not retry-safe.
-	text = strings.Replace(text, "retry_safe = true", "retry_safe = false", 1)
-	runFile := writeRunFile(t, text)
-	dir = filepath.Dir(runFile)
-	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
-		t.Fatalf("lock: %s", r.stderr)
-	}
-	runs := filepath.Join(dir, ".obversa", "default", "runs")
-	smallDevice(t, runs, "2m")
-	cmd := exec.Command(filepath.Join(binDir, "obversa"), "run", "--json", "--run-id", "full", runFile)
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
-	runDir := filepath.Join(runs, "full")
-	waitFor(t, 30*time.Second, "node wait to start", func() bool {
-		_, err := os.Stat(filepath.Join(runDir, "events.jsonl"))
-		return err == nil && len(recorded(t, runDir, "graph:node-attempt-started")) == 1
-	})
+	notRetrySafe := func(text string) string { return strings.Replace(text, "retry_safe = true", "retry_safe = false", 1) }
+	fr := startOnSmallDevice(t, "x", notRetrySafe)
+	dir, runs, runDir, cmd, out, errb, gate := fr.dir, fr.runs, fr.runDir, fr.cmd, &fr.out, &fr.errb, fr.gate
 	if started := recorded(t, runDir, "graph:node-attempt-started"); started[0]["retry_safe"] != false {
 		t.Fatalf("attempt-started %v, want node wait not retry-safe", started[0])
 	}

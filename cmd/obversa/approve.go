@@ -76,23 +76,11 @@ request}, then, when it carried the run on, the run's result object.`,
 			if sigs.prep.Err() != nil {
 				return failedErr(fmt.Errorf("interrupted: %s", recordedDecision(cmd.Context(), ref, position)))
 			}
-			switch {
-			case errors.Is(err, runstate.ErrNotAwaitingApproval):
-				return usageErr(fmt.Errorf("%w%s", err, suggestPosition(cmd.Context(), ref, position)))
-			case errors.Is(err, watchdog.ErrAlreadyDecided):
-				// A refusal, not a wrong command line: APPROVAL_DECIDED.
-				return &exitError{code: exitUsage, err: notCarriedOn(cmd.Context(), ref, position, err), reason: CodeApprovalDecided}
-			case errors.Is(err, runstate.ErrEmptyRecord):
-				return failedErr(runErr(ref, err))
-			case err != nil:
-				return writeErr(err)
-			}
-			obj := approvalObject{Position: a.Position, Decision: a.Decision, RecordedBy: "approve", Request: a.Request}
-			if a.Request != "" {
-				obj.RecordedBy = "worker"
+			if err != nil {
+				return approveErr(cmd.Context(), ref, position, err)
 			}
 			w := cmd.OutOrStdout()
-			if asJSON {
+			if obj := newApprovalObject(a); asJSON {
 				writeJSON(w, obj)
 			} else {
 				printApproval(cmd, obj, dir, noResume)
@@ -124,6 +112,16 @@ request}, then, when it carried the run on, the run's result object.`,
 	return cmd
 }
 
+// newApprovalObject is what approve prints of the decision a recorded:
+// by the run's live worker when it answered a request, else by approve.
+func newApprovalObject(a *watchdog.Approval) approvalObject {
+	obj := approvalObject{Position: a.Position, Decision: a.Decision, RecordedBy: "approve", Request: a.Request}
+	if a.Request != "" {
+		obj.RecordedBy = "worker"
+	}
+	return obj
+}
+
 func printApproval(cmd *cobra.Command, a approvalObject, dir string, noResume bool) {
 	verb := "approved"
 	if a.Decision == "deny" {
@@ -138,6 +136,24 @@ func printApproval(cmd *cobra.Command, a approvalObject, dir string, noResume bo
 		fmt.Fprintf(cmd.OutOrStdout(), "%s %s; carry the run on with `obversa resume %s`\n", verb, a.Position, dir)
 	default:
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s %s; carrying the run on\n", verb, a.Position)
+	}
+}
+
+// approveErr is the command's error for watchdog.Approve's refusal err
+// of the decision on position: a position not awaiting approval is a
+// usage error naming the closest one, a decided one APPROVAL_DECIDED, an
+// empty record a failure, anything else a write error.
+func approveErr(ctx context.Context, ref runRef, position string, err error) error {
+	switch {
+	case errors.Is(err, runstate.ErrNotAwaitingApproval):
+		return usageErr(fmt.Errorf("%w%s", err, suggestPosition(ctx, ref, position)))
+	case errors.Is(err, watchdog.ErrAlreadyDecided):
+		// A refusal, not a wrong command line: APPROVAL_DECIDED.
+		return &exitError{code: exitUsage, err: notCarriedOn(ctx, ref, position, err), reason: CodeApprovalDecided}
+	case errors.Is(err, runstate.ErrEmptyRecord):
+		return failedErr(runErr(ref, err))
+	default:
+		return writeErr(err)
 	}
 }
 

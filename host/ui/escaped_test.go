@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"io"
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -22,13 +20,7 @@ func TestPagesNameEscapedControls(t *testing.T) {
 	_, hs := newTestServer(t, storage, Options{})
 	meta := regexp.MustCompile(`<meta name="obversa-escaped" content="([^"]*)">`)
 	for _, p := range []string{"/", "/runs/r1"} {
-		resp, err := http.Get(hs.URL + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		m := meta.FindSubmatch(body)
+		m := meta.FindSubmatch([]byte(get(t, hs.URL+p)))
 		if m == nil {
 			t.Errorf("GET %s names no escaped code points", p)
 			continue

@@ -9,6 +9,7 @@ import (
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 
+	"github.com/obversa/obversa/internal/pathtree"
 	"github.com/obversa/obversa/internal/regfile"
 	"github.com/obversa/obversa/internal/shellquote"
 )
@@ -58,7 +59,7 @@ func CheckPluginFile(rf *RunFile, p *Plugin) *hclv2.Diagnostic {
 // relative to the run file's directory when it lies inside it, as a
 // person wrote it; otherwise absolute.
 func (rf *RunFile) DisplayPath(path string) string {
-	if rel, err := filepath.Rel(rf.Dir, path); err == nil && within(rf.Dir, path) {
+	if rel, err := filepath.Rel(rf.Dir, path); err == nil && pathtree.Within(rf.Dir, path) {
 		return rel
 	}
 	return path

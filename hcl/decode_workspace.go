@@ -6,10 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/obversa/obversa/internal/pathtree"
 )
 
 // workspace decodes the workspace block. The root must be an existing
@@ -63,7 +64,7 @@ func (d *decoder) checkRoot(written, root string, allowOutside bool, rng hclv2.R
 	}
 	realRoot, err1 := filepath.EvalSymlinks(root)
 	realDir, err2 := filepath.EvalSymlinks(d.dir)
-	if err1 != nil || err2 != nil || within(realDir, realRoot) {
+	if err1 != nil || err2 != nil || pathtree.Within(realDir, realRoot) {
 		return
 	}
 	resolved := ""
@@ -72,11 +73,4 @@ func (d *decoder) checkRoot(written, root string, allowOutside bool, rng hclv2.R
 	}
 	d.warnAt(rng, "Workspace root is outside the run file's directory",
 		fmt.Sprintf("workspace.root %q%s lies outside the directory of the run file, after following symlinks and \"..\". Plugins and their commands work there and the run keeps its workspace lease there (in .obversa/). If that is intended, add allow_outside = true to the workspace block; otherwise point root inside the run file's directory.", written, resolved))
-}
-
-// within reports whether path is dir or lies below it; both are clean
-// absolute paths.
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

@@ -4,10 +4,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 
+	"github.com/obversa/obversa/internal/pathtree"
 	"github.com/obversa/obversa/store"
 )
 
@@ -34,21 +33,12 @@ func StorageAdvice(err error, chosen string) string {
 // binary src, or nil: the storage directory's fault, not the binary's.
 func underStorage(err error, dir, src string) error {
 	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Path != src && within(dir, pe.Path) {
+	if errors.As(err, &pe) && pe.Path != src && pathtree.Within(dir, pe.Path) {
 		return pe
 	}
 	var le *os.LinkError
-	if errors.As(err, &le) && within(dir, le.New) {
+	if errors.As(err, &le) && pathtree.Within(dir, le.New) {
 		return le
 	}
 	return nil
-}
-
-// within reports whether path p is dir or lies under it (lexically).
-func within(dir, p string) bool {
-	if dir == "" {
-		return false
-	}
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }

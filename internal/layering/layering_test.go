@@ -25,7 +25,9 @@ const module = "github.com/obversa/obversa"
 // internal/idname, the suggestion of a valid id for a name that is not one,
 // is a leaf the run file's decoder and the command line share;
 // internal/bidi, the bidirectional controls shown as escapes, is a leaf
-// the command line and the host's views share.
+// the command line and the host's views share; internal/pathtree, whether
+// a path lies in a directory's tree, is a leaf the run file's decoder and
+// the host share.
 // The longest matching
 // prefix decides; "" means nothing of ours. A package, or a prefix it may
 // import, covers the subpackages below it unless they have a rule of their
@@ -38,7 +40,7 @@ var allowed = map[string][]string{
 	"store/simfs":          {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut", "internal/shellquote"},
 	"store/storetest":      {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut", "internal/shellquote"},
 	"plugin":               {"plugin/internal/", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
-	"hcl":                  {"internal/regfile", "internal/idname", "internal/shellquote"},
+	"hcl":                  {"internal/regfile", "internal/idname", "internal/shellquote", "internal/pathtree"},
 	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
 	"sdk/conformance":      {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/canonjson", "internal/shellquote"},
 	"internal/proc":        {},
@@ -56,7 +58,7 @@ var allowed = map[string][]string{
 	"internal/keeperwait":  {},
 	"internal/idname":      {},
 	"internal/bidi":        {},
-	"host":                 {"store", "plugin", "hcl", "host/", "internal/idname", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable", "internal/runecut", "internal/canonjson", "internal/shellquote", "internal/bidi"},
+	"host":                 {"store", "plugin", "hcl", "host/", "internal/idname", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable", "internal/runecut", "internal/canonjson", "internal/shellquote", "internal/bidi", "internal/pathtree"},
 	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
 }
 

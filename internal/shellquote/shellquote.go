@@ -1,6 +1,9 @@
 package shellquote
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Quote returns s as one word of a POSIX shell command (sh, bash, dash,
 // zsh): s itself when it is not empty and holds only letters, digits and
@@ -10,47 +13,47 @@ import "strings"
 // back as exactly s: nothing in single quotes is expanded.
 //
 // An s holding a control character other than tab and line feed (ESC,
-// DEL, ...) is written in ANSI-C quotes instead, $'...' with each such
-// byte, each backslash and each single quote escaped (\x1b, \\, \'):
-// a terminal shows such a byte as an escape, never as itself, so a
-// single-quoted copy of what it shows names another word. bash, zsh and
-// ksh read $'...' (POSIX.1-2024 sh too; older dash does not).
+// DEL, ...) keeps each run of such bytes out of the quotes and writes it
+// as "$(printf '\033')", octal escapes of printf's format: a terminal
+// shows such a byte as an escape, never as itself, so a single-quoted copy
+// of what it shows names another word. Every POSIX shell reads that form
+// (dash too, which does not read bash's $'...').
 func Quote(s string) string {
 	if plain(s) {
 		return s
 	}
-	if strings.IndexFunc(s, control) >= 0 {
-		return ansiC(s)
+	if strings.IndexFunc(s, control) < 0 {
+		return single(s)
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	var b strings.Builder
+	for s != "" {
+		i := strings.IndexFunc(s, control)
+		if i < 0 {
+			i = len(s)
+		}
+		if i > 0 {
+			b.WriteString(single(s[:i]))
+			s = s[i:]
+			continue
+		}
+		b.WriteString(`"$(printf '`)
+		for s != "" && control(rune(s[0])) {
+			b.WriteString(`\`)
+			b.WriteString(strconv.FormatUint(uint64(s[0])|0o1000, 8)[1:])
+			s = s[1:]
+		}
+		b.WriteString(`')"`)
+	}
+	return b.String()
 }
+
+// single is s in single quotes, where each single quote of s closes the
+// quoted text, follows as \' and opens it again.
+func single(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // control reports whether r is a control character a terminal does not
 // show as itself in a copy-paste command: C0 but tab and line feed, DEL.
 func control(r rune) bool { return (r < 0x20 && r != '\t' && r != '\n') || r == 0x7f }
-
-// ansiC is s as one $'...' word: control bytes, backslashes and single
-// quotes escaped, everything else as it is.
-func ansiC(s string) string {
-	var b strings.Builder
-	b.WriteString("$'")
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\\' || c == '\'':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < 0x20 || c == 0x7f:
-			const hex = "0123456789abcdef"
-			b.WriteString(`\x`)
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&0xf])
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
-}
 
 // Join quotes each word and joins them with spaces: a whole command.
 func Join(words ...string) string {

@@ -43,24 +43,33 @@ func TestShellReadsBackEachWord(t *testing.T) {
 	}
 }
 
-// TestControlCharactersReadBackInBash: a word holding ESC or DEL (a
-// directory so named) is written $'...', which a terminal shows as it is
-// and bash reads back as the word.
-func TestControlCharactersReadBackInBash(t *testing.T) {
-	path, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("bash not installed")
+// TestControlCharactersReadBackInEveryShell: a word holding ESC or DEL
+// (a directory so named) is written without the byte itself, which a
+// terminal would show as an escape, and sh (dash here), bash and zsh
+// read it back as the word.
+func TestControlCharactersReadBackInEveryShell(t *testing.T) {
+	words := []string{"runs/\x1b[31mred", "a'b\\c\x7f", "\x01x y\x1b", "\x1b\x1b%s\x1f'", "%d\x7f\\n"}
+	ran := 0
+	for _, shell := range []string{"sh", "dash", "bash", "zsh"} {
+		path, err := exec.LookPath(shell)
+		if err != nil {
+			t.Logf("%s not installed", shell)
+			continue
+		}
+		ran++
+		for _, w := range words {
+			q := Quote(w)
+			if strings.ContainsAny(q, "\x1b\x7f\x01\x1f") {
+				t.Errorf("Quote(%q) = %q holds the control character", w, q)
+			}
+			out, err := exec.Command(path, "-c", "printf '%s' "+q).Output()
+			if err != nil || string(out) != w {
+				t.Errorf("%s read %q back as %q (quoted %s): %v", shell, w, out, q, err)
+			}
+		}
 	}
-	words := []string{"runs/\x1b[31mred", "a'b\\c\x7f", "\x01x y\x1b"}
-	for _, w := range words {
-		q := Quote(w)
-		if strings.ContainsAny(q, "\x1b\x7f\x01") {
-			t.Errorf("Quote(%q) = %q holds the control character", w, q)
-		}
-		out, err := exec.Command(path, "-c", "printf '%s' "+q).Output()
-		if err != nil || string(out) != w {
-			t.Errorf("bash read %q back as %q (quoted %s): %v", w, out, q, err)
-		}
+	if ran == 0 {
+		t.Skip("no shell installed")
 	}
 }
 
@@ -97,34 +106,30 @@ func FuzzQuote(f *testing.F) {
 	})
 }
 
-// unquote reads a word made of '…' runs and \' escapes, as sh does, or
-// one $'…' word with \xHH, \\ and \' escapes, as bash does.
+// unquote reads a word made of '…' runs, \' escapes and "$(printf
+// '\ooo…')" runs of octal escapes, as sh does.
 func unquote(q string) (string, bool) {
 	var b strings.Builder
-	if body, ok := strings.CutPrefix(q, "$'"); ok {
-		for body != "'" {
-			switch {
-			case strings.HasPrefix(body, `\x`) && len(body) >= 4:
-				n, err := strconv.ParseUint(body[2:4], 16, 8)
+	const open, shut = `"$(printf '`, `')"`
+	for q != "" {
+		switch {
+		case strings.HasPrefix(q, open):
+			body, rest, ok := strings.Cut(q[len(open):], shut)
+			if !ok || body == "" {
+				return "", false
+			}
+			for body != "" {
+				if len(body) < 4 || body[0] != '\\' {
+					return "", false
+				}
+				n, err := strconv.ParseUint(body[1:4], 8, 8)
 				if err != nil {
 					return "", false
 				}
 				b.WriteByte(byte(n))
 				body = body[4:]
-			case strings.HasPrefix(body, `\\`) || strings.HasPrefix(body, `\'`):
-				b.WriteByte(body[1])
-				body = body[2:]
-			case body == "" || body[0] == '\\' || body[0] == '\'':
-				return "", false
-			default:
-				b.WriteByte(body[0])
-				body = body[1:]
 			}
-		}
-		return b.String(), true
-	}
-	for q != "" {
-		switch {
+			q = rest
 		case strings.HasPrefix(q, `\'`):
 			b.WriteByte('\'')
 			q = q[2:]

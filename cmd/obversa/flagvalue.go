@@ -13,11 +13,12 @@ import (
 // beyond what its type holds, so a value out of range is refused as a flag
 // error, like one that is no number: a usage error (exit 2) naming the
 // flag, the value and the range (boundFlagError, docs/cli.md). what says
-// why min is the least.
+// why min is the least, or why max is the most when it is bounded.
 type atLeast[T int | int64] struct {
-	p    *T
-	min  T
-	what string
+	p        *T
+	min, max T
+	bounded  bool // max is the most; else what T holds is
+	what     string
 }
 
 // atLeastVar defines flag name on fs as an integer of at least min,
@@ -27,6 +28,13 @@ func atLeastVar[T int | int64](fs *pflag.FlagSet, p *T, name string, def, min T,
 	fs.Var(&atLeast[T]{p: p, min: min, what: what}, name, usage)
 }
 
+// betweenVar defines flag name on fs as an integer from min to max,
+// default def, stored in p; what says why those are its bounds.
+func betweenVar[T int | int64](fs *pflag.FlagSet, p *T, name string, def, min, max T, what, usage string) {
+	*p = def
+	fs.Var(&atLeast[T]{p: p, min: min, max: max, bounded: true, what: what}, name, usage)
+}
+
 // String is the value as pflag prints a default: the number in decimal.
 func (v *atLeast[T]) String() string { return strconv.FormatInt(int64(*v.p), 10) }
 
@@ -34,16 +42,19 @@ func (v *atLeast[T]) String() string { return strconv.FormatInt(int64(*v.p), 10)
 func (v *atLeast[T]) Type() string { return "int" }
 
 // Set parses s as pflag parses an integer (decimal, 0x…, 0o…, 0b…). A
-// value that is no whole number, is below min or is beyond what T holds
-// is refused with the same message, which names the range.
+// value that is no whole number, is below min or is above max (or beyond
+// what T holds) is refused with the same message, which names the range.
 func (v *atLeast[T]) Set(s string) error {
 	bits := 64
 	if _, isInt := any(*v.p).(int); isInt {
 		bits = strconv.IntSize
 	}
 	max := int64(1)<<(bits-1) - 1
+	if v.bounded {
+		max = int64(v.max)
+	}
 	n, err := strconv.ParseInt(s, 0, bits)
-	if err != nil || n < int64(v.min) {
+	if err != nil || n < int64(v.min) || n > max {
 		return fmt.Errorf("must be a whole number from %d to %d (%s)", v.min, max, v.what)
 	}
 	*v.p = T(n)

@@ -98,7 +98,8 @@ header. The reference tool verifies the result: minisign -V -p minisign.pub -m B
 	cmd.Flags().StringVar(&passwordFile, "password-file", "", "password of an encrypted secret key, on this file's first line")
 	cmd.Flags().StringVar(&name, "name", "", "plugin name to sign (default: the plugin's Describe name)")
 	cmd.Flags().StringVar(&version, "version", "", "plugin version to sign (default: the plugin's Describe version)")
-	atLeastVar(cmd.Flags(), &protocol, "protocol", plugin.ProtocolVersion, 1, "protocol versions count from 1", "plugin protocol version the binary speaks")
+	betweenVar(cmd.Flags(), &protocol, "protocol", plugin.ProtocolVersion, 1, plugin.ProtocolVersion,
+		"the plugin protocol versions this obversa speaks; it cannot launch a plugin of another", "plugin protocol version the binary speaks")
 	cmd.Flags().StringVar(&goos, "os", "", "GOOS the binary is built for (default: read from the binary)")
 	cmd.Flags().StringVar(&goarch, "arch", "", "GOARCH the binary is built for (default: read from the binary)")
 	cmd.Flags().StringVar(&out, "out", "", "signature file to write (default: BIN.minisig)")

@@ -37,22 +37,8 @@ Ctrl-C (or SIGTERM) pauses the run again (OPERATOR_PAUSE), as on ` + "`obversa r
 second Ctrl-C exits at once and leaves it interrupted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch o.Reconciled {
-			case "", "done", "not-done":
-			default:
-				return usageErr(fmt.Errorf("--reconciled=%s: want done (the attempt's effect happened) or not-done (it did not)", echoArg(o.Reconciled)))
-			}
-			if o.Reconciled != "" && o.Position == "" {
-				return usageErr(errors.New("--reconciled answers a reconcile-attempt pause: add --position POS, the position status names"))
-			}
-			if result != "" && o.Reconciled != "done" {
-				return usageErr(fmt.Errorf("--result is the node's result when its attempt took effect: it goes with --reconciled=done, not %s", echoArg(o.Reconciled)))
-			}
-			if result != "" {
-				if !json.Valid([]byte(result)) {
-					return usageErr(fmt.Errorf("--result %s is not JSON", echoArg(result)))
-				}
-				o.Result = json.RawMessage(result)
+			if err := resumeFlags(&o, result, force, yes); err != nil {
+				return err
 			}
 			ref, err := g.findRun(cmd.Context(), args[0])
 			if err != nil {
@@ -66,9 +52,6 @@ second Ctrl-C exits at once and leaves it interrupted.`,
 			sigs, stop := watchSignals()
 			defer stop()
 			ctx := sigs.ctx
-			if yes && !force {
-				return usageErr(errors.New("--yes answers --force-takeover's question; add --force-takeover, or drop --yes"))
-			}
 			if force {
 				if o.Lock, err = forceTakeover(sigs.prep, ref, os.Stdin, cmd.ErrOrStderr(), yes); err != nil {
 					return err
@@ -96,6 +79,33 @@ second Ctrl-C exits at once and leaves it interrupted.`,
 	cmd.Flags().BoolVar(&force, "force-takeover", false, "take a run kept in a database over although its owner's lease has not expired, once you have confirmed its host is gone")
 	cmd.Flags().BoolVar(&yes, "yes", false, "with --force-takeover: do not ask")
 	return cmd
+}
+
+// resumeFlags checks resume's flags against each other before the run
+// is looked up, and sets o.Result from --result: a mistake is a usage
+// error (exit 2) saying what goes with what.
+func resumeFlags(o *watchdog.ResumeOptions, result string, force, yes bool) error {
+	switch o.Reconciled {
+	case "", "done", "not-done":
+	default:
+		return usageErr(fmt.Errorf("--reconciled=%s: want done (the attempt's effect happened) or not-done (it did not)", echoArg(o.Reconciled)))
+	}
+	if o.Reconciled != "" && o.Position == "" {
+		return usageErr(errors.New("--reconciled answers a reconcile-attempt pause: add --position POS, the position status names"))
+	}
+	if result != "" && o.Reconciled != "done" {
+		return usageErr(fmt.Errorf("--result is the node's result when its attempt took effect: it goes with --reconciled=done, not %s", echoArg(o.Reconciled)))
+	}
+	if result != "" {
+		if !json.Valid([]byte(result)) {
+			return usageErr(fmt.Errorf("--result %s is not JSON", echoArg(result)))
+		}
+		o.Result = json.RawMessage(result)
+	}
+	if yes && !force {
+		return usageErr(errors.New("--yes answers --force-takeover's question; add --force-takeover, or drop --yes"))
+	}
+	return nil
 }
 
 // resumeRun carries the run at dir on, showing its progress in mode once

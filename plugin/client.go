@@ -35,6 +35,8 @@ type Client struct {
 	closeOnce sync.Once
 	// tmpDir is the private copy's directory to remove on Close, if any.
 	tmpDir string
+	// sockets is the plugin's socket directory, removed by Close.
+	sockets string
 	// tree is what the launch may have started, stopped by Close.
 	tree tree
 	// closeErr is what the first Close found left running.
@@ -84,7 +86,7 @@ func (c *Client) Exited() bool { return c.gp.Exited() }
 // the processes carrying the launch's LaunchEnv marker and their
 // descendants (frozen, SIGTERM, 2 s, SIGKILL; skipped when
 // LaunchConfig.Supervised), the plugin's process group and, confined, its
-// cgroup. It returns nil when none is left, else a *LeftRunningError
+// cgroup, and removes the plugin's socket directory. It returns nil when none is left, else a *LeftRunningError
 // (ErrLeftRunning) naming the survivors, also logged. Close is idempotent:
 // later calls return the first call's result.
 func (c *Client) Close() error {
@@ -98,6 +100,7 @@ func (c *Client) Close() error {
 			c.logger.Error("plugin processes left running", "error", err)
 			c.closeErr = err
 		}
+		removeSockets(c.sockets)
 	})
 	return c.closeErr
 }

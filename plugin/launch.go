@@ -38,7 +38,8 @@ const DefaultStartTimeout = time.Minute
 // executed, directly (no shell), gRPC only, with mutual TLS (go-plugin's
 // automatic mTLS, the host's certificate from ClientCertificate), exactly
 // cfg.Env as environment, its unix socket in a short private directory
-// (so a long TMPDIR does not matter) and, on Linux, SIGKILL when the
+// (so a long TMPDIR does not matter; removed when the plugin ends, and
+// after a crash of this process by the next sweep: SweepSockets) and, on Linux, SIGKILL when the
 // launching thread dies. A failed handshake is a *StartError (ErrHandshake)
 // that says why: the plugin's exit code or signal, a first stdout line that
 // is not a handshake or is too long, and the end of its stderr. A binary
@@ -73,7 +74,13 @@ func (cfg *LaunchConfig) binary() (path, tmpDir string, err error) {
 	}
 	dir := cfg.CacheDir
 	if dir == "" {
-		if tmpDir, err = os.MkdirTemp("", "obversa-plugin-"); err != nil {
+		// In this process's own directory, which a sweep removes should
+		// the process die before Close.
+		own, err := socketDir()
+		if err != nil {
+			return "", "", err
+		}
+		if tmpDir, err = os.MkdirTemp(own, "copy-"); err != nil {
 			return "", "", err
 		}
 		dir = tmpDir
@@ -111,6 +118,10 @@ type launcher struct {
 	bare *bareGroup
 	run  *procRunner
 	gp   *goplugin.Client
+	// sockets is the plugin's socket directory go-plugin made, removed
+	// when the plugin ends however it ends (go-plugin removes it only
+	// after a process it started).
+	sockets string
 }
 
 // launch executes the verified binary at path and completes the handshake.
@@ -241,8 +252,8 @@ func (l *launcher) clientConfig(sockets string, tlsConfig *tls.Config) *goplugin
 		// directory) on a command of its own; the
 		// plugin runs as cmd with them added. Its stdin is /dev/null,
 		// never the host's.
-		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
-			l.env = append(l.env, spec.Env...)
+		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, dir string) (runner.Runner, error) {
+			l.env, l.sockets = append(l.env, spec.Env...), dir
 			var err error
 			l.run, err = newProcRunner(l.command, l.logger, l.cfg.Redact)
 			return l.run, err
@@ -315,6 +326,7 @@ func (l *launcher) connect() (*Client, error) {
 		proc:     l.run.cmd.Process,
 		logger:   l.logger,
 		stopProc: l.stopProc,
+		sockets:  l.sockets,
 		tree: tree{name: cfg.Name, marker: l.marker, pgid: l.run.cmd.Process.Pid,
 			confine: cfg.Confine, bare: l.bare, supervised: cfg.Supervised},
 	}
@@ -366,6 +378,7 @@ func (l *launcher) fail(err error) (*Client, error) {
 		l.logger.Error("plugin processes left running after a failed launch", "error", left)
 		err = errors.Join(err, left)
 	}
+	removeSockets(l.sockets)
 	return nil, err
 }
 

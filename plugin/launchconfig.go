@@ -47,8 +47,9 @@ type LaunchConfig struct {
 	// once Launch has returned.
 	File *os.File
 	// CacheDir is where Launch places the verified copy when Verified is
-	// false; empty = a new private temporary directory, removed when the
-	// Client closes.
+	// false; empty = a new private directory in this process's socket
+	// directory (docs/decisions.md, "Plugin socket directories"), removed
+	// when the Client closes or, after a crash, by the next sweep.
 	CacheDir string
 	// Redact, when set, is applied to the plugin's stderr before a start
 	// error quotes it (the host passes its known-secret redaction).

@@ -185,8 +185,9 @@ func sha256Hex(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// runLauncher launches the test binary as a plugin, prints the plugin's pid
-// and waits to be killed; it stands for a host that crashes.
+// runLauncher launches the test binary as a plugin (with the launcher's
+// TMPDIR), prints the plugin's pid and waits to be killed; it stands for a
+// host that crashes.
 func runLauncher() int {
 	self, err := os.Executable()
 	if err != nil {
@@ -198,7 +199,7 @@ func runLauncher() int {
 	}
 	c, err := plugin.Launch(context.Background(), plugin.LaunchConfig{
 		Name: "orphan", Type: plugin.TypeEngine, Path: self, SHA256: digest,
-		Env: []string{modeEnv + "=both"},
+		Env: []string{modeEnv + "=both", "TMPDIR=" + os.Getenv("TMPDIR")},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

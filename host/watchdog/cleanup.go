@@ -30,10 +30,12 @@ func (s *supervisor) cleanup(ctx context.Context) ([]proc.Proc, error) {
 // verified by (pid, start time). Then it stops what is left in the run's
 // tagged cgroups and removes them (plugin.StopTaggedGroups): a worker
 // that died left its plugins' groups — memory groups included — for
-// whoever stops the run. It returns the processes it found and those
-// that survived.
+// whoever stops the run. Then it removes the plugin socket directories
+// of processes that ended (plugin.SweepSockets): a killed worker's. It
+// returns the processes it found and those that survived.
 func stopRun(ctx context.Context, marker string, grace time.Duration) (found, left []proc.Proc) {
 	found, left = proc.StopTree(ctx, launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true}, grace)
 	grouped, groupLeft := plugin.StopTaggedGroups(launch.GroupTag(marker))
+	plugin.SweepSockets()
 	return union(found, procsOf(grouped)), union(left, procsOf(groupLeft))
 }

@@ -107,7 +107,7 @@ func referenceBlocked(s *State) []bool {
 				if b {
 					break
 				}
-				j := s.vindex[dep]
+				j := s.link().index[dep]
 				d := s.vertices[j]
 				b = (d.Status() == StatusFailed && d.Def.Kind != KindOptional) || visit(j)
 			}
@@ -136,7 +136,7 @@ func referenceDependencyFailed(s *State, blocked []bool) []bool {
 			memo[i] = 1
 			v := s.vertices[i]
 			for _, dep := range v.Def.DependsOn {
-				j := s.vindex[dep]
+				j := s.link().index[dep]
 				d := s.vertices[j]
 				if blocked[i] && (d.Status() == StatusFailed && d.Def.Kind != KindOptional || visit(j)) {
 					memo[i] = 2

@@ -1,5 +1,7 @@
 package graph
 
+import "slices"
+
 // The decision index. Replaying a record checks every recorded dispatch,
 // loop step and expansion against Decide, so a Decide that looked at every
 // vertex made a fold quadratic in the graph's size. The State instead
@@ -27,17 +29,71 @@ package graph
 
 // vertexIndex is one vertex's part of the decision index.
 type vertexIndex struct {
-	idx        int   // position in the definition
-	pending    int   // dependencies not green yet (a repeated edge counts twice)
-	dependents []int // the vertices depending on this one
-	blocked    bool  // can never begin (see Blocked)
-	byDep      bool  // blocked because a dependency failed for good (see DependencyFailed)
-	green      bool  // green, seen once
-	hard       bool  // failed for good while not optional, seen once
-	active     int   // units dispatched, started or paused
-	open       bool  // counted in State.open
-	openActive bool  // counted in State.openActive
+	idx        int  // position in the definition
+	pending    int  // dependencies not green yet (a repeated edge counts twice)
+	blocked    bool // can never begin (see Blocked)
+	byDep      bool // blocked because a dependency failed for good (see DependencyFailed)
+	green      bool // green, seen once
+	hard       bool // failed for good while not optional, seen once
+	active     int  // units dispatched, started or paused
+	open       bool // counted in State.open
+	openActive bool // counted in State.openActive
 	idle       bitSet
+}
+
+// links is what the definition alone decides of a State and only the
+// fold of an event and a look-up by id read: each vertex's index by id,
+// and the vertices depending on each (its dependents: a vertex's
+// entries of deps from from[i] to from[i+1], ascending, a repeated edge
+// twice). A restore does not build them (docs/architecture.md, "Fold
+// snapshot"): a reader that folds no event after the snapshot and looks
+// no vertex up by id, as a status of a finished run, never needs them.
+type links struct {
+	index map[string]int
+	from  []int32
+	deps  []int32
+}
+
+// link returns s's links, building them on first use. Safe for
+// concurrent readers of one State.
+func (s *State) link() *links {
+	s.linkOnce.Do(func() { s.links = newLinks(s.vertices) })
+	return s.links
+}
+
+func newLinks(vs []*VertexState) *links {
+	l := &links{index: make(map[string]int, len(vs)), from: make([]int32, len(vs)+1)}
+	edges := 0
+	for i, v := range vs {
+		l.index[v.Def.ID] = i
+		edges += len(v.Def.DependsOn)
+	}
+	// Counted, then filled in declaration order, so each vertex's
+	// dependents ascend.
+	for _, v := range vs {
+		for _, dep := range v.Def.DependsOn {
+			l.from[l.index[dep]+1]++
+		}
+	}
+	for i := range vs {
+		l.from[i+1] += l.from[i]
+	}
+	l.deps = make([]int32, edges)
+	next := slices.Clone(l.from[:len(vs)])
+	for i, v := range vs {
+		for _, dep := range v.Def.DependsOn {
+			d := l.index[dep]
+			l.deps[next[d]] = int32(i)
+			next[d]++
+		}
+	}
+	return l
+}
+
+// dependents returns the indexes of the vertices depending on v.
+func (s *State) dependents(v *VertexState) []int32 {
+	l := s.link()
+	return l.deps[l.from[v.ix.idx]:l.from[v.ix.idx+1]]
 }
 
 // decisionIndex is the State's part of the decision index.
@@ -49,7 +105,7 @@ type decisionIndex struct {
 	openActive  int    // of those, the ones with a unit holding a position
 }
 
-// buildIndex sets up the index of a new State (shape made the edges):
+// buildIndex sets up the index of a new State (shape made its vertices):
 // pending counts and every vertex's entries.
 func (s *State) buildIndex() {
 	s.idx = decisionIndex{stepping: newBitSet(len(s.vertices)), dispatching: newBitSet(len(s.vertices))}
@@ -113,14 +169,14 @@ func (s *State) refresh(v *VertexState) {
 	fin := v.Def.Kind == KindFinalizer
 	if (passed || failed && v.Def.Kind == KindOptional) && !v.ix.green {
 		v.ix.green = true
-		for _, j := range v.ix.dependents {
+		for _, j := range s.dependents(v) {
 			s.vertices[j].ix.pending--
 			s.refresh(s.vertices[j])
 		}
 	}
 	if failed && v.Def.Kind != KindOptional && !v.ix.hard {
 		v.ix.hard = true
-		for _, j := range v.ix.dependents {
+		for _, j := range s.dependents(v) {
 			s.block(s.vertices[j], true)
 		}
 	}
@@ -177,14 +233,14 @@ func (s *State) block(v *VertexState, byDep bool) {
 		}
 		v.ix.byDep = v.ix.byDep || byDep
 		if v.ix.blocked {
-			for _, j := range v.ix.dependents {
+			for _, j := range s.dependents(v) {
 				work = append(work, s.vertices[j])
 			}
 			continue
 		}
 		v.ix.blocked = true
 		s.refresh(v)
-		for _, j := range v.ix.dependents {
+		for _, j := range s.dependents(v) {
 			work = append(work, s.vertices[j])
 		}
 	}

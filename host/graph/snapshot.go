@@ -19,7 +19,8 @@ import (
 // the events changed. The decision index is saved whole, counters and
 // sets alike, so a restored State is the State the full fold builds, not
 // one rebuilt by a second set of rules; a restore sets up only the
-// definition's shape (vertices, edges, plain nodes' units).
+// definition's shape (vertices, plain nodes' units; the edges and the
+// look-up by id are built only when an event or a reader needs them).
 //
 // Event data the State holds by pointer (a failure, a pause, a policy
 // decision, an expansion, a loop's checks) is kept as its JSON: it came
@@ -31,7 +32,7 @@ import (
 var ErrSnapshot = errors.New("fold snapshot does not fit the graph")
 
 // Shaping is a restore of a snapshot onto a definition, begun with the
-// part that needs only the definition — its shape: vertices, edges, plain
+// part that needs only the definition — its shape: vertices, plain
 // nodes' units (Prepare) — so that the caller reads the parts of its
 // snapshot before the graph's meanwhile; on a large definition the shape
 // costs as much as the rest of the restore. Shaping.Restore reads the
@@ -85,11 +86,11 @@ func (p *Shaping) Restore(r *snapcodec.Reader) (*State, error) {
 
 // shape returns the State of def as New does, but for the decision
 // index's counters and sets, which a restore reads from its snapshot:
-// vertices, the plain nodes' units, the edges.
+// vertices and the plain nodes' units. The look-up by id and the edges
+// are built when first needed (State.link).
 func shape(def *Definition) *State {
 	n := len(def.Nodes)
-	s := &State{def: def, vertices: make([]*VertexState, n), vindex: make(map[string]int, n),
-		keyed: map[string]int{}, keyLimit: map[string]int{}}
+	s := &State{def: def, vertices: make([]*VertexState, n), keyed: map[string]int{}, keyLimit: map[string]int{}}
 	vs := make([]VertexState, n)
 	plain := 0
 	for i := range def.Nodes {
@@ -113,16 +114,9 @@ func shape(def *Definition) *State {
 			v.Unit = s.newUnit(u)
 		}
 		s.vertices[i] = v
-		s.vindex[d.ID] = i
 	}
 	for _, k := range def.KeyedConcurrency {
 		s.keyLimit[k.Key] = k.Limit
-	}
-	for i, v := range s.vertices {
-		for _, dep := range v.Def.DependsOn {
-			d := s.vertices[s.vindex[dep]]
-			d.ix.dependents = append(d.ix.dependents, i)
-		}
 	}
 	return s
 }

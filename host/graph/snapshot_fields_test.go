@@ -8,13 +8,14 @@ import (
 
 // snapshotFields are, per type of the graph state, the fields the fold
 // snapshot writes (snapshot.go) or a restore sets up from the definition
-// (shape): every field of each type.
+// (shape), or one builds from the definition when first needed (links):
+// every field of each type.
 var snapshotFields = map[reflect.Type][]string{
-	reflect.TypeFor[State](): {"def", "vertices", "vindex", "units", "byPos", "inflight", "dispatched", "keyed", "keyLimit",
+	reflect.TypeFor[State](): {"def", "vertices", "linkOnce", "links", "units", "byPos", "inflight", "dispatched", "keyed", "keyLimit",
 		"stopped", "idx"},
 	reflect.TypeFor[decisionIndex](): {"stepping", "dispatching", "paused", "open", "openActive"},
 	reflect.TypeFor[VertexState]():   {"Def", "Unit", "Expansion", "Instances", "Loop", "failure", "passed", "failed", "ix"},
-	reflect.TypeFor[vertexIndex](): {"idx", "pending", "dependents", "blocked", "byDep", "green", "hard", "active", "open",
+	reflect.TypeFor[vertexIndex](): {"idx", "pending", "blocked", "byDep", "green", "hard", "active", "open",
 		"openActive", "idle"},
 	reflect.TypeFor[NodeState](): {"Def", "Vertex", "Instance", "Key", "Loop", "Round", "Status", "Attempts", "Position",
 		"RetrySafe", "AttemptStarted", "Result", "ResultArtifact", "Failure", "Pause", "Approved", "Decision", "VerdictFailure",
@@ -22,6 +23,7 @@ var snapshotFields = map[reflect.Type][]string{
 	reflect.TypeFor[LoopState]():  {"Started", "Rounds", "Finished"},
 	reflect.TypeFor[RoundState](): {"Round", "Members", "Condition", "Review"},
 	reflect.TypeFor[bitSet]():     {"words", "summary"},
+	reflect.TypeFor[links]():      {"index", "from", "deps"},
 }
 
 // TestSnapshotNamesEveryField: the fold snapshot writes the graph state

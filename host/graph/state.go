@@ -1,11 +1,16 @@
 package graph
 
+import "sync"
+
 // State is the graph state folded from the record. It is incremental: the
 // executor keeps one State and applies each new event once.
 type State struct {
 	def      *Definition
 	vertices []*VertexState
-	vindex   map[string]int
+	// links finds vertices by id and their dependents; built on first
+	// use (State.link).
+	linkOnce sync.Once
+	links    *links
 	// units are every unit in the order they came to be.
 	units    []*NodeState
 	byPos    map[string]*NodeState
@@ -61,7 +66,7 @@ func (s *State) Node(id string) *NodeState {
 // Vertex returns the state of a vertex (node, for_each node or loop) by
 // id, or nil.
 func (s *State) Vertex(id string) *VertexState {
-	i, ok := s.vindex[id]
+	i, ok := s.link().index[id]
 	if !ok {
 		return nil
 	}

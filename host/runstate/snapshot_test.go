@@ -19,12 +19,18 @@ import (
 )
 
 // deep compares two folds field by field, unexported fields included,
-// with the positions a restore deferred built first (what any reader of
-// them sees).
-var deep = []cmp.Option{cmp.Exporter(func(reflect.Type) bool { return true }), cmpopts.IgnoreTypes(sync.Mutex{}),
+// with the positions a restore deferred and the graph's links built first
+// (what any reader of them sees).
+var deep = []cmp.Option{cmp.Exporter(func(reflect.Type) bool { return true }), cmpopts.IgnoreTypes(sync.Mutex{}, sync.Once{}),
 	cmp.Transformer("loadPositions", func(s *State) *State {
 		if s != nil {
 			s.loadPositions()
+		}
+		return s
+	}),
+	cmp.Transformer("link", func(s *graph.State) *graph.State {
+		if s != nil {
+			s.Vertex("") // builds the links
 		}
 		return s
 	})}

@@ -17,13 +17,21 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/store"
 )
 
 // Options compare two folds field by field, unexported fields included
-// (the locks guarding them aside).
-var Options = []cmp.Option{cmp.Exporter(func(reflect.Type) bool { return true }), cmpopts.IgnoreTypes(sync.Mutex{})}
+// (the locks guarding them aside), with the graph's links, which it
+// builds on first use, built first (what any reader of them sees).
+var Options = []cmp.Option{cmp.Exporter(func(reflect.Type) bool { return true }), cmpopts.IgnoreTypes(sync.Mutex{}, sync.Once{}),
+	cmp.Transformer("link", func(s *graph.State) *graph.State {
+		if s != nil {
+			s.Vertex("") // builds the links
+		}
+		return s
+	})}
 
 // Check cuts the record r at cuts revisions k spread evenly over it (at
 // every revision when it is shorter, and always at the last), saves a snapshot of the

@@ -17,10 +17,11 @@ import (
 
 // eachNode is a static for_each node put before the review loop example's
 // loop: its group row and its instances' rows come before the loop's in
-// the node table.
+// the node table. Its third key holds a bidirectional control (U+202E),
+// which reaches the page in the instance's node id.
 const eachNode = `  node "each" {
     depends_on = ["plan"]
-    for_each   = ["x", "y"]
+    for_each   = ["x", "y", "\u202egnp.exe"]
     binding    = "shell"
     input      = { command = ["echo", "${each.key}"] }
     retry_safe = true
@@ -32,7 +33,9 @@ const eachNode = `  node "each" {
 // a loop (two rounds), each drawn graph node is tied to its own node —
 // its row of the node table by id, a loop member's in the loop's last
 // round — and has that row's status, although the table also lists the
-// for_each instances and every round's members.
+// for_each instances and every round's members. No text and no attribute
+// value of the page, the opened instance whose key holds U+202E
+// included, holds a bidirectional control: each is shown escaped.
 func TestUIBrowserGraphNodes(t *testing.T) {
 	tab := newTab(t)
 	text, err := os.ReadFile(filepath.Join(repoRoot, "examples", "review-loop", "run.hcl"))
@@ -81,12 +84,38 @@ func TestUIBrowserGraphNodes(t *testing.T) {
 	if len(seen) != len(want) {
 		t.Errorf("the graph has nodes %v, want %v", seen, want)
 	}
-	for _, node := range []string{"each[x]", "each[y]", "config/1/author", "config/1/review"} {
+	for _, node := range []string{"each[x]", "each[y]", `each[\u202egnp.exe]`, "config/1/author", "config/1/review"} {
 		if rows[node] == "" {
 			t.Errorf("the node table has no row %s: %v", node, rows)
 		}
 	}
+	step(t, tab, "the instance whose key holds U+202E opens",
+		chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll("#nodes tbody tr")].find((r) => r.dataset.node.includes("gnp.exe")).click()`),
+		shows(`#node-detail .detail`), shows(`#output .line`))
+	if raw := value(t, tab, "what holds a bidirectional control", chromedp.Evaluate[[]string](bidiSweep)); len(raw) > 0 {
+		t.Errorf("the page shows bidirectional controls unescaped: %q", raw)
+	}
 }
+
+// bidiSweep lists each text node and attribute value of the page (its
+// <head> and the drawn graph too) that holds a bidirectional control of
+// the page's own list (ob.escapedRe), as "where: value".
+const bidiSweep = `(() => {
+  const re = new RegExp(ob.escapedRe.source, "u");
+  const out = [];
+  const walk = document.createTreeWalker(document.documentElement, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  for (let n = walk.currentNode; n; n = walk.nextNode()) {
+    if (n.nodeType === Node.TEXT_NODE) {
+      if (re.test(n.nodeValue)) out.push("text of <" + n.parentNode.nodeName + ">: " + n.nodeValue);
+      continue;
+    }
+    for (const a of n.attributes) {
+      if (re.test(a.value)) out.push("<" + n.nodeName + " " + a.name + ">: " + a.value);
+    }
+  }
+  if (re.test(document.title)) out.push("title: " + document.title);
+  return out;
+})()`
 
 // streamsCounter keeps each EventSource a page opens in
 // window.__streams.

@@ -19,20 +19,31 @@ ob.escapedRe = (() => {
 // shown is text as the page shows it: escapedRe's code points escaped.
 ob.shown = (s) => (ob.escapedRe ? s.replace(ob.escapedRe, (c) => "\\u" + c.codePointAt(0).toString(16).padStart(4, "0")) : s);
 
-// el builds an element: el("td", {class: "num"}, "text", child…).
+// el builds an element: el("td", {class: "num"}, "text", child…). Its
+// attribute values (data-* too) are shown as its text is (ob.shown): a
+// browser shows a title, and reorders any attribute value as it shows
+// it, so no run text reaches the page unescaped.
 ob.el = function (tag, attrs, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;
     if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
-    else if (k === "dataset") Object.assign(e.dataset, v);
-    else e.setAttribute(k, v === true ? "" : String(v));
+    else if (k === "dataset") ob.setData(e, v);
+    else e.setAttribute(k, v === true ? "" : ob.shown(String(v)));
   }
   for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
     e.append(c instanceof Node ? c : document.createTextNode(ob.shown(String(c))));
   }
   return e;
+};
+
+// setData sets e's data-* attributes from an object's values, shown as
+// text is (ob.shown).
+ob.setData = function (e, values) {
+  for (const [k, v] of Object.entries(values)) {
+    if (v !== undefined && v !== null) e.dataset[k] = ob.shown(String(v));
+  }
 };
 
 // fill replaces an element's children: nested lists are flattened and

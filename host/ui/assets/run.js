@@ -118,13 +118,13 @@
     for (const m of ob.graphMarks(view)) {
       const e = graphNodes.get(m.mermaid);
       if (!e) continue;
-      if (e.g.dataset.node !== m.node) {
-        e.g.dataset.node = m.node;
+      if (e.g.dataset.node !== ob.shown(m.node)) {
+        ob.setData(e.g, {node: m.node});
         e.g.onclick = m.node ? () => select(m.node) : null;
       }
-      if (e.g.dataset.status !== m.status) {
-        e.g.dataset.status = m.status;
-        if (e.slot) e.slot.nodeValue = m.status;
+      if (e.g.dataset.status !== ob.shown(m.status)) {
+        ob.setData(e.g, {status: m.status});
+        if (e.slot) e.slot.nodeValue = ob.shown(m.status);
       }
     }
   }

@@ -99,26 +99,42 @@ ob.post = async function (url, body) {
 };
 
 // live opens a server-sent event stream and calls handlers[event] with
-// each event's JSON; the header's dot says whether it is connected, and
-// handlers.failed, when given, is called with the stream each time it
-// fails. The returned object's restart closes the stream and opens it
-// again; its stop closes it for good, the dot saying why.
+// each event's JSON; the header's dot says whether it is connected. A
+// browser reconnects a stream by itself after a network error, but gives
+// up on it (CLOSED) after an answer that is not a stream (a 500, a
+// proxy's 502): then the stream is opened again after a pause that
+// doubles from 1 s up to 30 s, back to 1 s once one opens; handlers.failed,
+// when given, is called with the stream each time it fails instead, and
+// calls the returned object's retry(es) for that. Its restart closes the
+// stream and opens it again; its stop closes it for good, the dot saying
+// why (no retry opens it again).
 ob.live = function (url, handlers) {
   const conn = document.getElementById("conn");
   const live = {es: null};
+  let retryMS = 1000;
   live.stop = function (why) {
     if (live.es) live.es.close();
     live.es = null;
+    retryMS = 1000;
     conn.className = "conn off"; conn.title = why;
+  };
+  // retry opens es again after the pause, when the browser gave up on it
+  // and it is still the stream the page follows.
+  live.retry = function (es) {
+    if (es.readyState !== EventSource.CLOSED || live.es !== es) return;
+    setTimeout(() => { if (live.es === es) live.restart(); }, retryMS);
+    retryMS = Math.min(2 * retryMS, 30000);
   };
   live.restart = function () {
     if (live.es) live.es.close();
     const es = new EventSource(url);
     live.es = es;
-    es.onopen = () => { conn.className = "conn on"; conn.title = "live"; if (handlers.open) handlers.open(); };
+    es.onopen = () => { retryMS = 1000; conn.className = "conn on"; conn.title = "live"; if (handlers.open) handlers.open(); };
     es.onerror = () => {
+      if (live.es !== es) return;
       conn.className = "conn off"; conn.title = "reconnecting";
-      if (handlers.failed && live.es === es) handlers.failed(es);
+      if (handlers.failed) handlers.failed(es);
+      else live.retry(es);
     };
     for (const [name, fn] of Object.entries(handlers)) {
       if (name === "open" || name === "failed") continue;

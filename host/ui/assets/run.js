@@ -280,32 +280,26 @@
     renderSummary();
   }
 
-  // onFailed: the stream failed. An EventSource does not say why, so the
-  // page asks /api/runs/ID, once per failure before any view arrived: a
-  // run whose record cannot be read (its events damaged), or that does
-  // not exist, answers an error, whose code, message and next step the
-  // page shows instead of an empty page; and it stops listening (each
-  // new try would fold the record up to its damage again) until the
-  // "Try again" button. A stream that only lost the server reconnects,
-  // by itself, or, when the browser gave up, after a pause that doubles
-  // up to 30 s.
+  // onFailed: the stream failed. Once the page shows a run, a stream the
+  // browser gave up on is opened again after a pause (ob.live's retry);
+  // the view stays shown meanwhile, and the next stream starts with a
+  // snapshot. Before any view arrived, an EventSource does not say why,
+  // so the page asks /api/runs/ID, once per failure: a run whose record
+  // cannot be read (its events damaged), or that does not exist, answers
+  // an error, whose code, message and next step the page shows instead
+  // of an empty page; and it stops listening (each new try would fold
+  // the record up to its damage again) until the "Try again" button. A
+  // stream that only lost the server reconnects, by itself, or, when the
+  // browser gave up, after ob.live's pause.
   let failing = false;
-  let retryMS = 1000;
-  // retryLater opens the stream es again after a pause that doubles up to
-  // 30 s: the browser gave up on it, whether the server is gone or its
-  // live stream failed while the run itself can be read (no loop of
-  // immediate retries).
-  function retryLater(es) {
-    setTimeout(() => { if (stream.es === es) stream.restart(); }, retryMS);
-    retryMS = Math.min(2 * retryMS, 30000);
-  }
   async function onFailed(es) {
-    if (view || failing) return;
+    if (view) { stream.retry(es); return; }
+    if (failing) return;
     failing = true;
     try {
       const r = await fetch(`/api/runs/${enc}`, {credentials: "same-origin"});
-      if (view) return;
-      if (r.ok) { if (es.readyState === EventSource.CLOSED) retryLater(es); return; }
+      if (view) { stream.retry(es); return; }
+      if (r.ok) { stream.retry(es); return; }
       const j = await r.json().catch(() => ({error: r.status + " " + r.statusText}));
       const text = String(j.error || r.statusText);
       const m = /^([A-Z][A-Z0-9_]+): ([\s\S]*)$/.exec(text);
@@ -313,16 +307,15 @@
       ob.fill(document.getElementById("summary"), ob.el("div", {class: "msg error", id: "load-error", dataset: {code: m ? m[1] : ""}},
         ob.el("p", {}, "The run " + runID + " cannot be shown: " + (r.status === 404 ? "no such run" : "its record cannot be read") + "."),
         m ? ob.el("p", {}, ob.el("strong", {class: "code"}, m[1]), " ", m[2]) : ob.el("p", {}, text),
-        ob.el("p", {}, ob.el("button", {id: "retry", onclick: () => { retryMS = 1000; stream.restart(); }}, "Try again"))));
+        ob.el("p", {}, ob.el("button", {id: "retry", onclick: () => stream.restart()}, "Try again"))));
     } catch (e) {
       // The server is gone: the dot says so and the stream reconnects.
-      if (es.readyState === EventSource.CLOSED) retryLater(es);
+      stream.retry(es);
     } finally {
       failing = false;
     }
   }
 
   // A stream (a reconnected one too) starts with a snapshot.
-  const stream = ob.live(`/api/live/runs/${enc}`, {run: onRun, change: onChange, timeline: onTimeline, output: onOutput, failed: onFailed,
-    open: () => { retryMS = 1000; }});
+  const stream = ob.live(`/api/live/runs/${enc}`, {run: onRun, change: onChange, timeline: onTimeline, output: onOutput, failed: onFailed});
 })();

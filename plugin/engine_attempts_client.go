@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/emptypb"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
@@ -135,16 +134,16 @@ func (s *attemptStream) broken() bool {
 // why it ended. Messages of a call no longer in progress (cancelled, or
 // ended by a protocol error) are dropped.
 //
-// Each AttemptMessages is received as the unknown fields of an empty
-// message, which keeps its wire bytes as they came, and decoded by
-// decodeAttemptMessages (wire_attempts_decode.go).
+// Each AttemptMessages is received as its wire bytes (wireBytes, one
+// buffer reused) and decoded by decodeAttemptMessages
+// (wire_attempts_decode.go), which copies what it keeps.
 func (s *attemptStream) read() {
-	var raw emptypb.Empty
+	var raw wireBytes
 	for {
 		err := s.cl.RecvMsg(&raw)
 		var items []attemptItem
 		if err == nil {
-			items, err = decodeAttemptMessages(raw.ProtoReflect().GetUnknown())
+			items, err = decodeAttemptMessages(raw.b)
 		}
 		if err != nil {
 			s.mu.Lock()
@@ -195,7 +194,7 @@ func (a *attemptCall) put(run []attemptItem) {
 func (s *attemptStream) send(req []byte) error {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
-	return s.cl.SendMsg(rawMessage(req))
+	return s.cl.SendMsg(&wireBytes{b: req})
 }
 
 // start registers a new call; ok is false when the stream has ended.

@@ -13,8 +13,10 @@ import (
 // reports whether the text is known to be valid JSON.
 //
 // Marshalled data is written into e's buffer (reset first), so raw aliases
-// it unless v is nil or a json.RawMessage.
-func marshalData(v any, e *encoder) (raw []byte, valid bool, err error) {
+// it unless v is nil or a json.RawMessage. A json.RawMessage is the
+// caller's own bytes, copied only when keep says raw outlives the call
+// it was passed to.
+func marshalData(v any, e *encoder, keep bool) (raw []byte, valid bool, err error) {
 	switch d := v.(type) {
 	case nil:
 		return []byte("null"), true, nil
@@ -22,7 +24,10 @@ func marshalData(v any, e *encoder) (raw []byte, valid bool, err error) {
 		if d == nil {
 			return []byte("null"), true, nil
 		}
-		return bytes.Clone(d), false, nil
+		if keep {
+			return bytes.Clone(d), false, nil
+		}
+		return d, false, nil
 	}
 	e.buf.Reset()
 	err = e.enc.Encode(v)

@@ -53,7 +53,7 @@ func TestMarshalRefusesNaNAndInf(t *testing.T) {
 	t.Parallel()
 	for _, bits := range []string{"7fffffffffffffff", "7ff0000000000000"} { // NaN, Infinity
 		u, _ := strconv.ParseUint(bits, 16, 64)
-		if _, _, err := marshalData(math.Float64frombits(u), newEncoder()); err == nil {
+		if _, _, err := marshalData(math.Float64frombits(u), newEncoder(), false); err == nil {
 			t.Errorf("%s: marshalled, want an error", bits)
 		}
 	}

@@ -195,5 +195,5 @@ func (s *stream) poison(err error) error {
 
 // prepare checks and canonicalises the events of one Append.
 func (s *stream) prepare(events []NewEvent) ([]prepared, error) {
-	return prepareEvents(s.pol, events)
+	return prepareEvents(s.pol, events, false)
 }

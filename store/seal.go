@@ -44,7 +44,7 @@ func (s *Sealer) Prepare(events []NewEvent) ([]PreparedEvent, error) {
 	if len(events) == 0 {
 		return nil, fmt.Errorf("%w: empty batch", ErrInvalidEvent)
 	}
-	evs, err := prepareEvents(s.pol, events)
+	evs, err := prepareEvents(s.pol, events, true)
 	if err != nil {
 		return nil, err
 	}
@@ -116,8 +116,12 @@ func CheckRef(ref ArtifactRef) (string, error) {
 
 // prepareEvents checks and canonicalises the events of one Append under
 // pol: type, id, data (JSON, exactly canonicalisable), known secrets,
-// max_event_payload_bytes and ids repeated within the batch.
-func prepareEvents(pol *policy, events []NewEvent) ([]prepared, error) {
+// max_event_payload_bytes and ids repeated within the batch. keep says the
+// prepared data outlives the call it serves (Sealer.Prepare hands it to
+// its caller): data given as a json.RawMessage is then copied, where the
+// file store's append, which encodes it before it returns, reads the
+// caller's bytes in place.
+func prepareEvents(pol *policy, events []NewEvent, keep bool) ([]prepared, error) {
 	out := make([]prepared, len(events))
 	var seen map[string]int
 	if len(events) > 1 {
@@ -136,7 +140,7 @@ func prepareEvents(pol *policy, events []NewEvent) ([]prepared, error) {
 		} else if err := validEventID(id); err != nil {
 			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what(), ev.Type, err)
 		}
-		raw, valid, err := marshalData(ev.Data, enc)
+		raw, valid, err := marshalData(ev.Data, enc, keep)
 		if err != nil {
 			return nil, fmt.Errorf("%w: event %s (type %q): %v", ErrInvalidEvent, what(), ev.Type, err)
 		}

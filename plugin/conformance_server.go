@@ -2,24 +2,16 @@ package plugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	goplugin "github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
-
-// conformanceSetKey is the plugin-set key under which Serve registers the
-// Conformance service. go-plugin registers every entry of the served set;
-// the host never dispenses this one.
-const conformanceSetKey = "conformance"
 
 // maxSettledRecords bounds how many Run attempts the settle recorder
 // remembers; the oldest settled attempts are forgotten first.
@@ -35,25 +27,6 @@ var scenarioKindWire = map[ScenarioKind]pb.ScenarioKind{
 }
 
 var scenarioKindGo = invert(scenarioKindWire)
-
-// conformancePlugin is the go-plugin glue that registers the Conformance
-// service on the plugin side.
-type conformancePlugin struct {
-	goplugin.NetRPCUnsupportedPlugin
-	impl Conformance
-	rec  *settleRecorder
-}
-
-// GRPCServer registers the Conformance service.
-func (p *conformancePlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterConformanceServer(s, &conformanceServer{impl: p.impl, rec: p.rec})
-	return nil
-}
-
-// GRPCClient is never called: the host does not dispense this entry.
-func (p *conformancePlugin) GRPCClient(context.Context, *goplugin.GRPCBroker, *grpc.ClientConn) (any, error) {
-	return nil, errors.New("the conformance service is not dispensed")
-}
 
 // conformanceServer serves a Conformance implementation; Settled is
 // answered from the recorder.

@@ -4,30 +4,25 @@ import (
 	"context"
 	"errors"
 
-	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
 	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
 
-// enginePlugin is the go-plugin glue for TypeEngine: on the plugin side it
-// registers the Engine service for impl, on the host side it builds the
+// errHostSide is what the plugin-side half of the host's go-plugin glue
+// returns: a plugin registers its services in Serve (serve_services.go),
+// never through go-plugin.
+var errHostSide = errors.New("plugin: the go-plugin glue is the host's; plugins serve through plugin.Serve")
+
+// enginePlugin is the host's go-plugin glue for TypeEngine: it builds the
 // client shim.
 type enginePlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
-	impl   Engine
-	logger hclog.Logger
 }
 
-// GRPCServer registers the Engine service.
-func (p *enginePlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
-	if p.impl == nil {
-		return errors.New("no Engine implementation to serve")
-	}
-	pb.RegisterEngineServer(s, &engineServer{impl: p.impl, logger: p.logger})
-	return nil
-}
+// GRPCServer is never used: see errHostSide.
+func (p *enginePlugin) GRPCServer(*goplugin.GRPCBroker, *grpc.Server) error { return errHostSide }
 
 // GRPCClient returns an *engineClient; done is cancelled by go-plugin when
 // the plugin process exits.
@@ -35,20 +30,13 @@ func (p *enginePlugin) GRPCClient(done context.Context, _ *goplugin.GRPCBroker, 
 	return &engineClient{remote: remote{done: done}, client: pb.NewEngineClient(cc)}, nil
 }
 
-// nodePlugin is the go-plugin glue for TypeNode.
+// nodePlugin is the host's go-plugin glue for TypeNode.
 type nodePlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
-	impl NodeBinding
 }
 
-// GRPCServer registers the NodeBinding service.
-func (p *nodePlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
-	if p.impl == nil {
-		return errors.New("no NodeBinding implementation to serve")
-	}
-	pb.RegisterNodeBindingServer(s, &nodeServer{impl: p.impl})
-	return nil
-}
+// GRPCServer is never used: see errHostSide.
+func (p *nodePlugin) GRPCServer(*goplugin.GRPCBroker, *grpc.Server) error { return errHostSide }
 
 // GRPCClient returns a *nodeClient; done is cancelled by go-plugin when the
 // plugin process exits.
@@ -56,20 +44,13 @@ func (p *nodePlugin) GRPCClient(done context.Context, _ *goplugin.GRPCBroker, cc
 	return &nodeClient{remote: remote{done: done}, client: pb.NewNodeBindingClient(cc)}, nil
 }
 
-// policyPlugin is the go-plugin glue for TypePolicy.
+// policyPlugin is the host's go-plugin glue for TypePolicy.
 type policyPlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
-	impl Policy
 }
 
-// GRPCServer registers the Policy service.
-func (p *policyPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
-	if p.impl == nil {
-		return errors.New("no Policy implementation to serve")
-	}
-	pb.RegisterPolicyServer(s, &policyServer{impl: p.impl})
-	return nil
-}
+// GRPCServer is never used: see errHostSide.
+func (p *policyPlugin) GRPCServer(*goplugin.GRPCBroker, *grpc.Server) error { return errHostSide }
 
 // GRPCClient returns a *policyClient; done is cancelled by go-plugin when
 // the plugin process exits.

@@ -2,21 +2,23 @@ package plugin
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/hashicorp/go-hclog"
-	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 )
 
-// stderr is the process's standard error as it was before go-plugin's Serve
-// redirected os.Stderr into the gRPC stdio stream; plugin logs must reach the
-// real stderr, where the host parses them.
+// stderr is the process's standard error as it was before Serve pointed
+// os.Stderr at the stdio service (serve_stdio.go); plugin logs must reach
+// the real stderr, where the host parses them.
 var stderr = os.Stderr
+
+// notAPlugin is what Serve prints when the binary is run by hand.
+const notAPlugin = "This binary is an Obversa plugin: obversa starts it (docs/writing-plugins.md).\n" +
+	"It is not meant to be run by hand.\n"
 
 // ServeConfig says what a plugin binary serves. At least one of Engine,
 // Node and Policy is set.
@@ -27,9 +29,9 @@ type ServeConfig struct {
 	Node NodeBinding
 	// Policy is served under the plugin-set key "policy"; nil = not served.
 	Policy Policy
-	// Logger receives the plugin's own and go-plugin's log lines. It should
-	// write hclog JSON to standard error, which the host re-logs; nil = such
-	// a logger at trace level (the host filters by its own level).
+	// Logger receives the plugin's own log lines. It should write hclog
+	// JSON to standard error, which the host re-logs; nil = such a logger
+	// at trace level (the host filters by its own level).
 	Logger hclog.Logger
 	// Health answers the host's grpc.health.v1 Check for service "plugin":
 	// true = SERVING, false = NOT_SERVING. It receives the call's context and
@@ -41,71 +43,78 @@ type ServeConfig struct {
 	Conformance Conformance
 }
 
-// Serve runs the plugin server: it performs the go-plugin handshake on
-// stdout (which must carry nothing else before it), answers the host's
-// mutual TLS with a fresh P-256 certificate (docs/decisions.md, "Plugin
-// transport"), serves gRPC with MaxMessageBytes limits, recovers handler panics as unknown failures,
-// answers a WorkspaceModeRead request without tools with an invalid_config
-// failure, serves the Conformance service when there is one, and returns
-// when the host closes the plugin. It returns ErrServeConfig at once when
-// there is nothing to serve. Run by hand (without the host's magic cookie)
-// it prints an explanation and exits the process with status 1.
+// Serve runs the plugin server, speaking go-plugin's protocol itself
+// (docs/writing-plugins.md, "The handshake"): it checks the magic cookie,
+// listens on a unix socket (in PLUGIN_UNIX_SOCKET_DIR when set), answers
+// the host's mutual TLS with a fresh P-256 certificate (docs/decisions.md,
+// "Plugin transport"), prints the handshake line on stdout (which must
+// carry nothing else before it), then serves gRPC with MaxMessageBytes
+// limits: the configured services, grpc.health.v1, and go-plugin's
+// controller and stdio services, through which os.Stdout and os.Stderr
+// reach the host from then on. It recovers handler panics as unknown
+// failures, answers a WorkspaceModeRead request without tools with an
+// invalid_config failure, and returns nil when the host shuts the plugin
+// down. It returns ErrServeConfig at once when there is nothing to serve,
+// and an error wrapping the cause when the socket, the certificate or the
+// stdio pipes cannot be made. Run by hand (without the host's magic
+// cookie) it prints an explanation and exits the process with status 1.
 func Serve(cfg ServeConfig) error {
 	if cfg.Engine == nil && cfg.Node == nil && cfg.Policy == nil {
 		return fmt.Errorf("plugin: Serve needs an Engine, a NodeBinding or a Policy: %w", ErrServeConfig)
+	}
+	if os.Getenv(Handshake.MagicCookieKey) != Handshake.MagicCookieValue {
+		_, _ = fmt.Fprint(stderr, notAPlugin)
+		os.Exit(1)
 	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = hclog.New(&hclog.LoggerOptions{Output: stderr, JSONFormat: true, Level: hclog.Trace})
 	}
-	set := goplugin.PluginSet{}
+	ep, err := listen(os.Getenv(EnvClientCert), os.Getenv(envUnixSocketDir))
+	if err != nil {
+		logger.Error("plugin cannot serve", "error", err)
+		return err
+	}
+	defer ep.lis.Close()
+	s := newGRPCServer(cfg, ep, logger)
+	return serveProtocol(s, ep, logger)
+}
+
+// newGRPCServer is the plugin's gRPC server with cfg's services
+// registered, over ep's TLS when it has one.
+func newGRPCServer(cfg ServeConfig, ep endpoint, logger hclog.Logger) *grpc.Server {
+	opts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(MaxMessageBytes),
+		grpc.MaxSendMsgSize(MaxMessageBytes),
+		grpc.ChainUnaryInterceptor(recoverUnary(logger)),
+		grpc.ChainStreamInterceptor(recoverStream(logger)),
+		grpc.InitialWindowSize(WindowBytes),
+		grpc.InitialConnWindowSize(WindowBytes),
+		// A pool of goroutines whose stacks have grown serves the
+		// calls: a fresh goroutine per call grows its stack through
+		// protobuf's encoder on every call.
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
+	}
+	if ep.tls != nil {
+		// The TLS over raw socket I/O (rawio_linux.go).
+		opts = append(opts, grpc.Creds(tlsRawIO(ep.tls)))
+	}
+	s := grpc.NewServer(opts...)
 	engine, conformance, settled := serveEngineConfig(cfg)
 	if engine != nil {
-		set[string(TypeEngine)] = &enginePlugin{impl: engine, logger: logger}
+		registerEngine(s, engine, logger)
 	}
 	if conformance != nil {
-		set[conformanceSetKey] = &conformancePlugin{impl: conformance, rec: settled}
+		registerConformance(s, conformance, settled)
 	}
 	if cfg.Node != nil {
-		set[string(TypeNode)] = &nodePlugin{impl: cfg.Node}
+		registerNode(s, cfg.Node)
 	}
 	if cfg.Policy != nil {
-		set[string(TypePolicy)] = &policyPlugin{impl: cfg.Policy}
+		registerPolicy(s, cfg.Policy)
 	}
-	var creds []grpc.ServerOption // the TLS of the P-256 answer, below
-	sc := &goplugin.ServeConfig{
-		HandshakeConfig:  Handshake,
-		VersionedPlugins: map[int]goplugin.PluginSet{ProtocolVersion: set},
-		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			opts = append(opts,
-				grpc.MaxRecvMsgSize(MaxMessageBytes),
-				grpc.MaxSendMsgSize(MaxMessageBytes),
-				grpc.ChainUnaryInterceptor(recoverUnary(logger), healthUnary(cfg.Health)),
-				grpc.ChainStreamInterceptor(recoverStream(logger)),
-				grpc.InitialWindowSize(WindowBytes),
-				grpc.InitialConnWindowSize(WindowBytes),
-				// A pool of goroutines whose stacks have grown serves the
-				// calls: a fresh goroutine per call grows its stack through
-				// protobuf's encoder on every call.
-				grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
-			)
-			// Last, so that they replace go-plugin's own of the same
-			// configuration.
-			return grpc.NewServer(append(opts, creds...)...)
-		},
-		Logger: logger,
-	}
-	// The host asks for mutual TLS: answer it on P-256 rather than on
-	// go-plugin's P-521 key (docs/decisions.md, "Plugin transport").
-	if clientPEM := os.Getenv(EnvClientCert); clientPEM != "" {
-		if tlsCfg, certDER, ok := serverTLS(clientPEM); ok && certInHandshake(certDER) {
-			sc.TLSProvider = func() (*tls.Config, error) { return tlsCfg, nil }
-			// The same TLS, over raw socket I/O (rawio_linux.go).
-			creds = []grpc.ServerOption{grpc.Creds(tlsRawIO(tlsCfg))}
-		}
-	}
-	goplugin.Serve(sc)
-	return nil
+	registerHealth(s, cfg.Health)
+	return s
 }
 
 // recoverUnary turns a panic in a unary handler into an unknown Failure, so

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 )
 
@@ -16,12 +15,12 @@ import (
 // shutdown, then the cleanup after a forced kill.
 const closeGrace = 5 * time.Second
 
-// Client is a running plugin process started by Launch. It is safe for
+// Client is a running plugin process started by LaunchWith. It is safe for
 // concurrent use; Close ends it.
 type Client struct {
 	name   string
 	typ    Type
-	gp     *goplugin.Client
+	t      Transport
 	conn   *grpc.ClientConn
 	remote remote
 	engine *engineClient
@@ -75,7 +74,7 @@ func (c *Client) Policy() (Policy, error) {
 func (c *Client) Pid() int { return c.proc.Pid }
 
 // Exited reports whether the plugin process has exited (and been reaped).
-func (c *Client) Exited() bool { return c.gp.Exited() }
+func (c *Client) Exited() bool { return c.t.Exited() }
 
 // Close stops the plugin: gracefully through go-plugin (its controller's
 // Shutdown, then up to 2 s for the process to exit), then by SIGKILL. Each
@@ -111,7 +110,7 @@ func (c *Client) stopPlugin() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		c.gp.Kill()
+		c.t.Kill()
 	}()
 	t := time.NewTimer(closeGrace)
 	defer t.Stop()

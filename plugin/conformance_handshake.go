@@ -12,7 +12,7 @@ import (
 // The go-plugin handshake as a plugin in any language sees it. The host
 // sets these environment variables (go-plugin v1, client.go) and reads one
 // line from the plugin's stdout. HandshakeEnv and ParseHandshakeLine spell
-// them out for the conformance kit and for docs/writing-plugins.md; Launch
+// them out for the conformance kit and for docs/writing-plugins.md; LaunchWith
 // itself leaves both to go-plugin.
 
 // CoreProtocolVersion is go-plugin's own protocol version, the first field
@@ -46,7 +46,7 @@ const (
 // plugin's environment for its handshake ("KEY=value"): the magic cookie
 // (Handshake), the offered protocol versions, the TCP port range and, when
 // clientCertPEM is not empty, the client certificate that asks for
-// automatic mTLS. Launch gets the same from go-plugin; the conformance kit
+// automatic mTLS. LaunchWith gets the same from go-plugin; the conformance kit
 // uses this to start a plugin by hand.
 func HandshakeEnv(versions []int, clientCertPEM []byte) []string {
 	vs := make([]string, len(versions))

@@ -4,12 +4,16 @@
 // boundary in both directions, the go-plugin handshake, and launching a
 // verified plugin binary.
 //
-// It is the only package of Obversa that imports hashicorp/go-plugin. The
-// wire format is proto/obversa/plugin/v1/plugin.proto; its generated code
+// It does not import hashicorp/go-plugin, so that a plugin binary, which
+// links it, neither links nor initialises go-plugin (docs/decisions.md,
+// "Go plugins serve go-plugin's protocol themselves"): Serve speaks
+// go-plugin's protocol itself, and the host's go-plugin client is plugged
+// in as a Transport by package plugin/pluginhost. The wire format is proto/obversa/plugin/v1/plugin.proto; its generated code
 // lives in internal/pluginv1 and never appears in this package's API.
 //
-// Host side: Launch hashes the binary, refuses any digest but the pinned one
-// (docs/plugins.md), starts it through go-plugin (gRPC only, automatic mTLS, a
+// Host side: LaunchWith (pluginhost.Launch, on go-plugin's client) hashes
+// the binary, refuses any digest but the pinned one (docs/plugins.md),
+// starts it through its Transport (gRPC only, automatic mTLS, a
 // complete environment chosen by the host, no shell) and returns a Client;
 // Client.Engine, Client.Node or Client.Policy return the typed interface, Client.Health
 // performs the grpc.health.v1 check. Every call takes a context first and

@@ -8,7 +8,7 @@ import (
 // Errors returned by this package. Typed failures reported by a plugin are
 // *Failure values, never one of these.
 var (
-	// ErrPluginMissing is returned by Launch when the binary does not exist
+	// ErrPluginMissing is returned by LaunchWith when the binary does not exist
 	// at LaunchConfig.Path.
 	ErrPluginMissing = errors.New("plugin binary missing")
 
@@ -17,12 +17,12 @@ var (
 	// (docs/plugins.md).
 	ErrDigestMismatch = errors.New("plugin digest mismatch")
 
-	// ErrLaunchConfig is returned by Launch for an invalid LaunchConfig: an
+	// ErrLaunchConfig is returned by LaunchWith for an invalid LaunchConfig: an
 	// empty Name, an unknown Type, a relative Path, or a SHA256 that is not
 	// 64 lower-case hex digits.
 	ErrLaunchConfig = errors.New("invalid plugin launch config")
 
-	// ErrHandshake is returned by Launch when the process started but the
+	// ErrHandshake is returned by LaunchWith when the process started but the
 	// go-plugin handshake failed: it printed something else on stdout, exited
 	// first, did not answer within the start timeout, or speaks an
 	// incompatible protocol.
@@ -69,7 +69,7 @@ var (
 )
 
 // DigestMismatchError reports a plugin binary whose SHA-256 differs from the
-// pinned digest. Launch returns it before executing anything.
+// pinned digest. LaunchWith returns it before executing anything.
 type DigestMismatchError struct {
 	// Name is the plugin name from the run file.
 	Name string

@@ -16,6 +16,7 @@ import (
 	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/plugin/confine"
+	"github.com/obversa/obversa/plugin/pluginhost"
 )
 
 // TestSwapBeforeExecIsNotExecuted: a file renamed over a plugin's cache
@@ -85,7 +86,7 @@ func swapBeforeExec(t *testing.T, confined, script bool) {
 		defer prep.Release()
 		cfg.Confine = prep
 	}
-	c, err := plugin.Launch(ctx, cfg)
+	c, err := pluginhost.Launch(ctx, cfg)
 	if hits != 1 {
 		t.Fatalf("the failpoint %s fired %d times, want once", failpoint.BeforeExec, hits)
 	}

@@ -3,8 +3,6 @@ package plugin
 import (
 	"net/netip"
 	"strings"
-
-	goplugin "github.com/hashicorp/go-plugin"
 )
 
 // ProtocolVersion is the major version of the plugin protocol, negotiated in
@@ -25,28 +23,27 @@ const MaxMessageBytes = 64 << 20
 // moves a few hundred bytes (docs/decisions.md, "Plugin transport").
 const WindowBytes = 16 << 20
 
+// HandshakeConfig is the handshake a host and its plugins share, as
+// go-plugin's HandshakeConfig holds it: the protocol version and the magic
+// cookie, an environment variable and its value.
+type HandshakeConfig struct {
+	// ProtocolVersion is the application protocol version
+	// (ProtocolVersion).
+	ProtocolVersion uint
+	// MagicCookieKey names the variable the host sets to MagicCookieValue.
+	MagicCookieKey string
+	// MagicCookieValue is the value a plugin checks.
+	MagicCookieValue string
+}
+
 // Handshake is the go-plugin handshake shared by the host and every plugin.
 // The magic cookie only tells a binary that it was started as an Obversa
 // plugin (so that running it by hand prints a friendly message); it is not a
 // security measure — the pinned SHA-256 is.
-var Handshake = goplugin.HandshakeConfig{
+var Handshake = HandshakeConfig{
 	ProtocolVersion:  ProtocolVersion,
 	MagicCookieKey:   "OBVERSA_PLUGIN_MAGIC_COOKIE",
 	MagicCookieValue: "9b21c5bb0baf13972267b38f0da838c1fac3c57abfc5960e414c94d616c5fa9f",
-}
-
-// VersionedPlugins returns the host-side go-plugin plugin sets keyed by
-// protocol major, each with the keys "engine" (TypeEngine), "node"
-// (TypeNode) and "policy" (TypePolicy). Launch uses it; it is exported for hosts that build their own
-// go-plugin client. Each call returns a fresh map.
-func VersionedPlugins() map[int]goplugin.PluginSet {
-	return map[int]goplugin.PluginSet{
-		ProtocolVersion: {
-			string(TypeEngine): &enginePlugin{},
-			string(TypeNode):   &nodePlugin{},
-			string(TypePolicy): &policyPlugin{},
-		},
-	}
 }
 
 // foreignAddress returns the address a handshake line names and true when

@@ -12,13 +12,12 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	goplugin "github.com/hashicorp/go-plugin"
-	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 
 	"github.com/obversa/obversa/internal/failpoint"
 	"github.com/obversa/obversa/internal/proc"
+	pb "github.com/obversa/obversa/plugin/internal/pluginv1"
 )
 
 // DefaultStartTimeout bounds the wait for a plugin's handshake when
@@ -29,8 +28,10 @@ import (
 // A run file sets it per plugin with start_timeout (docs/run-file.md).
 const DefaultStartTimeout = time.Minute
 
-// Launch starts a plugin from a verified copy of its binary and completes
-// the go-plugin handshake (docs/writing-plugins.md, docs/plugins.md). Unless cfg.Verified, it first
+// LaunchWith starts a plugin from a verified copy of its binary and
+// completes the go-plugin handshake through the Transport newTransport
+// makes (docs/writing-plugins.md, docs/plugins.md); pluginhost.Launch is
+// LaunchWith on go-plugin's client. Unless cfg.Verified, it first
 // copies cfg.Path into cfg.CacheDir with CopyBinary, hashing while copying:
 // a missing file gives an error wrapping ErrPluginMissing, another digest a
 // *DigestMismatchError (ErrDigestMismatch), a device or pipe a
@@ -47,7 +48,7 @@ const DefaultStartTimeout = time.Minute
 // wrapped; an invalid cfg gives ErrLaunchConfig. If ctx ends first the
 // process is killed and the error wraps ctx.Err(). ctx does not bound the
 // life of the plugin: Close does.
-func Launch(ctx context.Context, cfg LaunchConfig) (*Client, error) {
+func LaunchWith(ctx context.Context, cfg LaunchConfig, newTransport NewTransport) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -55,7 +56,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := launch(ctx, cfg, path)
+	c, err := launch(ctx, cfg, path, newTransport)
 	if err != nil {
 		if tmpDir != "" {
 			_ = os.RemoveAll(tmpDir)
@@ -66,7 +67,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Client, error) {
 	return c, nil
 }
 
-// binary returns the verified copy to execute and, when Launch made a
+// binary returns the verified copy to execute and, when LaunchWith made a
 // private directory for it, that directory.
 func (cfg *LaunchConfig) binary() (path, tmpDir string, err error) {
 	if cfg.Verified {
@@ -99,8 +100,8 @@ func (cfg *LaunchConfig) binary() (path, tmpDir string, err error) {
 }
 
 // launcher is one launch in progress: the exec context the process lives
-// in, the environment go-plugin adds its variables to, and the process
-// runner once go-plugin has asked for it.
+// in, the environment the Transport adds its variables to, and the
+// process runner once the Transport has asked for it.
 type launcher struct {
 	cfg          LaunchConfig
 	path         string
@@ -117,15 +118,15 @@ type launcher struct {
 	// bare is the launch's cgroup when its confinement makes no v2 group.
 	bare *bareGroup
 	run  *procRunner
-	gp   *goplugin.Client
-	// sockets is the plugin's socket directory go-plugin made, removed
-	// when the plugin ends however it ends (go-plugin removes it only
-	// after a process it started).
+	t    Transport
+	// sockets is the plugin's socket directory the Transport made,
+	// removed when the plugin ends however it ends (go-plugin removes it
+	// only after a process it started).
 	sockets string
 }
 
 // launch executes the verified binary at path and completes the handshake.
-func launch(ctx context.Context, cfg LaunchConfig, path string) (*Client, error) {
+func launch(ctx context.Context, cfg LaunchConfig, path string, newTransport NewTransport) (*Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("plugin %q: launch: %w", cfg.Name, err)
 	}
@@ -141,7 +142,7 @@ func launch(ctx context.Context, cfg LaunchConfig, path string) (*Client, error)
 		return nil, fmt.Errorf("plugin %q: %w", cfg.Name, err)
 	}
 	l.env = append(l.env, certEnv)
-	l.gp = goplugin.NewClient(l.clientConfig(sockets, tlsConfig))
+	l.t = newTransport(l.transportConfig(sockets, tlsConfig))
 	if failpoint.Enabled {
 		failpoint.Hit(ctx, failpoint.BeforeExec, cfg.Name)
 	}
@@ -228,11 +229,11 @@ func (l *launcher) command() (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-// clientConfig is go-plugin's configuration for this launch, with the
-// plugin's unix socket in sockets and mTLS as tlsConfig sets it up
+// transportConfig is the Transport's configuration for this launch, with
+// the plugin's unix socket in sockets and mTLS as tlsConfig sets it up
 // (clientTLS): go-plugin's automatic mTLS protocol with the host's
 // certificate made here, on P-256, rather than by go-plugin on P-521.
-func (l *launcher) clientConfig(sockets string, tlsConfig *tls.Config) *goplugin.ClientConfig {
+func (l *launcher) transportConfig(sockets string, tlsConfig *tls.Config) TransportConfig {
 	dial := []grpc.DialOption{grpc.WithDefaultCallOptions(
 		grpc.MaxCallRecvMsgSize(MaxMessageBytes),
 		grpc.MaxCallSendMsgSize(MaxMessageBytes),
@@ -245,39 +246,35 @@ func (l *launcher) clientConfig(sockets string, tlsConfig *tls.Config) *goplugin
 		// replaces, over raw socket I/O (rawio_linux.go).
 		dial = append(dial, grpc.WithTransportCredentials(rawIOCreds{cfg: tlsConfig, name: l.cfg.Name, bound: l.startTimeout}))
 	}
-	return &goplugin.ClientConfig{
-		HandshakeConfig:  Handshake,
-		VersionedPlugins: VersionedPlugins(),
-		// go-plugin hands its own variables (protocol versions, socket
-		// directory) on a command of its own; the
-		// plugin runs as cmd with them added. Its stdin is /dev/null,
-		// never the host's.
-		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, dir string) (runner.Runner, error) {
-			l.env, l.sockets = append(l.env, spec.Env...), dir
-			var err error
-			l.run, err = newProcRunner(l.command, l.logger, l.cfg.Redact)
-			return l.run, err
+	return TransportConfig{
+		// The Transport hands its own variables (protocol versions,
+		// socket directory); the plugin runs as command() with them
+		// added. Its stdin is /dev/null, never the host's.
+		Runner: func(env []string, sockets string) (ProcessRunner, error) {
+			l.env, l.sockets = append(l.env, env...), sockets
+			run, err := newProcRunner(l.command, l.logger, l.cfg.Redact)
+			if err != nil {
+				return nil, err
+			}
+			l.run = run
+			return run, nil
 		},
-		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: sockets},
-		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		Managed:          false,
-		TLSConfig:        tlsConfig,
-		SkipHostEnv:      true,
-		StartTimeout:     l.startTimeout,
-		Logger:           l.logger,
-		SyncStdout:       newLineLogger(l.logger, "stdout"),
-		SyncStderr:       newLineLogger(l.logger, "stderr"),
-		GRPCDialOptions:  dial,
+		SocketDir:    sockets,
+		TLS:          tlsConfig,
+		StartTimeout: l.startTimeout,
+		Logger:       l.logger,
+		Stdout:       newLineLogger(l.logger, "stdout"),
+		Stderr:       newLineLogger(l.logger, "stderr"),
+		Dial:         dial,
 	}
 }
 
-// start runs go-plugin's handshake and waits for it, for ctx, or past the
+// start runs the Transport's handshake and waits for it, for ctx, or past the
 // start timeout, whichever comes first. A failed handshake is a *StartError.
 func (l *launcher) start(ctx context.Context) error {
 	started := make(chan error, 1)
 	go func() {
-		_, err := l.gp.Start()
-		started <- err
+		started <- l.t.Start()
 	}()
 	// go-plugin's own start timeout waits for the plugin's stdout to close,
 	// which a child of the plugin can hold open: past the timeout the whole
@@ -306,23 +303,19 @@ func (l *launcher) start(ctx context.Context) error {
 	return nil
 }
 
-// connect takes the started plugin's gRPC connection and dispenses it as
-// cfg.Type.
+// connect takes the started plugin's gRPC connection and makes the
+// client shim of cfg.Type on it.
 func (l *launcher) connect() (*Client, error) {
 	cfg := l.cfg
-	rpc, err := l.gp.Client()
+	conn, done, err := l.t.Conn()
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: connecting: %v: %w", cfg.Name, err, ErrPluginTransport)
-	}
-	grpcClient, ok := rpc.(*goplugin.GRPCClient)
-	if !ok {
-		return nil, fmt.Errorf("plugin %q: negotiated a non-gRPC protocol: %w", cfg.Name, ErrHandshake)
 	}
 	c := &Client{
 		name:     cfg.Name,
 		typ:      cfg.Type,
-		gp:       l.gp,
-		conn:     grpcClient.Conn,
+		t:        l.t,
+		conn:     conn,
 		proc:     l.run.cmd.Process,
 		logger:   l.logger,
 		stopProc: l.stopProc,
@@ -330,30 +323,19 @@ func (l *launcher) connect() (*Client, error) {
 		tree: tree{name: cfg.Name, marker: l.marker, pgid: l.run.cmd.Process.Pid,
 			confine: cfg.Confine, bare: l.bare, supervised: cfg.Supervised},
 	}
-	raw, err := rpc.Dispense(string(cfg.Type))
-	if err != nil {
-		return nil, fmt.Errorf("plugin %q: dispensing %s: %v: %w", cfg.Name, cfg.Type, err, ErrWrongType)
-	}
-	switch shim := raw.(type) {
-	case *engineClient:
-		shim.remote = l.remote(shim.done)
-		c.engine, c.remote = shim, shim.remote
-	case *nodeClient:
-		shim.remote = l.remote(shim.done)
-		c.node, c.remote = shim, shim.remote
-	case *policyClient:
-		shim.remote = l.remote(shim.done)
-		c.policy, c.remote = shim, shim.remote
+	r := remote{name: cfg.Name, done: done, path: cfg.Path, status: l.run.exitWithin}
+	switch cfg.Type {
+	case TypeEngine:
+		c.engine = &engineClient{remote: r, client: pb.NewEngineClient(conn)}
+	case TypeNode:
+		c.node = &nodeClient{remote: r, client: pb.NewNodeBindingClient(conn)}
+	case TypePolicy:
+		c.policy = &policyClient{remote: r, client: pb.NewPolicyClient(conn)}
 	default:
-		return nil, fmt.Errorf("plugin %q: dispensed %T: %w", cfg.Name, raw, ErrWrongType)
+		return nil, fmt.Errorf("plugin %q: no client for type %q: %w", cfg.Name, cfg.Type, ErrWrongType)
 	}
+	c.remote = r
 	return c, nil
-}
-
-// remote is what the client shims know of the launched process, whose
-// exit go-plugin reports through done.
-func (l *launcher) remote(done context.Context) remote {
-	return remote{name: l.cfg.Name, done: done, path: l.cfg.Path, status: l.run.exitWithin}
 }
 
 // kill SIGKILLs the plugin's process group, if go-plugin has started it.
@@ -369,7 +351,7 @@ func (l *launcher) kill() {
 func (l *launcher) fail(err error) (*Client, error) {
 	l.stopProc()
 	l.kill()
-	l.gp.Kill()
+	l.t.Kill()
 	t := tree{name: l.cfg.Name, marker: l.marker, confine: l.cfg.Confine, bare: l.bare, supervised: l.cfg.Supervised}
 	if l.run != nil && l.run.cmd.Process != nil {
 		t.pgid = l.run.cmd.Process.Pid

@@ -15,6 +15,7 @@ import (
 
 	"github.com/obversa/obversa/internal/testutil"
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/plugin/pluginhost"
 )
 
 // markerScript writes an executable shell script that records that it ran
@@ -34,7 +35,7 @@ func TestLaunchWrongDigestNeverExecutes(t *testing.T) {
 	t.Parallel()
 	path, digest := markerScript(t)
 	wrong := strings.Repeat("0", 64)
-	_, err := plugin.Launch(context.Background(), plugin.LaunchConfig{Name: "p", Type: plugin.TypeEngine, Path: path, SHA256: wrong})
+	_, err := pluginhost.Launch(context.Background(), plugin.LaunchConfig{Name: "p", Type: plugin.TypeEngine, Path: path, SHA256: wrong})
 	var mismatch *plugin.DigestMismatchError
 	if !errors.As(err, &mismatch) || !errors.Is(err, plugin.ErrDigestMismatch) {
 		t.Fatalf("error = %v, want *DigestMismatchError", err)
@@ -53,7 +54,7 @@ func TestLaunchWrongDigestNeverExecutes(t *testing.T) {
 
 	// Control: with the right digest the script does run (and fails the
 	// handshake), so the check above can see an execution.
-	_, err = plugin.Launch(context.Background(), plugin.LaunchConfig{Name: "p", Type: plugin.TypeEngine, Path: path, SHA256: digest})
+	_, err = pluginhost.Launch(context.Background(), plugin.LaunchConfig{Name: "p", Type: plugin.TypeEngine, Path: path, SHA256: digest})
 	if !errors.Is(err, plugin.ErrHandshake) || !strings.Contains(err.Error(), "exited before its handshake") {
 		t.Errorf("right digest, no handshake: %v, want ErrHandshake (exited before handshake)", err)
 	}
@@ -81,7 +82,7 @@ func TestLaunchConfigErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := plugin.Launch(context.Background(), tt.cfg)
+			_, err := pluginhost.Launch(context.Background(), tt.cfg)
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.mention) {
 				t.Errorf("error = %v, want %v mentioning %q", err, tt.want, tt.mention)
 			}
@@ -104,7 +105,7 @@ func TestLaunchHandshakeFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
 			t.Parallel()
-			_, err := plugin.Launch(context.Background(), plugin.LaunchConfig{
+			_, err := pluginhost.Launch(context.Background(), plugin.LaunchConfig{
 				Name: "fake", Type: plugin.TypeEngine, Path: testBin, SHA256: testBinSHA,
 				Env: []string{modeEnv + "=" + tt.mode}, StartTimeout: tt.timeout,
 			})
@@ -124,7 +125,7 @@ func TestLaunchDialsOnlyLoopback(t *testing.T) {
 	for _, addr := range []string{"obversa-handshake-test.invalid:443", "192.0.2.1:9", "[::ffff:192.0.2.1]:9", "localhost:1", "127.0.0.1"} {
 		t.Run(addr, func(t *testing.T) {
 			t.Parallel()
-			_, err := plugin.Launch(context.Background(), plugin.LaunchConfig{
+			_, err := pluginhost.Launch(context.Background(), plugin.LaunchConfig{
 				Name: "fake", Type: plugin.TypeEngine, Path: testBin, SHA256: testBinSHA,
 				Env: []string{modeEnv + "=tcp-address", "OBVERSA_TEST_ADDR=" + addr},
 			})
@@ -141,7 +142,7 @@ func TestLaunchHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := plugin.Launch(ctx, plugin.LaunchConfig{
+	_, err := pluginhost.Launch(ctx, plugin.LaunchConfig{
 		Name: "fake", Type: plugin.TypeEngine, Path: testBin, SHA256: testBinSHA,
 		Env: []string{modeEnv + "=slow-start"},
 	})
@@ -278,7 +279,7 @@ func TestFileSHA256(t *testing.T) {
 // loaded machine to start it and print its handshake line.
 func TestSilentTLSNamesStartTimeout(t *testing.T) {
 	t.Parallel()
-	c, err := plugin.Launch(context.Background(), plugin.LaunchConfig{
+	c, err := pluginhost.Launch(context.Background(), plugin.LaunchConfig{
 		Name: "fake", Type: plugin.TypeEngine, Path: testBin, SHA256: testBinSHA,
 		Env: []string{modeEnv + "=silent-tls"}, StartTimeout: 5 * time.Second,
 	})

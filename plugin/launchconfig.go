@@ -31,8 +31,8 @@ type LaunchConfig struct {
 	SHA256 string
 	// Verified says that Path is a content-addressed copy whose bytes were
 	// already checked against SHA256 by this host (CopyBinary, or the run's
-	// plugin cache); Launch then executes it without reading it again.
-	// false = Launch copies Path into CacheDir with CopyBinary first and
+	// plugin cache); LaunchWith then executes it without reading it again.
+	// false = LaunchWith copies Path into CacheDir with CopyBinary first and
 	// executes the copy, never Path itself.
 	Verified bool
 	// File, when set, is Path opened, with its bytes verified
@@ -44,9 +44,9 @@ type LaunchConfig struct {
 	// script must, confined or not, since its interpreter opens the script
 	// by that name (docs/decisions.md, "Plugins run from the verified
 	// file"). Elsewhere than Linux, Path is executed. The caller closes it
-	// once Launch has returned.
+	// once LaunchWith has returned.
 	File *os.File
-	// CacheDir is where Launch places the verified copy when Verified is
+	// CacheDir is where LaunchWith places the verified copy when Verified is
 	// false; empty = a new private directory in this process's socket
 	// directory (docs/decisions.md, "Plugin socket directories"), removed
 	// when the Client closes or, after a crash, by the next sweep.
@@ -91,7 +91,7 @@ type LaunchConfig struct {
 	GroupTag string
 }
 
-// validate checks what Launch needs of cfg: a name, a known type, an
+// validate checks what LaunchWith needs of cfg: a name, a known type, an
 // absolute path and a digest of 64 lower-case hex digits; an error wraps
 // ErrLaunchConfig and names the field.
 func (cfg *LaunchConfig) validate() error {

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/plugin/pluginhost"
 )
 
 // modeEnv selects a helper-process mode: the test binary re-executes
@@ -154,7 +155,7 @@ func launch(t *testing.T, mode string, typ plugin.Type, opts ...func(*plugin.Lau
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c, err := plugin.Launch(context.Background(), cfg)
+	c, err := pluginhost.Launch(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Launch(%s): %v", mode, err)
 	}
@@ -197,7 +198,7 @@ func runLauncher() int {
 	if err != nil {
 		return 2
 	}
-	c, err := plugin.Launch(context.Background(), plugin.LaunchConfig{
+	c, err := pluginhost.Launch(context.Background(), plugin.LaunchConfig{
 		Name: "orphan", Type: plugin.TypeEngine, Path: self, SHA256: digest,
 		Env: []string{modeEnv + "=both", "TMPDIR=" + os.Getenv("TMPDIR")},
 	})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/plugin/pluginhost"
 )
 
 func TestProtocolVersionMatchesProto(t *testing.T) {
@@ -26,7 +27,8 @@ func TestProtocolVersionMatchesProto(t *testing.T) {
 	if plugin.Handshake.ProtocolVersion != uint(plugin.ProtocolVersion) {
 		t.Errorf("Handshake.ProtocolVersion = %d", plugin.Handshake.ProtocolVersion)
 	}
-	if _, ok := plugin.VersionedPlugins()[plugin.ProtocolVersion]; !ok {
-		t.Error("VersionedPlugins has no set for ProtocolVersion")
+	if h := pluginhost.Handshake; h.ProtocolVersion != plugin.Handshake.ProtocolVersion ||
+		h.MagicCookieKey != plugin.Handshake.MagicCookieKey || h.MagicCookieValue != plugin.Handshake.MagicCookieValue {
+		t.Errorf("the host's go-plugin handshake %+v is not plugin.Handshake %+v", h, plugin.Handshake)
 	}
 }

@@ -6,13 +6,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-
-	goplugin "github.com/hashicorp/go-plugin"
 )
 
-// envUnixSocketDir is the variable go-plugin passes the socket directory
-// in; a plugin built on go-plugin creates its socket there.
-const envUnixSocketDir = goplugin.EnvUnixSocketDir
+// envUnixSocketDir is the variable go-plugin's host passes the socket
+// directory in; a plugin makes its socket there (Serve, or go-plugin's
+// own server).
+const envUnixSocketDir = "PLUGIN_UNIX_SOCKET_DIR"
 
 // maxSocketPath is the longest unix socket path Linux binds: sun_path holds
 // 108 bytes with the terminating NUL.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/plugin/pluginhost"
 )
 
 // socketDirOf returns the socket directory the host gave the running
@@ -99,7 +100,7 @@ func TestFailedLaunchLeavesNoSocketDir(t *testing.T) {
 	}
 	cfg := plugin.LaunchConfig{Name: "exits", Type: plugin.TypeEngine, Path: testBin, SHA256: testBinSHA,
 		Env: []string{modeEnv + "=exit"}}
-	if c, err := plugin.Launch(t.Context(), cfg); err == nil {
+	if c, err := pluginhost.Launch(t.Context(), cfg); err == nil {
 		_ = c.Close()
 		t.Fatal("a plugin that exits at once launched")
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/plugin/confine"
+	"github.com/obversa/obversa/plugin/pluginhost"
 )
 
 // tick outlasts the file system clock's granularity (one kernel tick), so
@@ -233,7 +234,7 @@ func TestConfinedLaunchExecutesTheVerifiedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer prep.Release()
-	c, err := plugin.Launch(context.Background(), plugin.LaunchConfig{
+	c, err := pluginhost.Launch(context.Background(), plugin.LaunchConfig{
 		Name: "fake", Type: plugin.TypeEngine, Path: path, SHA256: testBinSHA, Verified: true, File: f,
 		Env: []string{modeEnv + "=both"}, Confine: prep, Logger: hclog.NewNullLogger(),
 	})

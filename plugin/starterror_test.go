@@ -13,6 +13,7 @@ import (
 
 	"github.com/obversa/obversa/internal/testutil"
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/plugin/pluginhost"
 )
 
 // longTempDir makes a directory whose path is n bytes long.
@@ -52,7 +53,7 @@ func TestStartFailuresCarryTheirCause(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
 			t.Parallel()
-			_, err := plugin.Launch(context.Background(), plugin.LaunchConfig{
+			_, err := pluginhost.Launch(context.Background(), plugin.LaunchConfig{
 				Name: "fake", Type: plugin.TypeEngine, Path: testBin, SHA256: testBinSHA,
 				Env: append([]string{modeEnv + "=" + tt.mode}, tt.env...), Redact: redact,
 			})

@@ -12,7 +12,7 @@ import (
 	"github.com/obversa/obversa/plugin/confine"
 )
 
-// LaunchEnv is the variable Launch sets, to a value of its own for each
+// LaunchEnv is the variable LaunchWith sets, to a value of its own for each
 // launch, in the plugin's environment. Whatever the plugin starts inherits
 // it, so Close finds a descendant that left the plugin's process group and
 // session (a daemon: setsid, double fork) and stops it too
@@ -71,8 +71,8 @@ func newMarker() string {
 	return LaunchEnv + "=" + hex.EncodeToString(b[:])
 }
 
-// ProcessTree contains a process started outside Launch — the conformance
-// kit's raw launches — as Launch contains a plugin, so that Stop ends
+// ProcessTree contains a process started outside LaunchWith — the conformance
+// kit's raw launches — as LaunchWith contains a plugin, so that Stop ends
 // everything it started the way Client.Close does: its process group,
 // the processes carrying its LaunchEnv marker and their descendants, and
 // its cgroup (a bare cgroup v2 group the process starts in, where this

@@ -16,6 +16,7 @@ import (
 
 	"github.com/obversa/obversa/internal/testutil"
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/plugin/pluginhost"
 	"github.com/obversa/obversa/sdk"
 )
 
@@ -139,7 +140,7 @@ func launch(t *testing.T, mode string, typ plugin.Type, logOut io.Writer) *plugi
 	if logOut == nil {
 		logOut = io.Discard
 	}
-	c, err := plugin.Launch(context.Background(), plugin.LaunchConfig{
+	c, err := pluginhost.Launch(context.Background(), plugin.LaunchConfig{
 		Name: "sdk-" + mode, Type: typ, Path: testBin, SHA256: testBinSHA,
 		Env:    []string{modeEnv + "=" + mode},
 		Logger: hclog.New(&hclog.LoggerOptions{Output: logOut, Level: hclog.Info}),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/plugin/pluginhost"
 )
 
 // BenchmarkFloor measures, in the same test process and on the same file
@@ -113,7 +114,7 @@ func launchCopy(b *testing.B, cp *plugin.Copied) *plugin.Client {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := plugin.Launch(ctx, plugin.LaunchConfig{Name: "mock", Type: plugin.TypeEngine,
+	c, err := pluginhost.Launch(ctx, plugin.LaunchConfig{Name: "mock", Type: plugin.TypeEngine,
 		Path: cp.Path, SHA256: cp.SHA256, Verified: true, Env: launch.Env(nil)})
 	if err != nil {
 		b.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/obversa/obversa/host/launch"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/plugin/confine"
+	"github.com/obversa/obversa/plugin/pluginhost"
 )
 
 // described is a plugin binary's answer to Describe with what the host
@@ -102,7 +103,7 @@ func describeAs(ctx context.Context, source, path, sum string, typ plugin.Type, 
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	env := append(launch.Env(nil), "TMPDIR="+scratch)
-	c, err := plugin.Launch(ctx, plugin.LaunchConfig{Name: "describe", Type: typ, Path: path, Source: source, SHA256: sum, Verified: true, Env: env, Confine: prep})
+	c, err := pluginhost.Launch(ctx, plugin.LaunchConfig{Name: "describe", Type: typ, Path: path, Source: source, SHA256: sum, Verified: true, Env: env, Confine: prep})
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/obversa/obversa/host/plan"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/plugin/confine"
+	"github.com/obversa/obversa/plugin/pluginhost"
 )
 
 // Options configures Start.
@@ -221,7 +222,7 @@ func startOne(ctx context.Context, p plan.PluginPlan, o Options) (*started, erro
 			logger.Warn("confinement not enforced", "plugin", p.Name, "missing", m)
 		}
 	}
-	c, err := plugin.Launch(ctx, plugin.LaunchConfig{
+	c, err := pluginhost.Launch(ctx, plugin.LaunchConfig{
 		Name: p.Name, Type: plugin.Type(p.Type), Path: path, Source: p.Source, SHA256: p.SHA256, Verified: true, File: exe,
 		Args: p.Args, Env: env, Logger: logger, Redact: o.Redact, Confine: r.prep, Supervised: o.Supervised,
 		GroupTag: GroupTag(os.Getenv(OwnerEnv)), StartTimeout: p.StartTimeout(),

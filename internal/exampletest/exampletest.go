@@ -23,6 +23,7 @@ import (
 
 	"github.com/obversa/obversa/internal/testutil"
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/plugin/pluginhost"
 )
 
 // RepoRoot returns the module root: the nearest directory above the working
@@ -200,7 +201,7 @@ func Launch(name, path string, logs io.Writer, env ...string) (*plugin.Client, e
 	if err != nil {
 		return nil, err
 	}
-	return plugin.Launch(context.Background(), plugin.LaunchConfig{
+	return pluginhost.Launch(context.Background(), plugin.LaunchConfig{
 		Name: name, Type: plugin.TypeEngine, Path: path, SHA256: sum,
 		Env:    append([]string{"PATH=" + os.Getenv("PATH")}, env...),
 		Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug}),

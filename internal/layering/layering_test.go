@@ -27,7 +27,9 @@ const module = "github.com/obversa/obversa"
 // internal/bidi, the bidirectional controls shown as escapes, is a leaf
 // the command line and the host's views share; internal/pathtree, whether
 // a path lies in a directory's tree, is a leaf the run file's decoder and
-// the host share.
+// the host share. plugin/pluginhost, the host's launch on go-plugin, has a
+// rule of its own so that only the host's packages may import it: a
+// plugin (sdk, plugins/) links package plugin without go-plugin.
 // The longest matching
 // prefix decides; "" means nothing of ours. A package, or a prefix it may
 // import, covers the subpackages below it unless they have a rule of their
@@ -40,15 +42,16 @@ var allowed = map[string][]string{
 	"store/simfs":          {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut", "internal/shellquote"},
 	"store/storetest":      {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut", "internal/shellquote"},
 	"plugin":               {"plugin/internal/", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
+	"plugin/pluginhost":    {"plugin", "plugin/internal/", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
 	"hcl":                  {"internal/regfile", "internal/idname", "internal/shellquote", "internal/pathtree"},
 	"sdk":                  {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
-	"sdk/conformance":      {"plugin", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/canonjson", "internal/shellquote"},
+	"sdk/conformance":      {"plugin", "plugin/pluginhost", "sdk/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/canonjson", "internal/shellquote"},
 	"internal/proc":        {},
 	"internal/cgroup":      {},
 	"internal/logfile":     {"store", "internal/regfile", "internal/canonjson", "internal/durable", "internal/runecut", "internal/shellquote"},
 	"internal/hostenv":     {},
 	"internal/testutil":    {},
-	"internal/exampletest": {"plugin", "internal/testutil", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
+	"internal/exampletest": {"plugin", "plugin/pluginhost", "internal/testutil", "internal/cgroup", "internal/proc", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
 	"internal/failpoint":   {},
 	"internal/regfile":     {},
 	"internal/durable":     {},
@@ -58,7 +61,7 @@ var allowed = map[string][]string{
 	"internal/keeperwait":  {},
 	"internal/idname":      {},
 	"internal/bidi":        {},
-	"host":                 {"store", "plugin", "hcl", "host/", "internal/idname", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable", "internal/runecut", "internal/canonjson", "internal/shellquote", "internal/bidi", "internal/pathtree"},
+	"host":                 {"store", "plugin", "plugin/pluginhost", "hcl", "host/", "internal/idname", "internal/proc", "internal/cgroup", "internal/failpoint", "internal/logfile", "internal/hostenv", "internal/regfile", "internal/durable", "internal/runecut", "internal/canonjson", "internal/shellquote", "internal/bidi", "internal/pathtree"},
 	"plugins":              {"sdk", "plugin", "plugins/", "internal/proc", "internal/cgroup", "internal/regfile", "internal/durable", "internal/failpoint", "internal/runecut", "internal/shellquote"},
 }
 
@@ -151,6 +154,11 @@ func TestRule(t *testing.T) {
 		{"host/watchdog", "store/simfs", false},
 		{"host/watchdog", "store/pgstore", false}, // backends are chosen by the CLI
 		{"sdk/command", "internal/proc", true},
+		{"sdk", "plugin/pluginhost", false},
+		{"plugins/mock-engine", "plugin/pluginhost", false},
+		{"plugin/pluginhost", "plugin", true},
+		{"host/launch", "plugin/pluginhost", true},
+		{"sdk/conformance", "plugin/pluginhost", true},
 	}
 	for _, tt := range tests {
 		self, prefixes, ok := rule(tt.pkg)

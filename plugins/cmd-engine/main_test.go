@@ -19,6 +19,7 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/plugin/pluginhost"
 )
 
 // binary is the plugin built once for the whole test run.
@@ -50,7 +51,7 @@ func launch(t *testing.T, typ plugin.Type) *plugin.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := plugin.Launch(context.Background(), plugin.LaunchConfig{
+	c, err := pluginhost.Launch(context.Background(), plugin.LaunchConfig{
 		Name: "cmd", Type: typ, Path: binary, SHA256: sum, Env: []string{"PATH=" + os.Getenv("PATH")},
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/plugin/pluginhost"
 )
 
 // binary is the plugin built once for the whole test run.
@@ -45,7 +46,7 @@ func launch(t *testing.T) plugin.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := plugin.Launch(context.Background(), plugin.LaunchConfig{Name: "mock", Type: plugin.TypeEngine, Path: binary, SHA256: sum})
+	c, err := pluginhost.Launch(context.Background(), plugin.LaunchConfig{Name: "mock", Type: plugin.TypeEngine, Path: binary, SHA256: sum})
 	if err != nil {
 		t.Fatalf("Launch: %v", err)
 	}
@@ -150,5 +151,49 @@ func TestOnePBeforeGRPC(t *testing.T) {
 	}
 	if onep < 0 || first < 0 || onep > first {
 		t.Fatalf("onep initialised at line %d, gRPC or protobuf first at %d (want onep first):\n%s", onep, first, out)
+	}
+}
+
+// hostOnly are packages a plugin binary must neither link nor initialise:
+// go-plugin is the host's (plugin/pluginhost), and these are the costly
+// initialisations it brings (docs/decisions.md, "Go plugins serve
+// go-plugin's protocol themselves").
+var hostOnly = []string{"github.com/hashicorp/go-plugin", "google.golang.org/protobuf/reflect/protodesc",
+	"google.golang.org/protobuf/types/descriptorpb", "encoding/gob", "net/rpc", "github.com/hashicorp/yamux"}
+
+// TestNoGoPlugin: the built plugin does not link go-plugin (its build
+// information, go version -m, names no such module), and run with
+// GODEBUG=inittrace=1 it initialises none of hostOnly.
+func TestNoGoPlugin(t *testing.T) {
+	out, err := exec.Command("go", "version", "-m", binary).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go version -m: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "google.golang.org/grpc") {
+		t.Fatalf("go version -m lists no modules:\n%s", out)
+	}
+	for _, mod := range []string{"github.com/hashicorp/go-plugin", "github.com/hashicorp/yamux"} {
+		if strings.Contains(string(out), mod) {
+			t.Errorf("the plugin links %s:\n%s", mod, out)
+		}
+	}
+	cmd := exec.Command(binary)
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	trace, _ := cmd.CombinedOutput() // run by hand, it exits 1
+	inits := 0
+	for _, line := range strings.Split(string(trace), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "init" {
+			continue
+		}
+		inits++
+		for _, p := range hostOnly {
+			if f[1] == p || strings.HasPrefix(f[1], p+"/") {
+				t.Errorf("the plugin initialises %s: %s", f[1], line)
+			}
+		}
+	}
+	if inits == 0 {
+		t.Fatalf("no init trace:\n%s", trace)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/obversa/obversa/plugin"
+	"github.com/obversa/obversa/plugin/pluginhost"
 )
 
 // session is one plugin process launched as the host launches it.
@@ -27,7 +28,7 @@ func (k *kit) launch(ctx context.Context) (*session, error) {
 
 // launchLogged is launch with the plugin's log lines sent to logger.
 func (k *kit) launchLogged(ctx context.Context, logger hclog.Logger) (*session, error) {
-	c, err := plugin.Launch(ctx, plugin.LaunchConfig{
+	c, err := pluginhost.Launch(ctx, plugin.LaunchConfig{
 		Name: "conformance", Type: k.typ, Path: k.bin, SHA256: k.sha, Verified: true,
 		Args: k.opts.Args, Env: k.env, Logger: logger, StartTimeout: k.opts.handshakeTimeout(),
 	})

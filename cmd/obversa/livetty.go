@@ -235,10 +235,10 @@ func (v *liveView) frame(now time.Time, last bool, height int) []string {
 	room := min(len(p.InFlight), max(height-2-len(lines), 1))
 	posw := 0
 	for _, a := range p.InFlight[:room] {
-		posw = max(posw, len(a.Position))
+		posw = max(posw, ansi.StringWidth(a.Position))
 	}
 	for _, a := range p.InFlight[:room] {
-		lines = append(lines, fmt.Sprintf("  %-*s %7s  %s", posw, a.Position, duration(a.ElapsedMS), v.styles.dim.Render(termText(a.Last))))
+		lines = append(lines, fmt.Sprintf("  %s %7s  %s", padCell(a.Position, posw), duration(a.ElapsedMS), v.styles.dim.Render(termText(a.Last))))
 	}
 	if more := len(p.InFlight) - room; more > 0 {
 		lines = append(lines, fmt.Sprintf("  … and %d more running", more))

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
 	"github.com/obversa/obversa/host/runview"
@@ -144,7 +145,7 @@ func (p *logPrinter) print(shown []stream.Shown) {
 		if prefix == "" {
 			prefix = "run"
 		}
-		p.width = max(p.width, len(prefix))
-		fmt.Fprintf(p.w, "%-*s │ %s\n", p.width, prefix, s.Text)
+		p.width = max(p.width, ansi.StringWidth(prefix))
+		fmt.Fprintf(p.w, "%s │ %s\n", padCell(prefix, p.width), s.Text)
 	}
 }

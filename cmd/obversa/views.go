@@ -5,7 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runview"
@@ -85,7 +86,7 @@ func printNodeTable(w io.Writer, nodes []runview.Node, limit int, dir string) {
 	ids := make([]string, len(nodes))
 	for i, n := range nodes {
 		ids[i] = cellText(n.ID)
-		idw = max(idw, utf8.RuneCountInString(ids[i]))
+		idw = max(idw, ansi.StringWidth(ids[i]))
 	}
 	for i, n := range nodes {
 		if limit > 0 && i == limit {
@@ -96,9 +97,16 @@ func printNodeTable(w io.Writer, nodes []runview.Node, limit int, dir string) {
 		if n.Usage != nil {
 			usage = n.Usage.String()
 		}
-		line := fmt.Sprintf("  %-*s  %-10s %-8s %-22s %s", idw, ids[i], shownStatus(n), elapsedOf(n), usage, nodeBrief(n, 72))
+		line := fmt.Sprintf("  %s  %-10s %-8s %-22s %s", padCell(ids[i], idw), shownStatus(n), elapsedOf(n), usage, nodeBrief(n, 72))
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
+}
+
+// padCell is s followed by spaces up to width columns as a terminal shows
+// them (ansi.StringWidth: a wide character takes two, a combining mark none), so
+// that the columns after it line up whatever script s is written in.
+func padCell(s string, width int) string {
+	return s + strings.Repeat(" ", max(width-ansi.StringWidth(s), 0))
 }
 
 // cellText is s as one cell of a table row: escaped as termText escapes

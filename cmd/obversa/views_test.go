@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/obversa/obversa/host/runview"
 )
@@ -252,7 +253,8 @@ func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).Ma
 // TestNodeTableOneRowPerNode: a for_each instance's id holds its key,
 // any string an upstream result held; a line feed, tab or other control
 // character in it stays on the node's row, escaped, and the status
-// column lines up on every row.
+// column lines up on every row as a terminal shows it: a wide character
+// takes two columns, a combining mark none.
 func TestNodeTableOneRowPerNode(t *testing.T) {
 	t.Parallel()
 	nodes := []runview.Node{
@@ -260,6 +262,8 @@ func TestNodeTableOneRowPerNode(t *testing.T) {
 		{ID: "each[b\tc]", Status: runview.StatusPassed},
 		{ID: "each[\x00nul\x1b]", Status: runview.StatusPassed},
 		{ID: "each[é]", Status: runview.StatusPassed},
+		{ID: "each[日本語]", Status: runview.StatusPassed},
+		{ID: "each[e\u0301\u0301x]", Status: runview.StatusPassed},
 		{ID: "plan", Status: runview.StatusPassed},
 	}
 	var b strings.Builder
@@ -272,8 +276,8 @@ func TestNodeTableOneRowPerNode(t *testing.T) {
 		if shown := termText(line); shown != line {
 			t.Errorf("line %d is changed by the terminal escaping: %q", i, line)
 		}
-		col := utf8.RuneCountInString(line[:strings.LastIndex(line, " passed")])
-		if first := utf8.RuneCountInString(lines[0][:strings.LastIndex(lines[0], " passed")]); col != first {
+		col := ansi.StringWidth(line[:strings.LastIndex(line, " passed")])
+		if first := ansi.StringWidth(lines[0][:strings.LastIndex(lines[0], " passed")]); col != first {
 			t.Errorf("line %d: status at column %d, not the first line's:\n%s", i, col, b.String())
 		}
 	}

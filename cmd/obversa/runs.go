@@ -3,12 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/runview"
+	"github.com/obversa/obversa/store/pgstore"
 )
 
 // phases are the phases `runs --phase` accepts.
@@ -47,7 +50,11 @@ the runs in that phase (repeat it or separate phases by commas): ` + fmt.Sprint(
 				}
 				return nil
 			}
-			printRuns(w, list)
+			setting, _, _ := g.storage()
+			for _, c := range printRuns(w, list, !pgstore.IsURL(setting)) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: run directory %s holds the record of run %s (a copy of its directory): commands given %s read the copy, given %s the run's own\n",
+					termText(c.Dir), termText(c.RunID), termText(filepath.Base(c.Dir)), termText(c.RunID))
+			}
 			for _, b := range broken {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: run %s cannot be read: %s\n", b.RunID, b.Error)
 			}
@@ -59,22 +66,35 @@ the runs in that phase (repeat it or separate phases by commas): ` + fmt.Sprint(
 	return cmd
 }
 
-func printRuns(w io.Writer, list []runview.Summary) {
+// printRuns prints list as a table, one run a row under its name: in a
+// storage directory (files) its directory's name, which is what commands
+// take as RUN. It returns the runs whose directory is not named by their
+// record's run id: copies of a run directory, which would otherwise show
+// as a second row of the same id.
+func printRuns(w io.Writer, list []runview.Summary, files bool) (copies []runview.Summary) {
 	if len(list) == 0 {
 		fmt.Fprintln(w, "no runs")
-		return
+		return nil
 	}
+	names := make([]string, len(list))
 	idw := len("RUN")
-	for _, s := range list {
-		idw = max(idw, len(s.RunID))
+	for i, s := range list {
+		names[i] = s.RunID
+		if files && s.Dir != "" && filepath.Base(s.Dir) != s.RunID {
+			names[i] = filepath.Base(s.Dir)
+			copies = append(copies, s)
+		}
+		names[i] = termText(names[i])
+		idw = max(idw, ansi.StringWidth(names[i]))
 	}
 	fmt.Fprintf(w, "%-*s  %-11s  %-19s  %8s  %7s  %s\n", idw, "RUN", "PHASE", "STARTED", "ELAPSED", "NODES", "USAGE")
-	for _, s := range list {
+	for i, s := range list {
 		phase := s.Phase
 		if s.Code != "" && s.Phase != string(runstate.PhaseCompleted) {
 			phase += " " + s.Code
 		}
-		fmt.Fprintf(w, "%-*s  %-11s  %-19s  %8s  %7s  %s\n", idw, s.RunID, phase, s.StartedAt.Local().Format("2006-01-02 15:04:05"),
+		fmt.Fprintf(w, "%s  %-11s  %-19s  %8s  %7s  %s\n", padCell(names[i], idw), phase, s.StartedAt.Local().Format("2006-01-02 15:04:05"),
 			duration(s.ElapsedMS), fmt.Sprintf("%d/%d", s.Nodes.Done, s.Nodes.Total), s.Usage)
 	}
+	return copies
 }

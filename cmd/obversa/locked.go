@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,19 +28,29 @@ func lockedRefusal(ctx context.Context, ref runRef, err error, hint string) erro
 
 // lockedRefusalDone is lockedRefusal for a command that did part of its
 // work before it found the run held: done says what it did, as the record
-// shows it ("nothing was done" for none).
+// shows it ("nothing was done" for none). A holder still alive is named
+// as holding the run; when none is recorded alive within holderWait, the
+// refusal says so rather than that another process carries the run on: a
+// command that took the run only to check it (a resume refused for its
+// position) lets it go at once, having carried nothing on.
 func lockedRefusalDone(ctx context.Context, ref runRef, err error, done, hint string) error {
-	if o, ok := liveHolder(ctx, ref); ok {
-		held := &store.LockedError{Dir: ref.String(), Holder: o.Holder, Known: true}
-		what := ""
-		if o.Here {
-			if c := commandOf(o.Holder.PID); c != "" {
-				what = fmt.Sprintf(" (`%s`)", c)
-			}
-		}
-		err = fmt.Errorf("%w%s", held, what)
+	o, ok := liveHolder(ctx, ref)
+	var le *store.LockedError
+	if !ok && !(errors.As(err, &le) && le.Unreadable != "") {
+		return usageErr(fmt.Errorf("%w; %s. No live process is recorded as holding the run now (the one that held it ended, or took the run only to check it and let it go): run the command again; `obversa status %s` shows where the run stands%s",
+			err, done, ref.Shell(), hint))
 	}
-	return usageErr(fmt.Errorf("%w; %s. Another process carries the run on: see what it is doing with `obversa status %s`%s", err, done, ref.Shell(), hint))
+	if !ok {
+		return usageErr(fmt.Errorf("%w; %s. Another process holds the run: see what it is doing with `obversa status %s`%s", err, done, ref.Shell(), hint))
+	}
+	held := &store.LockedError{Dir: ref.String(), Holder: o.Holder, Known: true}
+	what := ""
+	if o.Here {
+		if c := commandOf(o.Holder.PID); c != "" {
+			what = fmt.Sprintf(" (`%s`)", c)
+		}
+	}
+	return usageErr(fmt.Errorf("%w%s; %s. Another process holds the run: see what it is doing with `obversa status %s`%s", held, what, done, ref.Shell(), hint))
 }
 
 // liveHolder returns the run's owner once a live one is recorded, waiting

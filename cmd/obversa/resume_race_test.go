@@ -80,3 +80,34 @@ func TestResumeRace(t *testing.T) {
 		t.Fatalf("the winning resume did not end after stop:\n%s", winner.out)
 	}
 }
+
+// TestLockedRefusalWithoutALiveHolder: a resume refused while the run's
+// lock is taken by a process that records no holder (here flock(1); a
+// losing concurrent resume meets the same once the winner, which took the
+// run only to check it, has let it go) says that no live process is
+// recorded as holding the run and to run the command again — not that
+// another process carries the run on.
+func TestLockedRefusalWithoutALiveHolder(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skip("needs util-linux's flock")
+	}
+	runFile, dir := rulesRun(t, "", "", "graph \"dag\" {\n  approval = [\"gate\"]\n  node \"gate\" {\n    binding = \"shell\"\n    input = { command = [\"true\"] }\n  }\n}\n")
+	if r := obversa(t, dir, "run", "--run-id", "held", runFile); r.code != exitPaused {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	runDir := runDirOf(runFile, "held")
+	hold := exec.Command("flock", "--exclusive", filepath.Join(runDir, "lock"), "sleep", "60")
+	if err := hold.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hold.Process.Kill(); _ = hold.Wait() })
+	waitFor(t, 30*time.Second, "flock to take the run's lock", func() bool {
+		return exec.Command("flock", "--nonblock", "--shared", filepath.Join(runDir, "lock"), "true").Run() != nil
+	})
+	r := obversa(t, dir, "resume", runDir)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "nothing was done. No live process is recorded as holding the run now") ||
+		!strings.Contains(r.stderr, "run the command again; `obversa status "+runDir+"` shows where the run stands") || strings.Contains(r.stderr, "carries the run on:") {
+		t.Errorf("resume of a run locked by no recorded holder: exit %d, stderr %q; want exit %d saying no live process holds it", r.code, r.stderr, exitUsage)
+	}
+}

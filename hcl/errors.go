@@ -34,6 +34,10 @@ var (
 	// render to a string).
 	ErrTemplate = errors.New("template evaluation failed")
 
+	// ErrTooLarge is returned when a rendered prompt or input is larger
+	// than MaxRenderedBytes.
+	ErrTooLarge = errors.New("the rendered text is too large")
+
 	// ErrForEachItems is returned by Scope.Items when a for_each source
 	// renders to something other than a list of unique strings or an
 	// object.
@@ -57,7 +61,8 @@ type RenderError struct {
 	// when there is one).
 	Detail string
 	// Err is the sentinel: ErrMissingResult, ErrMissingAttribute,
-	// ErrInvalidResult, ErrInvalidInput, ErrTemplate or ErrForEachItems.
+	// ErrInvalidResult, ErrInvalidInput, ErrTemplate, ErrTooLarge or
+	// ErrForEachItems.
 	Err error
 }
 

@@ -14,6 +14,20 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
+// MaxRenderedBytes bounds a rendered prompt, and a rendered node input, in
+// bytes: 16 MiB. Either travels to its plugin in one gRPC message, bounded
+// at 64 MiB (plugin.MaxMessageBytes) with the rest of the request; a text
+// past the bound fails its node with ErrTooLarge before any plugin or
+// policy is asked, naming its size (docs/decisions.md, "A rendered prompt
+// is bounded at 16 MiB").
+const MaxRenderedBytes = 16 << 20
+
+// tooLarge is the ErrTooLarge of a rendered what of n bytes.
+func tooLarge(what string, n int) *RenderError {
+	return &RenderError{Err: ErrTooLarge, Detail: fmt.Sprintf("the %s rendered to %d bytes (%.1f MiB), more than the %d MiB a rendered %[1]s may hold; "+
+		"pass less of the results it interpolates (a part of a result, or a file the plugin reads)", what, n, float64(n)/(1<<20), MaxRenderedBytes>>20)}
+}
+
 // promptFilename names a stored template in render diagnostics.
 const promptFilename = "<template>"
 
@@ -30,8 +44,9 @@ const promptFilename = "<template>"
 // Errors are *RenderError wrapping ErrMissingResult (a referenced node has
 // no entry in results), ErrMissingAttribute (a traversal into a result
 // fails), ErrInvalidResult (a referenced result is not JSON) or ErrTemplate
-// (anything else: a parse error, a wrong type, a non-string result).
-// References inside try() or can() that fail are not errors.
+// (anything else: a parse error, a wrong type, a non-string result), or
+// ErrTooLarge (more than MaxRenderedBytes). References inside try() or
+// can() that fail are not errors.
 func RenderPrompt(src string, results map[string]json.RawMessage) (string, error) {
 	return Scope{Results: results}.Prompt(src)
 }
@@ -40,6 +55,9 @@ func RenderPrompt(src string, results map[string]json.RawMessage) (string, error
 // loop and each variables besides the results.
 func (sc Scope) Prompt(src string) (string, error) {
 	if !mayBeTemplate(src) {
+		if len(src) > MaxRenderedBytes {
+			return "", tooLarge("prompt", len(src))
+		}
 		return src, nil
 	}
 	expr, diags := hclsyntax.ParseTemplate([]byte(src), promptFilename, hclv2.InitialPos)
@@ -54,6 +72,9 @@ func (sc Scope) Prompt(src string) (string, error) {
 	if err != nil || s.IsNull() {
 		return "", &RenderError{Err: ErrTemplate,
 			Detail: fmt.Sprintf("the prompt rendered to %s, not a string; interpolate a string attribute or wrap the value in jsonencode()", friendlyValue(v))}
+	}
+	if n := len(s.AsString()); n > MaxRenderedBytes {
+		return "", tooLarge("prompt", n)
 	}
 	return s.AsString(), nil
 }
@@ -90,6 +111,9 @@ func (sc Scope) Input(input json.RawMessage) (json.RawMessage, error) {
 		if !json.Valid(input) {
 			return nil, &RenderError{Err: ErrInvalidInput, Detail: "the stored input does not parse as JSON"}
 		}
+		if len(input) > MaxRenderedBytes {
+			return nil, tooLarge("input", len(input))
+		}
 		return input, nil
 	}
 	v, err := jsonToCty(input)
@@ -103,6 +127,9 @@ func (sc Scope) Input(input json.RawMessage) (json.RawMessage, error) {
 	b, err := ctyjson.Marshal(out, out.Type())
 	if err != nil {
 		return nil, &RenderError{Err: ErrTemplate, Detail: "the rendered input cannot be written as JSON: " + err.Error()}
+	}
+	if len(b) > MaxRenderedBytes {
+		return nil, tooLarge("input", len(b))
 	}
 	return b, nil
 }

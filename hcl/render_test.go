@@ -3,6 +3,7 @@ package hcl
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -178,5 +179,38 @@ graph "dag" {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rendered (-want +got):\n%s", diff)
+	}
+}
+
+// TestRenderedTextIsBounded: a prompt or input that renders to more than
+// MaxRenderedBytes fails with ErrTooLarge naming its size and the bound,
+// whether a template made it so or it was that large as written; one of
+// exactly MaxRenderedBytes renders.
+func TestRenderedTextIsBounded(t *testing.T) {
+	big := strings.Repeat("a", MaxRenderedBytes)
+	results := map[string]json.RawMessage{"big": json.RawMessage(`{"stdout":"` + big + `"}`)}
+	if got, err := RenderPrompt("${input.results.big.stdout}", results); err != nil || len(got) != MaxRenderedBytes {
+		t.Fatalf("a prompt of exactly the bound: %d bytes, %v", len(got), err)
+	}
+	for _, tc := range []struct {
+		what   string
+		render func() error
+		want   string
+	}{
+		{"templated prompt", func() error { _, err := RenderPrompt("x${input.results.big.stdout}", results); return err },
+			"the prompt rendered to 16777217 bytes (16.0 MiB), more than the 16 MiB a rendered prompt may hold"},
+		{"literal prompt", func() error { _, err := RenderPrompt(big+"!", nil); return err },
+			"the prompt rendered to 16777217 bytes"},
+		{"templated input", func() error {
+			_, err := RenderInput(json.RawMessage(`{"command":["echo","${input.results.big.stdout}"]}`), results)
+			return err
+		}, "the input rendered to 16777239 bytes"},
+		{"literal input", func() error { _, err := RenderInput(json.RawMessage(`"`+big+`"`), nil); return err },
+			"the input rendered to 16777218 bytes"},
+	} {
+		err := tc.render()
+		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want ErrTooLarge with %q", tc.what, err, tc.want)
+		}
 	}
 }

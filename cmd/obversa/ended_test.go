@@ -8,7 +8,7 @@ import (
 // TestStoppedApprovalSkipped: a node waiting for approval when `obversa
 // stop` ends the run is skipped and done in show and status, not paused
 // and waiting for an approval that cannot come (docs/decisions.md,
-// "Status after the end").
+// "Status after the end"); approving it is refused.
 func TestStoppedApprovalSkipped(t *testing.T) {
 	t.Parallel()
 	runFile, dir := gateRun(t)
@@ -33,6 +33,14 @@ func TestStoppedApprovalSkipped(t *testing.T) {
 	}
 	if r := obversa(t, dir, "show", runDir, "c"); !strings.Contains(r.stdout, "skipped") || strings.Contains(r.stdout, "paused:") {
 		t.Errorf("show c after stop: want skipped, no pause:\n%s%s", r.stdout, r.stderr)
+	}
+	// The approval that cannot come is refused, and nothing follows the
+	// run's result in the record.
+	if r := obversa(t, dir, "approve", runDir, "dag/c/1"); r.code != exitUsage || !strings.Contains(r.stderr, "the run already ended (fail STOPPED)") {
+		t.Errorf("approve after stop: exit %d, want %d naming how the run ended:\n%s%s", r.code, exitUsage, r.stdout, r.stderr)
+	}
+	if got := recorded(t, runDir, "graph:approval-decided"); len(got) != 0 {
+		t.Errorf("approve after stop recorded a decision after the run's result: %v", got)
 	}
 }
 

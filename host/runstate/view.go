@@ -12,8 +12,8 @@ import (
 
 var (
 	// ErrNotAwaitingApproval is returned by CheckApproval when the
-	// position does not wait for approval (unknown, not paused, or paused
-	// for something else).
+	// position does not wait for approval (unknown, not paused, paused
+	// for something else, or the run already ended).
 	ErrNotAwaitingApproval = errors.New("RESUME_POSITION")
 	// ErrAlreadyDecided is returned by CheckApproval when the position
 	// already has a recorded decision; the message names it and the
@@ -182,8 +182,8 @@ func (s *State) Request(id string) (graph.ApprovalData, bool) {
 }
 
 // CheckApproval returns the node state of a position that waits for an
-// approval decision, or an error: ErrNotAwaitingApproval, or
-// ErrAlreadyDecided naming the decision (and the request that made it).
+// approval decision, or an error: ErrNotAwaitingApproval (also for
+// any position of a run that already ended), or ErrAlreadyDecided naming the decision (and the request that made it).
 func (s *State) CheckApproval(position string) (*graph.NodeState, error) {
 	n := s.graph.AtPosition(position)
 	if n != nil && n.Approved != "" {
@@ -195,6 +195,16 @@ func (s *State) CheckApproval(position string) (*graph.NodeState, error) {
 			}
 		}
 		return nil, fmt.Errorf("%s is %w: %s by %s", position, ErrAlreadyDecided, n.Approved, by)
+	}
+	if f := s.finished; f != nil {
+		// A run that ended (stopped, timed out, failed) keeps its pauses
+		// in the fold, but nothing carries it on: a decision recorded now
+		// would follow its result.
+		ended := string(f.Kind)
+		if f.Code != "" {
+			ended += " " + f.Code
+		}
+		return nil, fmt.Errorf("%w: the run already ended (%s), so %s takes no decision any more; nothing was recorded", ErrNotAwaitingApproval, ended, runecut.Bound(position, runecut.EchoBytes))
 	}
 	if n == nil || n.Status != graph.StatusPaused || n.Pause == nil || n.Pause.Kind != graph.PauseApproval {
 		return nil, fmt.Errorf("%w: %s does not wait for approval (paused positions: %v)", ErrNotAwaitingApproval, runecut.Bound(position, runecut.EchoBytes), s.PausedPositions())

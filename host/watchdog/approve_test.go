@@ -154,3 +154,20 @@ func TestApproveQueuedDecidedMeanwhile(t *testing.T) {
 		t.Fatal("the refused request was left in the queue")
 	}
 }
+
+// TestApproveEndedRun: a run that ended (here STOPPED while a position
+// waited for approval) takes no decision: approve is refused naming how
+// the run ended, and nothing is appended after its result.
+func TestApproveEndedRun(t *testing.T) {
+	ctx := context.Background()
+	evs := append(pausedForApproval(), graph.EventRunFinished, runstate.Message("r", runstate.KindFail, CodeStopped, "stopped by obversa stop"))
+	runDir := newRun(t, evs...)
+	_, err := Approve(ctx, DirRef(runDir), "dag/a/1", false, time.Second)
+	if !errors.Is(err, runstate.ErrNotAwaitingApproval) || !strings.Contains(err.Error(), "the run already ended (fail STOPPED)") {
+		t.Fatalf("approve of an ended run: %v", err)
+	}
+	want := []string{graph.EventNodeDispatched, graph.EventNodePaused, graph.EventRunWaiting, graph.EventRunFinished}
+	if got := events(t, runDir); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,15 +15,27 @@ import (
 )
 
 // hangingEngine is the mock engine that never answers Describe or
-// Configure (mode says which).
+// Configure (mode says which), or describes itself with a name and a
+// version no plugin should give (describe-lies).
 type hangingEngine struct {
 	*enginetest.Engine
 	mode string
 }
 
 func (e hangingEngine) Describe(ctx context.Context) (*plugin.Description, error) {
-	if e.mode == "describe-hangs" {
+	switch e.mode {
+	case "describe-hangs":
 		time.Sleep(time.Hour)
+	case "describe-lies":
+		// A name of 100 000 bytes with a terminal escape, and a version
+		// that would add lines to what describe prints.
+		d, err := e.Engine.Describe(ctx)
+		if err != nil {
+			return nil, err
+		}
+		d.Name = "evil\x1b[2J" + strings.Repeat("x", 100_000)
+		d.Version = "1.0\nsha256:          forged"
+		return d, nil
 	}
 	return e.Engine.Describe(ctx)
 }
@@ -35,7 +48,7 @@ func (e hangingEngine) Configure(ctx context.Context, raw json.RawMessage) ([]pl
 }
 
 // greetHangs serves an engine that hangs in Describe or Configure,
-// ignoring the call's deadline.
+// ignoring the call's deadline, or lies in Describe.
 func greetHangs(mode string) int {
 	if err := sdk.ServeEngine(hangingEngine{Engine: enginetest.New(), mode: mode}); err != nil {
 		return 1
@@ -104,4 +117,33 @@ graph "dag" {
 		t.Fatalf("lock: %s", r.stderr)
 	}
 	return runFile
+}
+
+// TestPluginDescribesItselfBadly: a plugin whose Describe gives a name of
+// 100 000 bytes and a version holding a line feed is refused by run with
+// its name quoted cut, not whole; `plugin describe` shows both quoted on
+// their own lines, so the version adds no "sha256:" line of its own.
+func TestPluginDescribesItselfBadly(t *testing.T) {
+	t.Parallel()
+	runFile := helperEngineRunFile(t, "liar", "describe-lies")
+	dir := filepath.Dir(runFile)
+	r := obversa(t, dir, "run", "--json", runFile)
+	if r.code != exitUsage || !strings.Contains(r.stdout, "(100008 bytes in all)") || len(r.stdout)+len(r.stderr) > 4096 {
+		t.Errorf("run: exit %d, want %d naming the plugin's name cut, in under 4 KiB (got %d bytes):\n%.2000s", r.code, exitUsage, len(r.stdout)+len(r.stderr), r.stdout+r.stderr)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	launcher := filepath.Join(dir, "liar.sh")
+	if err := os.WriteFile(launcher, []byte("#!/bin/sh\nOBVERSA_TEST_HELPER=describe-lies exec "+self+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := obversa(t, dir, "plugin", "describe", launcher)
+	if d.code != 0 {
+		t.Fatalf("describe: exit %d: %s", d.code, d.stderr)
+	}
+	if n := strings.Count(d.stdout, "\nsha256:"); n != 1 || !strings.Contains(d.stdout, `version:         "1.0\nsha256:          forged"`) || !strings.Contains(d.stdout, `name:            "evil\x1b[2Jxxx`) {
+		t.Errorf("describe: want the name and version quoted and one sha256 line (got %d):\n%.600s", n, d.stdout)
+	}
 }

@@ -93,7 +93,7 @@ func helperPlugin(mode string) int {
 		return daemonHelper(mode)
 	case "policy-panic", "policy-exit", "policy-hang", "policy-bad-verdict":
 		return policyHelper(mode)
-	case "describe-hangs", "configure-hangs":
+	case "describe-hangs", "configure-hangs", "describe-lies":
 		return greetHangs(mode)
 	case "diag-flood":
 		return diagFlood()

@@ -176,7 +176,7 @@ func printDescription(w io.Writer, d *described) {
 	desc := d.Description
 	types := make([]string, 0, len(desc.Types))
 	for _, t := range desc.Types {
-		types = append(types, string(t))
+		types = append(types, lineText(string(t)))
 	}
 	var caps []string
 	if desc.Capabilities.Admit {
@@ -194,10 +194,10 @@ func printDescription(w io.Writer, d *described) {
 	}
 	kinds := make([]string, 0, len(desc.FailureKinds))
 	for _, k := range desc.FailureKinds {
-		kinds = append(kinds, string(k))
+		kinds = append(kinds, lineText(string(k)))
 	}
-	fmt.Fprintf(w, "name:            %s\n", termText(desc.Name))
-	fmt.Fprintf(w, "version:         %s\n", termText(desc.Version))
+	fmt.Fprintf(w, "name:            %s\n", lineText(desc.Name))
+	fmt.Fprintf(w, "version:         %s\n", lineText(desc.Version))
 	fmt.Fprintf(w, "types:           %s\n", orNone(strings.Join(types, ", ")))
 	fmt.Fprintf(w, "protocol:        %d\n", d.Protocol)
 	fmt.Fprintf(w, "capabilities:    %s\n", orNone(strings.Join(caps, ", ")))

@@ -5,10 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -137,7 +134,7 @@ func reportInstall(cmd *cobra.Command, inst *launch.Installed, keys []plugin.Pub
 		fmt.Fprintf(w, "signature verified: key %s\n", inst.KeyID)
 	}
 	for _, f := range inst.Ignored {
-		fmt.Fprintf(w, "ignored %s\n", memberName(f))
+		fmt.Fprintf(w, "ignored %s\n", lineText(f))
 	}
 	fmt.Fprintln(w, "\nadd it to a run file:")
 	fmt.Fprint(w, block.String())
@@ -162,16 +159,4 @@ func printPluginBlock(w io.Writer, name string, types []string, path, sum string
 		fmt.Fprintf(w, "  trusted_keys = [%s]\n", strings.Join(trusted, ", "))
 	}
 	fmt.Fprintln(w, "}")
-}
-
-// memberName is the name of an archive member or file as install prints
-// it: as it is when it is printable text, quoted with Go's escapes
-// otherwise. The archive is what install is asked to judge, so a name
-// holding a line feed (which termText lets through) must not start a line
-// of its own, such as a forged "signature verified: key …".
-func memberName(name string) string {
-	if strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) || !utf8.ValidString(name) {
-		return strconv.Quote(name)
-	}
-	return name
 }

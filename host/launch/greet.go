@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/internal/runecut"
 	"github.com/obversa/obversa/plugin"
 )
 
@@ -102,8 +103,10 @@ func greetCall(ctx context.Context, timeout time.Duration, name, call string, f 
 
 // describedNameError refuses the name a plugin gave in Describe that does
 // not follow plugin.ValidDescribedName, naming the plugin block; ErrStart.
+// The name is the plugin's and may be of any length: it is quoted cut to
+// runecut.EchoBytes.
 func describedNameError(block, name string) error {
-	return startFailed(fmt.Errorf("plugin %q described itself as %q, which does not follow the name grammar %s (docs/writing-plugins.md): fix the plugin", block, name, plugin.DescribedNameGrammar))
+	return startFailed(fmt.Errorf("plugin %q described itself as %q, which does not follow the name grammar %s (docs/writing-plugins.md): fix the plugin", block, runecut.Bound(name, runecut.EchoBytes), plugin.DescribedNameGrammar))
 }
 
 // startFailed marks err as a failure of a plugin's greeting (ErrStart)

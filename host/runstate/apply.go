@@ -204,7 +204,7 @@ func (s *State) engineCall(d engineCallData) {
 		p.Calls = append(p.Calls, EngineCall{Sequence: d.Sequence, Outcome: d.Outcome, FailureKind: d.FailureKind,
 			Requested: d.Requested, Effective: d.Effective, Usage: u, PartsArtifact: d.PartsArtifact})
 	}
-	s.count(d.Node, u)
+	s.count(d.Node, d.Position, u)
 }
 
 // applyRun folds the run: family.

@@ -218,3 +218,35 @@ func FuzzApply(f *testing.F) {
 		}
 	})
 }
+
+// TestFoldForEachUsageByLane: the engine calls of a for_each node's
+// instances count under the node's lane in the run's usage by lane, as a
+// plain node's do, not under a lane named "".
+func TestFoldForEachUsageByLane(t *testing.T) {
+	def := &graph.Definition{Name: "dag", GlobalConcurrency: 2, KeyedConcurrency: []graph.KeyLimit{}, Nodes: []graph.NodeDef{
+		{ID: "a", Kind: graph.KindRequired, Lane: "w", Prompt: "p ${each.value}", DependsOn: []string{}, TimeoutMS: 60000,
+			ForEach: &graph.ForEachDef{Items: []graph.ForEachItem{{Key: "x", Value: json.RawMessage(`"x"`)}}, MaxItems: 10}},
+	}}
+	p := &plan.Plan{RunID: "r", Namespace: "default", Restart: plan.Restart{MaxRestarts: 2, InitialBackoffMS: 100, MaxBackoffMS: 1000},
+		Limits: plan.Limits{TimeoutMS: 600000}, Plugins: []plan.PluginPlan{}, Lanes: []plan.LanePlan{{Name: "w", Requested: target("m"), Effective: target("m"),
+			KnownSubstitutions: []plugin.Identity{}, Fallbacks: []plugin.Identity{}}}}
+	rs, err := plan.NewRunStarted("run.hcl", def, p, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	usage := plugin.Usage{Known: true, Input: 3, Output: 2}
+	s, err := record(t,
+		graph.EventRunStarted, mustJSON(rs),
+		graph.EventNodeExpanded, graph.ExpandedData{Node: "a", Keys: []string{"x"}},
+		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a[x]/1"}}},
+		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a[x]/1", AttemptID: "x"},
+		graph.EventEngineAttempt, graph.EngineAttemptData{Node: "a", Position: "dag/a[x]/1", Sequence: 1, Outcome: "completed", Usage: mustJSON(usage)},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.totals.Lanes
+	if len(got) != 1 || got["w"].Input != 3 || got["w"].Output != 2 {
+		t.Errorf("usage by lane %+v, want lane w only with in 3 out 2", got)
+	}
+}

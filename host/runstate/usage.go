@@ -97,12 +97,16 @@ type NodeUsage struct {
 	Usage plugin.Usage
 }
 
-// count folds one recorded engine call of node into its node's usage and
-// the run's totals.
-func (s *State) count(node string, u plugin.Usage) {
+// count folds one recorded engine call of node at position into its
+// node's usage and the run's totals, under the lane of the position's
+// unit: a plain node, a for_each instance or a loop member (a for_each
+// node or a loop is a vertex without a unit of its own).
+func (s *State) count(node, position string, u plugin.Usage) {
 	lane := ""
-	if n := s.graph.Node(node); n != nil {
+	if n := s.graph.AtPosition(position); n != nil {
 		lane = n.Def.Lane
+	} else if v := s.graph.Vertex(node); v != nil && v.Def != nil {
+		lane = v.Def.Lane
 	}
 	s.totals.add(lane, u)
 	if cur, seen := s.usage[node]; seen {

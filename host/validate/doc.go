@@ -20,7 +20,10 @@
 //     health, Describe), and its Configure runs on the block's config;
 //     the plugin's diagnostics are placed at the config attribute, or at
 //     the nested key a diagnostic's attribute path names
-//     (hcl.Plugin.ConfigRange).
+//     (hcl.Plugin.ConfigRange);
+//  6. the size of the run's definition and plan, the record's first
+//     event: larger than storage.max_batch_bytes, `obversa run` would
+//     refuse to record it (checkRecordable).
 //
 // Nothing is written: not the lock file, not the run's storage directory.
 // ConfigDiagnostics is the same placement for `obversa run`, which refuses

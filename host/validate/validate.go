@@ -83,7 +83,7 @@ func File(ctx context.Context, path string, o Options) (*hcl.RunFile, hclv2.Diag
 		}
 		diags = append(diags, configure(ctx, rf, pl, src.SHA256, cache, o.Logger)...)
 	}
-	return rf, diags
+	return rf, append(diags, checkRecordable(rf)...)
 }
 
 // pinOf is the digest a plugin is pinned to: the run file's sha256, else

@@ -1,0 +1,68 @@
+package validate
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestDefinitionLargerThanABatch: a run file whose definition (here one
+// prompt of 5 000 bytes) is larger than storage.max_batch_bytes is refused
+// by validate at that node, naming the setting, as run would refuse to
+// record it; the same file with room for it is valid.
+func TestDefinitionLargerThanABatch(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(batch int) string {
+		src := `workspace {
+  root     = "."
+  provider = "none"
+}
+storage {
+  max_event_payload_bytes = 1024
+  max_batch_bytes         = ` + strconv.Itoa(batch) + `
+}
+plugin "shell" {
+  type   = "node"
+  path   = "/bin/sh"
+  sha256 = "` + strings.Repeat("a", 64) + `"
+}
+graph "dag" {
+  node "small" {
+    binding = "shell"
+  }
+  node "big" {
+    binding = "shell"
+    input   = { text = "` + strings.Repeat("x", 5000) + `" }
+  }
+}
+`
+		path := filepath.Join(dir, "run.hcl")
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	_, diags := File(context.Background(), write(4096), Options{})
+	var found bool
+	for _, d := range diags {
+		if d.Summary == "Run definition too large to record" {
+			found = true
+			if d.Subject == nil || d.Subject.Start.Line != 18 || !strings.Contains(d.Detail, "max_batch_bytes = 4096") {
+				t.Errorf("diagnostic at %v: %s", d.Subject, d.Detail)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no diagnostic of the definition's size: %v", diags)
+	}
+	_, diags = File(context.Background(), write(65536), Options{})
+	for _, d := range diags {
+		if d.Summary == "Run definition too large to record" {
+			t.Errorf("a definition within max_batch_bytes is refused: %s", d.Detail)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -42,16 +43,33 @@ func checkRecordable(rf *hcl.RunFile) hclv2.Diagnostics {
 	if err != nil || int64(len(b)) <= rf.Storage.MaxBatchBytes {
 		return nil
 	}
-	rng := hclv2.Range{Filename: rf.Filename, Start: hclv2.Pos{Line: 1, Column: 1}, End: hclv2.Pos{Line: 1, Column: 1}}
+	at := hcl.Range{Filename: rf.Filename, Line: 1, Column: 1}
 	largest := -1
 	for _, n := range rf.Graph.Nodes {
 		if size := len(n.Prompt) + len(n.Input); size > largest {
-			largest = size
-			rng = hclv2.Range{Filename: n.Range.Filename, Start: hclv2.Pos{Line: n.Range.Line, Column: n.Range.Column},
-				End: hclv2.Pos{Line: n.Range.Line, Column: n.Range.Column}}
+			largest, at = size, n.Range
 		}
 	}
+	rng := sourceRange(at)
 	return errorAt(rng, "Run definition too large to record",
 		fmt.Sprintf("The run's definition and plan (every node with its prompt and input, the lanes and plugins) are %d bytes, more than storage.max_batch_bytes = %d, so `obversa run` would refuse to start it (STORAGE_LIMIT_EXCEEDED). Raise max_batch_bytes in the storage block (docs/run-file.md), or shorten the largest prompts and inputs (this node's are the largest: %d bytes).",
 			len(b), rf.Storage.MaxBatchBytes, largest))
+}
+
+// sourceRange is at (a line and column) as a range of the run file, with
+// the byte offset hcl's diagnostic writer needs to show the source line:
+// read from the file, the start of the line; the file's start when it
+// cannot be read.
+func sourceRange(at hcl.Range) hclv2.Range {
+	pos := hclv2.Pos{Line: at.Line, Column: at.Column}
+	if src, err := os.ReadFile(at.Filename); err == nil {
+		line := 1
+		for i := 0; i < len(src) && line < at.Line; i++ {
+			if src[i] == '\n' {
+				line++
+				pos.Byte = i + 1
+			}
+		}
+	}
+	return hclv2.Range{Filename: at.Filename, Start: pos, End: pos}
 }

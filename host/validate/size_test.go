@@ -52,7 +52,13 @@ graph "dag" {
 		if d.Summary == "Run definition too large to record" {
 			found = true
 			if d.Subject == nil || d.Subject.Start.Line != 18 || !strings.Contains(d.Detail, "max_batch_bytes = 4096") {
-				t.Errorf("diagnostic at %v: %s", d.Subject, d.Detail)
+				t.Fatalf("diagnostic at %v: %s", d.Subject, d.Detail)
+			}
+			// The byte offset is the line's, so that the source shown
+			// under the message is the node's line.
+			src, _ := os.ReadFile(filepath.Join(dir, "run.hcl"))
+			if !strings.HasPrefix(string(src[d.Subject.Start.Byte:]), `  node "big" {`) {
+				t.Errorf("diagnostic's byte offset %d is not the start of the node's line", d.Subject.Start.Byte)
 			}
 		}
 	}

@@ -106,6 +106,9 @@ func CheckPin(rf *RunFile, lf *LockFile, runFile string, p *Plugin) *hclv2.Diagn
 		if s := suggest(p.Name, orphans); s != "" {
 			detail += fmt.Sprintf(" The lock file pins a plugin %q that this file does not declare: if %q was renamed, lock again.", s, s)
 		}
+		if note := LinkedLockNote(runFile); note != "" {
+			detail += " Note: " + note + "."
+		}
 		return &hclv2.Diagnostic{Severity: hclv2.DiagWarning, Summary: "Plugin is not pinned", Detail: detail, Subject: p.Ranges.Block.Ptr()}
 	}
 	return nil

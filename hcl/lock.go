@@ -65,6 +65,37 @@ func LockFilePath(runFile string) string {
 	return filepath.Join(filepath.Dir(runFile), LockFileName)
 }
 
+// LinkedLockNote says, for a run file that is a symbolic link, where its
+// lock file is read: beside the link (LockFilePath), never beside the
+// file it points to, as its relative paths are. It is "" for a run file
+// that is no link; otherwise a clause for the end of a message about the
+// lock file, naming the link's target and, when one is there, the lock
+// file beside it that is not read.
+// validate's warning and run's refusal of an unpinned plugin both end
+// with it (docs/run-file.md, "Paths").
+func LinkedLockNote(runFile string) string {
+	fi, err := os.Lstat(runFile)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return ""
+	}
+	target, err := filepath.EvalSymlinks(runFile)
+	if err != nil {
+		return ""
+	}
+	dir, err := filepath.Abs(filepath.Dir(runFile))
+	if err != nil {
+		dir = filepath.Dir(runFile)
+	}
+	note := fmt.Sprintf("%s is a symbolic link to %s, and its lock file is read beside the link, in %s, not beside %s",
+		runFile, target, dir, target)
+	if other := LockFilePath(target); other != LockFilePath(runFile) {
+		if _, err := os.Stat(other); err == nil {
+			note += fmt.Sprintf(" (%s is not read: copy it beside the link, or name the run file itself)", other)
+		}
+	}
+	return note
+}
+
 // LockPath returns the path the lock file records for a plugin: the path
 // as the run file writes it (WrittenPath), so a run file written with
 // relative paths gets a lock file with the same relative paths, which

@@ -147,6 +147,9 @@ func resolvePin(rf *hcl.RunFile, lf *hcl.LockFile, pl *hcl.Plugin, runFile strin
 		}
 		j.refused = fmt.Errorf("%w: plugin %q (%s) has no sha256 in the run file and no entry in %s; run `obversa plugin lock %s` to pin it",
 			ErrUnpinned, pl.Name, pl.Path, lockPath, runFile)
+		if note := hcl.LinkedLockNote(runFile); note != "" {
+			j.refused = fmt.Errorf("%w; %s", j.refused, note)
+		}
 	}
 	return j
 }

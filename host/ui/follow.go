@@ -18,7 +18,7 @@ import (
 //     page fell too far behind to be sent what changed;
 //   - "change": what changed in the RunView (a Change, live.go),
 //     whenever the fold changed (coalesced to one per tick);
-//   - "timeline": recorded events (Entry) not sent before;
+//   - "timeline": recorded events (Entry, as a Timeline) not sent before;
 //   - "output": lines of what the agents streamed (stream.Shown);
 //   - "end": the run is over (watchdog.Over) and everything above has
 //     been sent; the stream closes after it, and the page stops
@@ -240,7 +240,7 @@ func (f *follower) ticker(ctx context.Context) {
 			}
 		}
 		if len(f.newEntries) > 0 {
-			out = append(out, message{"timeline", f.redactJSON(f.newEntries)})
+			out = append(out, message{"timeline", f.redactJSON(compactTimeline(f.newEntries))})
 			f.newEntries = nil
 		}
 		if len(f.newOutput) > 0 {
@@ -311,7 +311,7 @@ func (f *follower) resync(sub *subscriber) []message {
 func (f *follower) initial() []message {
 	timeline := f.timeline[:len(f.timeline)-min(len(f.newEntries), len(f.timeline))]
 	output := f.output[:len(f.output)-min(len(f.newOutput), len(f.output))]
-	m := []message{{"run", f.view.snapshot()}, {"timeline", f.redactJSON(timeline)}, {"output", f.redactJSON(output)}}
+	m := []message{{"run", f.view.snapshot()}, {"timeline", f.redactJSON(compactTimeline(timeline))}, {"output", f.redactJSON(output)}}
 	if f.over {
 		m = append(m, endMessage)
 	}

@@ -61,9 +61,21 @@ func newJSApplier(tb testing.TB) *jsApplier {
 // apply returns the view the page's applyChange makes of view and change
 // (JSON), "null" when it refuses it; an error for an exception.
 func (a *jsApplier) apply(view, change []byte) ([]byte, error) {
+	return a.call(map[string]json.RawMessage{"view": view, "change": change})
+}
+
+// timeline returns the entries the page's timelineEntries makes of a
+// "timeline" message (JSON), "null" when it refuses it; an error for an
+// exception.
+func (a *jsApplier) timeline(msg []byte) ([]byte, error) {
+	return a.call(map[string]json.RawMessage{"timeline": msg})
+}
+
+// call sends one request to node and returns its answer.
+func (a *jsApplier) call(req map[string]json.RawMessage) ([]byte, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	line, err := json.Marshal(map[string]json.RawMessage{"view": view, "change": change})
+	line, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +93,7 @@ func (a *jsApplier) apply(view, change []byte) ([]byte, error) {
 		return nil, err
 	}
 	if r.Error != "" {
-		return nil, fmt.Errorf("applyChange threw: %s", r.Error)
+		return nil, fmt.Errorf("the decoder threw: %s", r.Error)
 	}
 	return r.View, nil
 }

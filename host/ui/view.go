@@ -2,8 +2,6 @@ package ui
 
 import (
 	"bytes"
-	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/obversa/obversa/host/diagram"
@@ -143,34 +141,6 @@ func graphRows(st *runstate.State) map[string]string {
 		}
 	}
 	return rows
-}
-
-// Entry is one recorded event on the run page's timeline.
-type Entry struct {
-	Rev      int64     `json:"rev"`
-	TS       time.Time `json:"ts"`
-	Type     string    `json:"type"`
-	Node     string    `json:"node,omitempty"`
-	Position string    `json:"position,omitempty"`
-	// Data is the event's data, cut to maxEntryData bytes of text.
-	Data string `json:"data"`
-}
-
-// maxEntryData cuts the data shown with a timeline entry; `obversa
-// events` prints it whole.
-const maxEntryData = 400
-
-func entryOf(e store.Event) Entry {
-	var ref struct {
-		Node     string `json:"node"`
-		Position string `json:"position"`
-	}
-	_ = json.Unmarshal(e.Data, &ref)
-	data := string(e.Data)
-	if len(data) > maxEntryData {
-		data = strings.ToValidUTF8(data[:maxEntryData], "") + "…"
-	}
-	return Entry{Rev: e.Rev, TS: e.TS, Type: e.Type, Node: ref.Node, Position: ref.Position, Data: data}
 }
 
 // redactorOf redacts the known secrets of a run, as the CLI's writers

@@ -1,4 +1,5 @@
-// Applying a run's live changes (docs/ui.md, "Live updates"). The server
+// Applying a run's live changes (docs/ui.md, "Live updates"), and
+// expanding its timeline entries. The server
 // folds the record and sends the run page's view whole ("run", with its
 // epoch and version v), then what changed in it ("change": the fields
 // that changed, and the nodes and the graph's lines that changed, from
@@ -74,4 +75,27 @@ ob.graphMarks = function (view) {
     const row = typeof id === "string" && id ? rows.get(id) : undefined;
     return {mermaid: "n" + i, node: row ? id : "", status: row ? String(row.status) : ""};
   });
+};
+
+// timelineEntries expands a "timeline" message (ui.Timeline: {types,
+// entries}, each entry [rev, ms, type, where, data] with rev and ms
+// counted from the entry before, type an index into types and where null
+// for the entry before's) into its entries, each {rev, ts, type, where,
+// data} with ts in Unix milliseconds; null when msg is not one.
+ob.timelineEntries = function (msg) {
+  if (msg === null || typeof msg !== "object" || !Array.isArray(msg.types) || !Array.isArray(msg.entries)) return null;
+  if (!msg.types.every((t) => typeof t === "string")) return null;
+  const out = [];
+  let rev = 0, ms = 0, where = "";
+  for (const e of msg.entries) {
+    if (!Array.isArray(e) || e.length !== 5) return null;
+    const [dRev, dMS, t, w, data] = e;
+    if (!Number.isSafeInteger(dRev) || !Number.isSafeInteger(dMS) || !Number.isSafeInteger(t) || t < 0 || t >= msg.types.length) return null;
+    if ((w !== null && typeof w !== "string") || typeof data !== "string") return null;
+    rev += dRev; ms += dMS;
+    if (!Number.isSafeInteger(rev) || !Number.isSafeInteger(ms)) return null;
+    if (w !== null) where = w;
+    out.push({rev, ts: ms, type: msg.types[t], where, data});
+  }
+  return out;
 };

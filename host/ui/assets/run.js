@@ -225,14 +225,16 @@
   // page shows (they follow a snapshot).
   const fresh = {timeline: true, output: true};
   let lastRev = 0;
-  function onTimeline(entries) {
+  function onTimeline(msg) {
+    let entries = ob.timelineEntries(msg);
+    if (entries === null) { stream.restart(); return; }
     const tbody = document.querySelector("#timeline tbody");
     if (fresh.timeline) lastRev = 0;
     entries = entries.filter((e) => e.rev > lastRev);
     if (entries.length) lastRev = entries[entries.length - 1].rev;
     const rows = entries.map((e) => ob.el("tr", {dataset: {rev: e.rev, type: e.type}},
       ob.el("td", {class: "num"}, e.rev), ob.el("td", {}, ob.time(e.ts)), ob.el("td", {}, e.type),
-      ob.el("td", {}, e.position || e.node || ""), ob.el("td", {}, ob.el("code", {}, e.data))));
+      ob.el("td", {}, e.where), ob.el("td", {}, ob.el("code", {}, e.data))));
     if (fresh.timeline) tbody.replaceChildren(...rows.reverse());
     else tbody.prepend(...rows.reverse());
     fresh.timeline = false;

@@ -1,7 +1,9 @@
 // Runs the run page's change decoder (assets/change.js) for the tests of
-// host/ui: each line of stdin is {"view": …, "change": …}; each line of
-// stdout is {"view": the view applyChange returns (null when it refuses
-// the change)} or {"error": what it threw}.
+// host/ui: each line of stdin is {"view": …, "change": …}, or
+// {"timeline": …}; each line of stdout is {"view": the view applyChange
+// returns (null when it refuses the change), or the entries
+// timelineEntries returns (null when it refuses the message)} or
+// {"error": what it threw}.
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -17,8 +19,8 @@ const ob = ctx.ob;
 readline.createInterface({input: process.stdin, crlfDelay: Infinity}).on("line", (line) => {
   let out;
   try {
-    const {view, change} = JSON.parse(line);
-    out = {view: ob.applyChange(view, change)};
+    const {view, change, timeline} = JSON.parse(line);
+    out = {view: timeline !== undefined ? ob.timelineEntries(timeline) : ob.applyChange(view, change)};
   } catch (e) {
     out = {error: String((e && e.stack) || e)};
   }

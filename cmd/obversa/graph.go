@@ -63,12 +63,12 @@ func drawRun(cmd *cobra.Command, g *globals, arg string, f diagram.Format) error
 		return usageErr(fmt.Errorf("%s is neither a run file nor a run: %w", echoArg(arg), errors.Unwrap(err)))
 	}
 	defer ref.Close()
-	st, _, err := foldRun(cmd.Context(), ref)
+	st, held, err := foldRun(cmd.Context(), ref)
 	if err != nil {
 		return err
 	}
 	d := diagram.New(st.Start().Definition, nil)
-	statuses := runview.Statuses(st)
+	statuses := runview.Statuses(st, held)
 	for i := range d.Nodes {
 		d.Nodes[i].Status = statuses[d.Nodes[i].ID]
 	}

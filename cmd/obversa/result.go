@@ -44,7 +44,7 @@ func report(ctx context.Context, w io.Writer, res *runstate.Result, ref runRef, 
 		if st, alive, err := foldRun(ctx, ref); err == nil {
 			s := runview.Summarize(st, dir, time.Now(), alive)
 			fmt.Fprintf(w, "nodes: %d/%d done, %s elapsed, usage %s\n", s.Nodes.Done, s.Nodes.Total, duration(s.ElapsedMS), s.Usage)
-			printNodeTable(w, runview.Nodes(st, time.Now()), reportNodes, sh)
+			printNodeTable(w, runview.Nodes(st, time.Now(), alive), reportNodes, sh)
 		}
 		if res.Usage != nil {
 			fmt.Fprintf(w, "tokens: %s\n", usageLine(res.Usage))

@@ -52,7 +52,7 @@ whole text, each engine call, the artifacts with their digests.`,
 			now := time.Now()
 			w := cmd.OutOrStdout()
 			if len(args) == 2 {
-				n, err := showNode(cmd.Context(), st, ref, args[1], now)
+				n, err := showNode(cmd.Context(), st, ref, args[1], now, alive)
 				if err != nil {
 					return err
 				}
@@ -63,7 +63,7 @@ whole text, each engine call, the artifacts with their digests.`,
 				printNode(w, n)
 				return nil
 			}
-			obj := showObject{Run: runview.Summarize(st, dir, now, alive), Result: st.Result(), Nodes: runview.Nodes(st, now),
+			obj := showObject{Run: runview.Summarize(st, dir, now, alive), Result: st.Result(), Nodes: runview.Nodes(st, now, alive),
 				Confinement: watchdog.Confinement(st.Plan(), confine.Detect())}
 			if asJSON {
 				writeJSON(w, obj)
@@ -91,13 +91,14 @@ whole text, each engine call, the artifacts with their digests.`,
 }
 
 // showNode returns one node named by id or position, reading back a
-// result kept as an artifact.
-func showNode(ctx context.Context, st *runstate.State, ref runRef, name string, now time.Time) (runview.Node, error) {
+// result kept as an artifact; held says whether a live owner holds the
+// run.
+func showNode(ctx context.Context, st *runstate.State, ref runRef, name string, now time.Time, held bool) (runview.Node, error) {
 	id := name
 	if n := st.Graph().AtPosition(name); n != nil {
 		id = n.Name()
 	}
-	n, ok := runview.NodeOf(st, id, now)
+	n, ok := runview.NodeOf(st, id, now, held)
 	if !ok {
 		return n, usageErr(fmt.Errorf("the run has no node %s%s", echoArg(name), runview.DidYouMean(runview.SuggestNode(st, name))))
 	}

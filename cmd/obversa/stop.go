@@ -81,7 +81,7 @@ the others ask whether they took effect. A run already paused needs nothing.`,
 				return pauseRun(cmd, obj, ref, o, asJSON)
 			}
 			if !yes {
-				if err := confirmStop(cmd, st, ref.Shell()); err != nil {
+				if err := confirmStop(cmd, st, live, ref.Shell()); err != nil {
 					return err
 				}
 			}
@@ -143,8 +143,9 @@ func signalStop(cmd *cobra.Command, obj stopObject, ref runRef, o watchdog.Owner
 
 // confirmStop asks on the terminal whether to end a run with work left;
 // without a terminal it refuses (exit 2), since stopping cannot be undone.
-func confirmStop(cmd *cobra.Command, st *runstate.State, dir string) error {
-	c := runview.CountNodes(st)
+// held says whether a live owner holds the run.
+func confirmStop(cmd *cobra.Command, st *runstate.State, held bool, dir string) error {
+	c := runview.CountNodes(st, held)
 	left := fmt.Sprintf("%d of %d nodes are not done", c.Total-c.Done, c.Total)
 	if !isTerminal(os.Stdin) {
 		return usageErr(fmt.Errorf("the run has work left (%s) and a stopped run cannot be resumed; nothing was asked, since stdin is not a terminal: pass --yes to stop it, or --pause to pause it so `obversa resume %s` carries it on", left, dir))

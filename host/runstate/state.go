@@ -107,7 +107,6 @@ type State struct {
 	rev         int64
 	digest      string    // the record's digest of the event at rev
 	lastAt      time.Time // the commit time of the event at rev
-	unheldAt    int64     // rev+1 when a reader found no live holder at rev (MarkHeld); 0 if none
 	folded      bool      // Fold was called: the state holds unrecorded events
 	graph       *graph.State
 	pf          *PreflightFold

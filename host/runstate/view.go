@@ -78,30 +78,17 @@ func (s *State) LastExit() *Exit { return s.exit }
 // last carried on.
 func (s *State) LastEventAt() time.Time { return s.lastAt }
 
-// MarkHeld records what a reader last found of the run's holder: held
-// false when no live process holds the run (a run with no result so
-// found is interrupted: runview.Phase), true when one does again (a
-// resume that took the run and has not recorded anything yet). A mark of
-// false stands until the next reader's mark or until the fold applies
-// another event: a process that carries the run on records one.
-func (s *State) MarkHeld(held bool) {
-	if held {
-		s.unheldAt = 0
-		return
-	}
-	s.unheldAt = s.rev + 1
-}
-
 // Halted returns when the run was last carried on, and true, when
 // nothing carries it on: it has no terminal result, and it is paused (a
-// graph:run-waiting no graph:run-resumed answered) or a reader found no
-// live process holding it since its last event (MarkHeld). An attempt
-// it left started was cut off then: views show it interrupted with its
-// clock stopped at that time, the record's last event
+// graph:run-waiting no graph:run-resumed answered) or held is false — the
+// reader found no live process holding it (the holder's liveness is the
+// reader's finding, never the record's, so each view is given it). An
+// attempt it left started was cut off then: views show it interrupted
+// with its clock stopped at that time, the record's last event
 // (docs/decisions.md, "A cut-off attempt ends when the run was
 // interrupted").
-func (s *State) Halted() (time.Time, bool) {
-	if s.finished != nil || (s.paused == nil && s.unheldAt != s.rev+1) {
+func (s *State) Halted(held bool) (time.Time, bool) {
+	if s.finished != nil || (s.paused == nil && held) {
 		return time.Time{}, false
 	}
 	return s.lastAt, true

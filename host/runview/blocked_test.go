@@ -89,7 +89,7 @@ func TestStopOnErrorBlockedSaysWhy(t *testing.T) {
 				t.Errorf("live view's result (-want +got):\n%s", diff)
 			}
 			got := map[string]*runstate.NodeError{}
-			for _, n := range Nodes(st, now) {
+			for _, n := range Nodes(st, now, true) {
 				got[n.ID+" "+n.Status] = n.Blocked
 			}
 			b, c := wantErrors["b"], wantErrors["c"]
@@ -98,7 +98,7 @@ func TestStopOnErrorBlockedSaysWhy(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("show's nodes: why each is blocked (-want +got):\n%s", diff)
 			}
-			if n, _ := NodeOf(st, "c", now); n.Blocked == nil || *n.Blocked != c {
+			if n, _ := NodeOf(st, "c", now, true); n.Blocked == nil || *n.Blocked != c {
 				t.Errorf("show RUN c: blocked %+v, want %+v", n.Blocked, c)
 			}
 		})

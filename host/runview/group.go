@@ -65,24 +65,24 @@ type ForEach struct {
 
 // Groups returns the graph's loops and for_each nodes in declaration
 // order, each as it stands in the fold (the run's end applied, as
-// VertexStatus and NodeStatus); empty (not nil) slices when the graph has
-// none.
-func Groups(st *runstate.State) ([]Loop, []ForEach) {
+// VertexStatus and NodeStatus; held as they take it); empty (not nil)
+// slices when the graph has none.
+func Groups(st *runstate.State, held bool) ([]Loop, []ForEach) {
 	loops, each := []Loop{}, []ForEach{}
 	for _, v := range st.Graph().Vertices() {
 		switch {
 		case v.Loop != nil:
-			loops = append(loops, loopView(st, v))
+			loops = append(loops, loopView(st, v, held))
 		case v.Def.ForEach != nil:
-			each = append(each, forEachView(st, v))
+			each = append(each, forEachView(st, v, held))
 		}
 	}
 	return loops, each
 }
 
 // loopView is where loop v stands (Groups).
-func loopView(st *runstate.State, v *graph.VertexState) Loop {
-	r := Loop{Loop: v.Def.ID, MaxRounds: v.Def.Loop.MaxRounds, Status: VertexStatus(st, v)}
+func loopView(st *runstate.State, v *graph.VertexState, held bool) Loop {
+	r := Loop{Loop: v.Def.ID, MaxRounds: v.Def.Loop.MaxRounds, Status: VertexStatus(st, v, held)}
 	if cur := v.Loop.Current(); cur != nil {
 		r.Round = cur.Round
 	}
@@ -98,8 +98,8 @@ func loopView(st *runstate.State, v *graph.VertexState) Loop {
 }
 
 // forEachView is where for_each node v stands (Groups).
-func forEachView(st *runstate.State, v *graph.VertexState) ForEach {
-	r := ForEach{Node: v.Def.ID, Status: VertexStatus(st, v), Expanded: v.Expansion != nil, Instances: len(v.Instances)}
+func forEachView(st *runstate.State, v *graph.VertexState, held bool) ForEach {
+	r := ForEach{Node: v.Def.ID, Status: VertexStatus(st, v, held), Expanded: v.Expansion != nil, Instances: len(v.Instances)}
 	if v.Expansion != nil {
 		r.Code = v.Expansion.Code
 	}
@@ -113,7 +113,7 @@ func forEachView(st *runstate.State, v *graph.VertexState) ForEach {
 			r.Running++
 		}
 	}
-	if _, halted := st.Halted(); halted {
+	if _, halted := st.Halted(held); halted {
 		// Nothing carries the run on: what it left started was cut off.
 		r.Running = 0
 	}
@@ -127,8 +127,10 @@ func forEachView(st *runstate.State, v *graph.VertexState) ForEach {
 // (unitStatus); a for_each node or loop that began but is left, once the
 // run has ended, with no unit in flight or paused (but for approval) —
 // its other units never dispatched — is skipped as they are, not started
-// or paused (docs/decisions.md, "Status after the end").
-func VertexStatus(st *runstate.State, v *graph.VertexState) string {
+// or paused (docs/decisions.md, "Status after the end"). held says
+// whether a live process holds the run, as the reader found it
+// (NodeStatus).
+func VertexStatus(st *runstate.State, v *graph.VertexState, held bool) string {
 	s := st.VertexStatus(v)
 	switch {
 	case v.Unit != nil:
@@ -136,7 +138,7 @@ func VertexStatus(st *runstate.State, v *graph.VertexState) string {
 	case (s == graph.StatusStarted || s == graph.StatusPaused) && st.Ending() != runstate.NotEnded && !moving(st, v):
 		s = graph.StatusIdle
 	}
-	if _, halted := st.Halted(); halted && s == graph.StatusStarted && (v.Unit != nil || holds(st, v, graph.StatusStarted)) {
+	if _, halted := st.Halted(held); halted && s == graph.StatusStarted && (v.Unit != nil || holds(st, v, graph.StatusStarted)) {
 		// A group is started once a unit began; it is cut off only
 		// when a unit's attempt was.
 		return StatusInterrupted

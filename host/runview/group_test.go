@@ -90,7 +90,7 @@ func TestLoopsAndForEach(t *testing.T) {
 		t.Errorf("for_each (-want +got):\n%s", diff)
 	}
 	var ids []string
-	for _, n := range Nodes(st, now) {
+	for _, n := range Nodes(st, now, true) {
 		ids = append(ids, n.ID+" "+n.Status)
 	}
 	want := []string{"lint started", "lint[a] passed", "lint[b] dispatched", "config started",
@@ -98,20 +98,20 @@ func TestLoopsAndForEach(t *testing.T) {
 	if diff := cmp.Diff(want, ids); diff != "" {
 		t.Errorf("nodes (-want +got):\n%s", diff)
 	}
-	if a, ok := NodeOf(st, "lint[a]", now); !ok || a.Group != "lint" || a.Key != "a" || a.Text != "ok" || a.Position != "dag/lint[a]/1" {
+	if a, ok := NodeOf(st, "lint[a]", now, true); !ok || a.Group != "lint" || a.Key != "a" || a.Text != "ok" || a.Position != "dag/lint[a]/1" {
 		t.Errorf("lint[a]: %v %+v", ok, a)
 	}
-	if c, ok := NodeOf(st, "config", now); !ok || c.Loop == nil || c.Loop.Round != 2 || c.ForEach != nil {
+	if c, ok := NodeOf(st, "config", now, true); !ok || c.Loop == nil || c.Loop.Round != 2 || c.ForEach != nil {
 		t.Errorf("config: %v %+v", ok, c)
 	}
-	if m, ok := NodeOf(st, "config/1/author", now); !ok || m.Group != "config" || m.Round != 1 || m.Text != "draft" {
+	if m, ok := NodeOf(st, "config/1/author", now, true); !ok || m.Group != "config" || m.Round != 1 || m.Text != "draft" {
 		t.Errorf("config/1/author: %v %+v", ok, m)
 	}
-	if _, ok := NodeOf(st, "lint[c]", now); ok {
+	if _, ok := NodeOf(st, "lint[c]", now, true); ok {
 		t.Errorf("lint[c] is no instance")
 	}
 	wantStatus := map[string]string{"lint": StatusStarted, "config": StatusStarted, "author": StatusDispatched, "check": StatusIdle}
-	if diff := cmp.Diff(wantStatus, Statuses(st)); diff != "" {
+	if diff := cmp.Diff(wantStatus, Statuses(st, true)); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
 	}
 	var flight []string

@@ -164,12 +164,12 @@ func pauseCause(p graph.PauseRequest) string {
 // completes for people.
 func (l *Live) Stream(line stream.Line) []stream.Shown { return l.lines.Add(line) }
 
-// Snapshot is the view at time now; holderAlive says whether a live
-// watchdog holds the run (true for the watchdog's own view).
-func (l *Live) Snapshot(now time.Time, holderAlive bool) Progress {
-	p := Progress{Summary: Summarize(l.st, l.dir, now, holderAlive), InFlight: []Attempt{},
+// Snapshot is the view at time now; held says whether a live watchdog
+// holds the run (true for the watchdog's own view).
+func (l *Live) Snapshot(now time.Time, held bool) Progress {
+	p := Progress{Summary: Summarize(l.st, l.dir, now, held), InFlight: []Attempt{},
 		Notices: append([]Notice{}, l.notices...), Result: l.st.Result()}
-	end := clockEnd(l.st, now)
+	end := clockEnd(l.st, now, held)
 	for _, n := range l.st.Graph().Nodes() {
 		if n.Status != graph.StatusStarted && n.Status != graph.StatusDispatched {
 			continue

@@ -41,10 +41,12 @@ const (
 // loop member in a round): the fold's with the run's end applied
 // (runstate.State.UnitStatus: a unit whose attempt failed waits for its
 // retry while the run goes on, and failed once it ended), or blocked, or
-// skipped (idleStatus, unitStatus).
-func NodeStatus(st *runstate.State, n *graph.NodeState) string {
+// skipped (idleStatus, unitStatus). held says whether a live process
+// holds the run, as the reader found it: a started unit of a run nothing
+// carries on (runstate.State.Halted) is interrupted.
+func NodeStatus(st *runstate.State, n *graph.NodeState, held bool) string {
 	s := unitStatus(st, n)
-	if _, halted := st.Halted(); halted && s == graph.StatusStarted {
+	if _, halted := st.Halted(held); halted && s == graph.StatusStarted {
 		return StatusInterrupted
 	}
 	return idleStatus(st, s, n.Vertex)
@@ -52,9 +54,9 @@ func NodeStatus(st *runstate.State, n *graph.NodeState) string {
 
 // clockEnd is when the clock of a position that started and has no
 // result stops: when the run was last carried on if nothing carries it
-// on (runstate.State.Halted), else now.
-func clockEnd(st *runstate.State, now time.Time) time.Time {
-	if at, halted := st.Halted(); halted {
+// on (runstate.State.Halted: held as NodeStatus takes it), else now.
+func clockEnd(st *runstate.State, now time.Time, held bool) time.Time {
+	if at, halted := st.Halted(held); halted {
 		return at
 	}
 	return now
@@ -91,18 +93,19 @@ func idleStatus(st *runstate.State, s graph.Status, vertex string) string {
 
 // Statuses returns every node's status by id, as `obversa graph RUN`
 // colours them: a for_each node's and a loop's over their units
-// (VertexStatus), a loop member's in the loop's current round.
-func Statuses(st *runstate.State) map[string]string {
+// (VertexStatus), a loop member's in the loop's current round; held as
+// NodeStatus takes it.
+func Statuses(st *runstate.State, held bool) map[string]string {
 	g := st.Graph()
 	out := make(map[string]string, len(g.Vertices()))
 	for _, v := range g.Vertices() {
-		out[v.Def.ID] = VertexStatus(st, v)
+		out[v.Def.ID] = VertexStatus(st, v, held)
 		if v.Loop == nil {
 			continue
 		}
 		if r := v.Loop.Current(); r != nil {
 			for _, m := range r.Members {
-				out[m.Def.ID] = NodeStatus(st, m)
+				out[m.Def.ID] = NodeStatus(st, m, held)
 			}
 		}
 	}
@@ -248,16 +251,17 @@ type Artifact struct {
 
 // Nodes returns every node of a fold in declaration order; a for_each
 // node or a loop as a group, followed by its units: the instances in key
-// order, the members round by round.
-func Nodes(st *runstate.State, now time.Time) []Node {
+// order, the members round by round. held says whether a live process
+// holds the run, as the reader found it (NodeStatus).
+func Nodes(st *runstate.State, now time.Time, held bool) []Node {
 	g := st.Graph()
 	var out []Node
 	for _, v := range g.Vertices() {
 		if v.Unit != nil {
-			out = append(out, nodeView(st, v.Unit, now))
+			out = append(out, nodeView(st, v.Unit, now, held))
 			continue
 		}
-		out = append(out, groupView(st, v))
+		out = append(out, groupView(st, v, held))
 		units := v.Instances
 		if v.Loop != nil {
 			units = nil
@@ -266,35 +270,37 @@ func Nodes(st *runstate.State, now time.Time) []Node {
 			}
 		}
 		for _, u := range units {
-			out = append(out, nodeView(st, u, now))
+			out = append(out, nodeView(st, u, now, held))
 		}
 	}
 	return out
 }
 
 // NodeOf returns one node, group or unit by how people call it (see
-// Node.ID); ok is false for a name the run does not know.
-func NodeOf(st *runstate.State, name string, now time.Time) (Node, bool) {
+// Node.ID); ok is false for a name the run does not know. held says
+// whether a live process holds the run, as the reader found it
+// (NodeStatus).
+func NodeOf(st *runstate.State, name string, now time.Time, held bool) (Node, bool) {
 	g := st.Graph()
 	if v := g.Vertex(name); v != nil && v.Unit == nil {
-		return groupView(st, v), true
+		return groupView(st, v, held), true
 	}
 	n := Unit(g, name)
 	if n == nil {
 		return Node{}, false
 	}
-	return nodeView(st, n, now), true
+	return nodeView(st, n, now, held), true
 }
 
 // groupView is a for_each node or a loop as a whole.
-func groupView(st *runstate.State, v *graph.VertexState) Node {
-	out := Node{ID: v.Def.ID, Kind: v.Def.Kind, Lane: v.Def.Lane, Binding: v.Def.Binding, Status: VertexStatus(st, v)}
+func groupView(st *runstate.State, v *graph.VertexState, held bool) Node {
+	out := Node{ID: v.Def.ID, Kind: v.Def.Kind, Lane: v.Def.Lane, Binding: v.Def.Binding, Status: VertexStatus(st, v, held)}
 	switch {
 	case v.Loop != nil:
-		l := loopView(st, v)
+		l := loopView(st, v, held)
 		out.Loop = &l
 	case v.Def.ForEach != nil:
-		e := forEachView(st, v)
+		e := forEachView(st, v, held)
 		out.ForEach = &e
 		if u, ok := st.NodeUsageOf(v.Def.ID); ok {
 			out.Usage = &Usage{u}
@@ -317,8 +323,9 @@ func blockedWhy(st *runstate.State, status, vertex string) *runstate.NodeError {
 	return &e
 }
 
-func nodeView(st *runstate.State, n *graph.NodeState, now time.Time) Node {
-	v := Node{ID: n.Name(), Kind: n.Def.Kind, Lane: n.Def.Lane, Binding: n.Def.Binding, Status: NodeStatus(st, n),
+// nodeView is unit n in detail at time now.
+func nodeView(st *runstate.State, n *graph.NodeState, now time.Time, held bool) Node {
+	v := Node{ID: n.Name(), Kind: n.Def.Kind, Lane: n.Def.Lane, Binding: n.Def.Binding, Status: NodeStatus(st, n, held),
 		Position: n.Position, Attempts: n.Attempts, Approved: n.Approved}
 	if v.Status == StatusPaused {
 		v.Pause = n.Pause
@@ -331,7 +338,7 @@ func nodeView(st *runstate.State, n *graph.NodeState, now time.Time) Node {
 		if !p.StartedAt.IsZero() {
 			t := p.StartedAt
 			v.StartedAt = &t
-			end := clockEnd(st, now)
+			end := clockEnd(st, now, held)
 			if !p.SettledAt.IsZero() {
 				s := p.SettledAt
 				v.SettledAt, end = &s, s

@@ -40,21 +40,17 @@ func CheckPhases(phases []string, quote func(string) string) error {
 }
 
 // Phase is the phase a reader shows: the record's, except that a run with
-// no result whose lock no live watchdog holds is interrupted
-// (docs/decisions.md, "Processes"), and Phase marks st so
-// (runstate.State.MarkHeld). That holds for a starting run too: the
-// watchdog takes the run's ownership before it records graph:run-started,
-// so a starting run nothing holds lost its watchdog before any worker
-// recorded its start, and only `obversa resume` carries it on.
-func Phase(st *runstate.State, holderAlive bool) string {
-	p := st.Phase()
-	// Views of the fold show what an unheld run left started cut off
-	// (StatusInterrupted); a holder found alive again clears that.
-	st.MarkHeld(holderAlive || st.Result() != nil)
-	if st.Result() == nil && !holderAlive {
+// no result whose lock no live watchdog holds (held is false: what the
+// reader found) is interrupted (docs/decisions.md, "Processes"). That
+// holds for a starting run too: the watchdog takes the run's ownership
+// before it records graph:run-started, so a starting run nothing holds
+// lost its watchdog before any worker recorded its start, and only
+// `obversa resume` carries it on.
+func Phase(st *runstate.State, held bool) string {
+	if st.Result() == nil && !held {
 		return PhaseInterrupted
 	}
-	return string(p)
+	return string(st.Phase())
 }
 
 // Counts are a run's nodes by where they stand: a for_each node and a
@@ -79,12 +75,13 @@ type Counts struct {
 }
 
 // CountNodes counts the nodes of a fold, the run's end applied
-// (VertexStatus).
-func CountNodes(st *runstate.State) Counts {
+// (VertexStatus); held says whether a live process holds the run, as the
+// reader found it.
+func CountNodes(st *runstate.State, held bool) Counts {
 	var c Counts
 	for _, v := range st.Graph().Vertices() {
 		c.Total++
-		switch VertexStatus(st, v) {
+		switch VertexStatus(st, v, held) {
 		case StatusPassed:
 			c.Passed++
 		case StatusFailed:
@@ -129,16 +126,17 @@ type Summary struct {
 	Code string `json:"code,omitempty"`
 }
 
-// Summarize is the Summary of a folded record at time now.
-func Summarize(st *runstate.State, dir string, now time.Time, holderAlive bool) Summary {
+// Summarize is the Summary of a folded record at time now; held says
+// whether a live process holds the run, as the reader found it.
+func Summarize(st *runstate.State, dir string, now time.Time, held bool) Summary {
 	rs := st.Start()
-	s := Summary{RunID: rs.RunID, Dir: dir, Graph: rs.Definition.Name, Phase: Phase(st, holderAlive),
-		StartedAt: rs.StartedAt, Nodes: CountNodes(st), Usage: Total(st)}
+	s := Summary{RunID: rs.RunID, Dir: dir, Graph: rs.Definition.Name, Phase: Phase(st, held),
+		StartedAt: rs.StartedAt, Nodes: CountNodes(st, held), Usage: Total(st)}
 	if st.Finished() != nil {
 		now = st.FinishedAt()
 	}
 	s.ElapsedMS = now.Sub(rs.StartedAt).Milliseconds()
-	if loops, each := Groups(st); len(loops)+len(each) > 0 {
+	if loops, each := Groups(st, held); len(loops)+len(each) > 0 {
 		s.Loops, s.ForEach = loops, each
 	}
 	if r := st.Result(); r != nil {

@@ -78,11 +78,11 @@ func TestSummaryNodesAndSuggestions(t *testing.T) {
 	if got := Summarize(st, "/runs/r", now, false).Phase; got != PhaseInterrupted {
 		t.Errorf("a run no worker started that nothing holds is %s, want interrupted: its watchdog was created before it", got)
 	}
-	a, _ := NodeOf(st, "a", now)
+	a, _ := NodeOf(st, "a", now, true)
 	if a.Text != "line one\nline two" || a.Status != StatusPassed || a.ElapsedMS != 2000 || len(a.Calls) != 1 || a.Usage.String() != "in 3 · out 4" {
 		t.Errorf("node a %+v", a)
 	}
-	b, _ := NodeOf(st, "b", now)
+	b, _ := NodeOf(st, "b", now, true)
 	b.SetResult(json.RawMessage(`{"exit_code":2,"stdout":"1\n2\n3\n","stderr":"bad\n"}`))
 	if *b.ExitCode != 2 || b.Stdout != "1\n2\n3" || b.Stderr != "bad" {
 		t.Errorf("node b %+v", b)
@@ -178,11 +178,11 @@ func TestAbortedOnlyOnceEnded(t *testing.T) {
 			t.Parallel()
 			st := foldDef(t, def, append(append([]any{}, aborted...), tt.end...)...)
 			now := t0.Add(time.Minute)
-			a, _ := NodeOf(st, "a", now)
+			a, _ := NodeOf(st, "a", now, true)
 			if a.Status != tt.want || (tt.want == StatusFailed) != (a.Failure != nil && a.Failure.Code == runstate.CodeAborted) {
 				t.Errorf("show a: %s %+v; want %s (with its ABORTED failure once failed)", a.Status, a.Failure, tt.want)
 			}
-			if x, _ := NodeOf(st, "lint[x]", now); x.Status != tt.want {
+			if x, _ := NodeOf(st, "lint[x]", now, true); x.Status != tt.want {
 				t.Errorf("show lint[x]: %s, want %s", x.Status, tt.want)
 			}
 			failed := 0
@@ -195,10 +195,10 @@ func TestAbortedOnlyOnceEnded(t *testing.T) {
 			if c := NewLive(st, "/runs/r").Snapshot(now, false).Summary.Nodes; c.Failed != failed {
 				t.Errorf("live view counts %+v; want %d failed", c, failed)
 			}
-			if diff := cmp.Diff(map[string]string{"a": tt.want, "lint": tt.group}, Statuses(st)); diff != "" {
+			if diff := cmp.Diff(map[string]string{"a": tt.want, "lint": tt.group}, Statuses(st, true)); diff != "" {
 				t.Errorf("graph RUN colours (-want +got):\n%s", diff)
 			}
-			_, each := Groups(st)
+			_, each := Groups(st, true)
 			if len(each) != 1 || each[0].Status != tt.group || each[0].Failed != failed/2 {
 				t.Errorf("status for_each %+v; want %s with %d failed", each, tt.group, failed/2)
 			}
@@ -242,17 +242,17 @@ func TestSkippedOnceEnded(t *testing.T) {
 			st := foldDef(t, def, append(append([]any{}, failed...), tt.end...)...)
 			now := t0.Add(time.Minute)
 			got := map[string]string{}
-			for _, n := range Nodes(st, now) {
+			for _, n := range Nodes(st, now, true) {
 				got[n.ID] = n.Status
 			}
 			want := map[string]string{"a": StatusFailed, "b": StatusBlocked, "c": tt.want, "lint": tt.want}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("show's nodes (-want +got):\n%s", diff)
 			}
-			if c, _ := NodeOf(st, "c", now); c.Status != tt.want {
+			if c, _ := NodeOf(st, "c", now, true); c.Status != tt.want {
 				t.Errorf("show c: %s, want %s", c.Status, tt.want)
 			}
-			if diff := cmp.Diff(want, Statuses(st)); diff != "" {
+			if diff := cmp.Diff(want, Statuses(st, true)); diff != "" {
 				t.Errorf("graph RUN colours (-want +got):\n%s", diff)
 			}
 			skipped := 0
@@ -266,7 +266,7 @@ func TestSkippedOnceEnded(t *testing.T) {
 			if diff := cmp.Diff(wantCounts, NewLive(st, "/runs/r").Snapshot(now, false).Summary.Nodes); diff != "" {
 				t.Errorf("live view counts (-want +got):\n%s", diff)
 			}
-			if _, each := Groups(st); len(each) != 1 || each[0].Status != tt.want {
+			if _, each := Groups(st, true); len(each) != 1 || each[0].Status != tt.want {
 				t.Errorf("status for_each %+v; want %s", each, tt.want)
 			}
 		})

@@ -59,21 +59,21 @@ func TestGroupSkippedOnceEnded(t *testing.T) {
 			want := map[string]string{"lint": tc.group, "lint[a]": StatusPassed, "lint[b]": tc.unit,
 				"config": tc.group, "config/1/author": tc.unit, "config/1/check": tc.unit}
 			got := map[string]string{}
-			for _, n := range Nodes(st, now) {
+			for _, n := range Nodes(st, now, true) {
 				got[n.ID] = n.Status
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("show's nodes (-want +got):\n%s", diff)
 			}
 			wantColours := map[string]string{"lint": tc.group, "config": tc.group, "author": tc.unit, "check": tc.unit}
-			if diff := cmp.Diff(wantColours, Statuses(st)); diff != "" {
+			if diff := cmp.Diff(wantColours, Statuses(st, true)); diff != "" {
 				t.Errorf("graph RUN colours (-want +got):\n%s", diff)
 			}
-			loops, each := Groups(st)
+			loops, each := Groups(st, true)
 			if len(loops) != 1 || loops[0].Status != tc.group || len(each) != 1 || each[0].Status != tc.group {
 				t.Errorf("status's loop and for_each lines %+v %+v; want %s", loops, each, tc.group)
 			}
-			if c := CountNodes(st); c.Done != tc.done || c.Skipped != tc.done || c.Total != 2 {
+			if c := CountNodes(st, true); c.Done != tc.done || c.Skipped != tc.done || c.Total != 2 {
 				t.Errorf("counts %+v; want %d of 2 done, skipped", c, tc.done)
 			}
 			if c := Summarize(st, "/runs/r", now, false).Nodes; c.Done != tc.done {
@@ -144,7 +144,7 @@ func TestApprovalSkippedOnceEnded(t *testing.T) {
 			now := t0.Add(time.Hour)
 			want := map[string]string{"c": tc.approval, "r": StatusPaused, "lint": tc.approval, "lint[a]": tc.approval}
 			got := map[string]string{}
-			for _, n := range Nodes(st, now) {
+			for _, n := range Nodes(st, now, true) {
 				got[n.ID] = n.Status
 				if n.ForEach == nil && (n.Pause != nil) != (n.Status == StatusPaused) {
 					t.Errorf("show %s: %s with pause %+v", n.ID, n.Status, n.Pause)
@@ -153,14 +153,14 @@ func TestApprovalSkippedOnceEnded(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("show's nodes (-want +got):\n%s", diff)
 			}
-			if c, _ := NodeOf(st, "c", now); c.Status != tc.approval {
+			if c, _ := NodeOf(st, "c", now, true); c.Status != tc.approval {
 				t.Errorf("show c: %s, want %s", c.Status, tc.approval)
 			}
 			delete(want, "lint[a]")
-			if diff := cmp.Diff(want, Statuses(st)); diff != "" {
+			if diff := cmp.Diff(want, Statuses(st, true)); diff != "" {
 				t.Errorf("graph RUN colours (-want +got):\n%s", diff)
 			}
-			if _, each := Groups(st); len(each) != 1 || each[0].Status != tc.approval {
+			if _, each := Groups(st, true); len(each) != 1 || each[0].Status != tc.approval {
 				t.Errorf("status's for_each lines %+v; want %s", each, tc.approval)
 			}
 			wantCounts := Counts{Total: 3, Done: tc.done, Skipped: tc.done, Paused: 3 - tc.done}

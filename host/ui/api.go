@@ -51,7 +51,7 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 // /api/runs/{id}/node?name=NAME: one node in full, as `obversa show RUN
 // NODE`, a result kept as an artifact read back.
 func (s *Server) apiNode(w http.ResponseWriter, r *http.Request) {
-	dir, st, _, err := s.foldRun(r.Context(), r.PathValue("id"))
+	dir, st, live, err := s.foldRun(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -60,7 +60,7 @@ func (s *Server) apiNode(w http.ResponseWriter, r *http.Request) {
 	if id == "" {
 		id = r.URL.Query().Get("name")
 	}
-	n, ok := runview.NodeOf(st, id, time.Now())
+	n, ok := runview.NodeOf(st, id, time.Now(), live)
 	if !ok {
 		s.fail(w, r, ErrNotFound)
 		return

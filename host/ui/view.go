@@ -78,7 +78,7 @@ type Command struct {
 func buildView(st *runstate.State, dir string, now time.Time, live, readOnly bool) RunView {
 	v := RunView{Run: runview.Summarize(st, dir, now, live), Result: st.Result(), Live: live, ReadOnly: readOnly}
 	q := shellquote.Quote(dir)
-	for _, n := range runview.Nodes(st, now) {
+	for _, n := range runview.Nodes(st, now, live) {
 		nv := NodeView{Node: n, Commands: []Command{
 			{"show", "obversa show " + q + " " + shellquote.Quote(n.ID)},
 			{"logs", "obversa logs --node " + shellquote.Quote(n.ID) + " " + q},

@@ -300,8 +300,8 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 		r.PauseReasons = appendPaused(r.PauseReasons, pausedRequests(st))
 	}
 	r.Decided = decided(st, r.PauseReasons)
-	viewActive(r, st, now)
-	r.Loops, r.ForEach = runview.Groups(st)
+	viewActive(r, st, now, owner.Live)
+	r.Loops, r.ForEach = runview.Groups(st, owner.Live)
 	if ps, err := proc.Marked(launch.OwnerEnv+"="+marker, map[int]bool{os.Getpid(): true}); err == nil && ps != nil {
 		r.Processes = ps
 	} else {
@@ -329,15 +329,16 @@ func appendPaused(have, more []graph.PauseRequest) []graph.PauseRequest {
 	return have
 }
 
-// active lists the started positions with no result, by position.
-func active(st *runstate.State, now time.Time) []Active {
+// active lists the started positions with no result, by position, timed
+// up to now; cutOff says that nothing carries the run on
+// (runstate.State.Halted).
+func active(st *runstate.State, now time.Time, cutOff bool) []Active {
 	out := []Active{}
 	for _, n := range st.Graph().Nodes() {
 		if n.Status != graph.StatusStarted {
 			continue
 		}
-		a := Active{Node: n.Def.ID, Position: n.Position, Usage: "unknown"}
-		_, a.CutOff = st.Halted()
+		a := Active{Node: n.Def.ID, Position: n.Position, Usage: "unknown", CutOff: cutOff}
 		if p := st.Position(n.Position); p != nil {
 			a.StartedAt = p.StartedAt
 			a.ElapsedMS = now.Sub(p.StartedAt).Milliseconds()

@@ -35,24 +35,23 @@ func viewExits(r *Report, st *runstate.State, restart plan.Restart, now time.Tim
 }
 
 // viewActive sets r's Active positions at time now, and for an
-// interrupted run (r.Phase) its InterruptedAt.
-func viewActive(r *Report, st *runstate.State, now time.Time) {
-	switch {
-	case st.Finished() != nil:
+// interrupted run (r.Phase) its InterruptedAt; held says whether a live
+// owner holds the run.
+func viewActive(r *Report, st *runstate.State, now time.Time, held bool) {
+	if st.Finished() != nil {
 		// Nothing is active once the run ended, even in a record whose
 		// end did not close its positions (written before it did).
-	case r.Phase == PhaseInterrupted:
-		// Nothing has carried the run on since its last event: the
-		// positions it left started were cut off then, and their clocks
-		// stopped with it.
-		at := st.LastEventAt()
-		r.InterruptedAt = &at
-		r.Active = active(st, at)
-	default:
-		if at, halted := st.Halted(); halted {
-			// A paused run: the same (runstate.State.Halted).
-			now = at
-		}
-		r.Active = active(st, now)
+		return
 	}
+	at, halted := st.Halted(held)
+	if halted {
+		// Nothing has carried the run on since its last event (paused,
+		// or interrupted): the positions it left started were cut off
+		// then, and their clocks stopped with it.
+		now = at
+	}
+	if r.Phase == PhaseInterrupted {
+		r.InterruptedAt = &at
+	}
+	r.Active = active(st, now, halted)
 }

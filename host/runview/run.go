@@ -66,7 +66,8 @@ type Counts struct {
 	Failed  int `json:"failed"`
 	Blocked int `json:"blocked"`
 	Skipped int `json:"skipped"`
-	// Running counts nodes with a recorded position and no result.
+	// Running counts nodes with a recorded position and no result while
+	// something carries the run on (runstate.State.Halted).
 	Running int `json:"running"`
 	// Interrupted counts nodes whose attempt the run left started when
 	// it stopped being carried on (StatusInterrupted).
@@ -79,6 +80,9 @@ type Counts struct {
 // reader found it.
 func CountNodes(st *runstate.State, held bool) Counts {
 	var c Counts
+	// Nothing runs while nothing carries the run on: a position
+	// dispatched and never started waits for it, as an idle node does.
+	_, halted := st.Halted(held)
 	for _, v := range st.Graph().Vertices() {
 		c.Total++
 		switch VertexStatus(st, v, held) {
@@ -93,7 +97,9 @@ func CountNodes(st *runstate.State, held bool) Counts {
 		case StatusPaused:
 			c.Paused++
 		case StatusDispatched, StatusStarted:
-			c.Running++
+			if !halted {
+				c.Running++
+			}
 		case StatusInterrupted:
 			c.Interrupted++
 		}
@@ -112,7 +118,8 @@ type Summary struct {
 	// StartedAt is when graph:run-started was recorded.
 	StartedAt time.Time `json:"started_at"`
 	// ElapsedMS runs from the start to the result, or to now while the
-	// run has none.
+	// run has none and is carried on; a paused or interrupted run's stops
+	// at its last event.
 	ElapsedMS int64  `json:"elapsed_ms"`
 	Nodes     Counts `json:"nodes"`
 	// Loops and ForEach are where the graph's loops and for_each nodes
@@ -135,7 +142,9 @@ func Summarize(st *runstate.State, dir string, now time.Time, held bool) Summary
 	if st.Finished() != nil {
 		now = st.FinishedAt()
 	}
-	s.ElapsedMS = now.Sub(rs.StartedAt).Milliseconds()
+	// A run nothing carries on (paused, interrupted) stopped its clock
+	// when it was last carried on.
+	s.ElapsedMS = clockEnd(st, now, held).Sub(rs.StartedAt).Milliseconds()
 	if loops, each := Groups(st, held); len(loops)+len(each) > 0 {
 		s.Loops, s.ForEach = loops, each
 	}

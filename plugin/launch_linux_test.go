@@ -27,10 +27,13 @@ func processGone(pid int) bool {
 	return i > 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
 
-func TestPluginDiesWithItsHost(t *testing.T) {
-	t.Parallel()
+// startLauncher starts the test binary as a host that launches one plugin
+// and prints its pid, with env added to the mode; the host is killed when t
+// ends. It returns the host and the plugin's pid.
+func startLauncher(t *testing.T, env ...string) (*exec.Cmd, int) {
+	t.Helper()
 	host := exec.Command(testBin)
-	host.Env = []string{modeEnv + "=launcher"}
+	host.Env = append([]string{modeEnv + "=launcher"}, env...)
 	out, err := host.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +41,7 @@ func TestPluginDiesWithItsHost(t *testing.T) {
 	if err := host.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = host.Process.Kill(); _ = host.Wait() }()
+	t.Cleanup(func() { _ = host.Process.Kill(); _ = host.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		t.Fatalf("reading plugin pid from the host: %v", err)
@@ -47,6 +50,12 @@ func TestPluginDiesWithItsHost(t *testing.T) {
 	if err != nil {
 		t.Fatalf("host printed %q", line)
 	}
+	return host, pid
+}
+
+func TestPluginDiesWithItsHost(t *testing.T) {
+	t.Parallel()
+	host, pid := startLauncher(t)
 	if processGone(pid) {
 		t.Fatalf("plugin %d not running while its host lives", pid)
 	}

@@ -1,11 +1,9 @@
 package plugin_test
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -120,24 +118,7 @@ func TestFailedLaunchLeavesNoSocketDir(t *testing.T) {
 func TestKilledHostLeavesNothingAfterSweep(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
-	host := exec.Command(testBin)
-	host.Env = []string{modeEnv + "=launcher", "TMPDIR=" + tmp}
-	out, err := host.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := host.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = host.Process.Kill(); _ = host.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading plugin pid from the host: %v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil {
-		t.Fatalf("host printed %q", line)
-	}
+	host, pid := startLauncher(t, "TMPDIR="+tmp)
 	own := filepath.Dir(socketDirOf(t, pid))
 	if !strings.HasPrefix(filepath.Base(own), "h"+strconv.Itoa(host.Process.Pid)+"-") {
 		t.Fatalf("plugin's socket directory %s is not in its host's own directory", own)

@@ -25,6 +25,13 @@ func started(t testing.TB) json.RawMessage {
 		{ID: "a", Kind: graph.KindRequired, Lane: "w", Prompt: "p", DependsOn: []string{}, TimeoutMS: 60000},
 		{ID: "b", Kind: graph.KindRequired, Binding: "shell", DependsOn: []string{"a"}, Approval: true},
 	}}
+	return startedOf(t, def)
+}
+
+// startedOf returns graph:run-started of def, planned with one engine lane
+// "w".
+func startedOf(t testing.TB, def *graph.Definition) json.RawMessage {
+	t.Helper()
 	p := &plan.Plan{RunID: "r", Namespace: "default", Restart: plan.Restart{MaxRestarts: 2, InitialBackoffMS: 100, MaxBackoffMS: 1000},
 		Limits: plan.Limits{TimeoutMS: 600000}, Plugins: []plan.PluginPlan{}, Lanes: []plan.LanePlan{{Name: "w", Requested: target("m"), Effective: target("m"),
 			KnownSubstitutions: []plugin.Identity{}, Fallbacks: []plugin.Identity{}}}}
@@ -227,16 +234,9 @@ func TestFoldForEachUsageByLane(t *testing.T) {
 		{ID: "a", Kind: graph.KindRequired, Lane: "w", Prompt: "p ${each.value}", DependsOn: []string{}, TimeoutMS: 60000,
 			ForEach: &graph.ForEachDef{Items: []graph.ForEachItem{{Key: "x", Value: json.RawMessage(`"x"`)}}, MaxItems: 10}},
 	}}
-	p := &plan.Plan{RunID: "r", Namespace: "default", Restart: plan.Restart{MaxRestarts: 2, InitialBackoffMS: 100, MaxBackoffMS: 1000},
-		Limits: plan.Limits{TimeoutMS: 600000}, Plugins: []plan.PluginPlan{}, Lanes: []plan.LanePlan{{Name: "w", Requested: target("m"), Effective: target("m"),
-			KnownSubstitutions: []plugin.Identity{}, Fallbacks: []plugin.Identity{}}}}
-	rs, err := plan.NewRunStarted("run.hcl", def, p, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	if err != nil {
-		t.Fatal(err)
-	}
 	usage := plugin.Usage{Known: true, Input: 3, Output: 2}
 	s, err := record(t,
-		graph.EventRunStarted, mustJSON(rs),
+		graph.EventRunStarted, startedOf(t, def),
 		graph.EventNodeExpanded, graph.ExpandedData{Node: "a", Keys: []string{"x"}},
 		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a[x]/1"}}},
 		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a[x]/1", AttemptID: "x"},

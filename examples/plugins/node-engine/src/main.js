@@ -8,6 +8,7 @@
 // in the verified text of the protocol files (src/protocol.js). Run
 // directly (node src/main.js) it reads them from the repository instead.
 
+const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -149,10 +150,7 @@ function main(opts = {}) {
     Watch: (call) => call.emit('error', { code: grpc.status.UNIMPLEMENTED, details: 'Watch is not implemented' }),
   });
 
-  // The socket lives in a private directory removed at exit.
-  const dir = fs.mkdtempSync(path.join(process.env.PLUGIN_UNIX_SOCKET_DIR || os.tmpdir(), 'plugin-'));
-  const socket = path.join(dir, 'plugin.sock');
-  const cleanup = () => fs.rmSync(dir, { recursive: true, force: true });
+  const { socket, cleanup } = socketPath();
   process.on('exit', cleanup);
   const stop = (why) => {
     log.info('shutting down', { reason: why });
@@ -186,6 +184,22 @@ function main(opts = {}) {
     log.debug('plugin address', { network: 'unix', address: socket });
     process.stdout.write(`${CORE_PROTOCOL_VERSION}|${version}|unix|${socket}|grpc|${certField}\n`);
   });
+}
+
+// socketPath returns the path to listen on and a function that removes
+// what the plugin made for it. The host gives the plugin a directory of its
+// own (PLUGIN_UNIX_SOCKET_DIR), which it removes when the plugin ends however
+// it ends: the socket gets a fresh name there, as go-plugin's does. Run
+// without a host, the plugin makes a directory under the temporary
+// directory and removes it at exit.
+function socketPath() {
+  const given = process.env.PLUGIN_UNIX_SOCKET_DIR;
+  if (!given) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plugin-'));
+    return { socket: path.join(dir, 'plugin.sock'), cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+  }
+  const socket = path.join(given, `plugin${crypto.randomBytes(8).toString('hex')}`);
+  return { socket, cleanup: () => fs.rmSync(socket, { force: true }) };
 }
 
 module.exports = { main, negotiate };

@@ -3,6 +3,7 @@ line, controller shutdown and signals. main.py has checked the cookie and
 negotiated the version before this module is imported.
 """
 
+import atexit
 import os
 import shutil
 import signal
@@ -144,6 +145,29 @@ class ControllerService(controller_pb2_grpc.GRPCControllerServicer):
         return controller_pb2.Empty()
 
 
+def socket_path():
+    """Returns the path to listen on and a function that removes what the
+    plugin made for it. The host gives the plugin a directory of its own
+    (PLUGIN_UNIX_SOCKET_DIR), which it removes when the plugin ends however
+    it ends: the socket gets a fresh name there, as go-plugin's does. Run
+    without a host, the plugin makes a directory under the temporary
+    directory and removes it when it stops or exits."""
+    given = os.environ.get("PLUGIN_UNIX_SOCKET_DIR")
+    if not given:
+        own = tempfile.mkdtemp(prefix="plugin-")
+        return os.path.join(own, "plugin.sock"), lambda: shutil.rmtree(own, ignore_errors=True)
+    fd, path = tempfile.mkstemp(prefix="plugin", dir=given)
+    os.close(fd)
+    os.unlink(path)
+
+    def remove():
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    return path, remove
+
+
 def serve(version):
     """Serves the plugin at the negotiated protocol version: moves stdout
     aside, registers the services, listens with TLS and prints the handshake
@@ -155,9 +179,8 @@ def serve(version):
         futures.ThreadPoolExecutor(max_workers=eng.MAX_CONCURRENCY + 16),
         options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
                  ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)])
-    # The socket lives in a private directory removed when the plugin stops.
-    sockdir = tempfile.mkdtemp(prefix="plugin-", dir=os.environ.get("PLUGIN_UNIX_SOCKET_DIR") or None)
-    socket = os.path.join(sockdir, "plugin.sock")
+    socket, remove_socket = socket_path()
+    atexit.register(remove_socket)
     stopping = threading.Event()
 
     def stop(reason):
@@ -167,7 +190,7 @@ def serve(version):
         log.info("shutting down", reason=reason)
         stdio.close()
         server.stop(0.5).wait(1)
-        shutil.rmtree(sockdir, ignore_errors=True)
+        remove_socket()
         os._exit(0)
 
     pb_grpc.add_EngineServicer_to_server(EngineService(engine), server)
@@ -191,7 +214,6 @@ def serve(version):
         bound, why = 0, str(e)
     if not bound:
         log.error("listening failed", socket=socket, error=why)
-        shutil.rmtree(sockdir, ignore_errors=True)
         sys.exit(1)
     server.start()
     log.debug("plugin address", network="unix", address=socket)

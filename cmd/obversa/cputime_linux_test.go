@@ -28,7 +28,7 @@ func TestWorkerCPUTime(t *testing.T) {
 	for _, gogc := range []string{"", "1"} {
 		c, raw := workerCPUTime(t, dir, runFile, "c"+gogc, gogc)
 		if c.WorkerGCs != 0 && gogc == "" {
-			t.Errorf("the worker collected garbage %d times in a 5-node chain: %s", c.WorkerGCs, raw)
+			t.Errorf("the worker collected garbage %d times in a 60-node chain: %s", c.WorkerGCs, raw)
 		}
 		if c.WorkerGCs == 0 && gogc != "" {
 			t.Errorf("with GOGC=%s the worker collected no garbage: %s", gogc, raw)

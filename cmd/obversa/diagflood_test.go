@@ -111,7 +111,8 @@ func TestPluginDiagnosticsFlood(t *testing.T) {
 }
 
 // TestPluginDescribeEscaped: what a plugin's Describe answers is escaped
-// by plugin describe, with --raw too.
+// by plugin describe, with --raw too: a version holding a control
+// character is printed quoted, with Go's escapes (lineText).
 func TestPluginDescribeEscaped(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -122,7 +123,7 @@ func TestPluginDescribeEscaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := obversa(t, dir, "--raw", "plugin", "describe", script)
-	if r.code != 0 || !strings.Contains(r.stdout, `\u001b]52;c;aGk=\u0007`) || strings.Contains(r.stdout+r.stderr, "\x1b") {
-		t.Errorf("exit %d, want 0 and the version's escape shown as \\u001b:\n%q\n%s", r.code, r.stdout, r.stderr)
+	if r.code != 0 || !strings.Contains(r.stdout, `version:         "0.1.0\x1b]52;c;aGk=\a"`) || strings.Contains(r.stdout+r.stderr, "\x1b") {
+		t.Errorf("exit %d, want 0 and the version quoted with its escape shown as \\x1b:\n%q\n%s", r.code, r.stdout, r.stderr)
 	}
 }

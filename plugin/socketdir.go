@@ -27,9 +27,13 @@ const (
 
 var (
 	socketOnce sync.Once
-	socketBase string
 	socketHome string
 	socketErr  error
+
+	baseOnce    sync.Once
+	socketBase  string
+	baseErr     error
+	baseIsFresh bool
 )
 
 // socketDir returns this process's directory for plugin sockets, made on
@@ -38,53 +42,60 @@ var (
 // each plugin's directory in it ("plugin-dirNNN", holding the socket
 // "pluginNNN": about 75 bytes in all, far below maxSocketPath whatever
 // TMPDIR is) and removes that when the plugin ends. What a process that
-// died left there is removed by the next process that makes its own
-// directory, in the background, and by SweepSockets
+// died left there is removed by SweepSockets, which the watchdog runs
 // (docs/decisions.md, "Plugin socket directories").
 func socketDir() (string, error) {
 	socketOnce.Do(func() {
-		if socketBase, socketErr = baseDir(); socketErr != nil {
+		base, err := baseDir()
+		if err != nil {
+			socketErr = err
 			return
 		}
-		if socketHome, socketErr = makeOwnDir(socketBase); socketErr != nil {
-			socketErr = fmt.Errorf("no directory for plugin sockets in %s: %w", socketBase, socketErr)
-			return
+		if socketHome, socketErr = makeOwnDir(base); socketErr != nil {
+			socketErr = fmt.Errorf("no directory for plugin sockets in %s: %w", base, socketErr)
 		}
-		go sweepDead(socketBase)
 	})
 	return socketHome, socketErr
 }
 
 // baseDir returns the short directory private to this user that holds
-// the socket directories of every process launching plugins: it is
-// /tmp/obversa-<uid> when that is a directory owned by this user and
-// closed to others, else a fresh directory under /tmp, else under
-// os.TempDir().
+// the socket directories of every process launching plugins, chosen once
+// per process: /tmp/obversa-<uid> when that is a directory owned by this
+// user and closed to others, else a fresh directory under /tmp, else
+// under os.TempDir(). Choosing once keeps a process whose shared
+// directory is not private from making a fresh one at every call.
 func baseDir() (string, error) {
-	uid := os.Getuid()
-	dir := filepath.Join("/tmp", "obversa-"+strconv.Itoa(uid))
-	if err := os.Mkdir(dir, 0o700); err == nil || os.IsExist(err) {
-		if privateDir(dir, uid) {
-			return dir, nil
+	baseOnce.Do(func() {
+		uid := os.Getuid()
+		dir := filepath.Join("/tmp", "obversa-"+strconv.Itoa(uid))
+		if err := os.Mkdir(dir, 0o700); err == nil || os.IsExist(err) {
+			if privateDir(dir, uid) {
+				socketBase = dir
+				return
+			}
 		}
-	}
-	for _, parent := range []string{"/tmp", os.TempDir()} {
-		if d, err := os.MkdirTemp(parent, "obversa-"); err == nil {
-			return d, nil
+		for _, parent := range []string{"/tmp", os.TempDir()} {
+			if d, err := os.MkdirTemp(parent, "obversa-"); err == nil {
+				socketBase, baseIsFresh = d, true
+				return
+			}
 		}
-	}
-	return "", fmt.Errorf("no directory for plugin sockets: /tmp and %s are not writable", os.TempDir())
+		baseErr = fmt.Errorf("no directory for plugin sockets: /tmp and %s are not writable", os.TempDir())
+	})
+	return socketBase, baseErr
 }
 
 // SweepSockets removes the plugin socket directories that processes which
 // ended left behind (a worker killed with its plugins): each is removed
-// only once no living process holds its lock. It is what the watchdog
-// runs after stopping a worker's processes; a process that launches
-// plugins runs it by itself once, when it makes its own directory. Errors
-// are ignored: what cannot be removed now is tried again next time.
+// only once no living process holds its lock. The watchdog runs it when
+// it starts carrying a run and after stopping a worker's processes; no
+// worker runs it, so its listing never allocates beside the executor.
+// A fresh fallback directory (baseDir) holds no one else's, so it is not
+// listed. Errors are ignored: what cannot be removed now is tried again
+// next time.
 func SweepSockets() {
 	base, err := baseDir()
-	if err != nil {
+	if err != nil || baseIsFresh {
 		return
 	}
 	sweepDead(base)

@@ -2,8 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/obversa/obversa/host/watchdog"
@@ -18,8 +22,12 @@ import (
 // chain is long enough (60 nodes, about 700 KB allocated) that GOGC=1
 // must collect: its heap goal is the live heap and 1 % of it and of the
 // stacks and globals, which a 5-node chain's 100–170 KB did not always
-// reach.
+// reach. The shared socket directory holds socketLeftovers entries
+// meanwhile, as on a machine where killed processes left many: listing
+// them allocates about 1 MB, which a worker sweeping beside its
+// executor collected (docs/decisions.md, "Plugin socket directories").
 func TestWorkerCPUTime(t *testing.T) {
+	plantSocketLeftovers(t)
 	runFile := graphRunFile(t, 60, 1, func(i int) int { return i - 1 }, false)
 	dir := filepath.Dir(runFile)
 	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {
@@ -32,6 +40,31 @@ func TestWorkerCPUTime(t *testing.T) {
 		}
 		if c.WorkerGCs == 0 && gogc != "" {
 			t.Errorf("with GOGC=%s the worker collected no garbage: %s", gogc, raw)
+		}
+	}
+}
+
+// socketLeftovers is how many entries plantSocketLeftovers makes.
+const socketLeftovers = 6000
+
+// plantSocketLeftovers makes socketLeftovers empty files in this user's
+// shared plugin socket directory, /tmp/obversa-<uid>, under names no sweep
+// removes, and removes them when t ends.
+func plantSocketLeftovers(t *testing.T) {
+	t.Helper()
+	base := filepath.Join("/tmp", "obversa-"+strconv.Itoa(os.Getuid()))
+	if err := os.Mkdir(base, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		t.Fatal(err)
+	}
+	prefix := fmt.Sprintf("leftover-%d-", os.Getpid())
+	t.Cleanup(func() {
+		for i := range socketLeftovers {
+			_ = os.Remove(filepath.Join(base, prefix+strconv.Itoa(i)))
+		}
+	})
+	for i := range socketLeftovers {
+		if err := os.WriteFile(filepath.Join(base, prefix+strconv.Itoa(i)), nil, 0o600); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

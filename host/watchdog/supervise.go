@@ -132,6 +132,10 @@ func Supervise(ctx context.Context, ref Ref, run store.Record, o SuperviseOption
 	if o.Started != nil {
 		o.Started()
 	}
+	// What killed processes left of their plugin sockets goes here, in
+	// this process: a worker never lists the directory beside its
+	// executor (docs/decisions.md, "Plugin socket directories").
+	go plugin.SweepSockets()
 	res, err := s.loop(ctx)
 	if errors.Is(err, store.ErrNotOwner) && !errors.Is(err, ErrOwnershipLost) {
 		// A write of this watchdog was refused: the run was taken over

@@ -1,26 +1,17 @@
 package plugin
 
 import (
-	"crypto/rand"
 	"crypto/tls"
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"runtime"
-	"strconv"
-	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 )
-
-// socketTries bounds the names listen tries for the plugin's socket.
-const socketTries = 16
 
 // endpoint is where a plugin serves: its listener and, when the host asked
 // for mutual TLS, the TLS to serve with and the certificate the handshake
@@ -44,34 +35,8 @@ func listen(clientPEM, socketDir string) (endpoint, error) {
 		ep.tls, ep.certDER = cfg, der
 	}
 	var err error
-	if runtime.GOOS == "windows" {
-		ep.lis, err = net.Listen("tcp", "127.0.0.1:0")
-	} else {
-		ep.lis, err = listenUnix(socketDir)
-	}
+	ep.lis, err = listenLocal(socketDir)
 	return ep, err
-}
-
-// listenUnix listens on a fresh socket "plugin<digits>" in dir (the
-// system's temporary directory when empty), as go-plugin names it. The
-// socket is removed when the listener closes.
-func listenUnix(dir string) (net.Listener, error) {
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	var b [4]byte
-	for range socketTries {
-		_, _ = rand.Read(b[:])
-		path := filepath.Join(dir, "plugin"+strconv.FormatUint(uint64(binary.LittleEndian.Uint32(b[:])), 10))
-		l, err := net.Listen("unix", path)
-		if err == nil {
-			return l, nil
-		}
-		if !errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("plugin: listening: %w", err)
-		}
-	}
-	return nil, fmt.Errorf("plugin: no free socket name in %s after %d tries: %w", dir, socketTries, syscall.EADDRINUSE)
 }
 
 // handshakeLine is the line a plugin prints on stdout for the host to

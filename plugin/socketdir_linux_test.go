@@ -1,7 +1,6 @@
 package plugin_test
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,26 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/obversa/obversa/internal/testutil"
 	"github.com/obversa/obversa/plugin"
 	"github.com/obversa/obversa/plugin/pluginhost"
 )
-
-// socketDirOf returns the socket directory the host gave the running
-// plugin pid (its PLUGIN_UNIX_SOCKET_DIR), failing t if it has none.
-func socketDirOf(t *testing.T, pid int) string {
-	t.Helper()
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for kv := range bytes.SplitSeq(env, []byte{0}) {
-		if v, ok := bytes.CutPrefix(kv, []byte("PLUGIN_UNIX_SOCKET_DIR=")); ok && len(v) > 0 {
-			return string(v)
-		}
-	}
-	t.Fatalf("plugin %d has no PLUGIN_UNIX_SOCKET_DIR in its environment", pid)
-	return ""
-}
 
 // waitGone waits for pid to end, failing t after 5 s.
 func waitGone(t *testing.T, pid int) {
@@ -73,7 +56,7 @@ func TestKilledPluginLeavesNoSocket(t *testing.T) {
 	c := launch(t, "both", plugin.TypeEngine, func(cfg *plugin.LaunchConfig) {
 		cfg.Env = append(cfg.Env, "TMPDIR="+tmp)
 	})
-	dir := socketDirOf(t, c.Pid())
+	dir := testutil.ProcessEnv(t, c.Pid(), "PLUGIN_UNIX_SOCKET_DIR")
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
 		t.Fatalf("socket directory %s: %v, %d entries; want the plugin's socket", dir, err, len(entries))
 	}
@@ -90,7 +73,7 @@ func TestKilledPluginLeavesNoSocket(t *testing.T) {
 // no other launch of this process may add or remove entries meanwhile.
 func TestFailedLaunchLeavesNoSocketDir(t *testing.T) {
 	c := launch(t, "both", plugin.TypeEngine)
-	own := filepath.Dir(socketDirOf(t, c.Pid()))
+	own := filepath.Dir(testutil.ProcessEnv(t, c.Pid(), "PLUGIN_UNIX_SOCKET_DIR"))
 	_ = c.Close()
 	before, err := os.ReadDir(own)
 	if err != nil {
@@ -119,7 +102,7 @@ func TestKilledHostLeavesNothingAfterSweep(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
 	host, pid := startLauncher(t, "TMPDIR="+tmp)
-	own := filepath.Dir(socketDirOf(t, pid))
+	own := filepath.Dir(testutil.ProcessEnv(t, pid, "PLUGIN_UNIX_SOCKET_DIR"))
 	if !strings.HasPrefix(filepath.Base(own), "h"+strconv.Itoa(host.Process.Pid)+"-") {
 		t.Fatalf("plugin's socket directory %s is not in its host's own directory", own)
 	}
@@ -140,7 +123,7 @@ func TestKilledHostLeavesNothingAfterSweep(t *testing.T) {
 func TestSweepKeepsLiveHostsDir(t *testing.T) {
 	t.Parallel()
 	c := launch(t, "both", plugin.TypeEngine)
-	dir := socketDirOf(t, c.Pid())
+	dir := testutil.ProcessEnv(t, c.Pid(), "PLUGIN_UNIX_SOCKET_DIR")
 	plugin.SweepSockets()
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("a sweep removed the socket directory of a running plugin: %v", err)

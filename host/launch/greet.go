@@ -123,5 +123,8 @@ func startFailed(err error) error {
 // the cause, and reads as the cause.
 type greetError struct{ err error }
 
-func (e *greetError) Error() string   { return e.err.Error() }
+// Error reads as the cause.
+func (e *greetError) Error() string { return e.err.Error() }
+
+// Unwrap matches ErrStart and the cause.
 func (e *greetError) Unwrap() []error { return []error{ErrStart, e.err} }

@@ -169,8 +169,9 @@ func (s *State) Request(id string) (graph.ApprovalData, bool) {
 }
 
 // CheckApproval returns the node state of a position that waits for an
-// approval decision, or an error: ErrNotAwaitingApproval (also for
-// any position of a run that already ended), or ErrAlreadyDecided naming the decision (and the request that made it).
+// approval decision, or an error: ErrNotAwaitingApproval (also for any
+// position of a run that already ended), or ErrAlreadyDecided naming the
+// decision and the request that made it.
 func (s *State) CheckApproval(position string) (*graph.NodeState, error) {
 	n := s.graph.AtPosition(position)
 	if n != nil && n.Approved != "" {

@@ -1,9 +1,7 @@
 package exampletest
 
 import (
-	"bytes"
 	"os"
-	"strconv"
 	"syscall"
 	"testing"
 
@@ -24,7 +22,7 @@ func CheckNothingLeft(t *testing.T, path string) {
 		if err != nil {
 			t.Fatalf("launch: %v\n%s", err, logs.String())
 		}
-		dir := socketDirOf(t, c.Pid())
+		dir := testutil.ProcessEnv(t, c.Pid(), "PLUGIN_UNIX_SOCKET_DIR")
 		if kill {
 			if err := syscall.Kill(c.Pid(), syscall.SIGKILL); err != nil {
 				t.Fatal(err)
@@ -39,21 +37,4 @@ func CheckNothingLeft(t *testing.T, path string) {
 			t.Errorf("killed %v: %d entries left in the plugin's TMPDIR (%v): %v", kill, len(left), err, left)
 		}
 	}
-}
-
-// socketDirOf returns the PLUGIN_UNIX_SOCKET_DIR of the running process
-// pid, failing t if it has none.
-func socketDirOf(t *testing.T, pid int) string {
-	t.Helper()
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for kv := range bytes.SplitSeq(env, []byte{0}) {
-		if v, ok := bytes.CutPrefix(kv, []byte("PLUGIN_UNIX_SOCKET_DIR=")); ok && len(v) > 0 {
-			return string(v)
-		}
-	}
-	t.Fatalf("plugin %d has no PLUGIN_UNIX_SOCKET_DIR", pid)
-	return ""
 }

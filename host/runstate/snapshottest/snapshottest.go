@@ -105,6 +105,8 @@ type upTo struct {
 	end int64
 }
 
+// Read passes fn the events from revision from up to u.end, then stops
+// without an error; the reader's errors are returned.
 func (u upTo) Read(ctx context.Context, from int64, fn func(store.Event) error) error {
 	stop := fmt.Errorf("end")
 	err := u.r.Read(ctx, from, func(e store.Event) error {
@@ -125,6 +127,7 @@ type reads struct {
 	from map[int64]bool
 }
 
+// Read notes from and reads on with the wrapped reader.
 func (r *reads) Read(ctx context.Context, from int64, fn func(store.Event) error) error {
 	if r.from == nil {
 		r.from = map[int64]bool{}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"crypto/rand"
 	"fmt"
 	"strconv"
@@ -110,34 +111,27 @@ func quoteShort(s string) string {
 	return strconv.Quote(s)
 }
 
-// eventIDs holds random bytes for the ids of events an appender leaves
+// eventIDs buffers random bytes for the ids of events an appender leaves
 // unnamed: crypto/rand is read for idsPerRead ids at a time instead of
-// once per id (a chain node's batch names three events). The ids are
-// version 4 UUIDs as uuid.NewString makes them; they identify events and
-// guard nothing, like the pool google/uuid itself offers
-// (uuid.EnableRandPool).
-var eventIDs struct {
-	mu   sync.Mutex
-	buf  [idsPerRead * 16]byte
-	left int // bytes at the end of buf not yet handed out
-}
+// once per id (a chain node's batch names three events), as google/uuid's
+// own pool (uuid.EnableRandPool) does, without turning that pool on for
+// every user of the package in the process. The ids identify events and
+// guard nothing.
+var eventIDs = struct {
+	mu sync.Mutex
+	r  *bufio.Reader
+}{r: bufio.NewReaderSize(rand.Reader, idsPerRead*16)}
 
 const idsPerRead = 16
 
 // newEventID returns a fresh random (version 4) UUID in its string form.
+// It panics only if crypto/rand fails, which its contract rules out.
 func newEventID() string {
-	var u uuid.UUID
 	eventIDs.mu.Lock()
-	if eventIDs.left == 0 {
-		rand.Read(eventIDs.buf[:]) // never fails (crypto/rand.Read's contract)
-		eventIDs.left = len(eventIDs.buf)
-	}
-	at := len(eventIDs.buf) - eventIDs.left
-	copy(u[:], eventIDs.buf[at:])
-	clear(eventIDs.buf[at : at+16]) // handed out: not kept in memory
-	eventIDs.left -= 16
+	u, err := uuid.NewRandomFromReader(eventIDs.r)
 	eventIDs.mu.Unlock()
-	u[6] = u[6]&0x0f | 0x40 // version 4
-	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	if err != nil {
+		panic(fmt.Sprintf("store: reading random bytes for an event id: %v", err))
+	}
 	return u.String()
 }

@@ -28,6 +28,13 @@ var (
 	// incompatible protocol.
 	ErrHandshake = errors.New("plugin handshake failed")
 
+	// ErrSocketDir is wrapped by the error of a launch that found no
+	// directory for plugin sockets: /tmp/obversa-<uid> (or
+	// $XDG_RUNTIME_DIR/obversa) is not a directory owned by this user with
+	// mode 0700 and cannot be made one (docs/decisions.md, "Plugin socket
+	// directories").
+	ErrSocketDir = errors.New("no directory for plugin sockets")
+
 	// ErrWrongType is returned when a plugin is used as a type it was not
 	// launched as or does not serve.
 	ErrWrongType = errors.New("plugin does not serve this type")

@@ -1,7 +1,9 @@
 package plugin
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,10 +32,9 @@ var (
 	socketHome string
 	socketErr  error
 
-	baseOnce    sync.Once
-	socketBase  string
-	baseErr     error
-	baseIsFresh bool
+	baseOnce   sync.Once
+	socketBase string
+	baseErr    error
 )
 
 // socketDir returns this process's directory for plugin sockets, made on
@@ -52,37 +53,64 @@ func socketDir() (string, error) {
 			return
 		}
 		if socketHome, socketErr = makeOwnDir(base); socketErr != nil {
-			socketErr = fmt.Errorf("no directory for plugin sockets in %s: %w", base, socketErr)
+			socketErr = fmt.Errorf("%w in %s: %w", ErrSocketDir, base, socketErr)
 		}
 	})
 	return socketHome, socketErr
 }
 
+// maxBaseLen is the longest base directory baseDir accepts: what a
+// plugin's socket path adds to it is about 60 bytes ("/h<pid>-<random>",
+// "/plugin-dirNNN", "/pluginNNN"), and the whole must fit maxSocketPath.
+const maxBaseLen = maxSocketPath - 60
+
 // baseDir returns the short directory private to this user that holds
 // the socket directories of every process launching plugins, chosen once
-// per process: /tmp/obversa-<uid> when that is a directory owned by this
-// user and closed to others, else a fresh directory under /tmp, else
-// under os.TempDir(). Choosing once keeps a process whose shared
-// directory is not private from making a fresh one at every call.
+// per process by chooseBase among baseCandidates. Every process of a user
+// picks the same one, so what one left is swept by the next watchdog.
 func baseDir() (string, error) {
 	baseOnce.Do(func() {
-		uid := os.Getuid()
-		dir := filepath.Join("/tmp", "obversa-"+strconv.Itoa(uid))
-		if err := os.Mkdir(dir, 0o700); err == nil || os.IsExist(err) {
-			if privateDir(dir, uid) {
-				socketBase = dir
-				return
-			}
-		}
-		for _, parent := range []string{"/tmp", os.TempDir()} {
-			if d, err := os.MkdirTemp(parent, "obversa-"); err == nil {
-				socketBase, baseIsFresh = d, true
-				return
-			}
-		}
-		baseErr = fmt.Errorf("no directory for plugin sockets: /tmp and %s are not writable", os.TempDir())
+		socketBase, baseErr = chooseBase(baseCandidates(os.Getuid()), os.Getuid())
 	})
 	return socketBase, baseErr
+}
+
+// baseCandidates lists the base directories baseDir tries, in order:
+// /tmp/obversa-<uid>, then $XDG_RUNTIME_DIR/obversa when that variable
+// names an absolute directory (the per-user directory meant for
+// sockets).
+func baseCandidates(uid int) []string {
+	dirs := []string{filepath.Join("/tmp", "obversa-"+strconv.Itoa(uid))}
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
+		dirs = append(dirs, filepath.Join(rt, "obversa"))
+	}
+	return dirs
+}
+
+// chooseBase returns the first of candidates that is, or can be made, a
+// directory owned by uid and closed to others (privateProblem), no longer
+// than maxBaseLen. When none is, it returns fallbackBase's: an error
+// wrapping ErrSocketDir that names the first candidate, what is wrong
+// with it and how to fix it (unix), or a fresh temporary directory
+// (elsewhere, where ownership is not checked and nothing is swept).
+func chooseBase(candidates []string, uid int) (string, error) {
+	problems := make([]string, 0, len(candidates))
+	for _, dir := range candidates {
+		if len(dir) > maxBaseLen {
+			problems = append(problems, fmt.Sprintf("%s is longer than %d bytes", dir, maxBaseLen))
+			continue
+		}
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			problems = append(problems, err.Error())
+			continue
+		}
+		p := privateProblem(dir, uid)
+		if p == "" {
+			return dir, nil
+		}
+		problems = append(problems, p)
+	}
+	return fallbackBase(candidates[0], problems)
 }
 
 // SweepSockets removes the plugin socket directories that processes which
@@ -90,12 +118,12 @@ func baseDir() (string, error) {
 // only once no living process holds its lock. The watchdog runs it when
 // it starts carrying a run and after stopping a worker's processes; no
 // worker runs it, so its listing never allocates beside the executor.
-// A fresh fallback directory (baseDir) holds no one else's, so it is not
-// listed. Errors are ignored: what cannot be removed now is tried again
-// next time.
+// Its listing allocates a bounded amount however many entries the
+// directory holds (sweepDead). Errors are ignored: what cannot be removed
+// now is tried again next time.
 func SweepSockets() {
 	base, err := baseDir()
-	if err != nil || baseIsFresh {
+	if err != nil {
 		return
 	}
 	sweepDead(base)

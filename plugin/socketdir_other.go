@@ -2,11 +2,27 @@
 
 package plugin
 
-import "os"
+import (
+	"fmt"
+	"os"
+	"strings"
+)
 
-// privateDir cannot check ownership here; a fresh temporary directory is
-// used instead.
-func privateDir(string, int) bool { return false }
+// privateProblem cannot check ownership here: it says so for every dir,
+// and fallbackBase makes a fresh temporary directory instead.
+func privateProblem(dir string, _ int) string { return dir + ": ownership is not checked here" }
+
+// fallbackBase makes a fresh directory under /tmp, else os.TempDir(), for
+// this process's life. Nothing sweeps here (sweepDead), so no stable
+// directory is needed.
+func fallbackBase(_ string, problems []string) (string, error) {
+	for _, parent := range []string{"/tmp", os.TempDir()} {
+		if d, err := os.MkdirTemp(parent, "obversa-"); err == nil {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("%w: /tmp and %s are not writable (%s)", ErrSocketDir, os.TempDir(), strings.Join(problems, "; "))
+}
 
 // makeOwnDir makes this process's directory in base. Without flock(2) it
 // is not locked, and sweepDead leaves every directory alone.

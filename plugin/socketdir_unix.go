@@ -3,6 +3,8 @@
 package plugin
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,15 +22,36 @@ var ownLock *os.File
 // concurrent sweep removes it before it was locked.
 const makeOwnDirTries = 5
 
-// privateDir reports whether dir is a real directory (not a link) owned
-// by uid with no access for group or others.
-func privateDir(dir string, uid int) bool {
+// privateProblem says what keeps dir from being a private directory of
+// uid: not a real directory (a link, a file), owned by someone else, or
+// open to group or others; "" when it is one.
+func privateProblem(dir string, uid int) string {
 	st, err := os.Lstat(dir)
-	if err != nil || !st.IsDir() || st.Mode().Perm()&0o077 != 0 {
-		return false
+	if err != nil {
+		return err.Error()
 	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	return ok && int(sys.Uid) == uid
+	if !st.IsDir() {
+		return fmt.Sprintf("%s is not a directory (%s)", dir, st.Mode().Type())
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); !ok || int(sys.Uid) != uid {
+		owner := "unknown"
+		if ok {
+			owner = strconv.Itoa(int(sys.Uid))
+		}
+		return fmt.Sprintf("%s is owned by uid %s, not %d", dir, owner, uid)
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Sprintf("%s has mode %#o, open to group or others", dir, perm)
+	}
+	return ""
+}
+
+// fallbackBase refuses: a fresh directory made instead would be a new one
+// in every process, which no sweep finds. The error names first and how
+// to make it private.
+func fallbackBase(first string, problems []string) (string, error) {
+	return "", fmt.Errorf("%w: %s; remove %s (or, if it is yours, chmod 700 it) so it is made again private to uid %d",
+		ErrSocketDir, strings.Join(problems, "; "), first, os.Getuid())
 }
 
 // makeOwnDir makes this process's directory in base: made under a
@@ -71,27 +94,33 @@ func makeLockedDir(base string) (string, error) {
 
 // sweepDead removes every process directory in base (and every one still
 // under its temporary name) whose lock it can take: its owner is gone.
+// The names are read in batches into one buffer (eachName), so a base
+// full of others' entries costs no allocation per entry.
 func sweepDead(base string) {
-	entries, err := os.ReadDir(base)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if e.IsDir() && processDir(e.Name()) {
-			removeUnlocked(filepath.Join(base, e.Name()))
+	eachName(base, func(name []byte) {
+		if processDir(name) {
+			removeUnlocked(filepath.Join(base, string(name)))
 		}
-	}
+	})
 }
 
 // processDir reports whether name is a process's directory as
 // makeLockedDir names it, under its final or its temporary name.
-func processDir(name string) bool {
-	if strings.HasPrefix(name, newDirPrefix) {
+// It reads name in place, without a copy.
+func processDir(name []byte) bool {
+	if bytes.HasPrefix(name, []byte(newDirPrefix)) {
 		return true
 	}
-	pid, _, ok := strings.Cut(strings.TrimPrefix(name, hostDirPrefix), "-")
-	_, err := strconv.Atoi(pid)
-	return ok && err == nil && strings.HasPrefix(name, hostDirPrefix)
+	pid, _, ok := bytes.Cut(bytes.TrimPrefix(name, []byte(hostDirPrefix)), []byte("-"))
+	if !ok || len(pid) == 0 || !bytes.HasPrefix(name, []byte(hostDirPrefix)) {
+		return false
+	}
+	for _, c := range pid {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // removeUnlocked removes dir if no process holds its lock, holding the

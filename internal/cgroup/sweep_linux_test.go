@@ -46,7 +46,12 @@ func TestSweep(t *testing.T) {
 	if got := children(t, parent); len(got) != 4 {
 		t.Fatalf("a sweep of groups an hour old removed young ones: left %v", got)
 	}
-	Sweep(parent, 0, "obversa-plugin-", CommandPrefix)
+	// Every group counts as old: the cutoff is a minute ahead. Not age 0:
+	// cgroupfs sets a group's modification time when it first shows it,
+	// and the nested command group is first looked up inside this sweep,
+	// after an age-0 cutoff — under load a clock tick later, which made it
+	// young and left it with its plugin group.
+	Sweep(parent, -time.Minute, "obversa-plugin-", CommandPrefix)
 	got := children(t, parent)
 	if len(got) != 2 || got[0] != CommandPrefix+"busy" || got[1] != "other" {
 		t.Fatalf("left %v, want the busy command group and the other group", got)

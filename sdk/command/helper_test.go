@@ -19,6 +19,10 @@ import (
 // helperEnv switches the re-executed test binary into a misbehaving child.
 const helperEnv = "COMMAND_TEST_HELPER"
 
+// waitingFileEnv names the file the orphan-wait helper makes once it
+// printed its grandchild's pid and waits.
+const waitingFileEnv = "COMMAND_TEST_WAITING_FILE"
+
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(helper(mode, os.Args[1:]))
@@ -135,6 +139,10 @@ func helper(mode string, args []string) int {
 		_, _ = io.ReadAll(r)
 		fmt.Printf("grandchild %d\n", gc.Process.Pid)
 		if mode == "orphan-wait" {
+			// Tell the test it may stop the command now.
+			if f := os.Getenv(waitingFileEnv); f != "" {
+				_ = os.WriteFile(f, nil, 0o600)
+			}
 			time.Sleep(time.Hour)
 		}
 		return 0

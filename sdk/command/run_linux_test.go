@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,6 +17,17 @@ import (
 )
 
 var grandchildRE = regexp.MustCompile(`grandchild (\d+)`)
+
+// cancelWhenMade calls cancel once path exists, or returns when ctx ends.
+func cancelWhenMade(ctx context.Context, cancel context.CancelFunc, path string) {
+	for ctx.Err() == nil {
+		if _, err := os.Stat(path); err == nil {
+			cancel()
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 // TestRunStopsSetsidGrandchild runs commands that leave a grandchild in a
 // new session, ignoring SIGTERM and holding the output pipes, once with the
@@ -33,14 +45,21 @@ func TestRunStopsSetsidGrandchild(t *testing.T) {
 				defer func() { useCgroup = true }()
 				argv, env := helperArgv(mode)
 				owner := testOwner(t)
-				timeout := time.Duration(0)
+				// orphan-wait's command is stopped once it printed its
+				// grandchild's pid and waits: not by a timeout, which
+				// under load passed while the test binary was still
+				// starting the grandchild, before the pid was printed.
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
 				if mode == "orphan-wait" {
-					timeout = 500 * time.Millisecond
+					waiting := filepath.Join(t.TempDir(), "waiting")
+					env = append(env, waitingFileEnv+"="+waiting)
+					go cancelWhenMade(ctx, cancel, waiting)
 				}
 				begin := time.Now()
-				res, err := Run(context.Background(), Request{
+				res, err := Run(ctx, Request{
 					Argv: argv, Env: env, OwnerID: owner,
-					Timeout: timeout, TeardownGrace: 200 * time.Millisecond,
+					TeardownGrace: 200 * time.Millisecond,
 				})
 				if err != nil {
 					t.Fatalf("Run: %v", err)
@@ -49,10 +68,13 @@ func TestRunStopsSetsidGrandchild(t *testing.T) {
 				if m == nil {
 					t.Fatalf("no grandchild pid in stdout %q, stderr %q", res.Stdout, res.Stderr)
 				}
-				if res.TimedOut != (mode == "orphan-wait") {
-					t.Errorf("TimedOut = %v", res.TimedOut)
+				if res.Aborted != (mode == "orphan-wait") || res.TimedOut {
+					t.Errorf("Aborted, TimedOut = %v, %v; want %v, false", res.Aborted, res.TimedOut, mode == "orphan-wait")
 				}
-				if el := time.Since(begin); el > 5*time.Second {
+				// Not a measure: a Run that waited for the grandchild,
+				// which holds the pipes and sleeps an hour, would take
+				// that hour.
+				if el := time.Since(begin); el > time.Minute {
 					t.Errorf("Run took %v", el)
 				}
 				// The grandchild's own output, written before teardown,

@@ -130,8 +130,12 @@ func TestStopAskedBeforeAResumeTookTheRun(t *testing.T) {
 func TestStopRefusesTheKeeper(t *testing.T) {
 	t.Parallel()
 	// Relative to the workspace (the run file's directory), where the
-	// command may write.
-	runFile := writeRunFile(t, strings.Replace(holderTeardownRun, "COMMAND", `trap '' TERM; echo x > started; while [ ! -e gate ]; do sleep 0.05; done`, 1))
+	// command may write. It ignores HUP too: the keeper freezes it, and
+	// when its plugin dies after that (late under load), its process
+	// group is orphaned with a stopped member, so the kernel sends it
+	// SIGHUP and SIGCONT (POSIX _exit); dead of the HUP, it let the
+	// keeper end at once and the stop below take the run.
+	runFile := writeRunFile(t, strings.Replace(holderTeardownRun, "COMMAND", `trap '' TERM HUP; echo x > started; while [ ! -e gate ]; do sleep 0.05; done`, 1))
 	dir := filepath.Dir(runFile)
 	gate, started := filepath.Join(dir, "gate"), filepath.Join(dir, "started")
 	if r := obversa(t, dir, "plugin", "lock", runFile); r.code != 0 {

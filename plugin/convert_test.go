@@ -198,12 +198,14 @@ func TestRunMessageDecoding(t *testing.T) {
 			runMessage{}, "unknown kind 0"},
 		{"bad tool JSON", &pb.RunMessage{Message: &pb.RunMessage_ToolUse{ToolUse: &pb.ToolEvent{Json: []byte("{")}}}, runMessage{}, "not valid JSON"},
 		{"usage overflow", &pb.RunMessage{Message: &pb.RunMessage_Usage{Usage: &pb.Usage{State: &pb.Usage_Reported_{
-			Reported: &pb.Usage_Reported{Input: math.MaxUint64}}}}}, runMessage{}, "out of range"},
+			Reported: &pb.Usage_Reported{Input: math.MaxUint64}}}}}, runMessage{}, "usage count input is 18446744073709551615, which is -1 read as a signed 64-bit number: a negative count"},
+		{"negative usage sent as unsigned", &pb.RunMessage{Message: &pb.RunMessage_Usage{Usage: &pb.Usage{State: &pb.Usage_Reported_{
+			Reported: &pb.Usage_Reported{CacheCreation: uint64(1<<64 - 5)}}}}}, runMessage{}, "usage count cache_creation is 18446744073709551611, which is -5 read as"},
 		{"usage the record cannot hold exactly", &pb.RunMessage{Message: &pb.RunMessage_Usage{Usage: &pb.Usage{State: &pb.Usage_Reported_{
-			Reported: &pb.Usage_Reported{CacheRead: 1 << 53}}}}}, runMessage{}, "usage count 9007199254740992 out of range"},
+			Reported: &pb.Usage_Reported{CacheRead: 1 << 53}}}}}, runMessage{}, "usage count cache_read is 9007199254740992, out of range"},
 		{"result usage the record cannot hold exactly", &pb.RunMessage{Message: &pb.RunMessage_Result{Result: &pb.RunResult{
 			Parts: []*pb.Part{{Kind: pb.PartKind_PART_KIND_TEXT, Text: "a", Final: true}},
-			Usage: &pb.Usage{State: &pb.Usage_Reported_{Reported: &pb.Usage_Reported{Output: math.MaxInt64}}}}}}, runMessage{}, "out of range"},
+			Usage: &pb.Usage{State: &pb.Usage_Reported_{Reported: &pb.Usage_Reported{Output: math.MaxInt64}}}}}}, runMessage{}, "usage count output is 9223372036854775807, out of range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -28,6 +28,23 @@ func usageToProto(u Usage) *pb.Usage {
 // recorded.
 const MaxUsageCount = 1<<53 - 1
 
+// usageFields names the counts of a reported Usage, in their wire order,
+// as the protocol's Usage message names its fields.
+var usageFields = [...]string{"input", "output", "cache_read", "cache_creation"}
+
+// usageRangeError is the error for a count c of field above
+// MaxUsageCount. A count of 2^63 or more is, in every plugin seen, a
+// negative number sent as unsigned (a Go int64 converted to uint64): the
+// error says so and gives the signed value, which is what the plugin's
+// author wrote, instead of only the wrapped one.
+func usageRangeError(field string, c uint64) error {
+	if c >= 1<<63 {
+		return fmt.Errorf("usage count %s is %d, which is %d read as a signed 64-bit number: a negative count, sent as unsigned; counts are 0 to 2^53 − 1 (%d)",
+			field, c, int64(c), uint64(MaxUsageCount))
+	}
+	return fmt.Errorf("usage count %s is %d, out of range: counts are 0 to 2^53 − 1 (%d)", field, c, uint64(MaxUsageCount))
+}
+
 // usageFromProto decodes m; a missing Usage or one with no state set is
 // unknown. A count above MaxUsageCount is an error.
 func usageFromProto(m *pb.Usage) (Usage, error) {
@@ -36,9 +53,9 @@ func usageFromProto(m *pb.Usage) (Usage, error) {
 		return Usage{}, nil
 	}
 	counts := []uint64{r.GetInput(), r.GetOutput(), r.GetCacheRead(), r.GetCacheCreation()}
-	for _, c := range counts {
+	for i, c := range counts {
 		if c > MaxUsageCount {
-			return Usage{}, fmt.Errorf("usage count %d out of range (at most 2^53 − 1, %d)", c, uint64(MaxUsageCount))
+			return Usage{}, usageRangeError(usageFields[i], c)
 		}
 	}
 	return Usage{

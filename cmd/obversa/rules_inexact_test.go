@@ -81,7 +81,7 @@ graph "dag" {
 	if f := failed["big"]; f == nil || f["code"] != "INVALID_EVENT" || !strings.Contains(f["message"].(string), "cannot be represented exactly") {
 		t.Errorf("big failed %v, want INVALID_EVENT saying a number cannot be represented exactly", f)
 	}
-	if f := failed["over"]; f == nil || f["code"] != "EFFECT_FAILED" || !strings.Contains(f["message"].(string), "usage count 9007199254740992 out of range") {
+	if f := failed["over"]; f == nil || f["code"] != "EFFECT_FAILED" || !strings.Contains(f["message"].(string), "is 9007199254740992, out of range") {
 		t.Errorf("over failed %v, want EFFECT_FAILED naming the usage count out of range", f)
 	}
 	if len(failed) != 2 {

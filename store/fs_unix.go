@@ -3,6 +3,8 @@
 package store
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/obversa/obversa/internal/durable"
 	"github.com/obversa/obversa/internal/regfile"
+	"github.com/obversa/obversa/internal/shellquote"
 )
 
 // osFS is the operating system's file system, the default FS.
@@ -19,10 +22,24 @@ type osFS struct{}
 // unless WithFS says otherwise.
 func OS() FS { return osFS{} }
 
+// OpenFile opens name as os.OpenFile does, never following a symbolic
+// link at its last component: a record file, lock, index or artifact
+// that is a link is refused as a *fs.PathError wrapping
+// *regfile.NotRegularError ("a symbolic link"). A link there would let
+// one run's commands append to another run's record, or to any file the
+// user can write, and read it back as this run's. It never blocks on,
+// and refuses, a named pipe, socket or device left where a record file
+// belongs (internal/regfile).
 func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	// Never blocks on, and refuses, a named pipe, socket or device left
-	// where a record file belongs (internal/regfile).
-	f, err := regfile.OpenFileOrDir(name, flag, perm)
+	f, err := regfile.OpenFileOrDir(name, flag|unix.O_NOFOLLOW, perm)
+	if errors.Is(err, unix.ELOOP) {
+		if info, lerr := os.Lstat(name); lerr == nil && info.Mode()&fs.ModeSymlink != 0 {
+			q := shellquote.Quote(name)
+			return nil, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf(
+				`%w; a run's files are never opened through a link: put the file itself there (cp --remove-destination "$(readlink -f %s)" %s), or move the run directory aside`,
+				&regfile.NotRegularError{Kind: regfile.Kind(info.Mode())}, q, q)}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

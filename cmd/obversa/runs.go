@@ -51,7 +51,7 @@ the runs in that phase (repeat it or separate phases by commas): ` + fmt.Sprint(
 				return nil
 			}
 			setting, _, _ := g.storage()
-			for _, c := range printRuns(w, list, !pgstore.IsURL(setting)) {
+			for _, c := range printRuns(w, list, len(broken), !pgstore.IsURL(setting)) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: run directory %s holds the record of run %s (a copy of its directory): commands given %s read the copy, given %s the run's own\n",
 					termText(c.Dir), termText(c.RunID), termText(filepath.Base(c.Dir)), termText(c.RunID))
 			}
@@ -68,11 +68,20 @@ the runs in that phase (repeat it or separate phases by commas): ` + fmt.Sprint(
 
 // printRuns prints list as a table, one run a row under its name: in a
 // storage directory (files) its directory's name, which is what commands
-// take as RUN. It returns the runs whose directory is not named by their
+// take as RUN. With no run to list it says so, and when unreadable runs
+// (warned about on stderr) were left out, that there are runs it could
+// not read rather than none. It returns the runs whose directory is not named by their
 // record's run id: copies of a run directory, which would otherwise show
 // as a second row of the same id.
-func printRuns(w io.Writer, list []runview.Summary, files bool) (copies []runview.Summary) {
-	if len(list) == 0 {
+func printRuns(w io.Writer, list []runview.Summary, unreadable int, files bool) (copies []runview.Summary) {
+	switch {
+	case len(list) == 0 && unreadable == 1:
+		fmt.Fprintln(w, "no runs to list: 1 run cannot be read (see the warning)")
+		return nil
+	case len(list) == 0 && unreadable > 1:
+		fmt.Fprintf(w, "no runs to list: %d runs cannot be read (see the warnings)\n", unreadable)
+		return nil
+	case len(list) == 0:
 		fmt.Fprintln(w, "no runs")
 		return nil
 	}

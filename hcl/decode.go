@@ -1,6 +1,7 @@
 package hcl
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -59,10 +60,22 @@ func DecodeFile(path string) (*RunFile, hclv2.Diagnostics) {
 		return nil, hclv2.Diagnostics{{
 			Severity: hclv2.DiagError,
 			Summary:  "Cannot read run file",
-			Detail:   fmt.Sprintf("Reading %s failed: %v. Check the path and its permissions; a run file is a regular file of at most %d bytes.", path, unwrapPathError(err), MaxRunFileBytes),
+			Detail:   readFailure(path, err),
 		}}
 	}
 	return Decode(src, path)
+}
+
+// readFailure is the detail of a run file that cannot be read: for one
+// over MaxRunFileBytes, its size, the limit and how to bring it under
+// (the bulk of a large run file is its prompts), else what failed and
+// to check the path and its permissions.
+func readFailure(path string, err error) string {
+	if errors.Is(err, regfile.ErrTooLarge) {
+		return fmt.Sprintf("Reading %s failed: %v. A run file is at most %d bytes (16 MiB): move long prompts into files a node names with prompt_file, or split the graph into several run files.",
+			path, unwrapPathError(err), MaxRunFileBytes)
+	}
+	return fmt.Sprintf("Reading %s failed: %v. Check the path and its permissions; a run file is a regular file of at most %d bytes.", path, unwrapPathError(err), MaxRunFileBytes)
 }
 
 // Decode parses and validates run-file source. filename names the file in

@@ -174,6 +174,30 @@ func TestDecodeFileMissing(t *testing.T) {
 	}
 }
 
+// TestDecodeFileTooLarge: a run file over MaxRunFileBytes is refused
+// with its size, the limit and how to bring it under, not with advice
+// about the path and its permissions.
+func TestDecodeFileTooLarge(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "big.hcl")
+	if err := os.WriteFile(path, make([]byte, MaxRunFileBytes+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, diags := DecodeFile(path)
+	if !diags.HasErrors() {
+		t.Fatal("DecodeFile of a file over the limit: no error")
+	}
+	d := diags[0].Detail
+	for _, want := range []string{path, "16777217 bytes", "16777216", "prompt_file"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("detail %q: want %q in it", d, want)
+		}
+	}
+	if strings.Contains(d, "permissions") {
+		t.Errorf("detail %q: a file too large is not a question of permissions", d)
+	}
+}
+
 // diagsString renders diagnostics for a test failure message.
 func diagsString(t *testing.T, diags hclv2.Diagnostics, name, src string) string {
 	t.Helper()

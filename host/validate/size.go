@@ -9,7 +9,9 @@ import (
 	hclv2 "github.com/hashicorp/hcl/v2"
 
 	"github.com/obversa/obversa/hcl"
+	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/plan"
+	"github.com/obversa/obversa/store"
 )
 
 // sizingRunID stands in for the run id `obversa run` makes
@@ -21,11 +23,10 @@ const sizingRunID = "20060102T150405-000000"
 // record's first event, graph:run-started, holding every node's prompt
 // and input — are larger than storage.max_batch_bytes: `obversa run`
 // would refuse to record it (STORAGE_LIMIT_EXCEEDED) after checking
-// everything else. The event's data is measured as run records it, with
-// each plugin's digest the size of a real one; the envelope around it
-// (a few hundred bytes) is not counted, so a file this passes by less
-// than that may still be refused by run. The error is at the node whose
-// prompt and input are the largest, the likeliest to shorten.
+// everything else. The event is measured as run records it, its line's
+// envelope included (store.FirstEventBytes), with each plugin's digest
+// the size of a real one. The error is at the node whose prompt and
+// input are the largest, the likeliest to shorten.
 func checkRecordable(rf *hcl.RunFile) hclv2.Diagnostics {
 	digests := make(map[string]string, len(rf.Plugins))
 	for _, pl := range rf.Plugins {
@@ -40,7 +41,11 @@ func checkRecordable(rf *hcl.RunFile) hclv2.Diagnostics {
 		return nil
 	}
 	b, err := plan.Canonical(rs)
-	if err != nil || int64(len(b)) <= rf.Storage.MaxBatchBytes {
+	if err != nil {
+		return nil
+	}
+	size := store.FirstEventBytes(graph.EventRunStarted, b)
+	if size <= rf.Storage.MaxBatchBytes {
 		return nil
 	}
 	at := hcl.Range{Filename: rf.Filename, Line: 1, Column: 1}
@@ -53,7 +58,7 @@ func checkRecordable(rf *hcl.RunFile) hclv2.Diagnostics {
 	rng := sourceRange(at)
 	return errorAt(rng, "Run definition too large to record",
 		fmt.Sprintf("The run's definition and plan (every node with its prompt and input, the lanes and plugins) are %d bytes, more than storage.max_batch_bytes = %d, so `obversa run` would refuse to start it (STORAGE_LIMIT_EXCEEDED). Raise max_batch_bytes in the storage block (docs/run-file.md), or shorten the largest prompts and inputs (this node's are the largest: %d bytes).",
-			len(b), rf.Storage.MaxBatchBytes, largest))
+			size, rf.Storage.MaxBatchBytes, largest))
 }
 
 // sourceRange is at (a line and column) as a range of the run file, with

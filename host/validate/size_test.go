@@ -71,4 +71,40 @@ graph "dag" {
 			t.Errorf("a definition within max_batch_bytes is refused: %s", d.Detail)
 		}
 	}
+	// At the boundary: the size validate names, envelope included, is
+	// the least max_batch_bytes it passes.
+	size := definitionSize(t, write)
+	for _, tt := range []struct {
+		batch   int
+		refused bool
+	}{{size - 1, true}, {size, false}} {
+		_, diags := File(context.Background(), write(tt.batch), Options{})
+		refused := false
+		for _, d := range diags {
+			refused = refused || d.Summary == "Run definition too large to record"
+		}
+		if refused != tt.refused {
+			t.Errorf("max_batch_bytes = %d (the definition's line is %d bytes): refused %v, want %v", tt.batch, size, refused, tt.refused)
+		}
+	}
+}
+
+// definitionSize returns the size validate reports for the run file
+// write makes, read from its refusal under a small max_batch_bytes.
+func definitionSize(t *testing.T, write func(batch int) string) int {
+	t.Helper()
+	_, diags := File(context.Background(), write(4096), Options{})
+	for _, d := range diags {
+		if d.Summary != "Run definition too large to record" {
+			continue
+		}
+		_, rest, _ := strings.Cut(d.Detail, ") are ")
+		n, err := strconv.Atoi(strings.Fields(rest)[0])
+		if err != nil {
+			t.Fatalf("no size in %q", d.Detail)
+		}
+		return n
+	}
+	t.Fatal("no refusal under max_batch_bytes = 4096")
+	return 0
 }

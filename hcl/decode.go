@@ -157,6 +157,7 @@ func (d *decoder) runFile(body *hclsyntax.Body) *RunFile {
 	d.uniqueNames("lane", content.Blocks)
 	d.checkLaneAdapters(rf)
 	d.checkProviders(rf)
+	d.checkStorageHoldsRoot(rf)
 	for _, l := range rf.Lanes {
 		if l.Preflight != nil && rf.Preflight == nil {
 			rf.Preflight = &Preflight{Timeout: DefaultPreflightTimeout}

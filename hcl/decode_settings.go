@@ -3,6 +3,7 @@ package hcl
 import (
 	"errors"
 	"fmt"
+	"github.com/obversa/obversa/internal/pathtree"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,6 +39,7 @@ func (d *decoder) storage(body *hclsyntax.Body, st *Storage) {
 					fmt.Sprintf(`storage.directory %q goes into %q and back out of it with "..": where that leads depends on whether %q is a symbolic link, and the path hides where runs are kept. Write the directory itself, for example directory = %q. (".." at the start of a relative path, as in "../runs", is fine.)`, s, named, named, filepath.Clean(s)))
 			} else if abs, ok := d.resolvePath(s, a.Expr.Range(), "storage.directory"); ok {
 				st.Directory = abs
+				d.storageDirAt = a.Expr.Range().Ptr()
 				d.checkStorageDir(s, st.Directory, a.Expr.Range())
 			}
 		}
@@ -231,6 +233,43 @@ func (d *decoder) checkStorageDir(written, dir string, rng hclv2.Range) {
 			return
 		}
 	}
+}
+
+// checkStorageHoldsRoot warns of a storage directory that is the
+// workspace root or holds it: plugins never write in the storage
+// directory but for their scratch and state directories
+// (docs/confinement.md), so every plugin of the run would find the whole
+// workspace read-only. Paths are compared as written and, where they
+// exist, with symbolic links resolved. A database (storage.url) keeps no
+// records in the directory and is not checked.
+func (d *decoder) checkStorageHoldsRoot(rf *RunFile) {
+	st, root := rf.Storage.Directory, rf.Workspace.Root
+	if st == "" || root == "" || rf.Storage.URL != "" {
+		return
+	}
+	holds := pathtree.Within(st, root)
+	if realSt, err := filepath.EvalSymlinks(st); err == nil {
+		if realRoot, err := filepath.EvalSymlinks(root); err == nil {
+			holds = holds || pathtree.Within(realSt, realRoot)
+		}
+	}
+	if !holds {
+		return
+	}
+	at := hclv2.Range{Filename: d.filename, Start: hclv2.InitialPos, End: hclv2.InitialPos}
+	switch {
+	case d.storageDirAt != nil:
+		at = *d.storageDirAt
+	case d.rootAt != nil:
+		at = *d.rootAt
+	}
+	what := "holds the workspace root"
+	if filepath.Clean(st) == filepath.Clean(root) {
+		what = "is the workspace root"
+	}
+	d.warnAt(at, "Storage directory holds the workspace",
+		fmt.Sprintf("storage.directory %q %s (workspace.root %q). Plugins never write in the storage directory (it holds the records), so every plugin of this run would find the whole workspace read-only. Keep the storage directory inside the workspace, for example directory = \".obversa\" with root = \".\", or beside it.",
+			st, what, root))
 }
 
 // StepsBack reports whether path p goes into a directory and back out of

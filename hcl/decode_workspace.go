@@ -27,6 +27,7 @@ func (d *decoder) workspace(body *hclsyntax.Body, ws *Workspace) {
 		if s, ok := d.nonEmptyStr(a, `a directory, for example root = "."`); ok {
 			if root, ok := d.resolvePath(s, a.Expr.Range(), "workspace.root"); ok {
 				ws.Root = root
+				d.rootAt = a.Expr.Range().Ptr()
 				d.checkRoot(s, ws.Root, ws.AllowOutside, a.Expr.Range())
 			}
 		}

@@ -29,6 +29,10 @@ type decoder struct {
 	diags     hclv2.Diagnostics
 	// scope is what the templates being decoded may refer to.
 	scope tmplScope
+	// storageDirAt and rootAt are where storage.directory and
+	// workspace.root are written, when they are, for checks of the two
+	// together.
+	storageDirAt, rootAt *hclv2.Range
 }
 
 // errorAt records an error diagnostic.

@@ -260,6 +260,12 @@ func View(st *runstate.State, marker string, now time.Time, owner Owner) *Report
 		now = st.FinishedAt()
 	}
 	r.ElapsedMS = now.Sub(rs.StartedAt).Milliseconds()
+	if at, halted := st.Halted(owner.Live); halted && st.Finished() == nil {
+		// Nothing carries a paused or interrupted run on: its elapsed
+		// time stops at its last event, as runs and show say it. The
+		// timeout below counts on: it counts pauses (docs/run-file.md).
+		r.ElapsedMS = at.Sub(rs.StartedAt).Milliseconds()
+	}
 	if t := rs.Plan.Timeout(); t > 0 {
 		left := max(t-now.Sub(rs.StartedAt), 0).Milliseconds()
 		r.RemainingTimeoutMS = &left

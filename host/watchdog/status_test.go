@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/store"
 )
 
 // TestStatusView: a record whose worker is gone while its lock holder
@@ -62,5 +64,43 @@ func TestStatusView(t *testing.T) {
 	}
 	if r.Phase != PhasePaused || len(r.PauseReasons) != 2 || r.PauseReasons[0].Kind != "OPERATOR_PAUSE" || r.PauseReasons[1].Position != "dag/a/1" {
 		t.Fatalf("report of a run paused by an operator with a/1 still paused: phase %s, pause reasons %+v", r.Phase, r.PauseReasons)
+	}
+}
+
+// TestStatusElapsedStopsWhilePaused: a paused run's elapsed_ms stops at
+// its last event, however late the report is made, as runs and show say
+// it; a run a live owner carries on counts up to the report's time.
+func TestStatusElapsedStopsWhilePaused(t *testing.T) {
+	ctx := context.Background()
+	run, err := store.OpenRunDirReadOnly(ctx, newRun(t, pausedForApproval()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	st, err := runstate.Load(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, halted := st.Halted(false)
+	if !halted {
+		t.Fatal("a paused run is not halted")
+	}
+	want := at.Sub(st.Start().StartedAt).Milliseconds()
+	for _, later := range []time.Duration{time.Second, time.Hour} {
+		if r := View(st, "m", at.Add(later), Owner{}); r.ElapsedMS != want {
+			t.Errorf("paused run reported %v after its last event: elapsed_ms %d, want %d (stopped at its last event)", later, r.ElapsedMS, want)
+		}
+	}
+	carried, err := store.OpenRunDirReadOnly(ctx, newRun(t, runstate.EventWorkerStarted, runstate.WorkerStartedData{PID: 999999, StartTime: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer carried.Close()
+	if st, err = runstate.Load(ctx, carried); err != nil {
+		t.Fatal(err)
+	}
+	now := st.Start().StartedAt.Add(time.Hour)
+	if r := View(st, "m", now, Owner{Found: true, Live: true}); r.ElapsedMS != time.Hour.Milliseconds() {
+		t.Errorf("held running run: elapsed_ms %d, want %d", r.ElapsedMS, time.Hour.Milliseconds())
 	}
 }

@@ -174,8 +174,8 @@ func killPlugin(t *testing.T, runDir string) string {
 // which restarts to launch the plugin again, until max_restarts runs out;
 // the result says that every stop was a plugin's death — naming the
 // plugin, its binary, the signal, the position and the log holding its
-// stderr — not that the worker crashed, and the node's own line says its
-// plugin died under it.
+// stderr — not that the worker crashed; the exit records the position
+// (died_under), and the node's own line says its plugin died under it.
 func TestPluginDyingEveryCall(t *testing.T) {
 	t.Parallel()
 	runFile, dir, _ := watchdogCase{restart: `max_restarts = 1
@@ -193,6 +193,9 @@ func TestPluginDyingEveryCall(t *testing.T) {
 	last := exits[1]["message"].(string)
 	if exits[1]["code"] != "PLUGIN_DIED" || !strings.HasPrefix(last, `plugin "shell" (`) || !strings.HasSuffix(last, "died during Invoke: killed by signal SIGKILL, under the attempt at dag/slow/1") {
 		t.Fatalf("last worker-exited %v, want the plugin's death under dag/slow/1", exits[1])
+	}
+	if exits[1]["died_under"] != "dag/slow/1" {
+		t.Fatalf("last worker-exited %v, want died_under dag/slow/1", exits[1])
 	}
 	want := "the worker stopped 2 times (max_restarts = 1), each time because a plugin died under an attempt" +
 		" (a plugin is launched again by restarting its worker, so its death uses a restart); the last time " + last +

@@ -46,7 +46,7 @@ func ReportOf(err error) *Fault {
 	if !errors.As(err, &d) {
 		return nil
 	}
-	f := &Fault{Code: runstate.CodePluginDied, Problem: d.Error(), err: err}
+	f := &Fault{Code: runstate.CodePluginDied, Problem: d.Error(), Position: d.Position, err: err}
 	var ee *plugin.ExitedError
 	if errors.As(err, &ee) {
 		f.Path = ee.Path

@@ -36,6 +36,9 @@ type Fault struct {
 	// Artifacts are the artifacts the run needs that the record cannot
 	// give back (artifact codes).
 	Artifacts []runstate.ArtifactProblem `json:"artifacts,omitempty"`
+	// Position is, for PLUGIN_DIED, the position whose attempt the
+	// plugin died under ("" for other codes).
+	Position string `json:"position,omitempty"`
 
 	err error
 }

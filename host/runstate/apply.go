@@ -226,7 +226,8 @@ func (s *State) applyRun(typ string, data json.RawMessage, v any, ts time.Time) 
 		if err != nil {
 			return err
 		}
-		s.exit = &Exit{Restart: d.Restart, At: ts, ExitCode: d.ExitCode, Signal: d.Signal, Code: d.Code, Message: d.Message}
+		s.exit = &Exit{Restart: d.Restart, At: ts, ExitCode: d.ExitCode, Signal: d.Signal, Code: d.Code, Message: d.Message,
+			DiedUnder: d.diedUnder()}
 		s.stop = nil
 		s.crashes++
 		if d.Code == CodePluginDied {

@@ -55,6 +55,10 @@ type WorkerExitedData struct {
 	Code    string `json:"code,omitempty"`
 	Message string `json:"message,omitempty"`
 	Path    string `json:"path,omitempty"`
+	// DiedUnder is, for PLUGIN_DIED, the position whose attempt the
+	// plugin died under. Records written before it was kept leave it
+	// empty; their Message ends with DiedUnder(position) instead.
+	DiedUnder string `json:"died_under,omitempty"`
 }
 
 // Worker exit reasons (WorkerExitedData.Reason).

@@ -1,6 +1,9 @@
 package runstate
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Cause says how the worker ended, from its recorded exit: the cause it
 // reported (its code, and message when there is one), else the signal
@@ -27,4 +30,22 @@ func exitCause(code, message, signal string, status int) string {
 		return fmt.Sprintf("was ended by a signal (%s)", signal)
 	}
 	return fmt.Sprintf("exited with status %d", status)
+}
+
+// diedUnder returns the position whose attempt the plugin died under, for
+// a PLUGIN_DIED exit: DiedUnder as recorded, or, for a record written
+// before it was kept, the position that ends the message (DiedUnder's
+// suffix). "" for other exits, or when the message names none.
+func (d WorkerExitedData) diedUnder() string {
+	if d.Code != CodePluginDied {
+		return ""
+	}
+	if d.DiedUnder != "" {
+		return d.DiedUnder
+	}
+	i := strings.LastIndex(d.Message, DiedUnder(""))
+	if i < 0 {
+		return ""
+	}
+	return d.Message[i+len(DiedUnder("")):]
 }

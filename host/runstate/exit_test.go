@@ -61,3 +61,37 @@ func TestPreviousExitInSnapshot(t *testing.T) {
 		t.Fatalf("previous exit restored from the snapshot (-folded +restored):\n%s", d)
 	}
 }
+
+// TestExitDiedUnder: a PLUGIN_DIED exit names the position its plugin
+// died under from the recorded died_under; a record written before that
+// field was kept gives it from the message's end (DiedUnder's suffix);
+// other exits, and messages that name no position, give none.
+func TestExitDiedUnder(t *testing.T) {
+	msg := `plugin "shell" (/p) died during Invoke: killed by signal SIGKILL`
+	for _, c := range []struct {
+		name string
+		d    WorkerExitedData
+		want string
+	}{
+		{"recorded", WorkerExitedData{Code: CodePluginDied, Message: msg + DiedUnder("dag/a/1"), DiedUnder: "dag/a/1"}, "dag/a/1"},
+		{"recorded, message capped", WorkerExitedData{Code: CodePluginDied, Message: msg[:20] + "…", DiedUnder: "dag/a/1"}, "dag/a/1"},
+		{"older record", WorkerExitedData{Code: CodePluginDied, Message: msg + DiedUnder("dag/b/2")}, "dag/b/2"},
+		{"older record, no position", WorkerExitedData{Code: CodePluginDied, Message: msg}, ""},
+		{"another code", WorkerExitedData{Code: CodeRunStorage, Message: msg + DiedUnder("dag/a/1"), DiedUnder: "dag/a/1"}, ""},
+		{"killed", WorkerExitedData{Signal: "killed", ExitCode: -1}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			events := richRun(t)
+			for i := 0; i+1 < len(events); i += 2 {
+				if events[i] == EventWorkerExited {
+					events[i+1] = c.d
+				}
+			}
+			run, _ := storeRecord(t, events[:12]...)
+			s := foldUpTo(t, run, 6)
+			if x := s.LastExit(); x == nil || x.DiedUnder != c.want {
+				t.Fatalf("last exit %+v, want died under %q", x, c.want)
+			}
+		})
+	}
+}

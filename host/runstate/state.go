@@ -90,6 +90,9 @@ type Exit struct {
 	Signal   string `json:",omitempty"`
 	Code     string `json:",omitempty"`
 	Message  string `json:",omitempty"`
+	// DiedUnder is, for a PLUGIN_DIED exit, the position whose attempt
+	// the plugin died under ("" for other exits).
+	DiedUnder string `json:",omitempty"`
 }
 
 // State is the one fold of a run's record (docs/decisions.md, "One

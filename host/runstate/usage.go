@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/obversa/obversa/host/graph"
@@ -241,7 +240,7 @@ func (s *State) Aborted(code string, cutOff time.Time) ([]store.NewEvent, *RunUs
 		}
 		fail := graph.FailedData{Node: n.Def.ID, Position: n.Position, Code: CodeAborted,
 			Message: fmt.Sprintf("the run ended (%s) while the attempt %s", code, what)}
-		if x := s.exit; x != nil && x.Code == CodePluginDied && strings.HasSuffix(x.Message, DiedUnder(n.Position)) {
+		if x := s.exit; x != nil && x.Code == CodePluginDied && x.DiedUnder == n.Position {
 			// The worker's last stop was its plugin dying under this
 			// attempt: the node's own line says so.
 			fail.Message += "; the last worker stopped because " + x.Message

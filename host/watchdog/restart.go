@@ -15,7 +15,7 @@ import (
 func (s *supervisor) crashed(rec context.Context, ex *exit, restart int) (*runstate.Result, bool, error) {
 	d := runstate.WorkerExitedData{PID: ex.pid, ExitCode: ex.code, Signal: ex.signal, Restart: restart, Reason: runstate.ExitCrash}
 	if ex.died != nil {
-		d.Code, d.Message, d.Path = ex.died.Code, s.message(ex.died.Problem), ex.died.Path
+		d.Code, d.Message, d.Path, d.DiedUnder = ex.died.Code, s.message(ex.died.Problem), ex.died.Path, ex.died.Position
 		s.o.Logger.Warn(ex.died.Problem)
 	}
 	if err := s.record(rec, runstate.EventWorkerExited, d); err != nil {

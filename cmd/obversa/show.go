@@ -186,6 +186,9 @@ func printNode(w io.Writer, n runview.Node) {
 		if len(c.Effective) > 0 {
 			fmt.Fprintf(w, " by %s", c.Effective)
 		}
+		if c.Substituted {
+			fmt.Fprint(w, " (a substitution: neither the lane's target nor in its known_substitutions)")
+		}
 		fmt.Fprintf(w, ", usage %s\n", c.Usage)
 	}
 	if n.ExitCode != nil {

@@ -107,7 +107,7 @@ func (r *round) static(ctx context.Context, s runstate.ProbeStartedData) (runsta
 	}
 	sel := resp.Selection.Or(t) // an engine that does not name a part of the target did not change it
 	lane, _ := r.x.plan.Lane(s.Lane)
-	if !laneAllows(lane.KnownSubstitutions, t, sel) {
+	if !runstate.LaneAllows(lane.KnownSubstitutions, t, sel) {
 		return runstate.ProbeFinishedData{Outcome: runstate.OutcomeDisallowed, Selection: &sel,
 			Detail: fmt.Sprintf("Admit selected %s, which the lane neither requests nor lists in known_substitutions", runstate.TargetName(sel))}, nil
 	}
@@ -158,23 +158,4 @@ func failureKind(f *plugin.Failure) plugin.FailureKind {
 		return plugin.FailureUnknown
 	}
 	return f.Kind
-}
-
-// laneAllows reports whether a selection is the target itself or one of
-// the lane's known substitutions (the adapter is the engine's own business
-// and is not compared).
-func laneAllows(substitutions []plugin.Identity, t, sel plugin.Identity) bool {
-	same := func(a, b plugin.Identity) bool {
-		a.Adapter, b.Adapter = "", ""
-		return runstate.SameIdentity(a, b)
-	}
-	if same(sel, t) {
-		return true
-	}
-	for _, s := range substitutions {
-		if same(sel, s) {
-			return true
-		}
-	}
-	return false
 }

@@ -353,3 +353,24 @@ func SameIdentity(a, b plugin.Identity) bool {
 	return a.Adapter == b.Adapter && a.Provider == b.Provider && a.ModelFamily == b.ModelFamily &&
 		a.Model == b.Model && slices.Equal(ta, tb)
 }
+
+// LaneAllows reports whether sel, the identity a selection or an answer
+// names, is the target t itself or one of the lane's known
+// substitutions: provider, model family, model and tools as a set (the
+// adapter is the engine's own business and is not compared;
+// docs/preflight.md, "Allowed selections").
+func LaneAllows(substitutions []plugin.Identity, t, sel plugin.Identity) bool {
+	same := func(a, b plugin.Identity) bool {
+		a.Adapter, b.Adapter = "", ""
+		return SameIdentity(a, b)
+	}
+	if same(sel, t) {
+		return true
+	}
+	for _, s := range substitutions {
+		if same(sel, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
+	"github.com/obversa/obversa/plugin"
 )
 
 // TailLines is how many lines of a command's stdout and stderr a Node
@@ -94,7 +95,13 @@ type Call struct {
 	Outcome     string          `json:"outcome"`
 	FailureKind string          `json:"failure_kind,omitempty"`
 	Effective   json.RawMessage `json:"effective,omitempty"`
-	Usage       Usage           `json:"usage"`
+	// Substituted is true when the engine answered as an identity that is
+	// neither the target the call was sent to nor one of its lane's
+	// known_substitutions: the result is kept (the work is done and
+	// recorded), and this says so (docs/decisions.md, "A substitution
+	// at call time").
+	Substituted bool  `json:"substituted,omitempty"`
+	Usage       Usage `json:"usage"`
 }
 
 // Artifact is an artifact of a node: a result, or an engine call's parts,
@@ -207,7 +214,8 @@ func nodeView(st *runstate.State, n *graph.NodeState, now time.Time, held bool) 
 			if string(eff) == "null" {
 				eff = nil
 			}
-			v.Calls = append(v.Calls, Call{Sequence: c.Sequence, Outcome: c.Outcome, FailureKind: c.FailureKind, Effective: eff, Usage: Usage{c.Usage}})
+			v.Calls = append(v.Calls, Call{Sequence: c.Sequence, Outcome: c.Outcome, FailureKind: c.FailureKind, Effective: eff,
+				Substituted: substituted(st, n.Def.Lane, c), Usage: Usage{c.Usage}})
 			if a := c.PartsArtifact; a != nil {
 				v.Artifacts = append(v.Artifacts, Artifact(*a))
 			}
@@ -280,4 +288,21 @@ func Tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// substituted reports whether call c of a node of lane was answered as an
+// identity its lane does not allow (runstate.LaneAllows): not the target
+// it was sent to, nor one of the lane's known_substitutions. A call with
+// no recorded answer, or a lane the plan does not name, is not.
+func substituted(st *runstate.State, lane string, c runstate.EngineCall) bool {
+	var req, eff plugin.Identity
+	if len(c.Effective) == 0 || string(c.Effective) == "null" || json.Unmarshal(c.Requested, &req) != nil || json.Unmarshal(c.Effective, &eff) != nil {
+		return false
+	}
+	lp, ok := st.Start().Plan.Lane(lane)
+	if !ok {
+		return false
+	}
+	// The parts an answer leaves empty are the target's, as for a selection.
+	return !runstate.LaneAllows(lp.KnownSubstitutions, req, eff.Or(req))
 }

@@ -237,11 +237,34 @@ func (v *liveView) frame(now time.Time, last bool, height int) []string {
 	for _, a := range p.InFlight[:room] {
 		posw = max(posw, ansi.StringWidth(a.Position))
 	}
+	running := 0
+	for _, a := range p.InFlight {
+		if a.Running {
+			running++
+		}
+	}
 	for _, a := range p.InFlight[:room] {
-		lines = append(lines, fmt.Sprintf("  %s %7s  %s", padCell(a.Position, posw), duration(a.ElapsedMS), v.styles.dim.Render(termText(a.Last))))
+		lines = append(lines, fmt.Sprintf("  %s %7s  %s", padCell(a.Position, posw), attemptClock(a), v.styles.dim.Render(termText(a.Last))))
+		if a.Running {
+			running--
+		}
 	}
 	if more := len(p.InFlight) - room; more > 0 {
-		lines = append(lines, fmt.Sprintf("  … and %d more running", more))
+		lines = append(lines, fmt.Sprintf("  … and %d more (%d running)", more, running))
 	}
 	return lines
+}
+
+// attemptClock is an attempt's clock column as status and show say it
+// (runview.Attempt): its time while it runs, "interrupted" with the time
+// it ran until the run was halted, "not started" for a position
+// dispatched whose attempt has not begun.
+func attemptClock(a runview.Attempt) string {
+	switch a.Status {
+	case runview.StatusInterrupted:
+		return duration(a.ElapsedMS) + " interrupted"
+	case runview.StatusDispatched:
+		return "not started"
+	}
+	return duration(a.ElapsedMS)
 }

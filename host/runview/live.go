@@ -36,9 +36,19 @@ type Notice struct {
 // Attempt is an attempt in flight.
 type Attempt struct {
 	// Node is the unit's name (Node.ID).
-	Node      string `json:"node"`
-	Position  string `json:"position"`
-	ElapsedMS int64  `json:"elapsed_ms"`
+	Node     string `json:"node"`
+	Position string `json:"position"`
+	// Status is the position's status as status and show give it
+	// (NodeStatus): started, dispatched (its attempt has not started),
+	// or, while nothing carries the run on (runstate.State.Halted),
+	// interrupted for a started one — cut off, its clock stopped.
+	Status string `json:"status"`
+	// Running says whether the attempt runs now: started, and something
+	// carries the run on. A halted run's positions run no more.
+	Running bool `json:"running"`
+	// ElapsedMS runs from the attempt's start to now, or to when the run
+	// was last carried on for a halted run; 0 before it started.
+	ElapsedMS int64 `json:"elapsed_ms"`
 	// Last is the last line of text the attempt streamed, "" for none.
 	Last string `json:"last,omitempty"`
 }
@@ -170,11 +180,14 @@ func (l *Live) Snapshot(now time.Time, held bool) Progress {
 	p := Progress{Summary: Summarize(l.st, l.dir, now, held), InFlight: []Attempt{},
 		Notices: append([]Notice{}, l.notices...), Result: l.st.Result()}
 	end := clockEnd(l.st, now, held)
+	_, halted := l.st.Halted(held)
 	for _, n := range l.st.Graph().Nodes() {
 		if n.Status != graph.StatusStarted && n.Status != graph.StatusDispatched {
 			continue
 		}
-		a := Attempt{Node: n.Name(), Position: n.Position, Last: l.lines.Last(n.Position)}
+		status := NodeStatus(l.st, n, held)
+		a := Attempt{Node: n.Name(), Position: n.Position, Status: status, Running: !halted && status == StatusStarted,
+			Last: l.lines.Last(n.Position)}
 		if pos := l.st.Position(n.Position); pos != nil && !pos.StartedAt.IsZero() {
 			a.ElapsedMS = end.Sub(pos.StartedAt).Milliseconds()
 		}

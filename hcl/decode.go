@@ -1,7 +1,6 @@
 package hcl
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -57,25 +56,18 @@ func DecodeFile(path string) (*RunFile, hclv2.Diagnostics) {
 	}
 	src, err := regfile.Read(path, MaxRunFileBytes)
 	if err != nil {
+		if d, ok := fileTooLarge("Run file", path, path, err, MaxRunFileBytes,
+			"move long prompts into files a node names with prompt_file, or split the graph into several run files"); ok {
+			return nil, hclv2.Diagnostics{d}
+		}
 		return nil, hclv2.Diagnostics{{
 			Severity: hclv2.DiagError,
 			Summary:  "Cannot read run file",
-			Detail:   readFailure(path, err),
+			Detail: fmt.Sprintf("Reading %s failed: %v. Check the path and its permissions; a run file is a regular file of at most %d bytes.",
+				path, unwrapPathError(err), MaxRunFileBytes),
 		}}
 	}
 	return Decode(src, path)
-}
-
-// readFailure is the detail of a run file that cannot be read: for one
-// over MaxRunFileBytes, its size, the limit and how to bring it under
-// (the bulk of a large run file is its prompts), else what failed and
-// to check the path and its permissions.
-func readFailure(path string, err error) string {
-	if errors.Is(err, regfile.ErrTooLarge) {
-		return fmt.Sprintf("Reading %s failed: %v. A run file is at most %d bytes (16 MiB): move long prompts into files a node names with prompt_file, or split the graph into several run files.",
-			path, unwrapPathError(err), MaxRunFileBytes)
-	}
-	return fmt.Sprintf("Reading %s failed: %v. Check the path and its permissions; a run file is a regular file of at most %d bytes.", path, unwrapPathError(err), MaxRunFileBytes)
 }
 
 // Decode parses and validates run-file source. filename names the file in

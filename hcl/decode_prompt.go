@@ -47,6 +47,12 @@ func (d *decoder) promptFile(a *hclv2.Attribute) (path, src string, refs []resul
 		display = filepath.Join(filepath.Dir(d.filename), p)
 	}
 	b, err := regfile.Read(path, MaxPromptFileBytes)
+	if diag, big := fileTooLarge("Prompt file", display, path, err, MaxPromptFileBytes,
+		"shorten the prompt: it is stored in the run's definition event; give the engine large material through the workspace instead"); big {
+		diag.Subject = a.Expr.Range().Ptr()
+		d.diags = append(d.diags, diag)
+		return "", "", nil, false
+	}
 	if err != nil {
 		d.errorAt(a.Expr.Range(), "Cannot read prompt file",
 			fmt.Sprintf("Reading %s failed: %v. The path is relative to the run file's directory; check it exists and is readable.", display, unwrapPathError(err)))

@@ -178,6 +178,10 @@ func DecodeLockFile(path string) (*LockFile, hclv2.Diagnostics) {
 				path, target),
 		}}
 	}
+	if d, ok := fileTooLarge("Lock file", path, path, err, MaxRunFileBytes,
+		"delete it and run `obversa plugin lock` again, which writes one entry per plugin"); ok {
+		return nil, hclv2.Diagnostics{d}
+	}
 	if err != nil {
 		return nil, hclv2.Diagnostics{{
 			Severity: hclv2.DiagError,

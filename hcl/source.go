@@ -1,11 +1,16 @@
 package hcl
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"unicode/utf8"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/obversa/obversa/internal/regfile"
 )
 
 // MaxRunFileBytes is the largest run file or lock file read, in bytes. A
@@ -209,4 +214,26 @@ func (n *nesting) next(t hclsyntax.Token) hclv2.Diagnostics {
 			MaxNesting, MaxNesting),
 		Subject: &rng,
 	}}
+}
+
+// fileTooLarge is the diagnostic of a file regfile.Read refused as past its
+// bound (regfile.ErrTooLarge): a Summary "<what> is too large" and a
+// Detail naming the file (as shown), its size (of path), the limit in bytes and MiB, and fix,
+// how to bring it under. ok is false for any other error, which is
+// reported as a read failure instead: a size is never a permissions
+// problem.
+func fileTooLarge(what, shown, path string, err error, limit int64, fix string) (*hclv2.Diagnostic, bool) {
+	if !errors.Is(err, regfile.ErrTooLarge) {
+		return nil, false
+	}
+	size := "more than the limit"
+	if info, serr := os.Stat(path); serr == nil {
+		size = fmt.Sprintf("%d bytes (%.1f MiB)", info.Size(), float64(info.Size())/(1<<20))
+	}
+	return &hclv2.Diagnostic{
+		Severity: hclv2.DiagError,
+		Summary:  what + " is too large",
+		Detail: fmt.Sprintf("%s is %s; a %s is at most %d bytes (%g MiB). To fix it, %s.",
+			shown, size, strings.ToLower(what), limit, float64(limit)/(1<<20), fix),
+	}, true
 }

@@ -84,6 +84,22 @@ func TestRunFileRead(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "big.md"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(dir, "big.md"), MaxPromptFileBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	bigPromptRun := filepath.Join(dir, "bigprompt.hcl")
+	if err := os.WriteFile(bigPromptRun, []byte(`graph "dag" {
+  node "a" {
+    lane        = "writer"
+    prompt_file = "big.md"
+  }
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	runFile := func(p string) hclv2.Diagnostics { _, d := DecodeFile(p); return d }
 	lockFile := func(p string) hclv2.Diagnostics { _, d := DecodeLockFile(p); return d }
 	tests := []struct {
@@ -93,11 +109,12 @@ func TestRunFileRead(t *testing.T) {
 		{"run file is a named pipe", fifo, "Cannot read run file", "a named pipe", runFile},
 		{"run file is a device", "/dev/zero", "Cannot read run file", "a character device", runFile},
 		{"run file is a directory", dir, "Cannot read run file", "a directory", runFile},
-		{"run file is too large", big, "Cannot read run file", "more than the limit of 16777216 bytes", runFile},
+		{"run file is too large", big, "Run file is too large", "is 16777217 bytes (16.0 MiB); a run file is at most 16777216 bytes (16 MiB)", runFile},
 		{"lock file is a named pipe", fifo, "Cannot read lock file", "a named pipe", lockFile},
 		{"lock file is a device", "/dev/zero", "Cannot read lock file", "a character device", lockFile},
 		{"lock file is a directory", dir, "Cannot read lock file", "a directory", lockFile},
-		{"lock file is too large", big, "Cannot read lock file", "more than the limit of 16777216 bytes", lockFile},
+		{"lock file is too large", big, "Lock file is too large", "is 16777217 bytes (16.0 MiB); a lock file is at most 16777216 bytes (16 MiB)", lockFile},
+		{"prompt_file is too large", bigPromptRun, "Prompt file is too large", "big.md is 1048577 bytes (1.0 MiB); a prompt file is at most 1048576 bytes (1 MiB)", runFile},
 		{"prompt_file nests too deep", promptRun, "Nesting too deep", "Flatten the expression", runFile},
 	}
 	for _, tt := range tests {

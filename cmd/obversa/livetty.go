@@ -213,6 +213,9 @@ func (v *liveView) frame(now time.Time, last bool, height int) []string {
 	if c.Skipped > 0 {
 		parts = append(parts, fmt.Sprintf("%d skipped", c.Skipped))
 	}
+	if c.Stopped > 0 {
+		parts = append(parts, v.styles.warn.Render(fmt.Sprintf("%d stopped while uncertain", c.Stopped)))
+	}
 	if c.Paused > 0 {
 		parts = append(parts, v.styles.warn.Render(fmt.Sprintf("%d paused", c.Paused)))
 	}

@@ -127,6 +127,9 @@ func printRunHeader(w io.Writer, s runview.Summary) {
 	if c.Interrupted > 0 {
 		cut = fmt.Sprintf(", %d interrupted", c.Interrupted)
 	}
+	if c.Stopped > 0 {
+		cut += fmt.Sprintf(", %d stopped while uncertain", c.Stopped)
+	}
 	fmt.Fprintf(w, "nodes:    %d/%d done (%d passed, %d failed, %d blocked, %d skipped), %d running, %d paused%s\n",
 		c.Done, c.Total, c.Passed, c.Failed, c.Blocked, c.Skipped, c.Running, c.Paused, cut)
 	fmt.Fprintf(w, "usage:    %s\n", s.Usage)

@@ -67,7 +67,7 @@ type Node struct {
 	// Status, when not "", colours the node: a graph.Status name ("idle",
 	// "dispatched", "started", "interrupted", "paused", "passed",
 	// "failed"),
-	// StatusBlocked or StatusSkipped. Other values are shown in the label,
+	// StatusBlocked, StatusSkipped or StatusStopped. Other values are shown in the label,
 	// uncoloured.
 	Status string
 	// Group is the ID of the group the node is drawn in, "" for none.
@@ -81,6 +81,10 @@ const StatusBlocked = "blocked"
 // StatusSkipped is the status of a node never dispatched in a run that has
 // ended: derived by a reader of the fold, never recorded.
 const StatusSkipped = "skipped"
+
+// StatusStopped is the status of a node the run's end left waiting for
+// reconciliation: derived by a reader of the fold, never recorded.
+const StatusStopped = "stopped"
 
 // Edge is one depends_on entry.
 type Edge struct {
@@ -212,10 +216,11 @@ var styles = map[string]style{
 	"failed":      {"#ffe3e3", "#c92a2a"},
 	StatusBlocked: {"#e9ecef", "#495057"},
 	StatusSkipped: {"#f8f9fa", "#adb5bd"},
+	StatusStopped: {"#f8f9fa", "#e8590c"},
 }
 
 // statusOrder is the order class definitions are written in.
-var statusOrder = []string{"idle", "dispatched", "started", "interrupted", "paused", "passed", "failed", StatusBlocked, StatusSkipped}
+var statusOrder = []string{"idle", "dispatched", "started", "interrupted", "paused", "passed", "failed", StatusBlocked, StatusSkipped, StatusStopped}
 
 // walk visits the nodes and groups inside group parent ("" for the top
 // level) in diagram order, depth first: node for each node, open and shut

@@ -60,7 +60,8 @@ type Counts struct {
 	// Total is the number of nodes in the graph.
 	Total int `json:"total"`
 	// Done counts the nodes that will not run again: passed, failed for
-	// good, blocked by a failed dependency, or skipped by the run's end.
+	// good, blocked by a failed dependency, skipped by the run's end, or
+	// stopped by it while they waited for reconciliation.
 	Done    int `json:"done"`
 	Passed  int `json:"passed"`
 	Failed  int `json:"failed"`
@@ -73,6 +74,9 @@ type Counts struct {
 	// it stopped being carried on (StatusInterrupted).
 	Interrupted int `json:"interrupted"`
 	Paused      int `json:"paused"`
+	// Stopped counts nodes the run's end left waiting for reconciliation
+	// (StatusStopped).
+	Stopped int `json:"stopped"`
 }
 
 // CountNodes counts the nodes of a fold, the run's end applied
@@ -96,6 +100,8 @@ func CountNodes(st *runstate.State, held bool) Counts {
 			c.Skipped++
 		case StatusPaused:
 			c.Paused++
+		case StatusStopped:
+			c.Stopped++
 		case StatusDispatched, StatusStarted:
 			if !halted {
 				c.Running++
@@ -104,7 +110,7 @@ func CountNodes(st *runstate.State, held bool) Counts {
 			c.Interrupted++
 		}
 	}
-	c.Done = c.Passed + c.Failed + c.Blocked + c.Skipped
+	c.Done = c.Passed + c.Failed + c.Blocked + c.Skipped + c.Stopped
 	return c
 }
 

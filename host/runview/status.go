@@ -8,8 +8,8 @@ import (
 )
 
 // Node statuses as views show them: the fold's (graph.Status names), and
-// StatusBlocked and StatusSkipped, which views derive and the record never
-// holds.
+// StatusBlocked, StatusSkipped and StatusStopped, which views derive and
+// the record never holds.
 const (
 	StatusIdle       = "idle"       // waits for its dependencies or capacity, while the run can go on
 	StatusDispatched = "dispatched" // position recorded, attempt not started
@@ -33,6 +33,12 @@ const (
 	// never runs; the run's result says why (docs/decisions.md, "Status
 	// after the end").
 	StatusSkipped = "skipped"
+	// StatusStopped: the run ended (stopped, timed out, failed) while the
+	// unit waited for a person to reconcile its attempt: nothing is
+	// pending (an ended run cannot be resumed), and the attempt may or may
+	// not have taken effect, so it is neither paused nor skipped
+	// (docs/decisions.md, "Status after the end").
+	StatusStopped = "stopped"
 )
 
 // NodeStatus is a unit's status in a fold (a node, a for_each instance, a
@@ -64,8 +70,9 @@ func clockEnd(st *runstate.State, now time.Time, held bool) time.Time {
 // (runstate.State.UnitStatus), where a unit left waiting for approval
 // when the run ended is idle: an approval pause comes before the
 // attempt, so it never ran, and no answer comes once the run has ended.
-// A reconcile-attempt pause stays paused: its attempt may have run, and
-// only a person can tell (docs/decisions.md, "Status after the end").
+// A reconcile-attempt pause stays paused here, and views show it stopped
+// (idleStatus): its attempt may have run, and only a person can tell
+// (docs/decisions.md, "Status after the end").
 func unitStatus(st *runstate.State, n *graph.NodeState) graph.Status {
 	s := st.UnitStatus(n)
 	if s == graph.StatusPaused && n.Pause != nil && n.Pause.Kind == graph.PauseApproval && st.Ending() != runstate.NotEnded {
@@ -74,11 +81,15 @@ func unitStatus(st *runstate.State, n *graph.NodeState) graph.Status {
 	return s
 }
 
-// idleStatus names status s of vertex as views show it: an idle one is
+// idleStatus names status s of vertex as views show it: a paused one is
+// stopped once the run has ended (nothing answers it); an idle one is
 // blocked when a dependency failed for good, else skipped once the run
 // has ended (no dispatch comes), else idle; any other is the fold's.
 func idleStatus(st *runstate.State, s graph.Status, vertex string) string {
 	switch {
+	case s == graph.StatusPaused && st.Ending() != runstate.NotEnded:
+		// Only a reconcile pause is left paused (unitStatus).
+		return StatusStopped
 	case s != graph.StatusIdle:
 		return s.String()
 	case st.Graph().Blocked(vertex):

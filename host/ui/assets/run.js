@@ -31,7 +31,7 @@
       ["phase", ob.badge(r.phase)],
       ["record", ob.el("code", {}, r.dir)],
       ["started", ob.time(r.started_at) + ", " + ob.duration(r.elapsed_ms) + " elapsed"],
-      ["nodes", `${r.nodes.done}/${r.nodes.total} done (${r.nodes.passed} passed, ${r.nodes.failed} failed, ${r.nodes.blocked} blocked, ${r.nodes.skipped} skipped), ${r.nodes.running} running, ${r.nodes.paused} paused` + (r.nodes.interrupted ? `, ${r.nodes.interrupted} interrupted` : "")],
+      ["nodes", `${r.nodes.done}/${r.nodes.total} done (${r.nodes.passed} passed, ${r.nodes.failed} failed, ${r.nodes.blocked} blocked, ${r.nodes.skipped} skipped), ${r.nodes.running} running, ${r.nodes.paused} paused` + (r.nodes.interrupted ? `, ${r.nodes.interrupted} interrupted` : "") + (r.nodes.stopped ? `, ${r.nodes.stopped} stopped while uncertain` : "")],
       ["usage", ob.usage(r.usage)],
     ];
     if (res) kv.push(["result", res.kind + (res.code ? " " + res.code : "")]);

@@ -160,7 +160,7 @@ func (x *Executor) recover(b *batch) ([]start, error) {
 				}
 			}
 			if !n.RetrySafe {
-				if err := x.add(b, graph.EventNodePaused, reconcilePause(n.Def.ID, n.Position, x.attemptID(n), crashCause(x.rs.PreviousEnd()))); err != nil {
+				if err := x.add(b, graph.EventNodePaused, reconcilePause(n.Def.ID, n.Position, x.attemptID(n), crashCause(x.rs.PreviousEnd(), x.rs.RecoveredBefore(n.Position)))); err != nil {
 					return nil, err
 				}
 				continue

@@ -72,8 +72,19 @@ func (x *Executor) uncertain(s start, cause string) []event {
 // runstate.State.PreviousEnd; nil when its end was not recorded): the
 // cause the worker reported (a plugin that died: its name, binary and how
 // it ended), the pause that stopped it, or how the worker process ended.
-func crashCause(ex *runstate.Exit) string {
+// recovered says the previous worker did not run the attempt but
+// recovered it and ended before it recorded its pause
+// (runstate.State.RecoveredBefore): ex is then that worker's end, and the
+// reason says so.
+func crashCause(ex *runstate.Exit, recovered bool) string {
 	const effect = "; its effect may have happened"
+	if recovered {
+		end := "ended and its end was not recorded (its watchdog ended too, the machine stopped, or the record could not be written)"
+		if ex != nil {
+			end = ex.Cause()
+		}
+		return "a crash cut it off, and the worker recovering it " + end + " before it recorded this pause" + effect
+	}
 	if ex == nil {
 		return "the worker running it ended and its end was not recorded (its watchdog ended too, the machine stopped, or the record could not be written)" + effect
 	}

@@ -82,22 +82,26 @@ func (c lagCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 // TestCrashCause: the reason of a reconcile request for an attempt a
 // crash cut off is never empty: it names the cause the previous worker
 // reported (a plugin that died), or how that worker ended, or that its
-// end was not recorded.
+// end was not recorded; when that worker only recovered the attempt and
+// ended before it recorded its pause, it says so.
 func TestCrashCause(t *testing.T) {
 	tests := []struct {
-		ex   *runstate.Exit
-		want string
+		ex        *runstate.Exit
+		recovered bool
+		want      string
 	}{
-		{&runstate.Exit{Code: "PLUGIN_DIED", Message: `plugin "shell" (/p) died during Invoke: killed by signal SIGKILL, under the attempt at dag/h/1`, ExitCode: 1},
+		{&runstate.Exit{Code: "PLUGIN_DIED", Message: `plugin "shell" (/p) died during Invoke: killed by signal SIGKILL, under the attempt at dag/h/1`, ExitCode: 1}, false,
 			`the worker running it stopped (PLUGIN_DIED: plugin "shell" (/p) died during Invoke: killed by signal SIGKILL, under the attempt at dag/h/1); its effect may have happened`},
-		{&runstate.Exit{Code: "RUN_STORAGE", ExitCode: 1}, "the worker running it stopped (RUN_STORAGE); its effect may have happened"},
-		{&runstate.Exit{Signal: "killed", ExitCode: -1}, "the worker running it was ended by a signal (killed); its effect may have happened"},
-		{&runstate.Exit{ExitCode: 2}, "the worker running it exited with status 2; its effect may have happened"},
-		{nil, "the worker running it ended and its end was not recorded (its watchdog ended too, the machine stopped, or the record could not be written); its effect may have happened"},
+		{&runstate.Exit{Code: "RUN_STORAGE", ExitCode: 1}, false, "the worker running it stopped (RUN_STORAGE); its effect may have happened"},
+		{&runstate.Exit{Signal: "killed", ExitCode: -1}, false, "the worker running it was ended by a signal (killed); its effect may have happened"},
+		{&runstate.Exit{ExitCode: 2}, false, "the worker running it exited with status 2; its effect may have happened"},
+		{&runstate.Exit{Signal: "killed", ExitCode: -1}, true, "a crash cut it off, and the worker recovering it was ended by a signal (killed) before it recorded this pause; its effect may have happened"},
+		{nil, true, "a crash cut it off, and the worker recovering it ended and its end was not recorded (its watchdog ended too, the machine stopped, or the record could not be written) before it recorded this pause; its effect may have happened"},
+		{nil, false, "the worker running it ended and its end was not recorded (its watchdog ended too, the machine stopped, or the record could not be written); its effect may have happened"},
 	}
 	for _, tt := range tests {
-		if got := crashCause(tt.ex); got != tt.want {
-			t.Errorf("crashCause(%+v) = %q, want %q", tt.ex, got, tt.want)
+		if got := crashCause(tt.ex, tt.recovered); got != tt.want {
+			t.Errorf("crashCause(%+v, %v) = %q, want %q", tt.ex, tt.recovered, got, tt.want)
 		}
 	}
 }

@@ -215,6 +215,7 @@ func (s *State) applyRun(typ string, data json.RawMessage, v any, ts time.Time) 
 		if err != nil {
 			return err
 		}
+		s.prevWorker = s.worker
 		s.worker = &Worker{PID: d.PID, StartTime: d.StartTime, Restart: d.Restart, StartedAt: ts}
 		s.prevExit, s.exit, s.cleanup, s.anchor = s.exit, nil, nil, nil
 		s.prevStop, s.stop = s.stop, nil

@@ -148,6 +148,8 @@ type State struct {
 	// prevStop is stop as the last worker started: the end of the worker
 	// before it when no exit of that one was recorded.
 	prevStop *Exit
+	// prevWorker is the worker before the last one, nil for none.
+	prevWorker *Worker
 }
 
 // New returns an empty fold; the first event applied must be

@@ -115,6 +115,17 @@ func (s *State) PreviousEnd() *Exit {
 	return s.prevStop
 }
 
+// RecoveredBefore reports whether the worker before the last one started
+// after position's attempt did: it did not run that attempt but
+// recovered it, and ended before it recorded what recovery decided (the
+// reconcile pause). PreviousEnd is then that recovering worker's end, not
+// the end of the worker that ran the attempt. False when no worker came
+// before the last one, or the position has not started.
+func (s *State) RecoveredBefore(position string) bool {
+	p := s.Position(position)
+	return s.prevWorker != nil && p != nil && !p.StartedAt.IsZero() && p.StartedAt.Before(s.prevWorker.StartedAt)
+}
+
 // CleanupVerified returns whether the last cleanup after a worker left no
 // process of the run; nil when none was recorded since the last worker
 // started.

@@ -185,6 +185,11 @@ func TestCommittedEvidenceBeatsTornTail(t *testing.T) {
 				if !errors.As(err, &ce) || ce.Rev != tt.rev || !strings.Contains(ce.Problem, tt.problem) {
 					t.Fatalf("%s: %v; want CORRUPT_EVENT_STREAM at rev %d (%s)", what, err, tt.rev, tt.problem)
 				}
+				// The advice must move the index aside by its path, never
+				// say "remove" beside events.jsonl (the record itself).
+				if !tt.noCache && (!strings.Contains(ce.Problem, "mv "+path+cacheSuffix+" ") || strings.Contains(ce.Problem, "remove")) {
+					t.Fatalf("%s: %q; want advice to move %s aside and no advice to remove a file", what, ce.Problem, path+cacheSuffix)
+				}
 			}
 			if !errors.Is(verr, ErrCorruptEventStream) || rep.TornBytes != 0 || len(rep.Faults) == 0 || rep.Faults[0].Rev != tt.rev {
 				t.Fatalf("Verify: %v %+v; want a fault at rev %d, no torn bytes", verr, rep, tt.rev)

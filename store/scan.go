@@ -207,13 +207,23 @@ func (s *scanner) run() (scanResult, error) {
 		ev := s.evidence
 		s.evidence = 0 // reported once (Verify carries on after a fault)
 		return res, s.corrupt(s.st.rev+1, s.st.size, fmt.Sprintf(
-			"the stream ends at byte %d after rev %d, but %s recorded %d bytes as committed: committed events are missing from the end "+
-				"(if events.jsonl was restored on purpose, remove that file)", s.st.size, s.st.rev, filepath.Base(s.path)+cacheSuffix, ev))
+			"the stream ends at byte %d after rev %d, but %s recorded %d bytes as committed: committed events are missing from the end%s",
+			s.st.size, s.st.rev, filepath.Base(s.path)+cacheSuffix, ev, s.restoredAdvice()))
 	}
 	return res, nil
 }
 
 var newline = []byte{'\n'}
+
+// restoredAdvice is the parenthesis a committed-evidence fault ends with:
+// what to do when events.jsonl was put back from a backup on purpose. It
+// names the index by its path and says to move it aside, never to remove a
+// file, so it cannot be read as advice to delete events.jsonl, the record.
+func (s *scanner) restoredAdvice() string {
+	idx := s.path + cacheSuffix
+	return fmt.Sprintf(" (only if events.jsonl was restored from a backup on purpose: move the index aside, mv %s %s.bad, "+
+		"and the next open rebuilds it)", idx, idx)
+}
 
 // torn reports the bytes after the last complete batch as a torn write —
 // unless they start before the evidence of what was committed: then the
@@ -232,8 +242,8 @@ func (s *scanner) tornTo(res scanResult, lineNo, off, end int64, why string) (sc
 		ev := s.evidence
 		s.evidence = 0 // reported once (Verify carries on after a fault)
 		return res, s.corrupt(lineNo, off, fmt.Sprintf(
-			"%s, but %s recorded the stream as committed up to byte %d: a committed event was damaged, this is not a torn write "+
-				"(if events.jsonl was restored on purpose, remove that file)", why, filepath.Base(s.path)+cacheSuffix, ev))
+			"%s, but %s recorded the stream as committed up to byte %d: a committed event was damaged, this is not a torn write%s",
+			why, filepath.Base(s.path)+cacheSuffix, ev, s.restoredAdvice()))
 	}
 	res.torn, res.why, res.tornEnd = true, why, end
 	return res, nil

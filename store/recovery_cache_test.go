@@ -231,3 +231,17 @@ func twelveInThrees(t *testing.T) (stream, cache []byte) {
 	r.Close() // writes the cache: 12 events committed
 	return readBytes(t, eventsPath(r)), readBytes(t, eventsPath(r)+cacheSuffix)
 }
+
+// The advice to move the index aside is a command a shell runs as
+// shown: a run directory with a space or a quote in its path is quoted.
+func TestRestoredAdviceQuotesThePath(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ path, want string }{
+		{"/runs/r1/events.jsonl", "mv /runs/r1/events.jsonl.idx /runs/r1/events.jsonl.idx.bad,"},
+		{"/my runs/it's/events.jsonl", `mv '/my runs/it'\''s/events.jsonl.idx' '/my runs/it'\''s/events.jsonl.idx.bad',`},
+	} {
+		if got := (&scanner{path: tc.path}).restoredAdvice(); !strings.Contains(got, tc.want) {
+			t.Errorf("restoredAdvice for %s = %q; want %q in it", tc.path, got, tc.want)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"hash/crc32"
 	"io"
 	"path/filepath"
+
+	"github.com/obversa/obversa/internal/shellquote"
 )
 
 // indexEvery is the spacing of the in-memory offset index: the byte offset
@@ -221,8 +223,8 @@ var newline = []byte{'\n'}
 // file, so it cannot be read as advice to delete events.jsonl, the record.
 func (s *scanner) restoredAdvice() string {
 	idx := s.path + cacheSuffix
-	return fmt.Sprintf(" (only if events.jsonl was restored from a backup on purpose: move the index aside, mv %s %s.bad, "+
-		"and the next open rebuilds it)", idx, idx)
+	return fmt.Sprintf(" (only if events.jsonl was restored from a backup on purpose: move the index aside, mv %s %s, "+
+		"and the next open rebuilds it)", shellquote.Quote(idx), shellquote.Quote(idx+".bad"))
 }
 
 // torn reports the bytes after the last complete batch as a torn write —

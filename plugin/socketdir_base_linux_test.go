@@ -55,7 +55,8 @@ func TestChooseBaseRefusesOpenDir(t *testing.T) {
 		for range 2 {
 			_, err := chooseBase([]string{tc.dir}, uid)
 			if !errors.Is(err, ErrSocketDir) || !strings.Contains(err.Error(), tc.dir) ||
-				!strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "chmod 700") {
+				!strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "chmod 700") ||
+				!strings.Contains(err.Error(), "XDG_RUNTIME_DIR") {
 				t.Errorf("chooseBase(%s) = %v; want ErrSocketDir naming it, %q and the fix", tc.dir, err, tc.want)
 			}
 		}

@@ -48,9 +48,11 @@ func privateProblem(dir string, uid int) string {
 
 // fallbackBase refuses: a fresh directory made instead would be a new one
 // in every process, which no sweep finds. The error names first and how
-// to make it private.
+// to make it private, or, since one owned by another user cannot be
+// removed from a sticky /tmp, to set XDG_RUNTIME_DIR instead.
 func fallbackBase(first string, problems []string) (string, error) {
-	return "", fmt.Errorf("%w: %s; remove %s (or, if it is yours, chmod 700 it) so it is made again private to uid %d",
+	return "", fmt.Errorf("%w: %s; remove %s (or, if it is yours, chmod 700 it) so it is made again private to uid %d, "+
+		"or set XDG_RUNTIME_DIR to a directory of yours with mode 0700",
 		ErrSocketDir, strings.Join(problems, "; "), first, os.Getuid())
 }
 

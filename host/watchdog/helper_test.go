@@ -84,6 +84,22 @@ func pausedForApproval() []any {
 	}
 }
 
+// foldOf folds the record of the run in runDir, read-only.
+func foldOf(t *testing.T, runDir string) *runstate.State {
+	t.Helper()
+	ctx := context.Background()
+	run, err := store.OpenRunDirReadOnly(ctx, runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	st, err := runstate.Load(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // events returns the types of the run's events after graph:run-started.
 func events(t *testing.T, runDir string) []string {
 	t.Helper()

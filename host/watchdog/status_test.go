@@ -8,7 +8,6 @@ import (
 
 	"github.com/obversa/obversa/host/graph"
 	"github.com/obversa/obversa/host/runstate"
-	"github.com/obversa/obversa/store"
 )
 
 // TestStatusView: a record whose worker is gone while its lock holder
@@ -71,16 +70,7 @@ func TestStatusView(t *testing.T) {
 // its last event, however late the report is made, as runs and show say
 // it; a run a live owner carries on counts up to the report's time.
 func TestStatusElapsedStopsWhilePaused(t *testing.T) {
-	ctx := context.Background()
-	run, err := store.OpenRunDirReadOnly(ctx, newRun(t, pausedForApproval()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	st, err := runstate.Load(ctx, run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := foldOf(t, newRun(t, pausedForApproval()...))
 	at, halted := st.Halted(false)
 	if !halted {
 		t.Fatal("a paused run is not halted")
@@ -91,14 +81,7 @@ func TestStatusElapsedStopsWhilePaused(t *testing.T) {
 			t.Errorf("paused run reported %v after its last event: elapsed_ms %d, want %d (stopped at its last event)", later, r.ElapsedMS, want)
 		}
 	}
-	carried, err := store.OpenRunDirReadOnly(ctx, newRun(t, runstate.EventWorkerStarted, runstate.WorkerStartedData{PID: 999999, StartTime: 1}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer carried.Close()
-	if st, err = runstate.Load(ctx, carried); err != nil {
-		t.Fatal(err)
-	}
+	st = foldOf(t, newRun(t, runstate.EventWorkerStarted, runstate.WorkerStartedData{PID: 999999, StartTime: 1}))
 	now := st.Start().StartedAt.Add(time.Hour)
 	if r := View(st, "m", now, Owner{Found: true, Live: true}); r.ElapsedMS != time.Hour.Milliseconds() {
 		t.Errorf("held running run: elapsed_ms %d, want %d", r.ElapsedMS, time.Hour.Milliseconds())

@@ -176,13 +176,35 @@ func followRecord(run store.Record, from int64, fn func(store.Event), fail func(
 
 // startPlain prints one line per event that matters to a person watching.
 func startPlain(run store.Record, from int64, w io.Writer) func() {
+	next := plainLines()
 	return followRecord(run, from, func(e store.Event) {
-		if line := progressLine(e); line != "" {
+		if line := next(e); line != "" {
 			fmt.Fprintln(w, termText(line))
 		}
 	}, func(err error) {
 		fmt.Fprintln(w, termText("progress: the record could not be read: "+err.Error()))
 	})
+}
+
+// plainLines returns progressLine for a stream of events followed in order,
+// except that a worker's start reads as a restart only after this follower saw
+// a worker end: the first worker a resume starts carries the restart count of
+// the run's earlier crashes (run:worker-started restart), and is no restart.
+func plainLines() func(store.Event) string {
+	exited := false
+	return func(e store.Event) string {
+		switch e.Type {
+		case runstate.EventWorkerExited:
+			exited = true
+		case runstate.EventWorkerStarted:
+			was := exited
+			exited = false
+			if !was {
+				return ""
+			}
+		}
+		return progressLine(e)
+	}
 }
 
 // stepWords head the progress lines of loop and for_each steps.

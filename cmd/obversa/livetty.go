@@ -236,24 +236,33 @@ func (v *liveView) frame(now time.Time, last bool, height int) []string {
 		}
 	}
 	room := min(len(p.InFlight), max(height-2-len(lines), 1))
-	posw := 0
-	for _, a := range p.InFlight[:room] {
-		posw = max(posw, ansi.StringWidth(a.Position))
-	}
 	running := 0
-	for _, a := range p.InFlight {
+	for _, a := range p.InFlight[room:] {
 		if a.Running {
 			running++
 		}
 	}
-	for _, a := range p.InFlight[:room] {
-		lines = append(lines, fmt.Sprintf("  %s %7s  %s", padCell(a.Position, posw), attemptClock(a), v.styles.dim.Render(termText(a.Last))))
-		if a.Running {
-			running--
-		}
-	}
+	lines = append(lines, attemptLines(p.InFlight[:room], v.styles.dim.Render)...)
 	if more := len(p.InFlight) - room; more > 0 {
 		lines = append(lines, fmt.Sprintf("  … and %d more (%d running)", more, running))
+	}
+	return lines
+}
+
+// attemptLines renders the rows of the attempts shown: position, clock
+// (attemptClock) and the last line streamed, rendered by last. Each
+// column is padded to its widest cell among them, at least 7 for the
+// clock, so the streamed text starts at one column whatever the clocks
+// say ("interrupted", "not started").
+func attemptLines(shown []runview.Attempt, last func(...string) string) []string {
+	posw, clockw := 0, 7
+	for _, a := range shown {
+		posw = max(posw, ansi.StringWidth(a.Position))
+		clockw = max(clockw, ansi.StringWidth(attemptClock(a)))
+	}
+	lines := make([]string, 0, len(shown))
+	for _, a := range shown {
+		lines = append(lines, fmt.Sprintf("  %s %*s  %s", padCell(a.Position, posw), clockw, attemptClock(a), last(termText(a.Last))))
 	}
 	return lines
 }

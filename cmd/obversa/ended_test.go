@@ -39,6 +39,10 @@ func TestStoppedApprovalSkipped(t *testing.T) {
 	if r := obversa(t, dir, "approve", runDir, "dag/c/1"); r.code != exitUsage || !strings.Contains(r.stderr, "the run already ended (fail STOPPED)") {
 		t.Errorf("approve after stop: exit %d, want %d naming how the run ended:\n%s%s", r.code, exitUsage, r.stdout, r.stderr)
 	}
+	// An ended run offers no other position in its place.
+	if r := obversa(t, dir, "approve", runDir, "dag/a/1"); r.code != exitUsage || strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("approve of another position after stop: exit %d, want %d and no suggestion:\n%s%s", r.code, exitUsage, r.stdout, r.stderr)
+	}
 	if got := recorded(t, runDir, "graph:approval-decided"); len(got) != 0 {
 		t.Errorf("approve after stop recorded a decision after the run's result: %v", got)
 	}

@@ -170,10 +170,12 @@ func stopBeforeTakeover(ctx context.Context, ref runRef) (*runstate.Result, bool
 
 // suggestPosition is " (did you mean …?)" for a position the run does not
 // have open, from its fold: the paused position of a node named by its
-// id, else the closest paused position; "" when no paused one is close.
+// id, else the closest paused position; "" when no paused one is close or
+// the run ended.
 func suggestPosition(ctx context.Context, ref runRef, position string) string {
 	st, _, err := foldRun(ctx, ref)
-	if err != nil {
+	if err != nil || st.Finished() != nil {
+		// An ended run has no position to offer in its place.
 		return ""
 	}
 	if s := runview.SuggestPaused(st, position); s != "" && s != position {

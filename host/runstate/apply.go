@@ -88,7 +88,7 @@ func (s *State) track(v any, ts time.Time) {
 		}
 	case graph.AttemptStartedData:
 		if p := s.pos[d.Position]; p != nil {
-			p.StartedAt, p.SettledAt = ts, time.Time{}
+			p.StartedAt, p.SettledAt, p.StartedUnder = ts, time.Time{}, s.workers
 		}
 	case graph.CompletedData:
 		s.settled(d.Position, ts)
@@ -216,7 +216,8 @@ func (s *State) applyRun(typ string, data json.RawMessage, v any, ts time.Time) 
 			return err
 		}
 		s.prevWorker = s.worker
-		s.worker = &Worker{PID: d.PID, StartTime: d.StartTime, Restart: d.Restart, StartedAt: ts}
+		s.workers++
+		s.worker = &Worker{PID: d.PID, StartTime: d.StartTime, Restart: d.Restart, StartedAt: ts, Seq: s.workers}
 		s.prevExit, s.exit, s.cleanup, s.anchor = s.exit, nil, nil, nil
 		s.prevStop, s.stop = s.stop, nil
 		if s.phase != PhasePaused && s.finished == nil {

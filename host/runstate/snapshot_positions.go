@@ -23,6 +23,7 @@ func encodePosition(w *snapcodec.Writer, p *Position) {
 	w.Time(p.DispatchedAt)
 	w.Time(p.StartedAt)
 	w.Time(p.SettledAt)
+	w.Int(int64(p.StartedUnder))
 	w.Uint(uint64(len(p.Calls)))
 	for i := range p.Calls {
 		c := &p.Calls[i]
@@ -125,6 +126,7 @@ func decodePositions(r *snapcodec.Reader, s *State) error {
 			p = Position{}
 		}
 		p.Node, p.DispatchedAt, p.StartedAt, p.SettledAt = r.Str(), r.Time(), r.Time(), r.Time()
+		p.StartedUnder = int(r.Int())
 		nc := r.Len()
 		if len(calls) < nc {
 			size := nc

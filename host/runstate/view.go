@@ -120,10 +120,12 @@ func (s *State) PreviousEnd() *Exit {
 // recovered it, and ended before it recorded what recovery decided (the
 // reconcile pause). PreviousEnd is then that recovering worker's end, not
 // the end of the worker that ran the attempt. False when no worker came
-// before the last one, or the position has not started.
+// before the last one, or the position has not started. The order is the
+// record's (Worker.Seq, Position.StartedUnder), not the events' clock
+// times, which have millisecond steps and come from several processes.
 func (s *State) RecoveredBefore(position string) bool {
 	p := s.Position(position)
-	return s.prevWorker != nil && p != nil && !p.StartedAt.IsZero() && p.StartedAt.Before(s.prevWorker.StartedAt)
+	return s.prevWorker != nil && p != nil && !p.StartedAt.IsZero() && p.StartedUnder < s.prevWorker.Seq
 }
 
 // CleanupVerified returns whether the last cleanup after a worker left no

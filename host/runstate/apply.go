@@ -98,12 +98,28 @@ func (s *State) track(v any, ts time.Time) {
 		}
 		s.settled(d.Position, ts)
 	case graph.PausedData:
-		s.settled(d.Position, ts)
+		s.settled(d.Position, s.cutOffAt(d.Position, ts))
 	case graph.ApprovalData:
 		if d.Request != "" {
 			s.requests[d.Request] = d
 		}
 	}
+}
+
+// cutOffAt is when the attempt at position stopped running, for a pause
+// recorded at ts: an attempt started under an earlier worker than the one
+// recording the pause (a crash's recovery pauses it for reconciliation)
+// ran no more after that worker's recorded end (PreviousEnd), however
+// long the restart that records the pause takes; otherwise ts.
+func (s *State) cutOffAt(position string, ts time.Time) time.Time {
+	p := s.pos[position]
+	if p == nil || p.StartedAt.IsZero() || s.worker == nil || p.StartedUnder >= s.worker.Seq {
+		return ts
+	}
+	if end := s.PreviousEnd(); end != nil && end.At.After(p.StartedAt) && end.At.Before(ts) {
+		return end.At
+	}
+	return ts
 }
 
 func (s *State) settled(position string, ts time.Time) {

@@ -58,3 +58,41 @@ func TestRecoveredBeforeOrdersByRecord(t *testing.T) {
 		t.Error("after the fold snapshot, the recovering worker is no longer told")
 	}
 }
+
+// TestCrashCutOffClockStops: an attempt a crash cut off, paused for
+// reconciliation by the next worker, is settled when the crashed worker's
+// end was recorded, not when the pause was (after the restart); one the
+// recording worker itself paused is settled at the pause.
+func TestCrashCutOffClockStops(t *testing.T) {
+	s, err := record(t,
+		graph.EventRunStarted, started(t),
+		EventWorkerStarted, WorkerStartedData{PID: 10, StartTime: 1},
+		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}}},
+		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a/1", AttemptID: "x"},
+		EventWorkerExited, WorkerExitedData{PID: 10, ExitCode: -1, Signal: "killed", Reason: "crash"},
+		EventWorkerStarted, WorkerStartedData{PID: 11, StartTime: 2, Restart: 1},
+		graph.EventNodePaused, graph.PausedData{Node: "a", Position: "dag/a/1", Request: graph.PauseRequest{Kind: graph.PauseReconcile, Position: "dag/a/1"}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.Position("dag/a/1")
+	// record spaces events a second apart: started at +3 s, the exit at
+	// +4 s, the pause at +6 s.
+	if got := p.SettledAt.Sub(p.StartedAt); got != time.Second {
+		t.Errorf("the cut-off attempt ran %v, want 1s (to the crashed worker's recorded end)", got)
+	}
+	s, err = record(t,
+		graph.EventRunStarted, started(t),
+		EventWorkerStarted, WorkerStartedData{PID: 10, StartTime: 1},
+		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}}},
+		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a/1", AttemptID: "x"},
+		graph.EventNodePaused, graph.PausedData{Node: "a", Position: "dag/a/1", Request: graph.PauseRequest{Kind: graph.PauseReconcile, Position: "dag/a/1"}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Position("dag/a/1"); p.SettledAt.Sub(p.StartedAt) != time.Second {
+		t.Errorf("an attempt its own worker paused ran %v, want 1s (to the pause)", p.SettledAt.Sub(p.StartedAt))
+	}
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 
 	"github.com/charmbracelet/x/ansi"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/obversa/obversa/host/runstate"
 	"github.com/obversa/obversa/host/runview"
-	"github.com/obversa/obversa/store/pgstore"
 )
 
 // phases are the phases `runs --phase` accepts.
@@ -50,10 +48,9 @@ the runs in that phase (repeat it or separate phases by commas): ` + fmt.Sprint(
 				}
 				return nil
 			}
-			setting, _, _ := g.storage()
-			for _, c := range printRuns(w, list, len(broken), !pgstore.IsURL(setting)) {
+			for _, c := range printRuns(w, list, len(broken)) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: run directory %s holds the record of run %s (a copy of its directory): commands given %s read the copy, given %s the run's own\n",
-					termText(c.Dir), termText(c.RunID), termText(filepath.Base(c.Dir)), termText(c.RunID))
+					termText(c.Dir), termText(c.RunID), termText(c.Name), termText(c.RunID))
 			}
 			for _, b := range broken {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: run %s cannot be read: %s\n", b.RunID, b.Error)
@@ -66,14 +63,14 @@ the runs in that phase (repeat it or separate phases by commas): ` + fmt.Sprint(
 	return cmd
 }
 
-// printRuns prints list as a table, one run a row under its name: in a
-// storage directory (files) its directory's name, which is what commands
-// take as RUN. With no run to list it says so, and when unreadable runs
-// (warned about on stderr) were left out, that there are runs it could
-// not read rather than none. It returns the runs whose directory is not named by their
-// record's run id: copies of a run directory, which would otherwise show
-// as a second row of the same id.
-func printRuns(w io.Writer, list []runview.Summary, unreadable int, files bool) (copies []runview.Summary) {
+// printRuns prints list as a table, one run a row under its name
+// (runview.Summary.Name: in a storage directory its directory's name),
+// which is what commands take as RUN. With no run to list it says so, and
+// when unreadable runs (warned about on stderr) were left out, that there
+// are runs it could not read rather than none. It returns the runs whose
+// name is not their record's run id: copies of a run directory, which
+// would otherwise show as a second row of the same id.
+func printRuns(w io.Writer, list []runview.Summary, unreadable int) (copies []runview.Summary) {
 	switch {
 	case len(list) == 0 && unreadable == 1:
 		fmt.Fprintln(w, "no runs to list: 1 run cannot be read (see the warning)")
@@ -88,9 +85,8 @@ func printRuns(w io.Writer, list []runview.Summary, unreadable int, files bool) 
 	names := make([]string, len(list))
 	idw := len("RUN")
 	for i, s := range list {
-		names[i] = s.RunID
-		if files && s.Dir != "" && filepath.Base(s.Dir) != s.RunID {
-			names[i] = filepath.Base(s.Dir)
+		names[i] = s.Name
+		if s.Name != s.RunID {
 			copies = append(copies, s)
 		}
 		names[i] = termText(names[i])

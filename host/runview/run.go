@@ -117,6 +117,12 @@ func CountNodes(st *runstate.State, held bool) Counts {
 // Summary is one run as `obversa runs` lists it.
 type Summary struct {
 	RunID string `json:"run_id"`
+	// Name is what commands and the web UI take as RUN for it, as its
+	// storage lists it: in a storage directory its directory's name, so a
+	// copy of a run directory (which holds the copied run's record, and
+	// so its RunID) is named by its own directory; in a database, the
+	// run id.
+	Name string `json:"name"`
 	// Dir is the run's directory, what every command takes as RUN.
 	Dir   string `json:"dir"`
 	Graph string `json:"graph"`
@@ -191,6 +197,7 @@ func List(ctx context.Context, ids []string, fold Folder, now time.Time, keep fu
 			continue
 		}
 		s := Summarize(st, name, now, live)
+		s.Name = id
 		if keep == nil || keep(s) {
 			out = append(out, s)
 		}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -98,5 +99,42 @@ func TestSymlinksLeavingStorage(t *testing.T) {
 	body := get(t, hs.URL+"/api/runs")
 	if strings.Contains(body, "elsewhere") || strings.Contains(body, `"run_id":"linked"`) || !strings.Contains(body, `"hollow"`) {
 		t.Errorf("runs list: %s", body)
+	}
+}
+
+// TestCopiedRunListedUnderItsName: a copy of a run directory holds the
+// copied run's record; the runs list names it by its own directory, as
+// `obversa runs` does, with the record's run id beside it, and the page
+// of that name is the copy's.
+func TestCopiedRunListedUnderItsName(t *testing.T) {
+	t.Parallel()
+	storage := t.TempDir()
+	r := newTestRun(t, storage, "orig")
+	r.release()
+	runs := filepath.Join(storage, "default", "runs")
+	if err := os.Mkdir(filepath.Join(runs, "orig-copy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(runs, "orig", "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(runs, "orig-copy", "events.jsonl"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, hs := newTestServer(t, storage, Options{})
+	var list RunsList
+	if err := json.Unmarshal([]byte(get(t, hs.URL+"/api/runs")), &list); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{}
+	for _, s := range list.Runs {
+		names[s.Name] = s.RunID
+	}
+	if len(names) != 2 || names["orig"] != "orig" || names["orig-copy"] != "orig" {
+		t.Errorf("runs listed by name (name: run id) %v, want orig: orig and orig-copy: orig", names)
+	}
+	if code := rawGet(t, strings.TrimPrefix(hs.URL, "http://"), "/api/runs/orig-copy"); code != http.StatusOK {
+		t.Errorf("GET /api/runs/orig-copy: %d, want 200", code)
 	}
 }

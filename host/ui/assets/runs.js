@@ -17,8 +17,11 @@
     const runs = last.runs.filter((r) => !phase || r.phase === phase);
     ob.fill(tbody, runs.map((r) => {
       const phaseText = r.code && r.phase !== "completed" ? r.code : "";
-      return ob.el("tr", {class: "clickable", dataset: {run: r.run_id, phase: r.phase}, onclick: () => { location.href = "/runs/" + encodeURIComponent(r.run_id); }},
-        ob.el("td", {}, ob.el("a", {href: "/runs/" + encodeURIComponent(r.run_id)}, r.run_id)),
+      // A copy of a run directory holds the copied run's record: it is
+      // listed, and opened, under its own directory's name.
+      const copy = r.name !== r.run_id ? " (a copy of run " + r.run_id + ")" : "";
+      return ob.el("tr", {class: "clickable", dataset: {run: r.name, phase: r.phase}, onclick: () => { location.href = "/runs/" + encodeURIComponent(r.name); }},
+        ob.el("td", {}, ob.el("a", {href: "/runs/" + encodeURIComponent(r.name)}, r.name), copy),
         ob.el("td", {}, r.graph),
         ob.el("td", {}, ob.badge(r.phase), phaseText ? " " + phaseText : ""),
         ob.el("td", {}, ob.time(r.started_at)),

@@ -97,8 +97,11 @@ func resumeFlags(o *watchdog.ResumeOptions, result string, force, yes bool) erro
 		return usageErr(fmt.Errorf("--result is the node's result when its attempt took effect: it goes with --reconciled=done, not %s", echoArg(o.Reconciled)))
 	}
 	if result != "" {
-		if !json.Valid([]byte(result)) {
-			return usageErr(fmt.Errorf("--result %s is not JSON", echoArg(result)))
+		if err := json.Unmarshal([]byte(result), new(json.RawMessage)); err != nil {
+			// Say where and why, as encoding/json does; a plain text
+			// result is a JSON string: quote it.
+			return usageErr(fmt.Errorf("--result %s is not JSON (%v): give the node's result as JSON, text as a quoted string (--result '\"done\"')",
+				echoArg(result), err))
 		}
 		o.Result = json.RawMessage(result)
 	}

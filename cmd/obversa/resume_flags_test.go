@@ -20,7 +20,7 @@ func TestResumeReconciledFlag(t *testing.T) {
 		{[]string{"--position", "dag/a/1", "--reconciled=maybe"}, `--reconciled="maybe": want done`},
 		{[]string{"--position", "dag/a/1", "--reconciled=yes"}, "or not-done"},
 		{[]string{"--reconciled=done"}, "add --position POS"},
-		{[]string{"--position", "dag/a/1", "--reconciled=done", "--result", "{x"}, `--result "{x" is not JSON`},
+		{[]string{"--position", "dag/a/1", "--reconciled=done", "--result", "{x"}, `--result "{x" is not JSON (invalid character 'x' looking for beginning of object key string): give the node's result as JSON, text as a quoted string`},
 		{[]string{"--position", "dag/a/1", "--reconciled=done", "--result", strings.Repeat("y", 40000)}, "… (40000 bytes in all) is not JSON"},
 	}
 	for _, tt := range tests {

@@ -15,14 +15,10 @@ import (
 // snapshot.
 func TestRecoveredBeforeOrdersByRecord(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	events := []any{
-		graph.EventRunStarted, started(t),
-		EventWorkerStarted, WorkerStartedData{PID: 10, StartTime: 1},
-		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}}},
-		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a/1", AttemptID: "x"},
+	events := append(attemptStarted(t),
 		EventWorkerExited, WorkerExitedData{PID: 10, ExitCode: -1, Signal: "killed", Reason: "crash"},
 		EventWorkerStarted, WorkerStartedData{PID: 11, StartTime: 2, Restart: 1},
-	}
+	)
 	fold := func(events []any) *State {
 		s := New()
 		for i := 0; i+1 < len(events); i += 2 {
@@ -64,15 +60,11 @@ func TestRecoveredBeforeOrdersByRecord(t *testing.T) {
 // end was recorded, not when the pause was (after the restart); one the
 // recording worker itself paused is settled at the pause.
 func TestCrashCutOffClockStops(t *testing.T) {
-	s, err := record(t,
-		graph.EventRunStarted, started(t),
-		EventWorkerStarted, WorkerStartedData{PID: 10, StartTime: 1},
-		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}}},
-		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a/1", AttemptID: "x"},
+	s, err := record(t, append(attemptStarted(t),
 		EventWorkerExited, WorkerExitedData{PID: 10, ExitCode: -1, Signal: "killed", Reason: "crash"},
 		EventWorkerStarted, WorkerStartedData{PID: 11, StartTime: 2, Restart: 1},
 		graph.EventNodePaused, graph.PausedData{Node: "a", Position: "dag/a/1", Request: graph.PauseRequest{Kind: graph.PauseReconcile, Position: "dag/a/1"}},
-	)
+	)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,17 +74,24 @@ func TestCrashCutOffClockStops(t *testing.T) {
 	if got := p.SettledAt.Sub(p.StartedAt); got != time.Second {
 		t.Errorf("the cut-off attempt ran %v, want 1s (to the crashed worker's recorded end)", got)
 	}
-	s, err = record(t,
-		graph.EventRunStarted, started(t),
-		EventWorkerStarted, WorkerStartedData{PID: 10, StartTime: 1},
-		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}}},
-		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a/1", AttemptID: "x"},
+	s, err = record(t, append(attemptStarted(t),
 		graph.EventNodePaused, graph.PausedData{Node: "a", Position: "dag/a/1", Request: graph.PauseRequest{Kind: graph.PauseReconcile, Position: "dag/a/1"}},
-	)
+	)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p := s.Position("dag/a/1"); p.SettledAt.Sub(p.StartedAt) != time.Second {
 		t.Errorf("an attempt its own worker paused ran %v, want 1s (to the pause)", p.SettledAt.Sub(p.StartedAt))
+	}
+}
+
+// attemptStarted is a record up to the start of the attempt at dag/a/1,
+// under the run's first worker.
+func attemptStarted(t *testing.T) []any {
+	return []any{
+		graph.EventRunStarted, started(t),
+		EventWorkerStarted, WorkerStartedData{PID: 10, StartTime: 1},
+		graph.EventNodeDispatched, graph.DispatchedData{Dispatches: []graph.Dispatch{{Node: "a", Position: "dag/a/1"}}},
+		graph.EventAttemptStarted, graph.AttemptStartedData{Node: "a", Position: "dag/a/1", AttemptID: "x"},
 	}
 }

@@ -137,6 +137,8 @@ func resumeRun(sigs *signals, ref runRef, o watchdog.ResumeOptions, mode string,
 		// JSON the record cannot hold as it is (a number beyond a
 		// double's exact range, a lone surrogate): the operator's value.
 		return nil, false, usageErr(fmt.Errorf("--result cannot be recorded as the node's result, nothing was changed: %w", err))
+	case errors.Is(err, store.ErrStorageLimitExceeded) && o.Result != nil:
+		return nil, false, usageErr(resultTooLarge(err))
 	case errors.Is(err, store.ErrStorageFull):
 		return nil, false, usageErr(fmt.Errorf("%w; the run was not carried on: free space on that file system, then resume again", err))
 	case errors.Is(err, watchdog.ErrRunNotPaused), errors.Is(err, watchdog.ErrResumePosition),
@@ -185,4 +187,19 @@ func suggestPosition(ctx context.Context, ref runRef, position string) string {
 		return runview.DidYouMean(s)
 	}
 	return ""
+}
+
+// resultTooLarge explains a --result the run's record refused as larger
+// than an event may hold: its recorded size, the limit and where it is
+// set, that the run keeps the limit it started with, and what to do
+// instead. Nothing was recorded (the batch is refused whole).
+func resultTooLarge(err error) error {
+	var le *store.LimitError
+	if !errors.As(err, &le) || le.Limit != "max_event_payload_bytes" {
+		return fmt.Errorf("--result cannot be recorded as the node's result, nothing was recorded: %w", err)
+	}
+	return fmt.Errorf("%w: --result makes the node's recorded result (graph:node-completed) %d bytes, more than this run's storage.max_event_payload_bytes = %d, set in the storage block of the run file it started from; "+
+		"the run keeps the limit it started with, so raising it in the run file does not help this run. Nothing was recorded: "+
+		"give a smaller --result (the fields the nodes after it read), or, if running the node again is safe, --reconciled=not-done (a result larger than an event is then kept as an artifact)",
+		store.ErrStorageLimitExceeded, le.Size, le.Max)
 }

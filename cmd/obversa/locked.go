@@ -23,22 +23,22 @@ const holderWait = time.Second
 // command line — and what to do: look at it with `obversa status`, and
 // hint.
 func lockedRefusal(ctx context.Context, ref runRef, err error, hint string) error {
-	return lockedRefusalDone(ctx, ref, err, "nothing was done", hint)
+	return lockedRefusalDone(ctx, ref, err, "nothing was done", "run the command again", hint)
 }
 
 // lockedRefusalDone is lockedRefusal for a command that did part of its
 // work before it found the run held: done says what it did, as the record
 // shows it ("nothing was done" for none). A holder still alive is named
-// as holding the run; when none is recorded alive within holderWait, the
-// refusal says so rather than that another process carries the run on: a
-// command that took the run only to check it (a resume refused for its
-// position) lets it go at once, having carried nothing on.
-func lockedRefusalDone(ctx context.Context, ref runRef, err error, done, hint string) error {
+// as holding the run, with hint. When none is recorded alive within
+// holderWait the refusal says so, names the last recorded holder as ended
+// and says what to do now (again: "run the command again" when it did
+// nothing), without hint (which speaks of the holder): a command that took the run only to check it (a resume refused
+// for its position) lets it go at once, having carried nothing on.
+func lockedRefusalDone(ctx context.Context, ref runRef, err error, done, again, hint string) error {
 	o, ok := liveHolder(ctx, ref)
 	var le *store.LockedError
 	if !ok && !(errors.As(err, &le) && le.Unreadable != "") {
-		return usageErr(fmt.Errorf("%w; %s. No live process is recorded as holding the run now (the one that held it ended, or took the run only to check it and let it go): run the command again; `obversa status %s` shows where the run stands%s",
-			err, done, ref.Shell(), hint))
+		return usageErr(&unheldError{err: err, msg: unheldText(ref, le, done, again)})
 	}
 	if !ok {
 		return usageErr(fmt.Errorf("%w; %s. Another process holds the run: see what it is doing with `obversa status %s`%s", err, done, ref.Shell(), hint))
@@ -52,6 +52,33 @@ func lockedRefusalDone(ctx context.Context, ref runRef, err error, done, hint st
 	}
 	return usageErr(fmt.Errorf("%w%s; %s. Another process holds the run: see what it is doing with `obversa status %s`%s", held, what, done, ref.Shell(), hint))
 }
+
+// unheldText is the refusal of a command that found the run's lock taken
+// when no live process is recorded as holding it: that the lock was
+// taken, the last recorded holder (from le, when one was read) as ended,
+// done and again.
+func unheldText(ref runRef, le *store.LockedError, done, again string) string {
+	last := ""
+	if le != nil && le.Known {
+		last = fmt.Sprintf(" (the last recorded holder, pid %d on host %q, has ended)", le.Holder.PID, le.Holder.Host)
+	}
+	return fmt.Sprintf("PROCESS_LOCKED: run %s was locked by another process, but no live process is recorded as holding it now: the one that locked it has ended, or took the run only to check it and let it go%s; %s. Now %s; `obversa status %s` shows where the run stands",
+		ref, last, done, again, ref.Shell())
+}
+
+// unheldError is the refusal unheldText words: its text replaces err's,
+// which names the holder recorded when the lock was found taken, and it
+// unwraps to err, so it still matches store.ErrProcessLocked.
+type unheldError struct {
+	err error
+	msg string
+}
+
+// Error is the refusal's text.
+func (e *unheldError) Error() string { return e.msg }
+
+// Unwrap returns the lock's error.
+func (e *unheldError) Unwrap() error { return e.err }
 
 // liveHolder returns the run's owner once a live one is recorded, waiting
 // up to holderWait; false when none is (the holder died meanwhile, or its

@@ -128,7 +128,7 @@ func resumeRun(sigs *signals, ref runRef, o watchdog.ResumeOptions, mode string,
 	switch {
 	case errors.Is(err, store.ErrProcessLocked):
 		if doneBefore != nil {
-			return nil, false, lockedRefusalDone(ctx, ref, err, doneBefore(ctx), lockedHint(ref))
+			return nil, false, lockedRefusalDone(ctx, ref, err, doneBefore(ctx), "`obversa resume "+ref.Shell()+"` carries the run on", lockedHint(ref))
 		}
 		return nil, false, lockedRefusal(ctx, ref, err, lockedHint(ref))
 	case errors.Is(err, watchdog.ErrResumePosition) && o.Position != "":

@@ -85,8 +85,10 @@ func TestResumeRace(t *testing.T) {
 // lock is taken by a process that records no holder (here flock(1); a
 // losing concurrent resume meets the same once the winner, which took the
 // run only to check it, has let it go) says that no live process is
-// recorded as holding the run and to run the command again — not that
-// another process carries the run on.
+// recorded as holding the run, that the last recorded holder (the run
+// that paused) has ended, and to run the command again — not that the
+// dead holder locks it, nor a hint about "its worker" or "that watchdog";
+// stop says the same.
 func TestLockedRefusalWithoutALiveHolder(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("flock"); err != nil {
@@ -105,9 +107,13 @@ func TestLockedRefusalWithoutALiveHolder(t *testing.T) {
 	waitFor(t, 30*time.Second, "flock to take the run's lock", func() bool {
 		return exec.Command("flock", "--nonblock", "--shared", filepath.Join(runDir, "lock"), "true").Run() != nil
 	})
-	r := obversa(t, dir, "resume", runDir)
-	if r.code != exitUsage || !strings.Contains(r.stderr, "nothing was done. No live process is recorded as holding the run now") ||
-		!strings.Contains(r.stderr, "run the command again; `obversa status "+runDir+"` shows where the run stands") || strings.Contains(r.stderr, "carries the run on:") {
-		t.Errorf("resume of a run locked by no recorded holder: exit %d, stderr %q; want exit %d saying no live process holds it", r.code, r.stderr, exitUsage)
+	for _, args := range [][]string{{"resume", runDir}, {"stop", "--yes", runDir}} {
+		r := obversa(t, dir, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "PROCESS_LOCKED: run "+runDir+" was locked by another process, but no live process is recorded as holding it now") ||
+			!strings.Contains(r.stderr, "(the last recorded holder, pid ") ||
+			!strings.Contains(r.stderr, "has ended); nothing was done. Now run the command again; `obversa status "+runDir+"` shows where the run stands") ||
+			strings.Contains(r.stderr, "is locked by pid") || strings.Contains(r.stderr, "its worker") || strings.Contains(r.stderr, "that watchdog") {
+			t.Errorf("%s of a run locked by no recorded live holder: exit %d, stderr %q; want exit %d saying no live process holds it, the last holder ended, and to run it again", args[0], r.code, r.stderr, exitUsage)
+		}
 	}
 }

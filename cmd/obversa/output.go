@@ -128,7 +128,7 @@ func failedErr(err error) error { return &exitError{code: exitFailed, err: err} 
 // is: nothing was done (docs/cli.md, the exit statuses).
 func writeErr(err error) error {
 	var se *store.StorageError
-	if errors.Is(err, watchdog.ErrNothingRecorded) && errors.As(err, &se) {
+	if errors.Is(err, watchdog.ErrNothingRecorded) && (errors.As(err, &se) || errors.Is(err, store.ErrReadOnly)) {
 		return usageErr(err)
 	}
 	return failedErr(err)
@@ -162,9 +162,10 @@ func refusalCode(err error, exit int) string {
 		return c
 	}
 	// Any other failure to read or write the run's files (a full device
-	// matched STORAGE_FULL above).
+	// matched STORAGE_FULL above), a record opened read-only for want of
+	// write permission included.
 	var se *store.StorageError
-	if errors.As(err, &se) {
+	if errors.As(err, &se) || errors.Is(err, store.ErrReadOnly) {
 		return runstate.CodeRunStorage
 	}
 	if exit == exitUsage {

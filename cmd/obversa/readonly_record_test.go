@@ -15,7 +15,7 @@ import (
 // a record it may not write — a read-only mount, or for a user other than
 // root a directory without write permission — with exit 2 and RUN_STORAGE
 // (nothing was done: docs/cli.md, the exit statuses), saying that nothing
-// was recorded; the record is unchanged.
+// was recorded, naming the record and the fix; the record is unchanged.
 func TestReadOnlyRecordNothingRecorded(t *testing.T) {
 	t.Parallel()
 	runFile, dir := rulesRun(t, "", "", "graph \"dag\" {\n  approval = [\"gate\"]\n  node \"gate\" {\n    binding = \"shell\"\n    input = { command = [\"true\"] }\n    retry_safe = true\n  }\n}\n")
@@ -40,6 +40,10 @@ func TestReadOnlyRecordNothingRecorded(t *testing.T) {
 		r := readOnly(dir, args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, "RUN_STORAGE") || !strings.Contains(r.stderr, "nothing was recorded") {
 			t.Errorf("%v on a read-only record: exit %d, stderr %q; want exit %d, RUN_STORAGE saying nothing was recorded", args, r.code, r.stderr, exitUsage)
+		}
+		// The fix: remount a read-only file system, or (not root) grant write permission.
+		if !strings.Contains(r.stderr, "the record "+runDir) || !strings.Contains(r.stderr, "remount that file system read-write") && !strings.Contains(r.stderr, "chmod -R u+w "+runDir) {
+			t.Errorf("%v on a read-only record: want the record's path and the fix in:\n%s", args, r.stderr)
 		}
 	}
 	if after, err := os.ReadFile(events); err != nil || !bytes.Equal(before, after) {

@@ -105,7 +105,7 @@ func (a *approver) step(ctx context.Context) (bool, error) {
 		defer lock.Release()
 		return true, a.recordOwned(ctx)
 	case !errors.Is(err, store.ErrProcessLocked):
-		return false, err
+		return false, lockRefusal(err, a.ref)
 	}
 	if a.request == "" {
 		// The queue is a directory beside the record on the owner's host:

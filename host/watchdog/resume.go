@@ -91,7 +91,7 @@ func Resume(ctx context.Context, ref Ref, o ResumeOptions) (res *runstate.Result
 	}
 	owner, err := lock(ctx, run)
 	if err != nil {
-		return nil, false, err
+		return nil, false, lockRefusal(err, ref)
 	}
 	// Supervise takes the ownership over; every earlier return releases it.
 	handed := false

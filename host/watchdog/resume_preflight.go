@@ -58,7 +58,7 @@ func InterruptPreflight(ctx context.Context, ref Ref) (id string, already bool, 
 	defer run.Close()
 	owner, err := run.Lock(ctx)
 	if err != nil {
-		return "", false, err
+		return "", false, lockRefusal(err, ref)
 	}
 	defer owner.Release()
 	if err := st.CatchUp(ctx, run); err != nil {

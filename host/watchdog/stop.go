@@ -26,7 +26,7 @@ func StopIdle(ctx context.Context, ref Ref) (*runstate.Result, error) {
 	defer run.Close()
 	lock, err := run.Lock(ctx)
 	if err != nil {
-		return nil, err
+		return nil, lockRefusal(err, ref)
 	}
 	defer lock.Release()
 	if err := st.CatchUp(ctx, run); err != nil {

@@ -337,16 +337,25 @@ func pluginChanged(ctx context.Context, run store.Record, st *runstate.State, ca
 func openRun(ctx context.Context, ref Ref) (store.Record, *runstate.State, error) {
 	run, st, err := openRunFold(ctx, ref)
 	if err != nil {
-		return nil, nil, &notRecordedError{err: err}
+		return nil, nil, &notRecordedError{err: err, advice: recordAdvice(err, ref)}
 	}
 	return run, st, nil
 }
 
-// notRecordedError is an openRun error: err, and that nothing was
-// recorded.
-type notRecordedError struct{ err error }
+// notRecordedError is an openRun error: err, that nothing was recorded,
+// and what to do about it when recordAdvice knows.
+type notRecordedError struct {
+	err    error
+	advice string
+}
 
-func (e *notRecordedError) Error() string   { return e.err.Error() + "; " + ErrNothingRecorded.Error() }
+func (e *notRecordedError) Error() string {
+	msg := e.err.Error() + "; " + ErrNothingRecorded.Error()
+	if e.advice != "" {
+		msg += ": " + e.advice
+	}
+	return msg
+}
 func (e *notRecordedError) Unwrap() []error { return []error{e.err, ErrNothingRecorded} }
 
 // openRunFold opens the run ref names under the record policy of its own

@@ -157,11 +157,11 @@ func resumeRun(sigs *signals, ref runRef, o watchdog.ResumeOptions, mode string,
 // stopBeforeTakeover ends the run `obversa stop` asked this resume to
 // stop before it had recorded its takeover (ctx, cancelled by
 // stopSignal): nothing of the resume is recorded and its lock is released,
-// so STOPPED is recorded as stop records it for a run no watchdog holds,
-// which is what stop promised (docs/cli.md, stop).
+// so STOPPED is recorded under the lock taken again, with the message of
+// a watchdog's stop, which is what stop promised (docs/cli.md, stop).
 func stopBeforeTakeover(ctx context.Context, ref runRef) (*runstate.Result, bool, error) {
 	ctx = context.WithoutCancel(ctx)
-	res, err := watchdog.StopIdle(ctx, ref)
+	res, err := watchdog.StopBeforeTakeover(ctx, ref)
 	switch {
 	case errors.Is(err, watchdog.ErrAlreadyEnded):
 		return res, true, nil

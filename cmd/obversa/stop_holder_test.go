@@ -53,7 +53,9 @@ func lockHolderPID(runDir string) int {
 // `obversa resume` takes the run and is held in its start-up (it stops a
 // process of the run that ignores TERM, with a 10-minute grace). The
 // answer comes then: stop must reach the resume, which records STOPPED,
-// rather than be refused PROCESS_LOCKED and leave the run to go on.
+// rather than be refused PROCESS_LOCKED and leave the run to go on — and
+// the record says it was stopped by request, as a stop of a running run
+// records, not that no watchdog held it.
 func TestStopAskedBeforeAResumeTookTheRun(t *testing.T) {
 	t.Parallel()
 	gate := filepath.Join(t.TempDir(), "gate")
@@ -117,6 +119,22 @@ func TestStopAskedBeforeAResumeTookTheRun(t *testing.T) {
 	}
 	if !exited(stubborn.Process.Pid) {
 		t.Errorf("the run's process that ignores TERM outlived the stopped run")
+	}
+	wantStoppedByRequest(t, runDir)
+}
+
+// wantStoppedByRequest fails t unless the run's one result is STOPPED
+// with the message of the operator's stop of a held run
+// (watchdog.StoppedByRequest), as a stop of a running run records.
+func wantStoppedByRequest(t *testing.T, runDir string) {
+	t.Helper()
+	res := recorded(t, runDir, "graph:run-finished")
+	if len(res) != 1 {
+		t.Fatalf("%d graph:run-finished events, want 1: %v", len(res), res)
+	}
+	out, _ := res[0]["output"].(map[string]any)
+	if res[0]["code"] != "STOPPED" || out["message"] != watchdog.StoppedByRequest {
+		t.Errorf("result %v, want STOPPED %q (the operator's stop of a held run)", res[0], watchdog.StoppedByRequest)
 	}
 }
 

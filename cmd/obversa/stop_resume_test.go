@@ -11,7 +11,9 @@ import (
 // watchdog that holds the run's lock but has not recorded its takeover
 // yet (it checks the workspace, its plugin cache, stops what is left of
 // the run). stop promises STOPPED; the resume records it instead of
-// ending on "context canceled" and leaving the run paused. The stop is
+// ending on "context canceled" and leaving the run paused, with the
+// message of the operator's stop of a held run, not that no watchdog held
+// it. The stop is
 // handed to the command's signal loop as signal.Notify would hand it,
 // before the resume starts: the widest form of that window.
 func TestStopBeforeResumeTakesOver(t *testing.T) {
@@ -39,4 +41,5 @@ func TestStopBeforeResumeTakesOver(t *testing.T) {
 	if st := status(t, runDir); st.Phase != "stopped" {
 		t.Errorf("phase %q, want stopped", st.Phase)
 	}
+	wantStoppedByRequest(t, runDir)
 }

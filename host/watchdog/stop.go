@@ -19,6 +19,27 @@ var ErrAlreadyEnded = errors.New("the run already ended")
 // ErrAlreadyEnded. store.ErrProcessLocked while a watchdog or worker holds
 // the run (stop a live run through its watchdog).
 func StopIdle(ctx context.Context, ref Ref) (*runstate.Result, error) {
+	return stopUnheld(ctx, ref, "stopped by obversa stop while no watchdog held the run")
+}
+
+// StoppedByRequest is the message of the STOPPED result recorded when
+// `obversa stop` asks the watchdog that holds the run to stop it (its
+// context cancelled): while its worker runs, and before a resume or
+// approve recorded its takeover (StopBeforeTakeover). The stop is the
+// operator's either way (docs/decisions.md, "`stop` signals a watchdog").
+const StoppedByRequest = "stopped by request"
+
+// StopBeforeTakeover ends a run whose resuming watchdog (`obversa resume`
+// or `approve`) was asked to stop by `obversa stop` before it recorded its
+// takeover and has let the run go: as StopIdle, but the result's message
+// is StoppedByRequest, as when a watchdog is stopped later, since a
+// watchdog did hold the run when the stop came. Errors as StopIdle.
+func StopBeforeTakeover(ctx context.Context, ref Ref) (*runstate.Result, error) {
+	return stopUnheld(ctx, ref, StoppedByRequest)
+}
+
+// stopUnheld is StopIdle recording message as the STOPPED result's.
+func stopUnheld(ctx context.Context, ref Ref, message string) (*runstate.Result, error) {
 	run, st, err := openRun(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -43,7 +64,7 @@ func StopIdle(ctx context.Context, ref Ref) (*runstate.Result, error) {
 	}
 	marked, left := stopRun(ctx, marker, st.Plan().TeardownGrace())
 	cleanup := store.NewEvent{Type: runstate.EventCleanup, Data: runstate.NewCleanup(marked, left)}
-	res := runstate.Message(st.Plan().RunID, runstate.KindFail, CodeStopped, "stopped by obversa stop while no watchdog held the run")
+	res := runstate.Message(st.Plan().RunID, runstate.KindFail, CodeStopped, message)
 	// Whatever was in flight was cut off when the run was interrupted,
 	// which is after its last record and long before now, maybe.
 	last, err := lastRecorded(ctx, run, st.Rev())

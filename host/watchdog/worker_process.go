@@ -77,7 +77,7 @@ func (s *supervisor) runWorker(ctx context.Context, restart int) (ex *exit, err 
 		fillExit(ex, err)
 		return ex, nil
 	case <-ctx.Done():
-		ex.reason, ex.detail = CodeStopped, "stopped by request"
+		ex.reason, ex.detail = CodeStopped, StoppedByRequest
 	case <-s.o.Pause:
 		ex.reason, ex.detail = CodeOperatorPause, "paused by an operator (Ctrl-C, SIGTERM or obversa stop --pause)"
 	case <-deadline:

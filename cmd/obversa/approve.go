@@ -159,8 +159,8 @@ func approveErr(ctx context.Context, ref runRef, position string, err error) err
 
 // stopDuringDecision ends the run `obversa stop` asked approve to stop
 // while approve held it to record the decision on position: the stop
-// promised STOPPED, so STOPPED is recorded as for a run no watchdog holds
-// (stopBeforeTakeover), whether the decision was recorded or not, and the
+// promised STOPPED, so STOPPED is recorded as for a resume stopped before
+// its takeover (stopBeforeTakeover), whether the decision was recorded or not, and the
 // run is not carried on.
 func stopDuringDecision(cmd *cobra.Command, ref runRef, position string, asJSON bool) error {
 	ctx := context.WithoutCancel(cmd.Context())

@@ -18,37 +18,10 @@ import (
 // was recorded, naming the record and the fix; the record is unchanged.
 func TestReadOnlyRecordNothingRecorded(t *testing.T) {
 	t.Parallel()
-	runFile, dir := rulesRun(t, "", "", "graph \"dag\" {\n  approval = [\"gate\"]\n  node \"gate\" {\n    binding = \"shell\"\n    input = { command = [\"true\"] }\n    retry_safe = true\n  }\n}\n")
-	if r := obversa(t, dir, "run", "--run-id", "ro", runFile); r.code != exitPaused {
-		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
-	}
-	runDir := runDirOf(runFile, "ro")
-	events := filepath.Join(runDir, "events.jsonl")
-	before, err := os.ReadFile(events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readOnly := readOnlyRunner(t, runDir)
-	for _, args := range [][]string{
-		{"resume", runDir},
-		{"resume", "--position", "dag/gate/1", runDir},
-		{"approve", runDir, "dag/gate/1"},
-		{"approve", "--deny", runDir, "dag/gate/1"},
-		{"stop", "--yes", runDir},
-		{"preflight", "interrupt", runDir},
-	} {
-		r := readOnly(dir, args...)
-		if r.code != exitUsage || !strings.Contains(r.stderr, "RUN_STORAGE") || !strings.Contains(r.stderr, "nothing was recorded") {
-			t.Errorf("%v on a read-only record: exit %d, stderr %q; want exit %d, RUN_STORAGE saying nothing was recorded", args, r.code, r.stderr, exitUsage)
-		}
-		// The fix: remount a read-only file system, or (not root) grant write permission.
-		if !strings.Contains(r.stderr, "the record "+runDir) || !strings.Contains(r.stderr, "remount that file system read-write") && !strings.Contains(r.stderr, "chmod -R u+w "+runDir) {
-			t.Errorf("%v on a read-only record: want the record's path and the fix in:\n%s", args, r.stderr)
-		}
-	}
-	if after, err := os.ReadFile(events); err != nil || !bytes.Equal(before, after) {
-		t.Fatalf("the record changed (%v)", err)
-	}
+	// The fix: remount a read-only file system, or (not root) grant write permission.
+	refusedUnwritten(t, "ro", readOnlyRunner, func(runDir string) []string {
+		return []string{"the record " + runDir, "remount that file system read-write|chmod -R u+w " + runDir}
+	})
 }
 
 // readOnlyRunner returns a function that runs obversa with runDir

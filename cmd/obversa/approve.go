@@ -69,7 +69,9 @@ request}, then, when it carried the run on, the run's result object.`,
 			// signals (stopDuringDecision).
 			sigs, stopSigs := watchSignals()
 			defer stopSigs()
+			torn := tornBefore(ref)
 			a, err := watchdog.Approve(sigs.prep, ref, position, deny, timeout)
+			torn.said(cmd.ErrOrStderr())
 			if sigs.ctx.Err() != nil {
 				return stopDuringDecision(cmd, ref, position, asJSON)
 			}

@@ -57,12 +57,14 @@ second Ctrl-C exits at once and leaves it interrupted.`,
 					return err
 				}
 			}
+			torn := tornBefore(ref)
 			res, done, err := resumeRun(sigs, ref, o, mode, nil)
+			moved := torn.said(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			if done && !asJSON {
-				fmt.Fprintln(cmd.ErrOrStderr(), "the run already ended; nothing was changed")
+				fmt.Fprintln(cmd.ErrOrStderr(), alreadyEnded(moved))
 			}
 			if !asJSON {
 				preflightHint(cmd.ErrOrStderr(), res, ref.Shell())
@@ -202,4 +204,14 @@ func resultTooLarge(err error) error {
 		"the run keeps the limit it started with, so raising it in the run file does not help this run. Nothing was recorded: "+
 		"give a smaller --result (the fields the nodes after it read), or, if running the node again is safe, --reconciled=not-done (a result larger than an event is then kept as an artifact)",
 		store.ErrStorageLimitExceeded, le.Size, le.Max)
+}
+
+// alreadyEnded is what resume says of a run that had already ended:
+// nothing was changed, or, when a torn tail was moved aside (moved), nothing
+// else.
+func alreadyEnded(moved bool) string {
+	if moved {
+		return "the run already ended; nothing else was changed"
+	}
+	return "the run already ended; nothing was changed"
 }

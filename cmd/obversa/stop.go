@@ -170,7 +170,9 @@ func stopIdle(cmd *cobra.Command, ref runRef, obj stopObject, asJSON bool) error
 	// A holder that lets the run go again (an approve between recording
 	// its decision and carrying the run on) leaves it to this command.
 	for try := 0; ; try++ {
+		torn := tornBefore(ref)
 		res, err := watchdog.StopIdle(ctx, ref)
+		torn.said(cmd.ErrOrStderr())
 		switch {
 		case errors.Is(err, watchdog.ErrAlreadyEnded):
 			// Nothing to stop: the settled result is the answer, with its

@@ -238,7 +238,7 @@ func (v *liveView) frame(now time.Time, last bool, height int) []string {
 	room := min(len(p.InFlight), max(height-2-len(lines), 1))
 	running := 0
 	for _, a := range p.InFlight[room:] {
-		if a.Running {
+		if a.Status == runview.StatusStarted {
 			running++
 		}
 	}

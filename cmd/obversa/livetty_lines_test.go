@@ -19,10 +19,10 @@ func TestAttemptLinesAlign(t *testing.T) {
 		attempts []runview.Attempt
 	}{
 		{"running", []runview.Attempt{
-			{Position: "a", Status: runview.StatusStarted, Running: true, ElapsedMS: 1200, Last: "TEXT a"},
-			{Position: "long/b", Status: runview.StatusStarted, Running: true, ElapsedMS: 75000, Last: "TEXT b"}}},
+			{Position: "a", Status: runview.StatusStarted, ElapsedMS: 1200, Last: "TEXT a"},
+			{Position: "long/b", Status: runview.StatusStarted, ElapsedMS: 75000, Last: "TEXT b"}}},
 		{"halted", []runview.Attempt{
-			{Position: "a", Status: runview.StatusStarted, Running: true, ElapsedMS: 1200, Last: "TEXT a"},
+			{Position: "a", Status: runview.StatusStarted, ElapsedMS: 1200, Last: "TEXT a"},
 			{Position: "b", Status: runview.StatusInterrupted, ElapsedMS: 1200, Last: "TEXT b"},
 			{Position: "c", Status: runview.StatusDispatched, Last: "TEXT c"}}},
 	} {

@@ -78,15 +78,16 @@ func (x *Executor) uncertain(s start, cause string) []event {
 // reason says so.
 func crashCause(ex *runstate.Exit, recovered bool) string {
 	const effect = "; its effect may have happened"
+	const unrecorded = "ended and its end was not recorded (its watchdog ended too, the machine stopped, or the record could not be written)"
 	if recovered {
-		end := "ended and its end was not recorded (its watchdog ended too, the machine stopped, or the record could not be written)"
+		end := unrecorded
 		if ex != nil {
 			end = ex.Cause()
 		}
 		return "a crash cut it off, and the worker recovering it " + end + " before it recorded this pause" + effect
 	}
 	if ex == nil {
-		return "the worker running it ended and its end was not recorded (its watchdog ended too, the machine stopped, or the record could not be written)" + effect
+		return "the worker running it " + unrecorded + effect
 	}
 	return "the worker running it " + ex.Cause() + effect
 }

@@ -113,7 +113,7 @@ func (s *State) track(v any, ts time.Time) {
 // long the restart that records the pause takes; otherwise ts.
 func (s *State) cutOffAt(position string, ts time.Time) time.Time {
 	p := s.pos[position]
-	if p == nil || p.StartedAt.IsZero() || s.worker == nil || p.StartedUnder >= s.worker.Seq {
+	if p == nil || p.StartedAt.IsZero() || p.StartedUnder >= s.workers {
 		return ts
 	}
 	if end := s.PreviousEnd(); end != nil && end.At.After(p.StartedAt) && end.At.Before(ts) {
@@ -231,9 +231,8 @@ func (s *State) applyRun(typ string, data json.RawMessage, v any, ts time.Time) 
 		if err != nil {
 			return err
 		}
-		s.prevWorker = s.worker
 		s.workers++
-		s.worker = &Worker{PID: d.PID, StartTime: d.StartTime, Restart: d.Restart, StartedAt: ts, Seq: s.workers}
+		s.worker = &Worker{PID: d.PID, StartTime: d.StartTime, Restart: d.Restart, StartedAt: ts}
 		s.prevExit, s.exit, s.cleanup, s.anchor = s.exit, nil, nil, nil
 		s.prevStop, s.stop = s.stop, nil
 		if s.phase != PhasePaused && s.finished == nil {

@@ -157,7 +157,6 @@ type restSnap struct {
 	PrevExit   *Exit                         `json:"prev_exit,omitempty"`
 	Stop       *Exit                         `json:"stop,omitempty"`
 	PrevStop   *Exit                         `json:"prev_stop,omitempty"`
-	PrevWorker *Worker                       `json:"prev_worker,omitempty"`
 	Workers    int                           `json:"workers"`
 	LastAt     time.Time                     `json:"last_at"`
 	Phase      Phase                         `json:"phase"`
@@ -259,7 +258,7 @@ func (s *State) rest() restSnap {
 		ps.Receipts[k] = receiptSnap{Probe: r.probe, Selection: r.selection}
 	}
 	return restSnap{Retired: s.retired.snapshot(), Finished: s.finished, FinishedAt: s.finishedAt, Paused: s.paused,
-		Worker: s.worker, Exit: s.exit, PrevExit: s.prevExit, Stop: s.stop, PrevStop: s.prevStop, PrevWorker: s.prevWorker, Workers: s.workers, LastAt: s.lastAt, Phase: s.phase, Cleanup: s.cleanup, Anchor: s.anchor, Requests: s.requests,
+		Worker: s.worker, Exit: s.exit, PrevExit: s.prevExit, Stop: s.stop, PrevStop: s.prevStop, Workers: s.workers, LastAt: s.lastAt, Phase: s.phase, Cleanup: s.cleanup, Anchor: s.anchor, Requests: s.requests,
 		Takeovers: s.takeovers, Crashes: s.crashes, Deaths: s.deaths, Totals: s.totals, Preflight: ps}
 }
 
@@ -359,7 +358,7 @@ func (s *State) restorePayload(payload []byte, transient bool) error {
 	s.finished, s.finishedAt, s.paused, s.worker, s.exit = rest.Finished, rest.FinishedAt, rest.Paused, rest.Worker, rest.Exit
 	s.prevExit, s.stop, s.prevStop, s.lastAt = rest.PrevExit, rest.Stop, rest.PrevStop, rest.LastAt
 	s.phase, s.cleanup, s.anchor, s.takeovers, s.crashes = rest.Phase, rest.Cleanup, rest.Anchor, rest.Takeovers, rest.Crashes
-	s.deaths, s.prevWorker, s.workers = rest.Deaths, rest.PrevWorker, rest.Workers
+	s.deaths, s.workers = rest.Deaths, rest.Workers
 	if rest.Requests != nil {
 		s.requests = rest.Requests
 	}

@@ -51,10 +51,10 @@ type Position struct {
 	DispatchedAt time.Time
 	StartedAt    time.Time
 	SettledAt    time.Time
-	// StartedUnder is the ordinal (Worker.Seq) of the last worker the
-	// record had started when this attempt started: the worker that ran
-	// it. 0 when it has not started, or no worker start was recorded
-	// before it.
+	// StartedUnder is the ordinal of the last worker the record had
+	// started when this attempt started (1 for the first worker): the
+	// worker that ran it. 0 when it has not started, or no worker start
+	// was recorded before it.
 	StartedUnder int
 	// Calls are the recorded engine calls, in sequence order.
 	Calls []EngineCall
@@ -81,11 +81,6 @@ type Worker struct {
 	StartTime uint64
 	Restart   int
 	StartedAt time.Time
-	// Seq is its ordinal among the workers the record started: 1 for
-	// the first. Unlike Restart it never repeats (a resume's first
-	// worker keeps the restart count of the crashes before it), and
-	// unlike StartedAt it orders by the record, not by clocks.
-	Seq int
 }
 
 // Exit is a recorded worker crash (run:worker-exited): which restart's
@@ -158,9 +153,11 @@ type State struct {
 	// prevStop is stop as the last worker started: the end of the worker
 	// before it when no exit of that one was recorded.
 	prevStop *Exit
-	// prevWorker is the worker before the last one, nil for none.
-	prevWorker *Worker
-	// workers counts the worker starts folded (Worker.Seq of the last).
+	// workers counts the worker starts folded: the ordinal of the last
+	// worker, and of each worker the one Position.StartedUnder names.
+	// Unlike Worker.Restart it never repeats (a resume's first worker
+	// keeps the restart count of the crashes before it), and unlike the
+	// workers' start times it orders by the record, not by clocks.
 	workers int
 }
 

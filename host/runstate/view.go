@@ -121,11 +121,12 @@ func (s *State) PreviousEnd() *Exit {
 // reconcile pause). PreviousEnd is then that recovering worker's end, not
 // the end of the worker that ran the attempt. False when no worker came
 // before the last one, or the position has not started. The order is the
-// record's (Worker.Seq, Position.StartedUnder), not the events' clock
-// times, which have millisecond steps and come from several processes.
+// record's (the ordinals of worker starts, Position.StartedUnder), not
+// the events' clock times, which have millisecond steps and come from
+// several processes: the worker before the last is ordinal workers-1.
 func (s *State) RecoveredBefore(position string) bool {
 	p := s.Position(position)
-	return s.prevWorker != nil && p != nil && !p.StartedAt.IsZero() && p.StartedUnder < s.prevWorker.Seq
+	return p != nil && !p.StartedAt.IsZero() && p.StartedUnder < s.workers-1
 }
 
 // CleanupVerified returns whether the last cleanup after a worker left no

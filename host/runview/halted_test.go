@@ -36,7 +36,7 @@ func TestHaltedRunNothingRuns(t *testing.T) {
 		{"held", dispatched, true, 1, time.Minute, Attempt{Status: StatusDispatched}},
 		{"interrupted", dispatched, false, 0, time.Second, Attempt{Status: StatusDispatched}},
 		{"paused", paused, true, 0, 2 * time.Second, Attempt{Status: StatusDispatched}},
-		{"started, held", started, true, 1, time.Minute, Attempt{Status: StatusStarted, Running: true, ElapsedMS: (time.Minute - 2*time.Second).Milliseconds()}},
+		{"started, held", started, true, 1, time.Minute, Attempt{Status: StatusStarted, ElapsedMS: (time.Minute - 2*time.Second).Milliseconds()}},
 		{"started, paused", startedPaused, true, 0, 3 * time.Second, Attempt{Status: StatusInterrupted, ElapsedMS: time.Second.Milliseconds()}},
 	}
 	for _, tt := range tests {

@@ -41,11 +41,9 @@ type Attempt struct {
 	// Status is the position's status as status and show give it
 	// (NodeStatus): started, dispatched (its attempt has not started),
 	// or, while nothing carries the run on (runstate.State.Halted),
-	// interrupted for a started one — cut off, its clock stopped.
+	// interrupted for a started one — cut off, its clock stopped. It runs
+	// now when it is started: a halted run's are interrupted.
 	Status string `json:"status"`
-	// Running says whether the attempt runs now: started, and something
-	// carries the run on. A halted run's positions run no more.
-	Running bool `json:"running"`
 	// ElapsedMS runs from the attempt's start to now, or to when the run
 	// was last carried on for a halted run; 0 before it started.
 	ElapsedMS int64 `json:"elapsed_ms"`
@@ -180,14 +178,11 @@ func (l *Live) Snapshot(now time.Time, held bool) Progress {
 	p := Progress{Summary: Summarize(l.st, l.dir, now, held), InFlight: []Attempt{},
 		Notices: append([]Notice{}, l.notices...), Result: l.st.Result()}
 	end := clockEnd(l.st, now, held)
-	_, halted := l.st.Halted(held)
 	for _, n := range l.st.Graph().Nodes() {
 		if n.Status != graph.StatusStarted && n.Status != graph.StatusDispatched {
 			continue
 		}
-		status := NodeStatus(l.st, n, held)
-		a := Attempt{Node: n.Name(), Position: n.Position, Status: status, Running: !halted && status == StatusStarted,
-			Last: l.lines.Last(n.Position)}
+		a := Attempt{Node: n.Name(), Position: n.Position, Status: NodeStatus(l.st, n, held), Last: l.lines.Last(n.Position)}
 		if pos := l.st.Position(n.Position); pos != nil && !pos.StartedAt.IsZero() {
 			a.ElapsedMS = end.Sub(pos.StartedAt).Milliseconds()
 		}
